@@ -1,0 +1,1 @@
+//! kaged host simulator.

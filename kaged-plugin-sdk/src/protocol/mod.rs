@@ -1,0 +1,23 @@
+//! The kaged plugin wire protocol: JSON-RPC 2.0 envelopes, error codes, the
+//! handshake, call context, hooks, compaction, storage and system methods.
+//!
+//! Every type here is `serde` + `schemars`, shared by the SDK (plugin side)
+//! and `kaged-host-sim` (daemon side).
+
+mod codes;
+mod context;
+mod handshake;
+mod hooks;
+mod jsonrpc;
+pub mod methods;
+pub mod names;
+mod storage;
+mod system;
+
+pub use codes::*;
+pub use context::*;
+pub use handshake::*;
+pub use hooks::*;
+pub use jsonrpc::*;
+pub use storage::*;
+pub use system::*;
