@@ -1,0 +1,1 @@
+//! Brokered plugin storage (being implemented).
