@@ -1,9 +1,44 @@
 //! # kaged-plugin-sdk
 //!
-//! Write kaged plugins in Rust. This crate holds the wire protocol
-//! ([`protocol`]), the line codec both sides share ([`codec`]), the
-//! `kaged-plugin.yaml` model ([`manifest`]) and the plugin runtime.
+//! Write kaged plugins in Rust: the SDK speaks the whole plugin side of the
+//! protocol (framing, handshake, routing, `_context`, tools with schemas,
+//! hooks, notifications, the storage proxy, stderr-only logging, ping and
+//! shutdown) so that a plugin is its handlers and nothing else.
+//!
+//! ```no_run
+//! use kaged_plugin_sdk::{plugin, Call, PluginError};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Shout { text: String }
+//!
+//! fn main() {
+//!     plugin!("echo")
+//!         .method("echo.say", |p: serde_json::Value, _call: Call| async move {
+//!             Ok::<_, PluginError>(p)
+//!         })
+//!         .tool("shout", "Upper-case the text.", |a: Shout, _call: Call| async move {
+//!             Ok::<_, PluginError>(a.text.to_uppercase())
+//!         })
+//!         .run()
+//! }
+//! ```
+//!
+//! Modules: [`protocol`] (wire types, shared with the host simulator),
+//! [`codec`] (line framing, shared too), [`manifest`] (`kaged-plugin.yaml`),
+//! the runtime ([`Plugin`], [`Call`], [`Host`]), [`storage`], [`tool`],
+//! [`logging`].
 
 pub mod codec;
+mod error;
+pub mod logging;
 pub mod manifest;
 pub mod protocol;
+mod runtime;
+pub mod storage;
+pub mod tool;
+
+pub use error::{PluginError, SdkError};
+pub use runtime::{stdio, Call, Host, HostCallError, Plugin, PluginBuilder, ServeExit};
+
+/// `tracing`, re-exported: log with `kaged_plugin_sdk::log::info!(...)`.
+pub use tracing as log;

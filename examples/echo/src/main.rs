@@ -1,1 +1,55 @@
-fn main() {}
+//! The echo plugin: one custom method, one tool and one notification, on
+//! the SDK's builder API (no macros), to show the smallest complete plugin.
+
+use kaged_plugin_sdk::{plugin, Call, PluginError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `echo.say` params.
+#[derive(Debug, Deserialize)]
+struct Say {
+    text: String,
+}
+
+/// `echo.say` result.
+#[derive(Debug, Serialize)]
+struct Said {
+    said: String,
+    /// The agent that asked, when the call came from an agent run.
+    agent_path: Option<String>,
+}
+
+/// Arguments of the `shout` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ShoutArgs {
+    /// The text to shout.
+    text: String,
+    /// How many exclamation marks to add (default 1).
+    #[serde(default = "one")]
+    #[schemars(range(min = 0, max = 10))]
+    bangs: u8,
+}
+
+fn one() -> u8 {
+    1
+}
+
+async fn say(p: Say, call: Call) -> Result<Said, PluginError> {
+    call.host.notify("echo.said", serde_json::json!({ "text": p.text }))?;
+    Ok(Said {
+        said: p.text,
+        agent_path: call.context.and_then(|c| c.agent_path),
+    })
+}
+
+async fn shout(a: ShoutArgs, _call: Call) -> Result<String, PluginError> {
+    Ok(format!("{}{}", a.text.to_uppercase(), "!".repeat(a.bangs.into())))
+}
+
+fn main() {
+    plugin!("echo")
+        .method("echo.say", say)
+        .tool("shout", "Upper-case the text and add exclamation marks.", shout)
+        .notification("echo.said")
+        .run()
+}

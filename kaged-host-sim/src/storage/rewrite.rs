@@ -1,0 +1,227 @@
+//! The SQL rewriter: parse one statement, check it against the policy and
+//! prefix every table-like name with the plugin's prefix.
+//!
+//! See the [module docs of `storage`](super) for the policy. The entry
+//! point is [`rewrite`]; [`RewriteCache`](super::RewriteCache) memoises it.
+
+mod names;
+mod walker;
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{SetExpr, Statement, VisitMut};
+use sqlparser::dialect::SQLiteDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+pub use names::{is_denied_function, is_reserved_name, DENIED_FUNCTIONS, RESERVED_NAME_PREFIXES};
+
+/// Leading keywords refused before parsing, so that statements the parser
+/// does not know (`DETACH`, `REINDEX`, ...) are denials, not syntax errors.
+pub const DENIED_LEADING_KEYWORDS: [&str; 13] = [
+    "ATTACH", "DETACH", "PRAGMA", "VACUUM", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
+    "REINDEX", "ANALYZE", "EXPLAIN",
+];
+
+/// Why a statement was not rewritten.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RewriteError {
+    /// The statement is refused by the storage policy (answered `-32003`).
+    #[error("storage access denied: {0}")]
+    Denied(String),
+    /// The SQL does not parse, or cannot be rewritten safely (answered `-32602`).
+    #[error("invalid SQL: {0}")]
+    Invalid(String),
+}
+
+impl RewriteError {
+    /// A policy refusal.
+    pub fn denied(reason: impl Into<String>) -> RewriteError {
+        RewriteError::Denied(reason.into())
+    }
+
+    /// Whether this is a policy refusal (as opposed to malformed SQL).
+    pub fn is_denial(&self) -> bool {
+        matches!(self, RewriteError::Denied(_))
+    }
+}
+
+/// The kind of a rewritten statement, which decides the capability it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StatementKind {
+    /// A read-only query (`SELECT`, `WITH ... SELECT`, `VALUES`).
+    Read,
+    /// `INSERT`, `UPDATE`, `DELETE` (possibly under `WITH`).
+    Write,
+    /// DDL: `CREATE`/`DROP` of tables, views, indexes, triggers, `ALTER TABLE`.
+    Schema,
+}
+
+/// A statement rewritten for one plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The SQL to execute, with every table, view, index and trigger name
+    /// prefixed and the original placeholders intact.
+    pub sql: String,
+    /// What the statement does.
+    pub kind: StatementKind,
+}
+
+/// Rewrite `sql` for the plugin whose storage prefix is `prefix`
+/// (`plugin_<name with - as _>_`, see [`storage_prefix`](super::storage_prefix)).
+///
+/// Exactly one statement of the allow-list is accepted; everything the
+/// policy refuses is [`RewriteError::Denied`]. Never panics.
+///
+/// ```
+/// use kaged_host_sim::storage::{rewrite, StatementKind};
+/// let r = rewrite("plugin_oh_my_pi_", "SELECT presets.name FROM presets WHERE id = ?1").unwrap();
+/// assert_eq!(r.sql, r#"SELECT presets.name FROM "plugin_oh_my_pi_presets" AS presets WHERE id = ?1"#);
+/// assert_eq!(r.kind, StatementKind::Read);
+/// assert!(rewrite("plugin_oh_my_pi_", "SELECT * FROM sqlite_master").unwrap_err().is_denial());
+/// ```
+pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
+    let dialect = SQLiteDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize()
+        .map_err(|e| RewriteError::Invalid(e.to_string()))?;
+    precheck(&tokens)?;
+    let mut statements = Parser::parse_sql(&dialect, sql).map_err(|e| RewriteError::Invalid(e.to_string()))?;
+    let mut st = match statements.len() {
+        1 => statements.remove(0),
+        0 => return Err(RewriteError::Invalid("no SQL statement".into())),
+        _ => return Err(RewriteError::denied("exactly one statement per call")),
+    };
+    let kind = classify(&st);
+    let mut walker = walker::Walker::new(prefix);
+    if let ControlFlow::Break(e) = st.visit(&mut walker) {
+        return Err(e);
+    }
+    let out = st.to_string();
+    check_placeholders(&tokens, &out)?;
+    Ok(Rewritten { sql: out, kind })
+}
+
+/// Refuse denied leading keywords and more than one statement, on tokens.
+fn precheck(tokens: &[Token]) -> Result<(), RewriteError> {
+    let mut significant = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_)));
+    if let Some(Token::Word(w)) = significant.clone().next() {
+        let upper = w.value.to_ascii_uppercase();
+        if w.quote_style.is_none() && DENIED_LEADING_KEYWORDS.contains(&upper.as_str()) {
+            return Err(RewriteError::denied(format!("{upper} is not allowed")));
+        }
+    }
+    let mut seen_semicolon = false;
+    for t in significant.by_ref() {
+        match t {
+            Token::SemiColon => seen_semicolon = true,
+            _ if seen_semicolon => return Err(RewriteError::denied("exactly one statement per call")),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn classify(st: &Statement) -> StatementKind {
+    fn writes(body: &SetExpr) -> bool {
+        match body {
+            SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) => true,
+            SetExpr::SetOperation { left, right, .. } => writes(left) || writes(right),
+            SetExpr::Query(q) => writes(&q.body),
+            _ => false,
+        }
+    }
+    match st {
+        Statement::Query(q) if writes(&q.body) => StatementKind::Write,
+        Statement::Query(_) => StatementKind::Read,
+        Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => StatementKind::Write,
+        _ => StatementKind::Schema,
+    }
+}
+
+/// The placeholders of a token stream, in order (`?`, `?3`, `:name`, `@x`, `$y`).
+fn placeholders(tokens: &[Token]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut iter = tokens.iter().peekable();
+    while let Some(t) = iter.next() {
+        match t {
+            Token::Placeholder(p) => out.push(p.clone()),
+            Token::Colon | Token::AtSign => {
+                if let Some(Token::Word(w)) = iter.peek() {
+                    out.push(format!("{t}{}", w.value));
+                    iter.next();
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Binding is positional, so the rewritten SQL must number its parameters
+/// as the original did: either the placeholders come out in the same order,
+/// or all of them are explicitly numbered (`?NNN`).
+fn check_placeholders(original: &[Token], out: &str) -> Result<(), RewriteError> {
+    let dialect = SQLiteDialect {};
+    let out_tokens = Tokenizer::new(&dialect, out)
+        .tokenize()
+        .map_err(|e| RewriteError::Invalid(format!("rewritten SQL does not tokenize: {e}")))?;
+    let before = placeholders(original);
+    let after = placeholders(&out_tokens);
+    let numbered = |p: &String| p.len() > 1 && p.starts_with('?') && p[1..].bytes().all(|b| b.is_ascii_digit());
+    if before == after || (before.iter().all(numbered) && after.iter().all(numbered)) {
+        Ok(())
+    } else {
+        Err(RewriteError::Invalid(
+            "cannot keep the order of the parameters of this statement; use numbered placeholders (?1, ?2, ...)"
+                .into(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &str = "plugin_demo_";
+
+    fn ok(sql: &str) -> String {
+        match rewrite(P, sql) {
+            Ok(r) => r.sql,
+            Err(e) => panic!("{sql}: {e}"),
+        }
+    }
+
+    #[test]
+    fn prefixes_and_aliases_tables() {
+        assert_eq!(ok("SELECT * FROM presets"), r#"SELECT * FROM "plugin_demo_presets" AS presets"#);
+        assert_eq!(ok("SELECT * FROM presets p"), r#"SELECT * FROM "plugin_demo_presets" p"#);
+        assert_eq!(
+            ok("WITH presets AS (SELECT 1) SELECT * FROM presets"),
+            "WITH presets AS (SELECT 1) SELECT * FROM presets"
+        );
+        assert_eq!(ok("CREATE INDEX i ON t (a)"), r#"CREATE INDEX "plugin_demo_i" ON "plugin_demo_t"(a)"#);
+    }
+
+    #[test]
+    fn refuses_hostile_forms() {
+        for sql in [
+            "SELECT * FROM main.t",
+            "SELECT * FROM sqlite_master",
+            "SELECT * FROM \"SQLite_Master\"",
+            "SELECT * FROM pragma_table_info('t')",
+            "SELECT * FROM plugin_victim_secrets",
+            "SELECT load_extension('x')",
+            "PRAGMA user_version",
+            "ATTACH 'x.db' AS x",
+            "DETACH x",
+            "BEGIN",
+            "VACUUM",
+            "SELECT 1; SELECT 2",
+            "CREATE TEMP TABLE t (a)",
+        ] {
+            let e = rewrite(P, sql).expect_err(sql);
+            assert!(e.is_denial(), "{sql}: {e}");
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The validation rules: one stable id per rule, with its severity.
+//!
+//! Rule ids are data: reports, tests and docs name rules by
+//! [`Rule::as_str`], never by message text.
+
+use super::Severity;
+
+macro_rules! rules {
+    ($($(#[doc = $doc:literal])* $variant:ident => $id:literal, $sev:ident;)*) => {
+        /// A manifest validation rule.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Rule {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Rule {
+            /// Every rule, in declaration order.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
+
+            /// The stable id (`knob_binds_to_system_config`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(Rule::$variant => $id,)*
+                }
+            }
+
+            /// Whether a finding of this rule is an error or a warning.
+            pub const fn severity(self) -> Severity {
+                match self {
+                    $(Rule::$variant => Severity::$sev,)*
+                }
+            }
+
+            /// The rule with this id.
+            pub fn from_id(id: &str) -> Option<Rule> {
+                Rule::ALL.iter().copied().find(|r| r.as_str() == id)
+            }
+        }
+    };
+}
+
+rules! {
+    /// The text is not one well-formed YAML document.
+    YamlSyntax => "yaml_syntax", Error;
+    /// `kaged-plugin.yaml` could not be read.
+    ManifestUnreadable => "manifest_unreadable", Error;
+    /// The document root is not a mapping.
+    NotAMapping => "manifest_not_mapping", Error;
+    /// A mapping repeats a key.
+    DuplicateKey => "duplicate_key", Error;
+    /// A key the schema does not define (top level, tool entries).
+    UnknownKey => "unknown_key", Error;
+    /// A required field is absent.
+    MissingField => "missing_field", Error;
+    /// A field has the wrong YAML type.
+    WrongType => "wrong_type", Error;
+    /// `name` is not `^[a-z][a-z0-9-]*$` of at most 64 characters.
+    NameFormat => "name_format", Error;
+    /// `name` equals a built-in tool namespace (file, search, code, debug, shell, kaged).
+    NameBuiltinNamespace => "name_builtin_namespace", Warning;
+    /// `version` is not a semantic version.
+    VersionSemver => "version_semver", Error;
+    /// `kaged_api` is not an API version this host speaks (1).
+    KagedApiUnsupported => "kaged_api_unsupported", Error;
+    /// `description` is empty.
+    DescriptionEmpty => "description_empty", Error;
+    /// `description` spans several lines.
+    DescriptionMultiline => "description_multiline", Error;
+    /// `description` is longer than 200 characters.
+    DescriptionTooLong => "description_too_long", Error;
+    /// `homepage` is not an http(s) URL.
+    HomepageNotUrl => "homepage_not_url", Warning;
+    /// `command` is an empty list.
+    CommandEmpty => "command_empty", Error;
+    /// `command[0]` is an empty string.
+    CommandExecutableEmpty => "command_executable_empty", Error;
+    /// `env` sets a daemon-controlled variable (ignored by the host).
+    EnvReserved => "env_reserved", Warning;
+    /// A capability matches no pattern of the capability grammar.
+    CapabilityUnknown => "capability_unknown", Error;
+    /// A `read:fs:`/`write:fs:`/`exec:` path is not absolute, `config:/` or `project:/`.
+    CapabilityPath => "capability_path", Error;
+    /// The binary of `exec:<binary>:<path>` is empty or malformed.
+    CapabilityExecBinary => "capability_exec_binary", Error;
+    /// The host of `net:<host>:<port>` is malformed.
+    CapabilityNetHost => "capability_net_host", Error;
+    /// The port of `net:<host>:<port>` is not `*` or 1..=65535.
+    CapabilityNetPort => "capability_net_port", Error;
+    /// The same capability is listed twice.
+    CapabilityDuplicate => "capability_duplicate", Warning;
+    /// `net:[]` is listed together with a network grant.
+    CapabilityNetConflict => "capability_net_conflict", Warning;
+    /// A role is not `observer` or `compactor`.
+    RoleUnknown => "role_unknown", Error;
+    /// A role is listed twice.
+    RoleDuplicate => "role_duplicate", Warning;
+    /// `roles: []` while `hooks` is non-empty: no role may receive the hooks.
+    RolesEmptyWithHooks => "roles_empty_with_hooks", Warning;
+    /// A hook is not one of the four defined hooks.
+    HookUnknown => "hook_unknown", Error;
+    /// A hook is listed twice.
+    HookDuplicate => "hook_duplicate", Warning;
+    /// `roles` has `compactor` but `hooks` lacks `pre_compact`.
+    CompactorRequiresPreCompact => "compactor_requires_pre_compact", Error;
+    /// A tool name is not `^[a-z][a-z0-9_]*$`.
+    ToolNameFormat => "tool_name_format", Error;
+    /// `<plugin>.<tool>` does not match `^[a-z][a-z0-9-]+\.[a-z][a-z0-9_]*$`.
+    ToolRegisteredName => "tool_registered_name", Error;
+    /// Two tools share a name.
+    ToolDuplicate => "tool_duplicate", Error;
+    /// A tool has no `description`.
+    ToolDescriptionMissing => "tool_description_missing", Warning;
+    /// A tool's `parameters_schema` is not a valid JSON Schema.
+    ToolSchemaInvalid => "tool_schema_invalid", Error;
+    /// A tool's `parameters_schema` does not describe an object (`type: object`).
+    ToolSchemaNotObject => "tool_schema_not_object", Error;
+    /// A custom method name breaks the method naming regex.
+    MethodNameFormat => "method_name_format", Error;
+    /// A custom method uses a reserved namespace or a system method name.
+    MethodReserved => "method_reserved", Error;
+    /// A custom method is listed twice.
+    MethodDuplicate => "method_duplicate", Error;
+    /// A custom method equals a prefixed tool name.
+    MethodToolCollision => "method_tool_collision", Error;
+    /// A notification name breaks the method naming regex.
+    NotificationNameFormat => "notification_name_format", Error;
+    /// A notification name uses a reserved namespace.
+    NotificationReserved => "notification_reserved", Error;
+    /// A notification is listed twice.
+    NotificationDuplicate => "notification_duplicate", Warning;
+    /// `config_schema`/`system_config_schema` is not a valid JSON Schema.
+    ConfigSchemaInvalid => "config_schema_invalid", Error;
+    /// `config_schema`/`system_config_schema` does not describe an object.
+    ConfigSchemaNotObject => "config_schema_not_object", Error;
+    /// A property is declared in both config schemas.
+    ConfigSchemaOverlap => "config_schema_overlap", Error;
+    /// A knob name is not `^[a-z][a-z0-9_]*$`.
+    KnobNameFormat => "knob_name_format", Error;
+    /// A knob `type` is not one of the eight knob types.
+    KnobTypeUnknown => "knob_type_unknown", Error;
+    /// A knob `label` is empty or longer than 64 characters.
+    KnobLabel => "knob_label", Error;
+    /// A knob `description` is longer than 280 characters.
+    KnobDescriptionTooLong => "knob_description_too_long", Error;
+    /// A knob field this knob type does not define.
+    KnobUnknownField => "knob_unknown_field", Warning;
+    /// `binds_to` is not of the form `config.<field>`.
+    KnobBindsToFormat => "knob_binds_to_format", Error;
+    /// `binds_to` names a field absent from `config_schema.properties`.
+    KnobBindsToUnknownField => "knob_binds_to_unknown_field", Error;
+    /// `binds_to` names a `system_config_schema` field.
+    KnobBindsToSystemConfig => "knob_binds_to_system_config", Error;
+    /// Two knobs bind the same config field.
+    KnobBindsToDuplicate => "knob_binds_to_duplicate", Warning;
+    /// The knob's type disagrees with its bound config field.
+    KnobSchemaMismatch => "knob_schema_mismatch", Warning;
+    /// `min > max`, `step <= 0` or a negative `max_length`.
+    KnobBounds => "knob_bounds", Error;
+    /// `default` outside `min..=max`, longer than `max_length` or not matching `pattern`.
+    KnobDefaultOutOfRange => "knob_default_out_of_range", Error;
+    /// Enum `values` empty or repeated.
+    KnobEnumValues => "knob_enum_values", Error;
+    /// Enum `default` is not one of `values`.
+    KnobDefaultNotInValues => "knob_default_not_in_values", Error;
+    /// An enum `labels` key is not one of `values`.
+    KnobLabelsUnknownValue => "knob_labels_unknown_value", Error;
+    /// A `model_alias` `filter` is not `any`, `reasoning` or `fast`.
+    KnobFilter => "knob_filter", Error;
+    /// Path `prefixes` empty or not a subset of `project:`, `config:`.
+    KnobPrefixes => "knob_prefixes", Error;
+    /// A path knob `default` does not start with one of its `prefixes`.
+    KnobPathDefault => "knob_path_default", Error;
+    /// A text knob `pattern` is not a valid regex.
+    KnobPattern => "knob_pattern", Error;
+    /// `shutdown_timeout_sec` outside 1..=30.
+    ShutdownTimeoutRange => "shutdown_timeout_range", Error;
+    /// `health_interval_sec` outside 5..=300.
+    HealthIntervalRange => "health_interval_range", Error;
+    /// `hook_timeout_sec` outside 1..=60.
+    HookTimeoutRange => "hook_timeout_range", Error;
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,171 @@
+//! [`Host`]: the plugin's handle to the daemon, for notifications and
+//! plugin-to-host requests (storage). Ids of our requests count from 1.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::codec::encode_line;
+use crate::error::SdkError;
+use crate::protocol::{names, Notification, Request, RpcError};
+
+/// A unit of work for the writer task.
+pub(crate) enum Outgoing {
+    /// One encoded line, newline included.
+    Line(Vec<u8>),
+    /// Answer once everything queued before it is written and flushed.
+    Flush(oneshot::Sender<()>),
+}
+
+type Pending = HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>;
+
+struct Inner {
+    name: String,
+    out: mpsc::UnboundedSender<Outgoing>,
+    next_id: AtomicU64,
+    pending: Mutex<Pending>,
+    /// Lines held back until the handshake completes (`None` once ready).
+    held: Mutex<Option<Vec<Vec<u8>>>>,
+}
+
+/// The plugin's handle to the host. Cheap to clone; every handler receives
+/// one in its [`crate::Call`].
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host").field("plugin", &self.inner.name).finish()
+    }
+}
+
+impl Host {
+    pub(crate) fn new(name: String, out: mpsc::UnboundedSender<Outgoing>) -> Host {
+        Host {
+            inner: Arc::new(Inner {
+                name,
+                out,
+                next_id: AtomicU64::new(1),
+                pending: Mutex::new(HashMap::new()),
+                held: Mutex::new(Some(Vec::new())),
+            }),
+        }
+    }
+
+    /// The plugin's name.
+    pub fn plugin_name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Send a notification to the host. Before the handshake completes the
+    /// notification is held and sent right after `initialized` arrives.
+    ///
+    /// Fails when the name breaks the naming rules, the message would be
+    /// over 4 MiB, or the connection is closed.
+    pub fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), SdkError> {
+        if !names::is_method_name(method) {
+            return Err(SdkError::InvalidName(method.into()));
+        }
+        let params = serde_json::to_value(params).map_err(crate::codec::EncodeError::from)?;
+        let line = encode_line(&Notification::new(method, Some(params)))?;
+        self.send_after_handshake(line)
+    }
+
+    /// Send a request to the host and wait for its answer.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, HostCallError> {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let line = encode_line(&Request::new(id, method, Some(params)))
+            .map_err(|e| HostCallError::Sdk(e.into()))?;
+        let (tx, rx) = oneshot::channel();
+        lock(&self.inner.pending).insert(id, tx);
+        if let Err(e) = self.send_after_handshake(line) {
+            lock(&self.inner.pending).remove(&id);
+            return Err(HostCallError::Sdk(e));
+        }
+        match rx.await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(HostCallError::Rpc(e)),
+            Err(_) => Err(HostCallError::Sdk(SdkError::Disconnected)),
+        }
+    }
+
+    /// The typed storage client.
+    pub fn storage(&self) -> crate::storage::Storage {
+        crate::storage::Storage::new(self.clone())
+    }
+
+    fn send_after_handshake(&self, line: Vec<u8>) -> Result<(), SdkError> {
+        let mut held = lock(&self.inner.held);
+        match held.as_mut() {
+            Some(queue) => {
+                queue.push(line);
+                Ok(())
+            }
+            None => self.send_line(line),
+        }
+    }
+
+    pub(crate) fn send_line(&self, line: Vec<u8>) -> Result<(), SdkError> {
+        self.inner
+            .out
+            .send(Outgoing::Line(line))
+            .map_err(|_| SdkError::Disconnected)
+    }
+
+    /// The handshake completed: release held lines.
+    pub(crate) fn mark_ready(&self) {
+        let mut held = lock(&self.inner.held);
+        if let Some(queue) = held.take() {
+            for line in queue {
+                let _ = self.send_line(line);
+            }
+        }
+    }
+
+    /// Route a response from the host to the waiting request. Returns false
+    /// when no request with that id is waiting.
+    pub(crate) fn resolve(&self, id: Option<u64>, outcome: Result<Value, RpcError>) -> bool {
+        let Some(id) = id else { return false };
+        match lock(&self.inner.pending).remove(&id) {
+            Some(tx) => {
+                let _ = tx.send(outcome);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Wait until every line queued so far is written and flushed.
+    pub(crate) async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.inner.out.send(Outgoing::Flush(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Drop every waiting request (they fail with `Disconnected`).
+    pub(crate) fn fail_pending(&self) {
+        lock(&self.inner.pending).clear();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A request to the host that did not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum HostCallError {
+    /// The host answered with an error.
+    #[error("the host answered with an error: {0}")]
+    Rpc(RpcError),
+    /// The request could not be sent or answered.
+    #[error(transparent)]
+    Sdk(SdkError),
+}

@@ -1,0 +1,302 @@
+//! The serving loop: read frames, answer the handshake and system methods,
+//! spawn handlers, route host answers. The reader never waits on a handler.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+
+use super::builder::Plugin;
+use super::host::{Host, Outgoing};
+use crate::codec::{encode_line, EncodeError, Frame, LineReader, MAX_LINE_BYTES};
+use crate::error::SdkError;
+use crate::protocol::{
+    methods, ErrorCode, Id, InitializeParams, InitializeResult, Notification, Request, Response,
+    RpcError, RpcMessage, StatusOk, API_VERSION,
+};
+
+/// Why [`Plugin::serve`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServeExit {
+    /// The host sent `shutdown` (as a notification or a request).
+    Shutdown,
+    /// The host closed our input.
+    Eof,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for `initialize`.
+    Fresh,
+    /// `initialize` answered, waiting for `initialized`.
+    Answered,
+    /// Serving calls.
+    Ready,
+}
+
+/// Encode a response; one over the line limit becomes a `-32603`
+/// "response too large" error for the same id.
+pub(crate) fn encode_response(resp: &Response) -> Vec<u8> {
+    match encode_line(resp) {
+        Ok(line) => line,
+        Err(e) => {
+            let detail = match e {
+                EncodeError::TooLarge { len, limit } => {
+                    format!("response too large: {len} bytes exceeds the {limit}-byte line limit")
+                }
+                EncodeError::Json(e) => format!("response could not be serialized: {e}"),
+            };
+            tracing::error!(id = %resp.id, "{detail}");
+            let fallback = Response::err(resp.id.clone(), RpcError::new(ErrorCode::InternalError, detail));
+            encode_line(&fallback).unwrap_or_else(|_| b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"response too large\"}}\n".to_vec())
+        }
+    }
+}
+
+fn result_of<T: Serialize>(v: T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+impl Plugin {
+    /// Serve the protocol over any reader/writer pair until `shutdown` or
+    /// end of input. The author's shutdown handler has run and every answer
+    /// is flushed when this returns. Used in-process by tests; [`Plugin::run`]
+    /// serves stdio and exits the process.
+    pub async fn serve<R, W>(&self, reader: R, writer: W) -> Result<ServeExit, SdkError>
+    where
+        R: AsyncRead + Unpin + Send,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let writer_task = tokio::spawn(write_loop(writer, rx));
+        let host = Host::new(self.def.name.clone(), tx);
+        let mut frames = LineReader::new(BufReader::with_capacity(64 * 1024, reader));
+        let mut phase = Phase::Fresh;
+        let exit = loop {
+            let frame = match frames.next_frame().await {
+                Ok(Some(f)) => f,
+                Ok(None) => break ServeExit::Eof,
+                Err(e) => {
+                    tracing::error!("reading from the host failed: {e}");
+                    break ServeExit::Eof;
+                }
+            };
+            let line = match frame {
+                Frame::Line(l) => l,
+                Frame::Oversize { len } => {
+                    tracing::warn!(len, "discarded a line over {MAX_LINE_BYTES} bytes");
+                    let err = RpcError::new(
+                        ErrorCode::InvalidRequest,
+                        format!("Invalid request: line of {len} bytes exceeds the {MAX_LINE_BYTES}-byte limit"),
+                    );
+                    let _ = host.send_line(encode_response(&Response::err(Id::null(), err)));
+                    continue;
+                }
+            };
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let msg = match RpcMessage::from_slice(&line) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!("bad message from the host: {e}");
+                    let _ = host.send_line(encode_response(&e.answer()));
+                    continue;
+                }
+            };
+            match msg {
+                RpcMessage::Response(r) => {
+                    let id = r.id.as_u64();
+                    if !host.resolve(id, r.into_result()) {
+                        tracing::warn!("answer for unknown request id {id:?} ignored");
+                    }
+                }
+                RpcMessage::Notification(n) => {
+                    if self.on_notification(n, &host, &mut phase).await {
+                        break ServeExit::Shutdown;
+                    }
+                }
+                RpcMessage::Request(r) => {
+                    if self.on_request(r, &host, &mut phase) {
+                        break ServeExit::Shutdown;
+                    }
+                }
+            }
+        };
+        if let Some(on_shutdown) = &self.def.on_shutdown {
+            on_shutdown().await;
+        }
+        host.flush().await;
+        host.fail_pending();
+        drop(host);
+        let _ = writer_task.await;
+        Ok(exit)
+    }
+
+    /// Handle a notification; true means shut down.
+    async fn on_notification(&self, n: Notification, host: &Host, phase: &mut Phase) -> bool {
+        match n.method.as_str() {
+            methods::SHUTDOWN => return true,
+            methods::INITIALIZED if *phase == Phase::Answered => {
+                *phase = Phase::Ready;
+                host.mark_ready();
+            }
+            _ if *phase != Phase::Ready => {
+                tracing::warn!(method = %n.method, "notification before the handshake completed, ignored");
+            }
+            methods::CONFIG_UPDATE => {
+                if let Some(cfg) = &self.def.config {
+                    let (cfg, host, params) = (Arc::clone(cfg), host.clone(), n.params.unwrap_or(json!({})));
+                    tokio::spawn(async move {
+                        if let Err(e) = cfg(strip_context(params), host).await {
+                            tracing::error!("config.update rejected: {}", e.message);
+                        }
+                    });
+                }
+            }
+            methods::SYSTEM_RATE_LIMITED => {
+                tracing::warn!(params = ?n.params, "the host dropped notifications (rate limited)");
+            }
+            other => {
+                if let Some(route) = self.def.routes.get(other).cloned() {
+                    let (host, method) = (host.clone(), other.to_owned());
+                    tokio::spawn(async move {
+                        if let Err(e) = route.invoke(&method, n.params, host).await {
+                            tracing::error!(%method, "notification handler failed: {}", e.message);
+                        }
+                    });
+                } else {
+                    tracing::debug!(method = other, "unhandled notification");
+                }
+            }
+        }
+        false
+    }
+
+    /// Handle a request; true means a `shutdown` request was answered and
+    /// the plugin must shut down.
+    fn on_request(&self, r: Request, host: &Host, phase: &mut Phase) -> bool {
+        let reply = |result: Result<Value, RpcError>| {
+            let resp = match result {
+                Ok(v) => Response::ok(r.id.clone(), v),
+                Err(e) => Response::err(r.id.clone(), e),
+            };
+            let _ = host.send_line(encode_response(&resp));
+        };
+        match (r.method.as_str(), *phase) {
+            (methods::INITIALIZE, Phase::Fresh) => {
+                reply(self.initialize(r.params.clone()));
+                if r.params.is_some() {
+                    *phase = Phase::Answered;
+                }
+            }
+            (methods::INITIALIZE, _) => reply(Err(RpcError::new(
+                ErrorCode::InvalidRequest,
+                "Invalid request: initialize was already received",
+            ))),
+            (methods::SHUTDOWN, _) => {
+                reply(Ok(result_of(StatusOk::ok())));
+                return true;
+            }
+            (_, Phase::Fresh | Phase::Answered) => reply(Err(RpcError::new(
+                ErrorCode::NotInitialized,
+                format!("not initialized: `{}` arrived before the handshake completed", r.method),
+            ))),
+            (methods::PING, Phase::Ready) => reply(Ok(result_of(StatusOk::ok()))),
+            (methods::CONFIG_UPDATE, Phase::Ready) => {
+                let (cfg, host, id) = (self.def.config.clone(), host.clone(), r.id.clone());
+                let params = strip_context(r.params.unwrap_or(json!({})));
+                tokio::spawn(async move {
+                    let result = match cfg {
+                        Some(cfg) => cfg(params, host.clone()).await.map(|()| result_of(StatusOk::ok())),
+                        None => Ok(result_of(StatusOk::ok())),
+                    };
+                    let resp = match result {
+                        Ok(v) => Response::ok(id, v),
+                        Err(e) => Response::err(id, e),
+                    };
+                    let _ = host.send_line(encode_response(&resp));
+                });
+            }
+            (method, Phase::Ready) => match self.def.routes.get(method).cloned() {
+                Some(route) => {
+                    let (host, id, method, params) = (host.clone(), r.id.clone(), r.method.clone(), r.params);
+                    tokio::spawn(async move {
+                        let resp = match route.invoke(&method, params, host.clone()).await {
+                            Ok(v) => Response::ok(id, v),
+                            Err(e) => Response::err(id, e),
+                        };
+                        let _ = host.send_line(encode_response(&resp));
+                    });
+                }
+                None if method == methods::PROJECTS_ACTIVATED || method == methods::PROJECTS_DEACTIVATED => {
+                    reply(Ok(result_of(StatusOk::ok())));
+                }
+                None => reply(Err(RpcError::new(
+                    ErrorCode::MethodNotFound,
+                    format!("Method not found: `{method}`"),
+                ))),
+            },
+        }
+        false
+    }
+
+    fn initialize(&self, params: Option<Value>) -> Result<Value, RpcError> {
+        let Some(params) = params else {
+            return Err(RpcError::new(ErrorCode::InvalidParams, "initialize needs params"));
+        };
+        let p: InitializeParams = super::handler::decode(params, ErrorCode::InvalidParams)?;
+        if p.plugin_name != self.def.name {
+            tracing::warn!(expected = %self.def.name, got = %p.plugin_name, "the host loaded us under another name");
+        }
+        if p.api_version != API_VERSION {
+            tracing::warn!(ours = API_VERSION, host = p.api_version, "api_version differs from the host's");
+        }
+        Ok(result_of(InitializeResult {
+            name: self.def.name.clone(),
+            version: self.def.version.clone().unwrap_or_default(),
+            api_version: API_VERSION,
+            methods: self.def.methods.clone(),
+            notifications: self.def.notifications.clone(),
+            capabilities_used: self.def.capabilities_used.clone(),
+        }))
+    }
+}
+
+/// `config.update` params are the config object; drop a `_context` if a
+/// host sent one.
+fn strip_context(mut params: Value) -> Value {
+    if let Some(o) = params.as_object_mut() {
+        o.remove(crate::protocol::CONTEXT_KEY);
+    }
+    params
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+    let mut w = BufWriter::with_capacity(64 * 1024, writer);
+    while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        while let Some(item) = next.take() {
+            match item {
+                Outgoing::Line(line) => {
+                    if let Err(e) = w.write_all(&line).await {
+                        tracing::error!("writing to the host failed: {e}");
+                        return;
+                    }
+                }
+                Outgoing::Flush(done) => {
+                    let _ = w.flush().await;
+                    let _ = done.send(());
+                }
+            }
+            next = rx.try_recv().ok();
+        }
+        if let Err(e) = w.flush().await {
+            tracing::error!("flushing to the host failed: {e}");
+            return;
+        }
+    }
+    let _ = w.flush().await;
+}
