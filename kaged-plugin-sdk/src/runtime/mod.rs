@@ -47,6 +47,9 @@ impl Plugin {
                 }
             }
         });
+        // Stray `print!` output sits in std's stdout buffer (now stderr):
+        // flush it, since exit() runs no destructors.
+        let _ = std::io::Write::flush(&mut std::io::stdout());
         std::process::exit(code)
     }
 }

@@ -1,0 +1,144 @@
+//! Properties of the line codec and the message classifier: arbitrary bytes
+//! never panic or hang, lines come back exactly, oversize lines are
+//! reported and skipped, and protocol types round-trip.
+
+use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
+use kaged_plugin_sdk::protocol::*;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn frames_of(input: &[u8], limit: usize, chunk: usize) -> Vec<Frame> {
+    // A reader that hands out `chunk` bytes at a time exercises partial lines.
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(async {
+        let reader = tokio::io::BufReader::with_capacity(chunk.max(1), input);
+        let mut r = LineReader::with_limit(reader, limit);
+        let mut out = Vec::new();
+        while let Some(f) = r.next_frame().await.expect("in-memory read") {
+            out.push(f);
+            assert!(out.len() <= input.len() + 1, "more frames than bytes: a hang in disguise");
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(input in proptest::collection::vec(any::<u8>(), 0..2048),
+                                   limit in 1usize..64, chunk in 1usize..17) {
+        let frames = frames_of(&input, limit, chunk);
+        for f in &frames {
+            if let Frame::Line(l) = f {
+                prop_assert!(l.len() <= limit);
+                prop_assert!(!l.contains(&b'\n'));
+                let _ = RpcMessage::from_slice(l);
+            }
+        }
+    }
+
+    #[test]
+    fn lines_under_the_limit_come_back_exactly(lines in proptest::collection::vec("[^\n]{0,40}", 0..20),
+                                               chunk in 1usize..9) {
+        let mut input = Vec::new();
+        for l in &lines { input.extend_from_slice(l.as_bytes()); input.push(b'\n'); }
+        // 40 chars are at most 160 bytes of UTF-8.
+        let frames = frames_of(&input, 160, chunk);
+        let expected: Vec<Frame> = lines.iter().map(|l| Frame::Line(l.as_bytes().to_vec())).collect();
+        prop_assert_eq!(frames, expected);
+    }
+
+    #[test]
+    fn oversize_lines_are_reported_and_skipped(before in "[a-z]{0,10}", big in 65usize..300, after in "[a-z]{0,10}",
+                                               chunk in 1usize..40) {
+        let mut input = before.clone().into_bytes();
+        input.push(b'\n');
+        input.extend(std::iter::repeat_n(b'x', big));
+        input.push(b'\n');
+        input.extend_from_slice(after.as_bytes());
+        input.push(b'\n');
+        let frames = frames_of(&input, 64, chunk);
+        prop_assert_eq!(frames, vec![Frame::Line(before.into_bytes()), Frame::Oversize { len: big },
+                                     Frame::Line(after.into_bytes())]);
+    }
+
+    #[test]
+    fn arbitrary_json_classifies_without_panicking(v in arb_json()) {
+        match RpcMessage::from_value(v.clone()) {
+            Ok(m) => {
+                // What classifies re-serializes to an equivalent message.
+                let again = RpcMessage::from_value(serde_json::to_value(&m).unwrap());
+                prop_assert_eq!(again, Ok(m));
+            }
+            Err(e) => { let _ = e.answer(); }
+        }
+    }
+
+    #[test]
+    fn requests_round_trip(id in any::<i64>(), method in "[a-z]{1,8}\\.[a-z]{1,8}", x in any::<i32>()) {
+        let r = Request::new(Id(IdValue::Int(id)), method, Some(json!({"x": x})));
+        let line = encode_line(&r).unwrap();
+        let back = RpcMessage::from_slice(&line[..line.len() - 1]).unwrap();
+        prop_assert_eq!(back, RpcMessage::Request(r));
+    }
+
+    #[test]
+    fn contexts_round_trip(op in proptest::option::of("[a-z]{1,6}"), agent in proptest::bool::ANY, rid in "[a-z0-9_]{1,12}") {
+        let ctx = PluginCallContext {
+            operator_id: op,
+            project_id: agent.then(|| "music".to_string()),
+            agent_path: agent.then(|| "primary.subagents.researcher".to_string()),
+            session_id: agent.then(|| "ses_1".to_string()),
+            request_id: rid,
+        };
+        let v = serde_json::to_value(&ctx).unwrap();
+        prop_assert_eq!(serde_json::from_value::<PluginCallContext>(v).unwrap(), ctx.clone());
+        prop_assert!(ctx.check().is_ok());
+    }
+
+    #[test]
+    fn messages_round_trip(id in "[a-z0-9_]{1,8}", content in ".{0,40}", keep in proptest::bool::ANY, extra in proptest::option::of(any::<i32>())) {
+        let mut m = Message::new(id, MessageRole::Assistant, content);
+        m.always_keep = keep;
+        if let Some(e) = extra { m.extra.insert("tokens".into(), json!(e)); }
+        let v = serde_json::to_value(&m).unwrap();
+        prop_assert_eq!(serde_json::from_value::<Message>(v).unwrap(), m);
+    }
+
+    #[test]
+    fn storage_params_round_trip(sql in ".{0,40}", n in any::<i64>(), s in ".{0,10}", b in proptest::bool::ANY) {
+        let p = StorageParams { sql, params: vec![SqlValue::from(n), SqlValue::from(s), SqlValue::from(b), SqlValue::Null] };
+        let v = serde_json::to_value(&p).unwrap();
+        prop_assert_eq!(serde_json::from_value::<StorageParams>(v).unwrap(), p);
+    }
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        "[a-z0-9.]{0,8}".prop_map(Value::String),
+        Just(json!("2.0")),
+        Just(json!("initialize")),
+    ];
+    leaf.prop_recursive(3, 24, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map(
+                prop_oneof![Just("jsonrpc".to_string()), Just("id".to_string()), Just("method".to_string()),
+                            Just("params".to_string()), Just("result".to_string()), Just("error".to_string()),
+                            "[a-z]{1,4}".prop_map(String::from)],
+                inner, 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+#[test]
+fn encode_refuses_lines_over_4_mib() {
+    let big = "x".repeat(kaged_plugin_sdk::codec::MAX_LINE_BYTES);
+    assert!(encode_line(&big).is_err(), "with quotes the line is over the limit");
+    assert!(encode_line(&"x".repeat(1000)).is_ok());
+}
