@@ -2,6 +2,25 @@
 //!
 //! A simulated kaged daemon: the only daemon-side code of this workspace.
 //! Its CLI, the conformance suite and every test drive it.
+//!
+//! * [`host::HostSim`] launches a plugin directory (validate, spawn,
+//!   handshake) or connects to an in-process peer, giving a
+//!   [`session::PluginSession`] to call, notify and shut down.
+//! * [`time`] holds every timeout (scaled by `--time-scale`), [`audit`] every
+//!   audit event name, [`transcript`] the wire transcript.
 
+pub mod audit;
+pub mod call;
+pub mod cli;
+pub mod connection;
+pub mod handler;
+pub mod handshake;
+pub mod host;
+pub mod process;
+pub mod session;
+pub mod shutdown;
+pub mod spawn;
 pub mod storage;
+pub mod time;
+pub mod transcript;
 pub mod validate;

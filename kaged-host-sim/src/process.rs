@@ -48,7 +48,7 @@ impl ExitInfo {
 pub fn become_subreaper() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        if let Err(e) = rustix::process::set_child_subreaper(Some(Pid::this())) {
+        if let Err(e) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
             tracing::warn!(error = %e, "cannot become a child subreaper");
         }
     });
@@ -163,7 +163,8 @@ impl Lifecycle {
     /// Wait up to `limit` for the exit.
     pub(crate) async fn wait_exit(&self, limit: Duration) -> Option<ExitInfo> {
         let mut rx = self.exit.clone();
-        match tokio::time::timeout(limit, rx.wait_for(Option::is_some)).await {
+        let r = tokio::time::timeout(limit, rx.wait_for(Option::is_some)).await;
+        match r {
             Ok(Ok(v)) => *v,
             _ => None,
         }

@@ -102,6 +102,11 @@ impl ValidationReport {
         self.problems.iter().filter(|p| p.severity == Severity::Warning)
     }
 
+    /// The problems of one rule, in document order.
+    pub fn problems_of(&self, rule: Rule) -> impl Iterator<Item = &Problem> {
+        self.problems.iter().filter(move |p| p.rule == rule)
+    }
+
     /// Errors first, then warnings, one line each
     /// (`error[name_format] 2:7 name: ...`), then a count line.
     pub fn render_human(&self) -> String {

@@ -5,6 +5,7 @@
 //! and `kaged-host-sim` (daemon side).
 
 mod codes;
+mod compaction;
 mod context;
 mod handshake;
 mod hooks;
@@ -15,6 +16,7 @@ mod storage;
 mod system;
 
 pub use codes::*;
+pub use compaction::*;
 pub use context::*;
 pub use handshake::*;
 pub use hooks::*;

@@ -1,0 +1,280 @@
+//! The library entry point: [`HostSim`] launches plugins from directories
+//! (validate, spawn, handshake) or connects to an in-process peer.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use kaged_host_sim::host::{HostConfig, HostSim};
+//! use kaged_host_sim::time::TimeScale;
+//! let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.1)?, ..HostConfig::default() });
+//! let session = host.launch("plugins/echo".as_ref()).await?;
+//! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
+//! println!("{out}");
+//! session.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_sdk::protocol::{InitializeParams, API_VERSION};
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::audit::{AuditEvent, AuditLog};
+use crate::connection::{Connection, ConnectionConfig};
+use crate::handler::{DefaultHandler, PluginRequestHandler};
+use crate::handshake::HandshakeError;
+use crate::process::{become_subreaper, ExitInfo, Lifecycle};
+use crate::session::PluginSession;
+use crate::spawn::{spawn_plugin, SpawnError};
+use crate::time::{TimeScale, Timeouts};
+use crate::transcript::Transcript;
+
+/// How the simulated daemon behaves.
+#[derive(Clone)]
+pub struct HostConfig {
+    /// Multiplies every timeout and interval (ADDENDUM §10).
+    pub time_scale: TimeScale,
+    /// Where audit events go.
+    pub audit: AuditLog,
+    /// Where the wire transcript goes.
+    pub transcript: Transcript,
+    /// `initialize.daemon_version`.
+    pub daemon_version: String,
+    /// `initialize.storage_available`.
+    pub storage_available: bool,
+    /// `initialize.projects`.
+    pub projects: Vec<String>,
+    /// Answers plugin-to-host requests (storage).
+    pub handler: Arc<dyn PluginRequestHandler>,
+    /// `KAGED_LOG_LEVEL` given to plugins.
+    pub log_level: String,
+}
+
+impl Default for HostConfig {
+    fn default() -> HostConfig {
+        HostConfig {
+            time_scale: TimeScale::FULL,
+            audit: AuditLog::discard(),
+            transcript: Transcript::discard(),
+            daemon_version: env!("CARGO_PKG_VERSION").to_string(),
+            storage_available: false,
+            projects: Vec::new(),
+            handler: Arc::new(DefaultHandler),
+            log_level: "info".to_string(),
+        }
+    }
+}
+
+impl std::fmt::Debug for HostConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostConfig")
+            .field("time_scale", &self.time_scale)
+            .field("daemon_version", &self.daemon_version)
+            .field("storage_available", &self.storage_available)
+            .field("projects", &self.projects)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a plugin could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The manifest has errors (the plugin is disabled for this run).
+    #[error("invalid manifest in {dir}:\n{report}")]
+    InvalidManifest {
+        /// The plugin directory.
+        dir: PathBuf,
+        /// The validation report, one problem per line.
+        report: String,
+    },
+    /// The process could not be started.
+    #[error("cannot start plugin {name:?}")]
+    Spawn {
+        /// The plugin.
+        name: String,
+        /// The cause.
+        #[source]
+        source: SpawnError,
+    },
+    /// The process exited before answering `initialize`.
+    #[error("plugin {name:?} exited at once (exit code {:?}, signal {:?}); last stderr: {}",
+        exit.map(|e| e.code), exit.map(|e| e.signal), stderr.join(" | "))]
+    ExitedAtOnce {
+        /// The plugin.
+        name: String,
+        /// How it exited, when known.
+        exit: Option<ExitInfo>,
+        /// Its last stderr lines.
+        stderr: Vec<String>,
+    },
+    /// The handshake failed and the plugin was killed.
+    #[error("handshake with plugin {name:?} failed")]
+    Handshake {
+        /// The plugin.
+        name: String,
+        /// The failure row.
+        #[source]
+        source: HandshakeError,
+    },
+}
+
+/// The simulated daemon.
+#[derive(Debug, Clone, Default)]
+pub struct HostSim {
+    config: HostConfig,
+}
+
+impl HostSim {
+    /// A host with `config`.
+    pub fn new(config: HostConfig) -> HostSim {
+        HostSim { config }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &HostConfig {
+        &self.config
+    }
+
+    /// The audit log.
+    pub fn audit(&self) -> &AuditLog {
+        &self.config.audit
+    }
+
+    /// The effective timeouts for `manifest`.
+    pub fn timeouts(&self, manifest: &Manifest) -> Timeouts {
+        Timeouts::for_manifest(manifest, self.config.time_scale)
+    }
+
+    fn init_params(&self, m: &Manifest) -> InitializeParams {
+        InitializeParams {
+            daemon_version: self.config.daemon_version.clone(),
+            api_version: API_VERSION,
+            plugin_name: m.name.clone(),
+            storage_available: self.config.storage_available,
+            projects: self.config.projects.clone(),
+        }
+    }
+
+    fn conn_config(&self, m: Arc<Manifest>) -> ConnectionConfig {
+        ConnectionConfig {
+            timeouts: self.timeouts(&m),
+            manifest: m,
+            audit: self.config.audit.clone(),
+            transcript: self.config.transcript.clone(),
+            handler: self.config.handler.clone(),
+        }
+    }
+
+    /// Validate `dir` (refusing any error), spawn the plugin and run the
+    /// handshake. On failure nothing is left running.
+    pub async fn launch(&self, dir: &Path) -> Result<PluginSession, LaunchError> {
+        let session = self.launch_lenient(dir).await?;
+        finish_handshake(session).await
+    }
+
+    /// Validate and spawn, but do not run the handshake: the caller drives
+    /// the plugin through [`PluginSession::raw`] or
+    /// [`PluginSession::handshake`] (for conformance tests that send calls
+    /// before `initialized` or malformed input).
+    pub async fn launch_lenient(&self, dir: &Path) -> Result<PluginSession, LaunchError> {
+        let report = crate::validate::validate_dir(dir);
+        let name = report.manifest.as_ref().map_or_else(
+            || dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            |m| m.name.clone(),
+        );
+        let manifest = match report.manifest.clone() {
+            Some(m) if !report.has_errors() => Arc::new(m),
+            _ => {
+                let rendered = report.render_human();
+                self.config.audit.emit(
+                    AuditEvent::Disabled,
+                    &name,
+                    json!({"reason": "invalid manifest", "problems": rendered}),
+                );
+                return Err(LaunchError::InvalidManifest {
+                    dir: dir.to_path_buf(),
+                    report: rendered,
+                });
+            }
+        };
+        become_subreaper();
+        let spawned = spawn_plugin(&manifest, dir, &self.config.log_level).map_err(|source| {
+            self.config.audit.emit(
+                AuditEvent::Failed,
+                &name,
+                json!({"reason": "spawn failed", "detail": source.to_string()}),
+            );
+            LaunchError::Spawn {
+                name: name.clone(),
+                source,
+            }
+        })?;
+        let cfg = self.conn_config(manifest.clone());
+        let timeouts = cfg.timeouts;
+        let conn = Connection::start(cfg, spawned.stdout, spawned.stdin, Some(Box::new(spawned.stderr)));
+        let life = Lifecycle::for_child(conn, spawned.child, spawned.pid, timeouts);
+        let params = self.init_params(&manifest);
+        Ok(PluginSession::new(
+            manifest,
+            &spawned.dir,
+            life,
+            self.config.audit.clone(),
+            params,
+        ))
+    }
+
+    /// Connect to an in-process peer over `reader` (its stdout) and `writer`
+    /// (its stdin), e.g. the two halves of a `tokio::io::duplex`, and run the
+    /// handshake. "Killing" it closes the pipe.
+    pub async fn connect<R, W>(
+        &self,
+        manifest: Manifest,
+        plugin_dir: &Path,
+        reader: R,
+        writer: W,
+    ) -> Result<PluginSession, LaunchError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        finish_handshake(self.connect_lenient(manifest, plugin_dir, reader, writer)).await
+    }
+
+    /// [`HostSim::connect`] without the handshake.
+    pub fn connect_lenient<R, W>(
+        &self,
+        manifest: Manifest,
+        plugin_dir: &Path,
+        reader: R,
+        writer: W,
+    ) -> PluginSession
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let manifest = Arc::new(manifest);
+        let cfg = self.conn_config(manifest.clone());
+        let timeouts = cfg.timeouts;
+        let conn = Connection::start(cfg, reader, writer, None);
+        let life = Lifecycle::in_process(conn, timeouts);
+        let params = self.init_params(&manifest);
+        PluginSession::new(manifest, plugin_dir, life, self.config.audit.clone(), params)
+    }
+}
+
+async fn finish_handshake(session: PluginSession) -> Result<PluginSession, LaunchError> {
+    match session.handshake().await {
+        Ok(_) => Ok(session),
+        Err(HandshakeError::Exited) => Err(LaunchError::ExitedAtOnce {
+            name: session.name().to_string(),
+            exit: session.exit_info(),
+            stderr: session.stderr_tail(),
+        }),
+        Err(source) => Err(LaunchError::Handshake {
+            name: session.name().to_string(),
+            source,
+        }),
+    }
+}

@@ -1,0 +1,360 @@
+//! The storage broker: one SQLite database shared by all plugins of a host.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use kaged_plugin_sdk::protocol::names::is_plugin_name;
+use kaged_plugin_sdk::protocol::{ErrorCode, RpcError, StorageMethod};
+use rusqlite::config::DbConfig;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{json, Value};
+
+use super::authorizer::{install, AuthPolicy, Owners};
+use super::cache::RewriteCache;
+use super::exec::{exec, query, ExecEnv};
+use super::redact::redact_sql;
+use super::rewrite::{RewriteError, StatementKind};
+use super::storage_prefix;
+use super::values::parse_params;
+
+/// The broker's own table (outside every plugin prefix): which plugin
+/// created which prefixed object.
+pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
+
+/// The capability `kaged:storage:read`.
+pub const CAP_READ: &str = "kaged:storage:read";
+/// The capability `kaged:storage:write` (implies read).
+pub const CAP_WRITE: &str = "kaged:storage:write";
+
+/// Who is calling: the plugin and what it may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageClient {
+    /// The plugin's name (`^[a-z][a-z0-9-]*$`).
+    pub plugin: String,
+    /// Holds `kaged:storage:read`.
+    pub can_read: bool,
+    /// Holds `kaged:storage:write` (which implies read).
+    pub can_write: bool,
+    /// Whether the daemon has storage ready for this plugin (`storage_available`).
+    pub storage_available: bool,
+}
+
+impl StorageClient {
+    /// A client with storage available.
+    pub fn new(plugin: impl Into<String>, can_read: bool, can_write: bool) -> StorageClient {
+        StorageClient { plugin: plugin.into(), can_read, can_write, storage_available: true }
+    }
+
+    /// A client from the plugin's granted capability strings.
+    pub fn from_capabilities<'a>(
+        plugin: impl Into<String>,
+        capabilities: impl IntoIterator<Item = &'a str>,
+        storage_available: bool,
+    ) -> StorageClient {
+        let (mut can_read, mut can_write) = (false, false);
+        for c in capabilities {
+            can_read |= c == CAP_READ;
+            can_write |= c == CAP_WRITE;
+        }
+        StorageClient { plugin: plugin.into(), can_read, can_write, storage_available }
+    }
+
+    /// May call `query` and `schema`.
+    pub fn may_read(&self) -> bool {
+        self.storage_available && (self.can_read || self.can_write)
+    }
+
+    /// May call `exec`.
+    pub fn may_write(&self) -> bool {
+        self.storage_available && self.can_write
+    }
+}
+
+/// A refused or failed storage call: the JSON-RPC error to answer, and what
+/// to put in the audit log.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{error} ({reason})")]
+pub struct StorageDenial {
+    /// The error to send to the plugin (never mentions the prefix).
+    pub error: RpcError,
+    /// Why, for the operator (the `plugin.storage_denied` event).
+    pub reason: String,
+    /// The plugin's SQL, redacted with [`redact_sql`], when there was some.
+    pub redacted_sql: Option<String>,
+}
+
+impl StorageDenial {
+    /// Whether this is an access denial (`-32003`), which the host audits
+    /// as `plugin.storage_denied`.
+    pub fn is_access_denial(&self) -> bool {
+        self.error.code == ErrorCode::StorageAccessDenied.code()
+    }
+
+    /// A `-32003` denial.
+    pub fn denied(reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
+        let reason = reason.into();
+        StorageDenial::with(ErrorCode::StorageAccessDenied, format!("storage access denied: {reason}"), reason, sql)
+    }
+
+    /// An error of another code; `message` goes to the plugin.
+    pub fn with(code: ErrorCode, message: impl Into<String>, reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
+        StorageDenial { error: RpcError::new(code, message), reason: reason.into(), redacted_sql: sql.map(redact_sql) }
+    }
+}
+
+/// Errors opening the broker or administering it.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// SQLite failed.
+    #[error("storage database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The temporary directory could not be created.
+    #[error("storage temp dir: {0}")]
+    Io(#[from] std::io::Error),
+    /// Not a valid plugin name.
+    #[error("invalid plugin name {0:?}")]
+    InvalidPluginName(String),
+}
+
+/// One plugin's connection and its authorizer policy.
+pub(super) struct PluginDb {
+    pub(super) plugin: String,
+    pub(super) prefix: String,
+    pub(super) policy: Arc<AuthPolicy>,
+    pub(super) conn: Mutex<Connection>,
+}
+
+/// The storage broker (see the [module docs](super)). `Send + Sync`; every
+/// method blocks (call it from `spawn_blocking`).
+pub struct StorageBroker {
+    path: PathBuf,
+    admin: Mutex<Connection>,
+    plugins: Mutex<HashMap<String, Arc<PluginDb>>>,
+    owners: Arc<Owners>,
+    cache: RewriteCache,
+    time_budget: Duration,
+    // Dropped last: the connections above must close before the directory goes.
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl std::fmt::Debug for StorageBroker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageBroker").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Open a hardened connection to the database file.
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, false)?;
+    Ok(conn)
+}
+
+impl StorageBroker {
+    /// Open (creating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<StorageBroker, StorageError> {
+        StorageBroker::open_inner(path.to_path_buf(), None)
+    }
+
+    /// Open a fresh database in a temporary directory kept alive (and
+    /// removed) with the broker.
+    pub fn open_temp() -> Result<StorageBroker, StorageError> {
+        let dir = tempfile::Builder::new().prefix("kaged-storage-").tempdir()?;
+        let path = dir.path().join("storage.sqlite3");
+        StorageBroker::open_inner(path, Some(dir))
+    }
+
+    fn open_inner(path: PathBuf, temp: Option<tempfile::TempDir>) -> Result<StorageBroker, StorageError> {
+        let admin = connect(&path)?;
+        admin.pragma_update(None, "journal_mode", "WAL")?;
+        admin.execute_batch(&format!(
+            "CREATE TABLE IF NOT EXISTS {OWNERS_TABLE} (name TEXT PRIMARY KEY, plugin TEXT NOT NULL)"
+        ))?;
+        let owners = Arc::new(Owners::default());
+        {
+            let mut stmt = admin.prepare(&format!("SELECT name, plugin FROM {OWNERS_TABLE}"))?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            for row in rows {
+                let (name, plugin) = row?;
+                owners.insert(&name, &plugin);
+            }
+        }
+        Ok(StorageBroker {
+            path,
+            admin: Mutex::new(admin),
+            plugins: Mutex::new(HashMap::new()),
+            owners,
+            cache: RewriteCache::new(1024),
+            time_budget: Duration::from_secs(5),
+            _temp: temp,
+        })
+    }
+
+    /// Interrupt any plugin statement running longer than `budget` (default 5 s).
+    pub fn with_time_budget(mut self, budget: Duration) -> StorageBroker {
+        self.time_budget = budget;
+        self
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The plugin that created the prefixed object `name`, if the broker knows.
+    pub fn owner_of(&self, name: &str) -> Option<String> {
+        self.owners.owner(name)
+    }
+
+    fn plugin_db(&self, plugin: &str) -> Result<Arc<PluginDb>, StorageError> {
+        let mut map = lock(&self.plugins);
+        if let Some(db) = map.get(plugin) {
+            return Ok(Arc::clone(db));
+        }
+        let prefix = storage_prefix(plugin);
+        let policy = Arc::new(AuthPolicy::new(plugin, &prefix, Arc::clone(&self.owners)));
+        let mut conn = connect(&self.path)?;
+        install(&mut conn, Arc::clone(&policy))?;
+        let db = Arc::new(PluginDb { plugin: plugin.to_owned(), prefix, policy, conn: Mutex::new(conn) });
+        map.insert(plugin.to_owned(), Arc::clone(&db));
+        Ok(db)
+    }
+
+    /// Answer one storage call of `client`. `Ok` is the JSON `result`;
+    /// `Err` carries the JSON-RPC error (`-32003` for every denial,
+    /// `-32602` for malformed params or SQL, `-32005` when the database is
+    /// busy, `-32603` for internal failures) and the audit data.
+    pub fn handle(&self, client: &StorageClient, method: StorageMethod, params: Option<Value>) -> Result<Value, StorageDenial> {
+        if !is_plugin_name(&client.plugin) {
+            return Err(StorageDenial::denied(format!("invalid plugin name {:?}", client.plugin), None));
+        }
+        if !client.storage_available {
+            return Err(StorageDenial::denied("storage is not available", None));
+        }
+        let allowed = match method {
+            StorageMethod::Exec => client.may_write(),
+            StorageMethod::Query | StorageMethod::Schema => client.may_read(),
+        };
+        if method == StorageMethod::Schema {
+            if !allowed {
+                return Err(StorageDenial::denied(format!("{} needs {CAP_READ}", method.as_str()), None));
+            }
+            let tables = self.tables(&client.plugin).map_err(internal)?;
+            return Ok(json!({ "tables": tables }));
+        }
+        let sql_hint = params.as_ref().and_then(|p| p.get("sql")).and_then(Value::as_str);
+        if !allowed {
+            let cap = if method == StorageMethod::Exec { CAP_WRITE } else { CAP_READ };
+            return Err(StorageDenial::denied(format!("{} needs {cap}", method.as_str()), sql_hint));
+        }
+        let parsed = parse_params(params.as_ref()).map_err(|(msg, sql)| {
+            StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, sql.as_deref())
+        })?;
+        let sql = parsed.sql.as_str();
+        let prefix = storage_prefix(&client.plugin);
+        let rewritten = self.cache.get_or_rewrite(&prefix, sql).map_err(|e| match e {
+            RewriteError::Denied(reason) => StorageDenial::denied(reason, Some(sql)),
+            RewriteError::Invalid(msg) => StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, Some(sql)),
+        })?;
+        if method == StorageMethod::Query && rewritten.kind != StatementKind::Read {
+            return Err(StorageDenial::denied(
+                "kaged.storage.query only runs read-only statements (SELECT, WITH ... SELECT, VALUES)",
+                Some(sql),
+            ));
+        }
+        let db = self.plugin_db(&client.plugin).map_err(internal)?;
+        let env = ExecEnv { db: &db, owners: &self.owners, budget: self.time_budget, sql };
+        let conn = lock(&db.conn);
+        match method {
+            StorageMethod::Query => query(&env, &conn, &rewritten, &parsed.params),
+            _ => exec(&env, &conn, &rewritten, &parsed.params),
+        }
+    }
+
+    /// The plugin's tables, unprefixed and sorted.
+    pub fn tables(&self, plugin: &str) -> Result<Vec<String>, StorageError> {
+        let prefix = storage_prefix(plugin);
+        let admin = lock(&self.admin);
+        let mut stmt = admin.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+        let names = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        let mut tables: Vec<String> = names
+            .into_iter()
+            .filter(|n| n.to_ascii_lowercase().starts_with(&prefix) && self.owners.may_use(plugin, n))
+            .map(|n| n[prefix.len()..].to_owned())
+            .collect();
+        tables.sort();
+        Ok(tables)
+    }
+
+    /// Drop every object (tables, views, indexes, triggers) of `plugin`:
+    /// objects with its prefix that are registered to it or to nobody.
+    /// Returns the dropped (prefixed) names, in drop order.
+    pub fn uninstall(&self, plugin: &str) -> Result<Vec<String>, StorageError> {
+        if !is_plugin_name(plugin) {
+            return Err(StorageError::InvalidPluginName(plugin.to_owned()));
+        }
+        if let Some(db) = lock(&self.plugins).remove(plugin) {
+            drop(lock(&db.conn)); // wait for a call in flight
+        }
+        let prefix = storage_prefix(plugin);
+        let admin = lock(&self.admin);
+        admin.execute_batch("BEGIN IMMEDIATE")?;
+        let result = (|| -> Result<Vec<String>, StorageError> {
+            let mut stmt = admin.prepare("SELECT type, name FROM sqlite_master")?;
+            let objects = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut dropped = Vec::new();
+            for kind in ["trigger", "view", "index", "table"] {
+                for (_, name) in objects.iter().filter(|(t, _)| t == kind) {
+                    if name.to_ascii_lowercase().starts_with(&prefix) && self.owners.may_use(plugin, name) {
+                        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+                        admin.execute_batch(&format!("DROP {} IF EXISTS {quoted}", kind.to_uppercase()))?;
+                        dropped.push(name.clone());
+                    }
+                }
+            }
+            admin.execute(&format!("DELETE FROM {OWNERS_TABLE} WHERE plugin = ?1"), [plugin])?;
+            Ok(dropped)
+        })();
+        match result {
+            Ok(dropped) => {
+                admin.execute_batch("COMMIT")?;
+                for name in self.owners.objects_of(plugin) {
+                    self.owners.remove(&name);
+                }
+                Ok(dropped)
+            }
+            Err(e) => {
+                let _ = admin.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+fn internal(e: StorageError) -> StorageDenial {
+    StorageDenial::with(ErrorCode::InternalError, "storage is unavailable", e.to_string(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn broker_is_send_and_sync() {
+        assert_send_sync::<StorageBroker>();
+    }
+}
