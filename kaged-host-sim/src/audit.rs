@@ -348,6 +348,9 @@ mod tests {
         assert_eq!(v["plugin"], "p");
         assert_eq!(v["reason"], "x");
         let ts = v["ts"].as_str().unwrap();
-        assert!(humantime::parse_rfc3339(ts).is_ok() && ts.ends_with('Z'), "{ts}");
+        assert!(
+            humantime::parse_rfc3339(ts).is_ok() && ts.ends_with('Z'),
+            "{ts}"
+        );
     }
 }

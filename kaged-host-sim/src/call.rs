@@ -62,7 +62,7 @@ pub enum CallError {
         method: String,
         /// The plugin's error.
         #[source]
-        error: RpcError,
+        error: Box<RpcError>,
     },
     /// No answer in time (the plugin is killed for a method, not for a hook).
     #[error("no answer to {method:?} within {after:?}")]
@@ -98,8 +98,10 @@ impl CallError {
     /// params or context, `-32603` for timeouts and dead plugins.
     pub fn rpc_error(&self) -> RpcError {
         let code = match self {
-            CallError::Plugin { error, .. } => return error.clone(),
-            CallError::NotDeclared { .. } | CallError::Unavailable { .. } => ErrorCode::MethodNotFound,
+            CallError::Plugin { error, .. } => return (**error).clone(),
+            CallError::NotDeclared { .. } | CallError::Unavailable { .. } => {
+                ErrorCode::MethodNotFound
+            }
             CallError::PartialContext { .. }
             | CallError::HookNeedsAgentContext { .. }
             | CallError::ParamsNotObject { .. } => ErrorCode::InvalidParams,
@@ -152,7 +154,12 @@ impl PluginSession {
                 false => Err(not_declared()),
             };
         }
-        if !self.manifest().declared_methods().iter().any(|m| m == method) {
+        if !self
+            .manifest()
+            .declared_methods()
+            .iter()
+            .any(|m| m == method)
+        {
             return Err(not_declared());
         }
         match self.handshake_info() {
@@ -194,7 +201,9 @@ impl PluginSession {
         }
         let ctx = match kind {
             Kind::System => ctx,
-            Kind::Declared => Some(ctx.unwrap_or_else(|| PluginCallContext::daemon(self.next_request_id()))),
+            Kind::Declared => {
+                Some(ctx.unwrap_or_else(|| PluginCallContext::daemon(self.next_request_id())))
+            }
             Kind::Hook(_) => match ctx {
                 Some(c) if c.is_agent_call() => Some(c),
                 _ => {
@@ -206,7 +215,9 @@ impl PluginSession {
         };
         let params = match (ctx.as_ref(), params) {
             (None, p) => p,
-            (Some(c), p @ (None | Some(Value::Object(_)) | Some(Value::Null))) => Some(inject_context(p, c)),
+            (Some(c), p @ (None | Some(Value::Object(_)) | Some(Value::Null))) => {
+                Some(inject_context(p, c))
+            }
             (Some(_), Some(_)) => {
                 return Err(CallError::ParamsNotObject {
                     method: method.to_string(),
@@ -214,7 +225,14 @@ impl PluginSession {
             }
         };
         match kind {
-            Kind::Hook(h) => self.call_hook(h, params, ctx.unwrap_or_else(|| PluginCallContext::daemon(""))).await,
+            Kind::Hook(h) => {
+                self.call_hook(
+                    h,
+                    params,
+                    ctx.unwrap_or_else(|| PluginCallContext::daemon("")),
+                )
+                .await
+            }
             _ => self.call_method(method, params, ctx).await,
         }
     }
@@ -253,7 +271,10 @@ impl PluginSession {
         let method = method.to_string();
         match r {
             Ok(v) => Ok(v),
-            Err(RequestError::Rpc(error)) => Err(CallError::Plugin { method, error }),
+            Err(RequestError::Rpc(error)) => Err(CallError::Plugin {
+                method,
+                error: Box::new(error),
+            }),
             Err(RequestError::Timeout(after)) => {
                 self.kill("request_timeout").await;
                 Err(CallError::Timeout { method, after })
@@ -308,7 +329,10 @@ impl PluginSession {
                            "error_code": code, "error_message": message}),
                 );
                 Err(match e {
-                    RequestError::Rpc(error) => CallError::Plugin { method, error },
+                    RequestError::Rpc(error) => CallError::Plugin {
+                        method,
+                        error: Box::new(error),
+                    },
                     RequestError::Encode(source) => CallError::Encode { method, source },
                     _ => CallError::Closed { method },
                 })
@@ -321,12 +345,19 @@ impl PluginSession {
     /// supervisor counts failures).
     pub async fn ping(&self) -> Result<(), CallError> {
         let method = methods::PING.to_string();
-        match self.connection().request(&method, None, self.timeouts().ping).await {
+        match self
+            .connection()
+            .request(&method, None, self.timeouts().ping)
+            .await
+        {
             Ok(v) => match serde_json::from_value::<StatusOk>(v.clone()) {
                 Ok(s) if s.status == "ok" => Ok(()),
                 _ => Err(CallError::BadPing(v)),
             },
-            Err(RequestError::Rpc(error)) => Err(CallError::Plugin { method, error }),
+            Err(RequestError::Rpc(error)) => Err(CallError::Plugin {
+                method,
+                error: Box::new(error),
+            }),
             Err(RequestError::Timeout(after)) => Err(CallError::Timeout { method, after }),
             Err(RequestError::Encode(source)) => Err(CallError::Encode { method, source }),
             Err(RequestError::Closed) => Err(CallError::Closed { method }),

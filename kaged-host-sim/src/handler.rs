@@ -39,8 +39,11 @@ pub struct RequestContext {
 /// its own task, so a slow handler never blocks the connection's reader.
 pub trait PluginRequestHandler: Send + Sync {
     /// Answer `request` with a result or a JSON-RPC error.
-    fn handle(&self, ctx: RequestContext, request: Request)
-        -> BoxFuture<'static, Result<Value, RpcError>>;
+    fn handle(
+        &self,
+        ctx: RequestContext,
+        request: Request,
+    ) -> BoxFuture<'static, Result<Value, RpcError>>;
 }
 
 /// The handler used until a storage broker is plugged in: storage methods

@@ -215,7 +215,10 @@ fn check(conn: &Connection, m: &Manifest, r: &InitializeResult) -> Result<(), Ha
         });
     }
     if r.name != m.name {
-        audit(AuditEvent::NameMismatch, json!({"expected": m.name, "got": r.name}));
+        audit(
+            AuditEvent::NameMismatch,
+            json!({"expected": m.name, "got": r.name}),
+        );
         return Err(HandshakeError::NameMismatch {
             expected: m.name.clone(),
             got: r.name.clone(),
@@ -267,8 +270,9 @@ fn methods_check(m: &Manifest, result: InitializeResult) -> HandshakeInfo {
         })
         .cloned()
         .collect();
-    let (available, unavailable): (Vec<String>, Vec<String>) =
-        declared.into_iter().partition(|d| listed.contains(d.as_str()));
+    let (available, unavailable): (Vec<String>, Vec<String>) = declared
+        .into_iter()
+        .partition(|d| listed.contains(d.as_str()));
     if !extra.is_empty() {
         tracing::warn!(plugin = %m.name, ?extra, "initialize lists undeclared methods; ignored");
     }

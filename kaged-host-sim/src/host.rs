@@ -181,7 +181,10 @@ impl HostSim {
     pub async fn launch_lenient(&self, dir: &Path) -> Result<PluginSession, LaunchError> {
         let report = crate::validate::validate_dir(dir);
         let name = report.manifest.as_ref().map_or_else(
-            || dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            || {
+                dir.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            },
             |m| m.name.clone(),
         );
         let manifest = match report.manifest.clone() {
@@ -213,7 +216,12 @@ impl HostSim {
         })?;
         let cfg = self.conn_config(manifest.clone());
         let timeouts = cfg.timeouts;
-        let conn = Connection::start(cfg, spawned.stdout, spawned.stdin, Some(Box::new(spawned.stderr)));
+        let conn = Connection::start(
+            cfg,
+            spawned.stdout,
+            spawned.stdin,
+            Some(Box::new(spawned.stderr)),
+        );
         let life = Lifecycle::for_child(conn, spawned.child, spawned.pid, timeouts);
         let params = self.init_params(&manifest);
         Ok(PluginSession::new(
@@ -260,7 +268,13 @@ impl HostSim {
         let conn = Connection::start(cfg, reader, writer, None);
         let life = Lifecycle::in_process(conn, timeouts);
         let params = self.init_params(&manifest);
-        PluginSession::new(manifest, plugin_dir, life, self.config.audit.clone(), params)
+        PluginSession::new(
+            manifest,
+            plugin_dir,
+            life,
+            self.config.audit.clone(),
+            params,
+        )
     }
 }
 

@@ -106,7 +106,12 @@ pub(crate) struct Lifecycle {
 
 impl Lifecycle {
     /// Watch a child process.
-    pub(crate) fn for_child(conn: Connection, mut child: Child, pid: u32, timeouts: Timeouts) -> Lifecycle {
+    pub(crate) fn for_child(
+        conn: Connection,
+        mut child: Child,
+        pid: u32,
+        timeouts: Timeouts,
+    ) -> Lifecycle {
         let (tx, rx) = watch::channel(None);
         let life = Lifecycle {
             conn: conn.clone(),
@@ -127,7 +132,7 @@ impl Lifecycle {
             tx.send_replace(Some(info));
             // Nothing of the plugin may outlive it.
             kill_and_reap_group(pid, timeouts.sigterm_grace).await;
-            on_exit(&conn, info, &timeouts, &done).await;
+            on_exit(&conn, info, Some(pid), &timeouts, &done).await;
         });
         life
     }
@@ -150,7 +155,7 @@ impl Lifecycle {
                 signal: None,
             };
             tx.send_replace(Some(info));
-            on_exit(&conn, info, &timeouts, &done).await;
+            on_exit(&conn, info, None, &timeouts, &done).await;
         });
         life
     }
@@ -204,9 +209,10 @@ impl Lifecycle {
             }
             None => self.conn.close(),
         }
-        self.conn
-            .shared
-            .audit(AuditEvent::Killed, json!({"reason": reason}));
+        self.conn.shared.audit(
+            AuditEvent::Killed,
+            json!({"reason": reason, "pid": self.pid}),
+        );
         self.conn.close();
         self.conn.transition(&[Ending::Killing], Ending::Ended).ok();
         self.mark_done();
@@ -222,7 +228,12 @@ impl Lifecycle {
 }
 
 /// After an exit: if nobody was ending the plugin, it crashed.
-async fn on_exit(conn: &Connection, info: ExitInfo, timeouts: &Timeouts, done: &watch::Sender<bool>) {
+async fn on_exit(
+    conn: &Connection,
+    info: ExitInfo,
+    timeouts: &Timeouts,
+    done: &watch::Sender<bool>,
+) {
     if conn.transition(&[Ending::Running], Ending::Ended).is_err() {
         return;
     }
@@ -233,7 +244,7 @@ async fn on_exit(conn: &Connection, info: ExitInfo, timeouts: &Timeouts, done: &
 }
 
 /// Audit `plugin.crashed` with the last 50 stderr lines.
-pub(crate) fn audit_crash(conn: &Connection, info: ExitInfo) {
+pub(crate) fn audit_crash(conn: &Connection, info: ExitInfo, pid: Option<u32>) {
     tracing::warn!(plugin = conn.plugin(), ?info, "plugin exited unexpectedly");
     conn.shared.audit(
         AuditEvent::Crashed,
@@ -241,6 +252,7 @@ pub(crate) fn audit_crash(conn: &Connection, info: ExitInfo) {
             "exit_code": info.code,
             "signal": info.signal,
             "last_stderr": conn.stderr_tail(),
+            "pid": pid,
         }),
     );
 }

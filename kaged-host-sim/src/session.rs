@@ -115,7 +115,12 @@ impl PluginSession {
                 Ok(info)
             }
             Err(HandshakeError::Exited) => {
-                if self.life.wait_exit(self.timeouts().sigterm_grace).await.is_some() {
+                if self
+                    .life
+                    .wait_exit(self.timeouts().sigterm_grace)
+                    .await
+                    .is_some()
+                {
                     self.life.wait_done().await;
                 } else {
                     self.kill("exited").await;
@@ -239,8 +244,11 @@ impl Drop for PluginSession {
             Ok(_) => {
                 conn.claim_kill();
                 self.life.kill_now();
-                self.audit
-                    .emit(AuditEvent::Killed, self.name(), json!({"reason": "session dropped"}));
+                self.audit.emit(
+                    AuditEvent::Killed,
+                    self.name(),
+                    json!({"reason": "session dropped", "pid": self.life.pid}),
+                );
             }
             // A kill in progress may have been cut short with the guardian.
             Err(Ending::Killing) => self.life.kill_now(),

@@ -65,7 +65,10 @@ impl PluginSession {
             return self.finish(info, false).await;
         }
         if let Some(pid) = life.pid {
-            tracing::warn!(plugin = self.name(), "no exit after shutdown; sending SIGTERM");
+            tracing::warn!(
+                plugin = self.name(),
+                "no exit after shutdown; sending SIGTERM"
+            );
             signal_group(pid, Signal::TERM);
             if let Some(info) = life.wait_exit(t.sigterm_grace).await {
                 return self.finish(info, true).await;
@@ -98,14 +101,17 @@ impl PluginSession {
             );
             ShutdownOutcome::Terminated(info)
         } else if info.is_clean() {
-            self.audit()
-                .emit(AuditEvent::Exited, self.name(), json!({"exit_code": info.code}));
+            self.audit().emit(
+                AuditEvent::Exited,
+                self.name(),
+                json!({"exit_code": info.code}),
+            );
             self.audit()
                 .emit(AuditEvent::Stopped, self.name(), json!({"via": "shutdown"}));
             ShutdownOutcome::Exited(info)
         } else {
             conn.wait_stderr_done(self.timeouts().sigterm_grace).await;
-            audit_crash(conn, info);
+            audit_crash(conn, info, life.pid);
             ShutdownOutcome::ExitedWithError(info)
         };
         conn.close();

@@ -26,7 +26,8 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 pub const PLUGIN_PATH: &str = "/usr/bin:/usr/local/bin";
 
 /// Variables a manifest `env` block cannot override.
-pub const DAEMON_CONTROLLED: [&str; 3] = ["KAGED_PLUGIN_NAME", "KAGED_PLUGIN_DIR", "KAGED_API_VERSION"];
+pub const DAEMON_CONTROLLED: [&str; 3] =
+    ["KAGED_PLUGIN_NAME", "KAGED_PLUGIN_DIR", "KAGED_API_VERSION"];
 
 /// Why a plugin process could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +103,11 @@ pub fn resolve_command(program: &str, plugin_dir: &Path) -> Result<PathBuf, Spaw
 /// The complete environment of a plugin: the Spawn environment table, the
 /// manifest `env` merged on top, then the daemon-controlled variables
 /// forced back (`plugin_dir` should be absolute).
-pub fn spawn_env(manifest: &Manifest, plugin_dir: &Path, log_level: &str) -> BTreeMap<String, String> {
+pub fn spawn_env(
+    manifest: &Manifest,
+    plugin_dir: &Path,
+    log_level: &str,
+) -> BTreeMap<String, String> {
     let dir = plugin_dir.to_string_lossy().into_owned();
     let mut env = BTreeMap::new();
     env.insert("KAGED_LOG_LEVEL".to_string(), log_level.to_string());

@@ -149,7 +149,11 @@ impl Transcript {
             return;
         }
         g.seq += 1;
-        let rec = TranscriptRecord { seq: g.seq, dir, msg };
+        let rec = TranscriptRecord {
+            seq: g.seq,
+            dir,
+            msg,
+        };
         if let Some(file) = g.file.as_mut() {
             let mut line = rec.to_json().to_string();
             line.push('\n');
@@ -231,7 +235,10 @@ mod tests {
         );
         let n = normalise(&t.records(), true);
         assert!(n[0]["msg"]["id"].is_null());
-        assert_eq!(n[1]["msg"]["params"]["_context"]["request_id"], "[request_id]");
+        assert_eq!(
+            n[1]["msg"]["params"]["_context"]["request_id"],
+            "[request_id]"
+        );
         assert_eq!(n[1]["seq"], 2);
     }
 

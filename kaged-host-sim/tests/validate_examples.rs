@@ -28,6 +28,7 @@ fn assert_spotless(name: &str) {
         report.render_human()
     );
     assert!(report.manifest.is_some(), "{name}: manifest model built");
+    assert_eq!(report.render_human(), "", "a clean report renders empty");
 }
 
 #[test]
@@ -110,17 +111,24 @@ fn errors_and_warnings_are_kept_apart() {
     let human = report.render_human();
     let first_warning = human.find("warning[").expect("warnings rendered");
     let last_error = human.rfind("error[").expect("errors rendered");
-    assert!(last_error < first_warning, "errors before warnings:\n{human}");
-    assert!(human.contains("error[version_semver] 3:10 version: "), "{human}");
+    assert!(
+        last_error < first_warning,
+        "errors before warnings:\n{human}"
+    );
+    assert!(
+        human.contains("error[version_semver] 3:10 version: "),
+        "{human}"
+    );
     assert!(human.ends_with("2 error(s), 2 warning(s)"), "{human}");
 }
 
 #[test]
 fn warnings_alone_keep_the_manifest_valid() {
-    let report = validate_str(&local_fixture("errors-and-warnings.yaml").replace(
-        "version: latest",
-        "version: 2.0.0",
-    ).replace("colour: blue\n", ""));
+    let report = validate_str(
+        &local_fixture("errors-and-warnings.yaml")
+            .replace("version: latest", "version: 2.0.0")
+            .replace("colour: blue\n", ""),
+    );
     assert!(!report.has_errors(), "{}", report.render_human());
     assert_eq!(report.warnings().count(), 2);
     assert!(report.manifest.is_some());

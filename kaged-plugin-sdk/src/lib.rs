@@ -28,14 +28,23 @@
 //! the runtime ([`Plugin`], [`Call`], [`Host`]), [`storage`], [`tool`],
 //! [`logging`].
 
+extern crate self as kaged_plugin_sdk;
+
 pub mod codec;
+pub mod describe;
 mod error;
 pub mod logging;
 pub mod manifest;
 pub mod protocol;
 mod runtime;
 pub mod storage;
+pub mod testing;
 pub mod tool;
+
+pub use kaged_plugin_macros::kaged_plugin;
+#[doc(hidden)]
+pub use runtime::macro_support as __private;
+pub use runtime::KagedPlugin;
 
 pub use error::{PluginError, SdkError};
 pub use runtime::{stdio, Call, Host, HostCallError, Plugin, PluginBuilder, ServeExit};

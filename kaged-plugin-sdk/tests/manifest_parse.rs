@@ -100,10 +100,18 @@ fn config_and_knob_snippets_parse() {
     let knob_names: Vec<&str> = m.knobs.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(
         knob_names,
-        ["recall_budget", "retain_every_n_turns", "store", "thinking_model"]
+        [
+            "recall_budget",
+            "retain_every_n_turns",
+            "store",
+            "thinking_model"
+        ]
     );
     let thinking = &m.knobs[3].1;
-    assert_eq!(thinking.fields.get("default"), Some(&serde_json::Value::Null));
+    assert_eq!(
+        thinking.fields.get("default"),
+        Some(&serde_json::Value::Null)
+    );
     let sys = m.system_config_schema.as_ref().expect("system schema");
     assert_eq!(sys["required"][0], "api_token");
 }
@@ -170,15 +178,24 @@ fn located_tree_uses_yaml_1_2_core_scalars() {
     assert_eq!(root.get("b").and_then(|n| n.as_str()), Some("0.1.0"));
     assert!(root.get("c").is_some_and(|n| n.is_null()));
     assert_eq!(root.get("d").and_then(|n| n.as_i64()), Some(3));
-    assert_eq!(root.get("e").map(|n| &n.value), Some(&YamlValue::Float(1.5)));
-    assert_eq!(root.get("e").map(|n| n.pos), Some(Pos { line: 5, column: 4 }));
+    assert_eq!(
+        root.get("e").map(|n| &n.value),
+        Some(&YamlValue::Float(1.5))
+    );
+    assert_eq!(
+        root.get("e").map(|n| n.pos),
+        Some(Pos { line: 5, column: 4 })
+    );
 }
 
 #[test]
 fn load_dir_reads_the_manifest_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join(MANIFEST_FILE), fixture("oh-my-pi.yaml")).expect("write");
-    assert_eq!(Manifest::load_dir(dir.path()).expect("loads").name, "oh-my-pi");
+    assert_eq!(
+        Manifest::load_dir(dir.path()).expect("loads").name,
+        "oh-my-pi"
+    );
     let missing = tempfile::tempdir().expect("tempdir");
     assert!(matches!(
         Manifest::load_dir(missing.path()),

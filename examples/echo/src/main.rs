@@ -1,5 +1,10 @@
 //! The echo plugin: one custom method, one tool and one notification, on
 //! the SDK's builder API (no macros), to show the smallest complete plugin.
+//!
+//! The manifest metadata the code cannot know (description, command,
+//! capabilities...) is given to the builder too, so that
+//! `echo --print-manifest` prints the whole `kaged-plugin.yaml`;
+//! `tests/manifest_drift.rs` checks the checked-in one is current.
 
 use kaged_plugin_sdk::{plugin, Call, PluginError};
 use schemars::JsonSchema;
@@ -48,6 +53,12 @@ async fn shout(a: ShoutArgs, _call: Call) -> Result<String, PluginError> {
 
 fn main() {
     plugin!("echo")
+        .description("Echoes text back; the smallest complete plugin on the SDK's builder API.")
+        .author("kaged plugin kit")
+        .license("MIT OR Apache-2.0")
+        .command(["../../target/debug/echo"])
+        .capability("net:[]")
+        .shutdown_timeout_sec(5)
         .method("echo.say", say)
         .tool("shout", "Upper-case the text and add exclamation marks.", shout)
         .notification("echo.said")

@@ -1,48 +1,81 @@
 //! The SDK testbed: a plugin whose methods misbehave on purpose so that the
 //! end-to-end tests can prove what the SDK does about it over real pipes.
+//!
+//! Written with `#[kaged_plugin]`; its `kaged-plugin.yaml` is generated
+//! (`sdk-testbed --print-manifest`) from this code and
+//! `kaged-plugin.base.yaml`, and `tests/manifest_drift.rs` keeps it current.
 
 use std::time::Duration;
 
-use kaged_plugin_sdk::{plugin, Call, PluginError};
+use kaged_plugin_sdk::{kaged_plugin, Call, KagedPlugin, PluginError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+/// `testbed.big` params.
 #[derive(Deserialize)]
 struct Bytes {
     bytes: usize,
 }
 
+/// `testbed.sleep` params.
 #[derive(Deserialize)]
 struct Sleep {
     ms: u64,
 }
 
+/// The testbed plugin (stateless).
+struct Testbed;
+
+#[kaged_plugin(
+    name = "sdk-testbed",
+    notifications("testbed.poked"),
+    manifest_base = "kaged-plugin.base.yaml"
+)]
+impl Testbed {
+    /// Answer the params and the `_context` the SDK took out of them.
+    #[method("testbed.echo")]
+    async fn echo(&self, params: Value, call: Call) -> Result<Value, PluginError> {
+        Ok(json!({ "params": params, "context": call.context }))
+    }
+
+    /// A stray println! must land on stderr, never on the protocol stream.
+    #[method("testbed.print")]
+    async fn print(&self) -> Result<&'static str, PluginError> {
+        println!("this line was printed with println! by a handler");
+        print!("and this one without a newline");
+        Ok("printed")
+    }
+
+    /// Panic; the SDK answers an internal error and keeps serving.
+    #[method("testbed.panic")]
+    async fn panic(&self) -> Result<(), PluginError> {
+        if std::env::var_os("NEVER_SET_IN_TESTS").is_none() {
+            panic!("deliberate panic in testbed.panic");
+        }
+        Ok(())
+    }
+
+    /// An answer of `bytes` bytes (to cross the size limit).
+    #[method("testbed.big")]
+    async fn big(&self, p: Bytes) -> Result<String, PluginError> {
+        Ok("x".repeat(p.bytes))
+    }
+
+    /// Answer after `ms` milliseconds.
+    #[method("testbed.sleep")]
+    async fn sleep(&self, p: Sleep) -> Result<u64, PluginError> {
+        tokio::time::sleep(Duration::from_millis(p.ms)).await;
+        Ok(p.ms)
+    }
+
+    /// Emit `testbed.poked`.
+    #[method("testbed.notify")]
+    async fn notify(&self, call: Call) -> Result<&'static str, PluginError> {
+        call.host.notify("testbed.poked", json!({ "by": "testbed.notify" }))?;
+        Ok("notified")
+    }
+}
+
 fn main() {
-    plugin!("sdk-testbed")
-        .method("testbed.echo", |p: Value, call: Call| async move {
-            Ok::<_, PluginError>(json!({ "params": p, "context": call.context }))
-        })
-        .method("testbed.print", |_p: Value, _call: Call| async move {
-            // A stray println! must land on stderr, never on the protocol stream.
-            println!("this line was printed with println! by a handler");
-            print!("and this one without a newline");
-            Ok::<_, PluginError>("printed")
-        })
-        .method("testbed.panic", |_p: Value, _call: Call| async move {
-            if std::env::var_os("NEVER_SET_IN_TESTS").is_none() {
-                panic!("deliberate panic in testbed.panic");
-            }
-            Ok::<_, PluginError>(())
-        })
-        .method("testbed.big", |p: Bytes, _call: Call| async move { Ok::<_, PluginError>("x".repeat(p.bytes)) })
-        .method("testbed.sleep", |p: Sleep, _call: Call| async move {
-            tokio::time::sleep(Duration::from_millis(p.ms)).await;
-            Ok::<_, PluginError>(p.ms)
-        })
-        .method("testbed.notify", |_p: Value, call: Call| async move {
-            call.host.notify("testbed.poked", json!({ "by": "testbed.notify" }))?;
-            Ok::<_, PluginError>("notified")
-        })
-        .notification("testbed.poked")
-        .run()
+    Testbed.run()
 }

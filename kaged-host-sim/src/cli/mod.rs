@@ -1,1 +1,239 @@
-//! CLI (in progress).
+//! The `kaged-host-sim` command line: `validate`, `call`, `session`.
+//!
+//! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
+//! usage (unknown flags, bad JSON arguments, missing directories). Errors
+//! are one line on stderr: what was wrong, then the cause chain.
+
+mod call;
+mod script;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::audit::AuditLog;
+use crate::host::{HostConfig, HostSim};
+use crate::time::TimeScale;
+use crate::transcript::Transcript;
+
+pub use script::{Expect, Script, Step};
+
+/// A simulated kaged daemon for plugin authors.
+#[derive(Debug, Parser)]
+#[command(name = "kaged-host-sim", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Options shared by every command.
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by every command.
+#[derive(Debug, Args)]
+pub struct GlobalOpts {
+    /// Append audit events (JSON Lines, ADDENDUM §9) to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// Write the wire transcript (JSON Lines, ADDENDUM §9) to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+    /// Multiply every timeout and interval by F (0 < F <= 1).
+    #[arg(long, global = true, value_name = "F", default_value = "1")]
+    pub time_scale: TimeScale,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate DIR/kaged-plugin.yaml; exit 1 on any error.
+    Validate {
+        /// The plugin directory.
+        dir: PathBuf,
+    },
+    /// Start the plugin in DIR, call METHOD once, shut it down.
+    Call {
+        /// The plugin directory.
+        dir: PathBuf,
+        /// The method (custom method, prefixed tool, system method or hook).
+        method: String,
+        /// The params, a JSON object.
+        params: Option<String>,
+        /// The call context, a JSON PluginCallContext.
+        #[arg(long, value_name = "JSON")]
+        context: Option<String>,
+        /// Print only the result or error object, as JSON, on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start the plugin in DIR and run a YAML scenario against it.
+    Session {
+        /// The plugin directory.
+        dir: PathBuf,
+        /// The scenario file.
+        #[arg(long, value_name = "FILE")]
+        script: PathBuf,
+    },
+}
+
+/// A failure of a command, with its exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad usage: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The plugin or a check failed: exit 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// `what`: `err`, then every cause, on one line.
+pub fn one_line(what: &str, err: &dyn std::error::Error) -> String {
+    let mut s = format!("{what}: {err}");
+    let mut cur = err.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Parse the process arguments and run; returns the exit status.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                print!("{e}");
+                return ExitCode::SUCCESS;
+            }
+            // clap's first paragraph says what was wrong; keep it on one line.
+            let text = e.to_string();
+            let first = text.split("\n\n").next().unwrap_or("error: bad usage");
+            let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("{first} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
+    init_tracing();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{}", one_line("error: cannot start the async runtime", &e));
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(CliError::Usage(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Failed(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KAGED_HOST_SIM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn host_for(global: &GlobalOpts) -> Result<HostSim, CliError> {
+    let audit = match &global.audit {
+        Some(p) => AuditLog::to_file(p)
+            .map_err(|e| {
+                CliError::Usage(one_line(
+                    &format!("cannot open audit file {}", p.display()),
+                    &e,
+                ))
+            })?
+            .with_memory(),
+        None => AuditLog::memory(),
+    };
+    let transcript = match &global.transcript {
+        Some(p) => Transcript::to_file(p).map_err(|e| {
+            CliError::Usage(one_line(
+                &format!("cannot open transcript file {}", p.display()),
+                &e,
+            ))
+        })?,
+        None => Transcript::discard(),
+    };
+    Ok(HostSim::new(HostConfig {
+        time_scale: global.time_scale,
+        audit,
+        transcript,
+        ..HostConfig::default()
+    }))
+}
+
+fn require_dir(dir: &Path) -> Result<(), CliError> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "no such plugin directory: {}",
+            dir.display()
+        )))
+    }
+}
+
+/// Run a parsed command line.
+pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Validate { dir } => {
+            require_dir(&dir)?;
+            let report = crate::validate::validate_dir(&dir);
+            let text = report.render_human();
+            if !text.is_empty() {
+                println!("{text}");
+            }
+            if report.has_errors() {
+                return Ok(ExitCode::from(1));
+            }
+            if let Some(m) = &report.manifest {
+                println!("ok: {} {} is valid", m.name, m.version);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            dir,
+            method,
+            params,
+            context,
+            json,
+        } => {
+            require_dir(&dir)?;
+            let host = host_for(&cli.global)?;
+            call::run(
+                &host,
+                &dir,
+                &method,
+                params.as_deref(),
+                context.as_deref(),
+                json,
+            )
+            .await
+        }
+        Command::Session { dir, script } => {
+            require_dir(&dir)?;
+            let host = host_for(&cli.global)?;
+            script::run(&host, &dir, &script).await
+        }
+    }
+}

@@ -163,7 +163,10 @@ impl Connection {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let (out, out_rx) = mpsc::unbounded_channel();
-        let limiter = RateLimiter::new(cfg.timeouts.notification_window, cfg.timeouts.notification_limit);
+        let limiter = RateLimiter::new(
+            cfg.timeouts.notification_window,
+            cfg.timeouts.notification_limit,
+        );
         let shared = Arc::new(Shared {
             plugin: cfg.manifest.name.clone(),
             cfg,

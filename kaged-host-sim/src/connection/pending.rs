@@ -38,11 +38,6 @@ impl Pending {
         }
     }
 
-    /// Whether `id` is pending.
-    pub(crate) fn contains(&self, id: u64) -> bool {
-        self.lock().contains_key(&id)
-    }
-
     /// Fail every pending request (the connection closed).
     pub(crate) fn fail_all(&self) {
         self.lock().clear();

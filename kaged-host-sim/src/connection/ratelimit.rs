@@ -76,7 +76,10 @@ mod tests {
         let mut r = RateLimiter::new(Duration::from_secs(1), 100);
         let t0 = Instant::now();
         let verdicts: Vec<Verdict> = (0..250).map(|_| r.check(t0)).collect();
-        assert_eq!(verdicts.iter().filter(|v| **v == Verdict::Accept).count(), 100);
+        assert_eq!(
+            verdicts.iter().filter(|v| **v == Verdict::Accept).count(),
+            100
+        );
         let firsts = verdicts
             .iter()
             .filter(|v| matches!(v, Verdict::Drop { first: true, .. }))

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader, MAX_LINE_BYTES};
 use kaged_plugin_sdk::protocol::{
-    methods, ErrorCode, MessageError, Notification, RateLimitedParams, Request, Response,
-    RpcError, RpcMessage,
+    methods, ErrorCode, MessageError, Notification, RateLimitedParams, Request, Response, RpcError,
+    RpcMessage,
 };
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, BufReader};
@@ -138,7 +138,12 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
         _ => "invalid_message",
     };
     if phase != Phase::Ready {
-        return violation(shared, kind, format!("{e} (before the handshake completed)"), true);
+        return violation(
+            shared,
+            kind,
+            format!("{e} (before the handshake completed)"),
+            true,
+        );
     }
     if let MessageError::Invalid { id: Some(id), .. } = &e {
         if let Some(n) = id.as_u64() {
@@ -199,7 +204,10 @@ fn notification(shared: &Arc<Shared>, n: Notification) {
     let verdict = shared.limiter().check(Instant::now());
     match verdict {
         Verdict::Accept => {
-            shared.audit(AuditEvent::Notification, json!({"notification_type": n.method}));
+            shared.audit(
+                AuditEvent::Notification,
+                json!({"notification_type": n.method}),
+            );
             let _ = shared.notifications.send(n);
         }
         Verdict::Drop { first: false, .. } => {}

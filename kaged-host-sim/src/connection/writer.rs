@@ -33,7 +33,10 @@ pub(super) async fn stderr_loop(shared: Arc<Shared>, stderr: Box<dyn AsyncRead +
             Frame::Oversize { len } => format!("<stderr line of {len} bytes discarded>"),
         };
         tracing::info!(target: "kaged_plugin_stderr", plugin = %shared.plugin, "{text}");
-        shared.cfg.transcript.record(Direction::PluginStderr, text.as_bytes());
+        shared
+            .cfg
+            .transcript
+            .record(Direction::PluginStderr, text.as_bytes());
         shared.push_stderr(text);
     }
     shared.mark_stderr_done();

@@ -77,7 +77,8 @@ impl Owners {
     /// Whether `plugin` may use `object`: unregistered, or registered to it.
     pub fn may_use(&self, plugin: &str, object: &str) -> bool {
         let map = self.0.read().unwrap_or_else(|e| e.into_inner());
-        map.get(&object.to_ascii_lowercase()).is_none_or(|o| o == plugin)
+        map.get(&object.to_ascii_lowercase())
+            .is_none_or(|o| o == plugin)
     }
 
     /// Register `object` to `plugin`.
@@ -95,7 +96,10 @@ impl Owners {
     /// Every object registered to `plugin` (lowercase names).
     pub fn objects_of(&self, plugin: &str) -> Vec<String> {
         let map = self.0.read().unwrap_or_else(|e| e.into_inner());
-        map.iter().filter(|(_, p)| *p == plugin).map(|(n, _)| n.clone()).collect()
+        map.iter()
+            .filter(|(_, p)| *p == plugin)
+            .map(|(n, _)| n.clone())
+            .collect()
     }
 }
 
@@ -165,7 +169,8 @@ impl AuthPolicy {
 
     /// Whether `name` is one of this plugin's objects.
     pub fn owns(&self, name: &str) -> bool {
-        name.to_ascii_lowercase().starts_with(&self.prefix) && self.owners.may_use(&self.plugin, name)
+        name.to_ascii_lowercase().starts_with(&self.prefix)
+            && self.owners.may_use(&self.plugin, name)
     }
 
     fn main_db(ctx: &AuthContext<'_>) -> bool {
@@ -192,10 +197,21 @@ impl AuthPolicy {
         let ddl = phase == Phase::Schema;
         let allow = match ctx.action {
             AuthAction::Select | AuthAction::Recursive => true,
-            AuthAction::Read { table_name, .. } => own(table_name) || self.catalogue(ctx, table_name),
+            AuthAction::Read {
+                table_name,
+                column_name,
+            } => {
+                own(table_name)
+                    || self.catalogue(ctx, table_name)
+                    || (column_name.is_empty()
+                        && ctx.database_name.is_none()
+                        && !is_database_namespace(table_name))
+            }
             AuthAction::Function { function_name } => {
                 !is_denied_function(function_name)
-                    || (ddl && INTERNAL_DDL_FUNCTIONS.contains(&function_name.to_ascii_lowercase().as_str()))
+                    || (ddl
+                        && INTERNAL_DDL_FUNCTIONS
+                            .contains(&function_name.to_ascii_lowercase().as_str()))
             }
             AuthAction::Insert { table_name }
             | AuthAction::Update { table_name, .. }
@@ -205,16 +221,30 @@ impl AuthPolicy {
             AuthAction::CreateTable { table_name } => {
                 ddl && (own(table_name) || table_name.eq_ignore_ascii_case("sqlite_sequence"))
             }
-            AuthAction::CreateIndex { index_name, table_name } => {
-                let auto = index_name.to_ascii_lowercase().starts_with("sqlite_autoindex_");
+            AuthAction::CreateIndex {
+                index_name,
+                table_name,
+            } => {
+                let auto = index_name
+                    .to_ascii_lowercase()
+                    .starts_with("sqlite_autoindex_");
                 ddl && own(table_name) && (auto || own(index_name))
             }
             AuthAction::CreateView { view_name } => ddl && own(view_name),
-            AuthAction::CreateTrigger { trigger_name, table_name } => ddl && own(trigger_name) && own(table_name),
+            AuthAction::CreateTrigger {
+                trigger_name,
+                table_name,
+            } => ddl && own(trigger_name) && own(table_name),
             AuthAction::DropTable { table_name } => ddl && own(table_name),
             AuthAction::DropView { view_name } => ddl && own(view_name),
-            AuthAction::DropIndex { index_name, table_name } => ddl && own(index_name) && own(table_name),
-            AuthAction::DropTrigger { trigger_name, table_name } => ddl && own(trigger_name) && own(table_name),
+            AuthAction::DropIndex {
+                index_name,
+                table_name,
+            } => ddl && own(index_name) && own(table_name),
+            AuthAction::DropTrigger {
+                trigger_name,
+                table_name,
+            } => ddl && own(trigger_name) && own(table_name),
             AuthAction::AlterTable { table_name, .. } => ddl && self.owns(table_name),
             AuthAction::Reindex { index_name } => ddl && own(index_name),
             // TEMP objects, ATTACH/DETACH, PRAGMA, ANALYZE, virtual tables,
@@ -227,6 +257,22 @@ impl AuthPolicy {
             Authorization::Deny
         }
     }
+}
+
+/// Whether `name` lies in a namespace that real tables of the database use:
+/// plugins' objects (`plugin_`), SQLite's (`sqlite_`), table-valued pragmas
+/// (`pragma_`) and the broker's own (`kaged_`).
+///
+/// SQLite reports a FROM item none of whose columns is used (`SELECT
+/// count(*) FROM x`) as a read of column `""` with no database, for tables
+/// and CTEs alike; such a read is allowed for a CTE name, which the rewriter
+/// never lets into these namespaces, and refused for anything that could
+/// be a real table of someone else.
+fn is_database_namespace(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["plugin_", "sqlite_", "pragma_", "kaged_"]
+        .iter()
+        .any(|p| lower.starts_with(p))
 }
 
 /// Install `policy` as the authorizer of `conn`, and a progress handler

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::authorizer::{install, AuthPolicy, Owners};
 use super::cache::RewriteCache;
-use super::exec::{exec, query, ExecEnv};
+use super::exec::{exec, query, unprefix, ExecEnv};
 use super::redact::redact_sql;
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
@@ -44,7 +44,12 @@ pub struct StorageClient {
 impl StorageClient {
     /// A client with storage available.
     pub fn new(plugin: impl Into<String>, can_read: bool, can_write: bool) -> StorageClient {
-        StorageClient { plugin: plugin.into(), can_read, can_write, storage_available: true }
+        StorageClient {
+            plugin: plugin.into(),
+            can_read,
+            can_write,
+            storage_available: true,
+        }
     }
 
     /// A client from the plugin's granted capability strings.
@@ -58,7 +63,12 @@ impl StorageClient {
             can_read |= c == CAP_READ;
             can_write |= c == CAP_WRITE;
         }
-        StorageClient { plugin: plugin.into(), can_read, can_write, storage_available }
+        StorageClient {
+            plugin: plugin.into(),
+            can_read,
+            can_write,
+            storage_available,
+        }
     }
 
     /// May call `query` and `schema`.
@@ -95,12 +105,26 @@ impl StorageDenial {
     /// A `-32003` denial.
     pub fn denied(reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
         let reason = reason.into();
-        StorageDenial::with(ErrorCode::StorageAccessDenied, format!("storage access denied: {reason}"), reason, sql)
+        StorageDenial::with(
+            ErrorCode::StorageAccessDenied,
+            format!("storage access denied: {reason}"),
+            reason,
+            sql,
+        )
     }
 
     /// An error of another code; `message` goes to the plugin.
-    pub fn with(code: ErrorCode, message: impl Into<String>, reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
-        StorageDenial { error: RpcError::new(code, message), reason: reason.into(), redacted_sql: sql.map(redact_sql) }
+    pub fn with(
+        code: ErrorCode,
+        message: impl Into<String>,
+        reason: impl Into<String>,
+        sql: Option<&str>,
+    ) -> StorageDenial {
+        StorageDenial {
+            error: RpcError::new(code, message),
+            reason: reason.into(),
+            redacted_sql: sql.map(redact_sql),
+        }
     }
 }
 
@@ -141,7 +165,9 @@ pub struct StorageBroker {
 
 impl std::fmt::Debug for StorageBroker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StorageBroker").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("StorageBroker")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -151,7 +177,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Open a hardened connection to the database file.
 fn connect(path: &Path) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
@@ -169,12 +197,17 @@ impl StorageBroker {
     /// Open a fresh database in a temporary directory kept alive (and
     /// removed) with the broker.
     pub fn open_temp() -> Result<StorageBroker, StorageError> {
-        let dir = tempfile::Builder::new().prefix("kaged-storage-").tempdir()?;
+        let dir = tempfile::Builder::new()
+            .prefix("kaged-storage-")
+            .tempdir()?;
         let path = dir.path().join("storage.sqlite3");
         StorageBroker::open_inner(path, Some(dir))
     }
 
-    fn open_inner(path: PathBuf, temp: Option<tempfile::TempDir>) -> Result<StorageBroker, StorageError> {
+    fn open_inner(
+        path: PathBuf,
+        temp: Option<tempfile::TempDir>,
+    ) -> Result<StorageBroker, StorageError> {
         let admin = connect(&path)?;
         admin.pragma_update(None, "journal_mode", "WAL")?;
         admin.execute_batch(&format!(
@@ -183,7 +216,8 @@ impl StorageBroker {
         let owners = Arc::new(Owners::default());
         {
             let mut stmt = admin.prepare(&format!("SELECT name, plugin FROM {OWNERS_TABLE}"))?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
             for row in rows {
                 let (name, plugin) = row?;
                 owners.insert(&name, &plugin);
@@ -225,7 +259,12 @@ impl StorageBroker {
         let policy = Arc::new(AuthPolicy::new(plugin, &prefix, Arc::clone(&self.owners)));
         let mut conn = connect(&self.path)?;
         install(&mut conn, Arc::clone(&policy))?;
-        let db = Arc::new(PluginDb { plugin: plugin.to_owned(), prefix, policy, conn: Mutex::new(conn) });
+        let db = Arc::new(PluginDb {
+            plugin: plugin.to_owned(),
+            prefix,
+            policy,
+            conn: Mutex::new(conn),
+        });
         map.insert(plugin.to_owned(), Arc::clone(&db));
         Ok(db)
     }
@@ -234,9 +273,17 @@ impl StorageBroker {
     /// `Err` carries the JSON-RPC error (`-32003` for every denial,
     /// `-32602` for malformed params or SQL, `-32005` when the database is
     /// busy, `-32603` for internal failures) and the audit data.
-    pub fn handle(&self, client: &StorageClient, method: StorageMethod, params: Option<Value>) -> Result<Value, StorageDenial> {
+    pub fn handle(
+        &self,
+        client: &StorageClient,
+        method: StorageMethod,
+        params: Option<Value>,
+    ) -> Result<Value, StorageDenial> {
         if !is_plugin_name(&client.plugin) {
-            return Err(StorageDenial::denied(format!("invalid plugin name {:?}", client.plugin), None));
+            return Err(StorageDenial::denied(
+                format!("invalid plugin name {:?}", client.plugin),
+                None,
+            ));
         }
         if !client.storage_available {
             return Err(StorageDenial::denied("storage is not available", None));
@@ -247,33 +294,69 @@ impl StorageBroker {
         };
         if method == StorageMethod::Schema {
             if !allowed {
-                return Err(StorageDenial::denied(format!("{} needs {CAP_READ}", method.as_str()), None));
+                return Err(StorageDenial::denied(
+                    format!("{} needs {CAP_READ}", method.as_str()),
+                    None,
+                ));
             }
             let tables = self.tables(&client.plugin).map_err(internal)?;
             return Ok(json!({ "tables": tables }));
         }
-        let sql_hint = params.as_ref().and_then(|p| p.get("sql")).and_then(Value::as_str);
+        let sql_hint = params
+            .as_ref()
+            .and_then(|p| p.get("sql"))
+            .and_then(Value::as_str);
         if !allowed {
-            let cap = if method == StorageMethod::Exec { CAP_WRITE } else { CAP_READ };
-            return Err(StorageDenial::denied(format!("{} needs {cap}", method.as_str()), sql_hint));
+            let cap = if method == StorageMethod::Exec {
+                CAP_WRITE
+            } else {
+                CAP_READ
+            };
+            return Err(StorageDenial::denied(
+                format!("{} needs {cap}", method.as_str()),
+                sql_hint,
+            ));
         }
         let parsed = parse_params(params.as_ref()).map_err(|(msg, sql)| {
             StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, sql.as_deref())
         })?;
         let sql = parsed.sql.as_str();
         let prefix = storage_prefix(&client.plugin);
-        let rewritten = self.cache.get_or_rewrite(&prefix, sql).map_err(|e| match e {
-            RewriteError::Denied(reason) => StorageDenial::denied(reason, Some(sql)),
-            RewriteError::Invalid(msg) => StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, Some(sql)),
-        })?;
+        let rewritten = self
+            .cache
+            .get_or_rewrite(&prefix, sql)
+            .map_err(|e| match e {
+                RewriteError::Denied(reason) => StorageDenial::denied(reason, Some(sql)),
+                RewriteError::Invalid(msg) => {
+                    StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, Some(sql))
+                }
+            })?;
         if method == StorageMethod::Query && rewritten.kind != StatementKind::Read {
             return Err(StorageDenial::denied(
                 "kaged.storage.query only runs read-only statements (SELECT, WITH ... SELECT, VALUES)",
                 Some(sql),
             ));
         }
+        if let Some(other) = rewritten
+            .objects
+            .iter()
+            .find(|o| !self.owners.may_use(&client.plugin, o))
+        {
+            // `foo`'s `bar_x` is `foo-bar`'s `x`: refuse before SQLite can
+            // answer anything (even `CREATE TABLE IF NOT EXISTS` would
+            // silently succeed on it).
+            return Err(StorageDenial::denied(
+                format!("`{}` belongs to another plugin", unprefix(other, &prefix)),
+                Some(sql),
+            ));
+        }
         let db = self.plugin_db(&client.plugin).map_err(internal)?;
-        let env = ExecEnv { db: &db, owners: &self.owners, budget: self.time_budget, sql };
+        let env = ExecEnv {
+            db: &db,
+            owners: &self.owners,
+            budget: self.time_budget,
+            sql,
+        };
         let conn = lock(&db.conn);
         match method {
             StorageMethod::Query => query(&env, &conn, &rewritten, &parsed.params),
@@ -286,10 +369,14 @@ impl StorageBroker {
         let prefix = storage_prefix(plugin);
         let admin = lock(&self.admin);
         let mut stmt = admin.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
-        let names = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
         let mut tables: Vec<String> = names
             .into_iter()
-            .filter(|n| n.to_ascii_lowercase().starts_with(&prefix) && self.owners.may_use(plugin, n))
+            .filter(|n| {
+                n.to_ascii_lowercase().starts_with(&prefix) && self.owners.may_use(plugin, n)
+            })
             .map(|n| n[prefix.len()..].to_owned())
             .collect();
         tables.sort();
@@ -317,14 +404,22 @@ impl StorageBroker {
             let mut dropped = Vec::new();
             for kind in ["trigger", "view", "index", "table"] {
                 for (_, name) in objects.iter().filter(|(t, _)| t == kind) {
-                    if name.to_ascii_lowercase().starts_with(&prefix) && self.owners.may_use(plugin, name) {
+                    if name.to_ascii_lowercase().starts_with(&prefix)
+                        && self.owners.may_use(plugin, name)
+                    {
                         let quoted = format!("\"{}\"", name.replace('"', "\"\""));
-                        admin.execute_batch(&format!("DROP {} IF EXISTS {quoted}", kind.to_uppercase()))?;
+                        admin.execute_batch(&format!(
+                            "DROP {} IF EXISTS {quoted}",
+                            kind.to_uppercase()
+                        ))?;
                         dropped.push(name.clone());
                     }
                 }
             }
-            admin.execute(&format!("DELETE FROM {OWNERS_TABLE} WHERE plugin = ?1"), [plugin])?;
+            admin.execute(
+                &format!("DELETE FROM {OWNERS_TABLE} WHERE plugin = ?1"),
+                [plugin],
+            )?;
             Ok(dropped)
         })();
         match result {
@@ -344,7 +439,12 @@ impl StorageBroker {
 }
 
 fn internal(e: StorageError) -> StorageDenial {
-    StorageDenial::with(ErrorCode::InternalError, "storage is unavailable", e.to_string(), None)
+    StorageDenial::with(
+        ErrorCode::InternalError,
+        "storage is unavailable",
+        e.to_string(),
+        None,
+    )
 }
 
 #[cfg(test)]

@@ -84,15 +84,25 @@ mod tests {
     #[test]
     fn caches_per_prefix_and_stays_bounded() {
         let cache = RewriteCache::new(8);
-        let a = cache.get_or_rewrite("plugin_a_", "SELECT * FROM t").unwrap();
-        let b = cache.get_or_rewrite("plugin_b_", "SELECT * FROM t").unwrap();
+        let a = cache
+            .get_or_rewrite("plugin_a_", "SELECT * FROM t")
+            .unwrap();
+        let b = cache
+            .get_or_rewrite("plugin_b_", "SELECT * FROM t")
+            .unwrap();
         assert_ne!(a.sql, b.sql);
-        let a2 = cache.get_or_rewrite("plugin_a_", "SELECT * FROM t").unwrap();
+        let a2 = cache
+            .get_or_rewrite("plugin_a_", "SELECT * FROM t")
+            .unwrap();
         assert!(Arc::ptr_eq(&a, &a2));
         for i in 0..100 {
-            cache.get_or_rewrite("plugin_a_", &format!("SELECT {i} FROM t")).unwrap();
+            cache
+                .get_or_rewrite("plugin_a_", &format!("SELECT {i} FROM t"))
+                .unwrap();
         }
         assert!(cache.len() <= 8);
-        assert!(cache.get_or_rewrite("plugin_a_", "SELECT * FROM sqlite_master").is_err());
+        assert!(cache
+            .get_or_rewrite("plugin_a_", "SELECT * FROM sqlite_master")
+            .is_err());
     }
 }

@@ -63,10 +63,9 @@ impl ExecEnv<'_> {
         let sql = Some(self.sql);
         let msg = unprefix(&e.to_string(), &self.db.prefix);
         match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::AuthorizationForStatementDenied) => StorageDenial::denied(
-                format!("refused by the storage authorizer ({msg})"),
-                sql,
-            ),
+            Some(rusqlite::ErrorCode::AuthorizationForStatementDenied) => {
+                StorageDenial::denied(format!("refused by the storage authorizer ({msg})"), sql)
+            }
             Some(rusqlite::ErrorCode::OperationInterrupted) => StorageDenial::with(
                 ErrorCode::InternalError,
                 format!("statement interrupted after {} ms", self.budget.as_millis()),
@@ -87,7 +86,12 @@ impl ExecEnv<'_> {
         StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, Some(self.sql))
     }
 
-    fn prepare<'c>(&self, conn: &'c Connection, sql: &str, params: &[SqlValue]) -> Result<Statement<'c>, StorageDenial> {
+    fn prepare<'c>(
+        &self,
+        conn: &'c Connection,
+        sql: &str,
+        params: &[SqlValue],
+    ) -> Result<Statement<'c>, StorageDenial> {
         let mut stmt = conn.prepare(sql).map_err(|e| self.error(&e))?;
         if stmt.parameter_count() != params.len() {
             return Err(self.invalid(format!(
@@ -97,22 +101,35 @@ impl ExecEnv<'_> {
             )));
         }
         for (i, v) in params.iter().enumerate() {
-            stmt.raw_bind_parameter(i + 1, Bind(v)).map_err(|e| self.error(&e))?;
+            stmt.raw_bind_parameter(i + 1, Bind(v))
+                .map_err(|e| self.error(&e))?;
         }
         Ok(stmt)
     }
 }
 
 /// `kaged.storage.query`: `{"rows": [{column: value}], "columns": [..]}`.
-pub(super) fn query(env: &ExecEnv<'_>, conn: &Connection, rw: &Rewritten, params: &[SqlValue]) -> Result<Value, StorageDenial> {
+pub(super) fn query(
+    env: &ExecEnv<'_>,
+    conn: &Connection,
+    rw: &Rewritten,
+    params: &[SqlValue],
+) -> Result<Value, StorageDenial> {
     let policy = &env.db.policy;
     let _guard = CallGuard::start(policy, env.budget);
     policy.set_phase(Phase::Read);
     let mut stmt = env.prepare(conn, &rw.sql, params)?;
     if !stmt.readonly() {
-        return Err(StorageDenial::denied("kaged.storage.query only runs read-only statements", Some(env.sql)));
+        return Err(StorageDenial::denied(
+            "kaged.storage.query only runs read-only statements",
+            Some(env.sql),
+        ));
     }
-    let columns: Vec<String> = stmt.column_names().into_iter().map(|c| unprefix(c, &env.db.prefix)).collect();
+    let columns: Vec<String> = stmt
+        .column_names()
+        .into_iter()
+        .map(|c| unprefix(c, &env.db.prefix))
+        .collect();
     let mut rows_out = Vec::new();
     let mut size = 0usize;
     let mut rows = stmt.raw_query();
@@ -120,11 +137,16 @@ pub(super) fn query(env: &ExecEnv<'_>, conn: &Connection, rw: &Rewritten, params
         let mut obj = Map::new();
         for (i, name) in columns.iter().enumerate() {
             let v = to_json(row.get_ref(i).map_err(|e| env.error(&e))?);
-            size += 16 + name.len() + v.as_str().map_or(0, str::len) + v.get("$base64").and_then(Value::as_str).map_or(0, str::len);
+            size += 16
+                + name.len()
+                + v.as_str().map_or(0, str::len)
+                + v.get("$base64").and_then(Value::as_str).map_or(0, str::len);
             obj.insert(name.clone(), v);
         }
         if size > MAX_RESULT_BYTES {
-            return Err(env.invalid(format!("the result exceeds {MAX_RESULT_BYTES} bytes; use LIMIT")));
+            return Err(env.invalid(format!(
+                "the result exceeds {MAX_RESULT_BYTES} bytes; use LIMIT"
+            )));
         }
         rows_out.push(Value::Object(obj));
     }
@@ -135,7 +157,8 @@ pub(super) fn query(env: &ExecEnv<'_>, conn: &Connection, rw: &Rewritten, params
 fn catalogue(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
     let mut stmt = conn.prepare("SELECT name, tbl_name FROM sqlite_master")?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    rows.map(|r| r.map(|(n, t)| (n.to_ascii_lowercase(), t.to_ascii_lowercase()))).collect()
+    rows.map(|r| r.map(|(n, t)| (n.to_ascii_lowercase(), t.to_ascii_lowercase())))
+        .collect()
 }
 
 /// Objects created and removed by a DDL statement.
@@ -148,7 +171,11 @@ struct SchemaDiff {
 /// Check a DDL statement's effect on the catalogue (defence in depth: e.g.
 /// SQLite does not authorize the *target* name of `ALTER TABLE ... RENAME
 /// TO`) and record it in the owners registry, inside the transaction.
-fn register(env: &ExecEnv<'_>, conn: &Connection, before: &HashMap<String, String>) -> Result<SchemaDiff, StorageDenial> {
+fn register(
+    env: &ExecEnv<'_>,
+    conn: &Connection,
+    before: &HashMap<String, String>,
+) -> Result<SchemaDiff, StorageDenial> {
     let after = catalogue(conn).map_err(|e| env.error(&e))?;
     let policy = &env.db.policy;
     let mine = |name: &str, table: &str| {
@@ -161,7 +188,10 @@ fn register(env: &ExecEnv<'_>, conn: &Connection, before: &HashMap<String, Strin
     let mut diff = SchemaDiff::default();
     for (name, table) in after.iter().filter(|(n, _)| !before.contains_key(*n)) {
         if !mine(name, table) {
-            return Err(StorageDenial::denied("the statement would create an object outside the plugin's storage", Some(env.sql)));
+            return Err(StorageDenial::denied(
+                "the statement would create an object outside the plugin's storage",
+                Some(env.sql),
+            ));
         }
         if name.starts_with(&env.db.prefix) {
             diff.added.push(name.clone());
@@ -169,25 +199,41 @@ fn register(env: &ExecEnv<'_>, conn: &Connection, before: &HashMap<String, Strin
     }
     for (name, table) in before.iter().filter(|(n, _)| !after.contains_key(*n)) {
         if !mine(name, table) {
-            return Err(StorageDenial::denied("the statement would remove an object outside the plugin's storage", Some(env.sql)));
+            return Err(StorageDenial::denied(
+                "the statement would remove an object outside the plugin's storage",
+                Some(env.sql),
+            ));
         }
         if name.starts_with(&env.db.prefix) {
             diff.removed.push(name.clone());
         }
     }
     let run = |sql: String, name: &str| -> Result<(), StorageDenial> {
-        conn.execute(&sql, rusqlite::params![name, env.db.plugin]).map(drop).map_err(|e| env.error(&e))
+        conn.execute(&sql, rusqlite::params![name, env.db.plugin])
+            .map(drop)
+            .map_err(|e| env.error(&e))
     };
     for name in &diff.added {
-        run(format!("INSERT OR REPLACE INTO {OWNERS_TABLE} (name, plugin) VALUES (?1, ?2)"), name)?;
+        run(
+            format!("INSERT OR REPLACE INTO {OWNERS_TABLE} (name, plugin) VALUES (?1, ?2)"),
+            name,
+        )?;
     }
     for name in &diff.removed {
-        run(format!("DELETE FROM {OWNERS_TABLE} WHERE name = ?1 AND plugin = ?2"), name)?;
+        run(
+            format!("DELETE FROM {OWNERS_TABLE} WHERE name = ?1 AND plugin = ?2"),
+            name,
+        )?;
     }
     Ok(diff)
 }
 
-fn run_statement(env: &ExecEnv<'_>, conn: &Connection, rw: &Rewritten, params: &[SqlValue]) -> Result<u64, StorageDenial> {
+fn run_statement(
+    env: &ExecEnv<'_>,
+    conn: &Connection,
+    rw: &Rewritten,
+    params: &[SqlValue],
+) -> Result<u64, StorageDenial> {
     let mut stmt = env.prepare(conn, &rw.sql, params)?;
     let changed = if stmt.column_count() == 0 {
         stmt.raw_execute().map_err(|e| env.error(&e))? as u64
@@ -196,16 +242,26 @@ fn run_statement(env: &ExecEnv<'_>, conn: &Connection, rw: &Rewritten, params: &
         while rows.next().map_err(|e| env.error(&e))?.is_some() {}
         conn.changes()
     };
-    Ok(if rw.kind == StatementKind::Write { changed } else { 0 })
+    Ok(if rw.kind == StatementKind::Write {
+        changed
+    } else {
+        0
+    })
 }
 
 /// `kaged.storage.exec`: the statement in its own transaction, rolled back
 /// on any error; answers `{"rows_affected": n}`.
-pub(super) fn exec(env: &ExecEnv<'_>, conn: &Connection, rw: &Rewritten, params: &[SqlValue]) -> Result<Value, StorageDenial> {
+pub(super) fn exec(
+    env: &ExecEnv<'_>,
+    conn: &Connection,
+    rw: &Rewritten,
+    params: &[SqlValue],
+) -> Result<Value, StorageDenial> {
     let policy = &env.db.policy;
     let _guard = CallGuard::start(policy, env.budget);
     policy.set_phase(Phase::Broker);
-    conn.execute_batch("BEGIN IMMEDIATE").map_err(|e| env.error(&e))?;
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| env.error(&e))?;
     let result = (|| {
         let before = match rw.kind {
             StatementKind::Schema => Some(catalogue(conn).map_err(|e| env.error(&e))?),

@@ -1,4 +1,110 @@
-//! Brokered plugin storage (docs to come).
+//! Brokered plugin storage (`kaged.storage.*`, plugin-host.md § "Plugin-scoped
+//! storage", ADDENDUM §7): one SQLite database shared by every plugin of a
+//! host, built as a security boundary.
+//!
+//! # Threat model
+//!
+//! A plugin is an untrusted subprocess that sends arbitrary SQL text. It
+//! must never read, write, create, drop or even reliably probe another
+//! plugin's objects or the database's own machinery, and it must never be
+//! told its prefix. Buggy plugins are expected too: a refusal is an answer
+//! (`-32003`, audited as `plugin.storage_denied`), never a kill.
+//!
+//! Three independent layers stand between the plugin and the file:
+//!
+//! 1. **The rewriter** ([`rewrite`], `rewrite/`): parses exactly one
+//!    statement with sqlparser's SQLite dialect and walks it with a visitor
+//!    of its own (not sqlparser's plain relation visitor, which confuses CTE
+//!    names, DROP, RENAME targets, index and trigger names). It accepts an
+//!    allow-list of statement kinds — queries, `INSERT`/`UPDATE`/`DELETE`,
+//!    `CREATE`/`DROP` `TABLE`/`VIEW`/`INDEX`/`TRIGGER`, `ALTER TABLE`
+//!    `RENAME TO`/`RENAME COLUMN`/`ADD COLUMN`/`DROP COLUMN` — and prefixes
+//!    every table, view, index and trigger name, rename target and
+//!    foreign-key target, in subqueries, CTE bodies, views, trigger bodies
+//!    and `WHEN` clauses too. CTE names (per scope; SQLite lets every CTE of
+//!    a `WITH` see the others) and aliases are left alone. A rewritten table
+//!    with no alias is aliased to its plugin-facing name, so
+//!    `SELECT presets.name FROM presets` keeps working as
+//!    `... FROM "plugin_oh_my_pi_presets" AS presets` (except for the
+//!    `UPDATE`/`DELETE`/`INSERT` target inside a trigger body, where SQLite
+//!    allows no alias; there, qualify columns with `new.`/`old.` or not at
+//!    all). Placeholders are kept verbatim; if a rewrite would reorder
+//!    unnumbered placeholders the statement is refused with `-32602`.
+//! 2. **The authorizer** ([`AuthPolicy`], `authorizer.rs`): every plugin has
+//!    its own connection whose SQLite authorizer only lets through objects
+//!    with the plugin's prefix in `main`, and only the operations of the
+//!    current [`Phase`] (read for `query`, write for DML, schema changes for
+//!    DDL, nothing when idle). Views and triggers are checked when they run,
+//!    with their underlying tables. A rewriter bug therefore cannot leak or
+//!    alter another plugin's rows.
+//! 3. **The catalogue check** (`exec.rs`): after each DDL statement, inside
+//!    its transaction, the catalogue is compared with its state before; any
+//!    object created or removed outside the plugin's prefix rolls the
+//!    statement back (SQLite does not authorize the target name of
+//!    `ALTER TABLE ... RENAME TO`).
+//!
+//! Connections are also hardened: `SQLITE_DBCONFIG_DEFENSIVE`, untrusted
+//! schema, FTS3 tokenizers disabled, extension loading never enabled, a busy
+//! timeout, and a per-call time budget enforced by a progress handler
+//! (runaway recursive CTEs answer `-32603`).
+//!
+//! # Prefixes and ownership
+//!
+//! The prefix is `plugin_<name with - as _>_` ([`storage_prefix`]). Plugin
+//! names may contain `-` but not `_`, so `foo`'s prefix `plugin_foo_` is a
+//! prefix of `foo-bar`'s `plugin_foo_bar_`: `foo`'s table `bar_x` and
+//! `foo-bar`'s table `x` are the same name. The broker keeps a registry
+//! (table `kaged_storage_owners`, outside every prefix, mirrored in memory
+//! as [`Owners`]) of which plugin created which object; an object
+//! registered to another plugin is refused (`-32003`) even when the prefix
+//! matches. So whoever creates such a name first keeps it. Objects that
+//! predate the registry are usable by every plugin whose prefix matches.
+//!
+//! # What is refused (`-32003`)
+//!
+//! * names (after unquoting, ASCII-case-insensitive) starting with
+//!   `sqlite_`, `pragma_` (table-valued pragmas) or `plugin_` (any plugin's
+//!   prefixed objects, including the caller's own prefix spelled out — see
+//!   [`RESERVED_NAME_PREFIXES`]); this applies to CTE names too;
+//! * schema-qualified names (`main.x`, `temp.x`, any `a.b`), and
+//!   `schema.table.column` references;
+//! * TEMP/TEMPORARY tables, views, triggers; virtual tables;
+//! * `ATTACH`, `DETACH`, `PRAGMA`, `VACUUM`, `REINDEX`, `ANALYZE`,
+//!   `EXPLAIN`, `BEGIN`/`COMMIT`/`END`/`ROLLBACK`/`SAVEPOINT`/`RELEASE`
+//!   ([`DENIED_LEADING_KEYWORDS`]), and every other statement kind not on
+//!   the allow-list;
+//! * more than one statement per call;
+//! * the functions of [`DENIED_FUNCTIONS`] and every `sqlite_*` function;
+//!   qualified function names;
+//! * table-valued functions and any other non-table source in `FROM`;
+//! * `exec` without `kaged:storage:write`; `query`/`schema` without
+//!   `kaged:storage:read` or `kaged:storage:write`; anything when storage is
+//!   not available; anything but a read-only statement in `query`.
+//!
+//! Malformed params (`sql` missing or not a string, `params` not an array,
+//! a param that is an array or object), SQL that does not parse, a wrong
+//! number of parameters and SQL errors (constraints, missing tables) answer
+//! `-32602`, with the prefix stripped from SQLite's message.
+//!
+//! # Answers
+//!
+//! * `query`: `{"rows": [{column: value}], "columns": [..]}`. INTEGER and
+//!   REAL are JSON numbers (NaN/±inf: `null`), TEXT a string, NULL `null`,
+//!   and **BLOB an object `{"$base64": "<standard base64>"}`** ([`BLOB_KEY`])
+//!   so it cannot be mistaken for text. Duplicate column names keep the last
+//!   value in the row object (`columns` lists them all). Answers over
+//!   [`MAX_RESULT_BYTES`] are refused with `-32602`.
+//! * `exec`: `{"rows_affected": n}` (0 for DDL), in its own transaction,
+//!   rolled back on any error. Bool params bind as 0/1.
+//! * `schema`: `{"tables": [..]}`: the plugin's tables (not views),
+//!   unprefixed, sorted.
+//!
+//! # Audit redaction
+//!
+//! [`StorageDenial::redacted_sql`] is the plugin's SQL through
+//! [`redact_sql`]: every literal (string, number, blob) becomes `?`,
+//! comments are dropped, names and keywords stay, at most
+//! [`MAX_REDACTED_LEN`] characters.
 
 mod authorizer;
 mod broker;
@@ -13,10 +119,18 @@ pub use broker::{StorageBroker, StorageClient, StorageDenial, StorageError, CAP_
 pub use cache::RewriteCache;
 pub use exec::{unprefix, MAX_RESULT_BYTES};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
-pub use rewrite::{rewrite, RewriteError, Rewritten, StatementKind};
+pub use rewrite::{
+    is_denied_function, is_reserved_name, rewrite, RewriteError, Rewritten, StatementKind,
+    DENIED_FUNCTIONS, DENIED_LEADING_KEYWORDS, MAX_STATEMENT_TOKENS, RESERVED_NAME_PREFIXES,
+};
 pub use values::{base64, parse_params, to_json, ParsedParams, BLOB_KEY};
 
-/// The storage prefix of a plugin: `plugin_<name with - replaced by _>_`.
+/// The storage prefix of a plugin: `plugin_<name with - replaced by _>_`
+/// (as `Manifest::storage_prefix` in the SDK).
+///
+/// ```
+/// assert_eq!(kaged_host_sim::storage::storage_prefix("oh-my-pi"), "plugin_oh_my_pi_");
+/// ```
 pub fn storage_prefix(plugin_name: &str) -> String {
     format!("plugin_{}_", plugin_name.replace('-', "_"))
 }

@@ -28,7 +28,9 @@ pub fn redact_sql(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len().min(MAX_REDACTED_LEN));
     for t in &tokens {
         match t {
-            Token::Whitespace(Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_)) => {
+            Token::Whitespace(
+                Whitespace::SingleLineComment { .. } | Whitespace::MultiLineComment(_),
+            ) => {
                 if !out.ends_with(' ') {
                     out.push(' ');
                 }
@@ -81,7 +83,8 @@ mod tests {
 
     #[test]
     fn literals_and_comments_are_removed() {
-        let r = redact_sql("INSERT INTO t VALUES ('s3cr3t', X'DEADBEEF', 3.14, ?1) /* token=abc */");
+        let r =
+            redact_sql("INSERT INTO t VALUES ('s3cr3t', X'DEADBEEF', 3.14, ?1) /* token=abc */");
         assert_eq!(r, "INSERT INTO t VALUES (?, ?, ?, ?1)");
         assert!(!r.contains("s3cr3t"));
         assert!(redact_sql("SELECT 'unterminated").starts_with("<untokenizable"));

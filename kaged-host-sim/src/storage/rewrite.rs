@@ -19,9 +19,26 @@ pub use names::{is_denied_function, is_reserved_name, DENIED_FUNCTIONS, RESERVED
 /// Leading keywords refused before parsing, so that statements the parser
 /// does not know (`DETACH`, `REINDEX`, ...) are denials, not syntax errors.
 pub const DENIED_LEADING_KEYWORDS: [&str; 13] = [
-    "ATTACH", "DETACH", "PRAGMA", "VACUUM", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE",
-    "REINDEX", "ANALYZE", "EXPLAIN",
+    "ATTACH",
+    "DETACH",
+    "PRAGMA",
+    "VACUUM",
+    "BEGIN",
+    "COMMIT",
+    "END",
+    "ROLLBACK",
+    "SAVEPOINT",
+    "RELEASE",
+    "REINDEX",
+    "ANALYZE",
+    "EXPLAIN",
 ];
+
+/// The most tokens a statement may have. Operator chains (`1 + 1 + ...`)
+/// parse into trees as deep as they are long, and walking, printing or
+/// dropping a tree tens of thousands of levels deep overflows the stack
+/// (an abort, not a panic); this bound keeps the depth far from that.
+pub const MAX_STATEMENT_TOKENS: usize = 10_000;
 
 /// Why a statement was not rewritten.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,6 +82,9 @@ pub struct Rewritten {
     pub sql: String,
     /// What the statement does.
     pub kind: StatementKind,
+    /// Every prefixed object name the statement references (lowercase,
+    /// deduplicated), so the broker can check ownership before running it.
+    pub objects: Vec<String>,
 }
 
 /// Rewrite `sql` for the plugin whose storage prefix is `prefix`
@@ -85,8 +105,23 @@ pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
     let tokens = Tokenizer::new(&dialect, sql)
         .tokenize()
         .map_err(|e| RewriteError::Invalid(e.to_string()))?;
+    let significant = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .count();
+    if significant > MAX_STATEMENT_TOKENS {
+        return Err(RewriteError::Invalid(format!(
+            "statement too long ({significant} tokens, at most {MAX_STATEMENT_TOKENS}); use parameters"
+        )));
+    }
     precheck(&tokens)?;
-    let mut statements = Parser::parse_sql(&dialect, sql).map_err(|e| RewriteError::Invalid(e.to_string()))?;
+    let mut statements = Parser::parse_sql(&dialect, sql).map_err(|e| {
+        if several_statements(&tokens) {
+            RewriteError::denied("exactly one statement per call")
+        } else {
+            RewriteError::Invalid(e.to_string())
+        }
+    })?;
     let mut st = match statements.len() {
         1 => statements.remove(0),
         0 => return Err(RewriteError::Invalid("no SQL statement".into())),
@@ -99,33 +134,68 @@ pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
     }
     let out = st.to_string();
     check_placeholders(&tokens, &out)?;
-    Ok(Rewritten { sql: out, kind })
+    Ok(Rewritten {
+        sql: out,
+        kind,
+        objects: walker.into_objects(),
+    })
 }
 
-/// Refuse denied leading keywords and more than one statement, on tokens.
+/// Refuse denied leading keywords, on tokens (before parsing, so that
+/// statements the parser does not know are denials, not syntax errors).
 fn precheck(tokens: &[Token]) -> Result<(), RewriteError> {
-    let mut significant = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_)));
-    if let Some(Token::Word(w)) = significant.clone().next() {
-        let upper = w.value.to_ascii_uppercase();
-        if w.quote_style.is_none() && DENIED_LEADING_KEYWORDS.contains(&upper.as_str()) {
-            return Err(RewriteError::denied(format!("{upper} is not allowed")));
-        }
+    let mut words = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .map(|t| match t {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            _ => String::new(),
+        });
+    let first = words.next().unwrap_or_default();
+    if DENIED_LEADING_KEYWORDS.contains(&first.as_str()) {
+        return Err(RewriteError::denied(format!("{first} is not allowed")));
     }
-    let mut seen_semicolon = false;
-    for t in significant.by_ref() {
-        match t {
-            Token::SemiColon => seen_semicolon = true,
-            _ if seen_semicolon => return Err(RewriteError::denied("exactly one statement per call")),
-            _ => {}
+    if first == "CREATE" {
+        let second = words.next().unwrap_or_default();
+        if matches!(second.as_str(), "TEMP" | "TEMPORARY") {
+            return Err(RewriteError::denied("TEMP objects are not allowed"));
+        }
+        if second == "VIRTUAL" {
+            return Err(RewriteError::denied("virtual tables are not allowed"));
         }
     }
     Ok(())
 }
 
+/// Whether SQL that did not parse looks like several statements: a `;`
+/// followed by anything but whitespace, outside a `CREATE TRIGGER` (whose
+/// body has semicolons of its own).
+fn several_statements(tokens: &[Token]) -> bool {
+    let mut significant = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_)));
+    let trigger = significant
+        .clone()
+        .take(4)
+        .any(|t| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TRIGGER")));
+    if trigger {
+        return false;
+    }
+    let mut seen_semicolon = false;
+    for t in significant.by_ref() {
+        match t {
+            Token::SemiColon => seen_semicolon = true,
+            _ if seen_semicolon => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
 fn classify(st: &Statement) -> StatementKind {
     fn writes(body: &SetExpr) -> bool {
         match body {
-            SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) => true,
+            SetExpr::Insert(_) | SetExpr::Update(_) | SetExpr::Delete(_) | SetExpr::Merge(_) => {
+                true
+            }
             SetExpr::SetOperation { left, right, .. } => writes(left) || writes(right),
             SetExpr::Query(q) => writes(&q.body),
             _ => false,
@@ -168,7 +238,9 @@ fn check_placeholders(original: &[Token], out: &str) -> Result<(), RewriteError>
         .map_err(|e| RewriteError::Invalid(format!("rewritten SQL does not tokenize: {e}")))?;
     let before = placeholders(original);
     let after = placeholders(&out_tokens);
-    let numbered = |p: &String| p.len() > 1 && p.starts_with('?') && p[1..].bytes().all(|b| b.is_ascii_digit());
+    let numbered = |p: &String| {
+        p.len() > 1 && p.starts_with('?') && p[1..].bytes().all(|b| b.is_ascii_digit())
+    };
     if before == after || (before.iter().all(numbered) && after.iter().all(numbered)) {
         Ok(())
     } else {
@@ -194,13 +266,22 @@ mod tests {
 
     #[test]
     fn prefixes_and_aliases_tables() {
-        assert_eq!(ok("SELECT * FROM presets"), r#"SELECT * FROM "plugin_demo_presets" AS presets"#);
-        assert_eq!(ok("SELECT * FROM presets p"), r#"SELECT * FROM "plugin_demo_presets" p"#);
+        assert_eq!(
+            ok("SELECT * FROM presets"),
+            r#"SELECT * FROM "plugin_demo_presets" AS presets"#
+        );
+        assert_eq!(
+            ok("SELECT * FROM presets p"),
+            r#"SELECT * FROM "plugin_demo_presets" p"#
+        );
         assert_eq!(
             ok("WITH presets AS (SELECT 1) SELECT * FROM presets"),
             "WITH presets AS (SELECT 1) SELECT * FROM presets"
         );
-        assert_eq!(ok("CREATE INDEX i ON t (a)"), r#"CREATE INDEX "plugin_demo_i" ON "plugin_demo_t"(a)"#);
+        assert_eq!(
+            ok("CREATE INDEX i ON t (a)"),
+            r#"CREATE INDEX "plugin_demo_i" ON "plugin_demo_t"(a)"#
+        );
     }
 
     #[test]

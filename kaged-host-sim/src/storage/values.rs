@@ -56,7 +56,10 @@ pub fn parse_params(params: Option<&Value>) -> Result<ParsedParams, (String, Opt
         }
         Some(_) => return Err(("`params` must be an array".into(), Some(sql))),
     };
-    Ok(ParsedParams { sql, params: values })
+    Ok(ParsedParams {
+        sql,
+        params: values,
+    })
 }
 
 /// A parameter ready to bind: booleans as 0/1, integers as INTEGER, other
@@ -99,7 +102,11 @@ pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
             if i <= chunk.len() {
@@ -119,14 +126,23 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc4648_vectors() {
-        for (raw, enc) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
+        for (raw, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
             assert_eq!(base64(raw.as_bytes()), enc);
         }
     }
 
     #[test]
     fn params_are_validated() {
-        let p = parse_params(Some(&json!({"sql": "SELECT ?", "params": [1, true, null, "x", 1.5]}))).unwrap();
+        let p = parse_params(Some(
+            &json!({"sql": "SELECT ?", "params": [1, true, null, "x", 1.5]}),
+        ))
+        .unwrap();
         assert_eq!(p.params.len(), 5);
         assert!(parse_params(Some(&json!({"sql": "SELECT ?", "params": [[1]]}))).is_err());
         assert!(parse_params(Some(&json!({"sql": "SELECT ?", "params": {"a": 1}}))).is_err());

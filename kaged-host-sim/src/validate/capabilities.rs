@@ -164,7 +164,9 @@ fn is_host(host: &str) -> bool {
                 && label.len() <= 63
                 && !label.starts_with('-')
                 && !label.ends_with('-')
-                && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
         })
 }
 
@@ -194,14 +196,20 @@ fn entry_text(ctx: &mut Ctx, node: &YamlNode, path: &str) -> Option<String> {
 
 /// Check `capabilities`.
 pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
-    let Some(v) = root.get("capabilities") else { return };
-    let Some(entries) = ctx.seq(v, "capabilities") else { return };
+    let Some(v) = root.get("capabilities") else {
+        return;
+    };
+    let Some(entries) = ctx.seq(v, "capabilities") else {
+        return;
+    };
     let mut seen: Vec<(String, Capability)> = Vec::new();
     let mut no_net: Option<(&YamlNode, String)> = None;
     let mut grants_net = false;
     for (i, node) in entries.iter().enumerate() {
         let p = item("capabilities", i);
-        let Some(text) = entry_text(ctx, node, &p) else { continue };
+        let Some(text) = entry_text(ctx, node, &p) else {
+            continue;
+        };
         match parse_capability(&text) {
             Err(e) => ctx.at(e.rule, node, &p, e.message),
             Ok(cap) => {

@@ -126,7 +126,9 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
     check_env(ctx, root);
     for (key, rule, min, max) in TIMEOUTS {
         let Some(v) = field(root, key) else { continue };
-        let Some(n) = ctx.integer(v, key) else { continue };
+        let Some(n) = ctx.integer(v, key) else {
+            continue;
+        };
         if !(min..=max).contains(&n) {
             ctx.at(
                 rule,
@@ -140,14 +142,21 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
 
 fn check_name(ctx: &mut Ctx, root: &YamlNode) {
     let Some(v) = root.get("name") else { return };
-    let Some(name) = ctx.string(v, "name") else { return };
+    let Some(name) = ctx.string(v, "name") else {
+        return;
+    };
     if !names::is_plugin_name(name) {
         let why = if name.len() > names::MAX_PLUGIN_NAME_LEN {
             format!("is longer than {} characters", names::MAX_PLUGIN_NAME_LEN)
         } else {
             "does not match ^[a-z][a-z0-9-]*$".to_owned()
         };
-        ctx.at(Rule::NameFormat, v, "name", format!("plugin name `{name}` {why}"));
+        ctx.at(
+            Rule::NameFormat,
+            v,
+            "name",
+            format!("plugin name `{name}` {why}"),
+        );
     } else if names::BUILTIN_TOOL_NAMESPACES.contains(&name) {
         ctx.at(
             Rule::NameBuiltinNamespace,
@@ -183,8 +192,12 @@ fn check_version(ctx: &mut Ctx, root: &YamlNode) {
 }
 
 fn check_api(ctx: &mut Ctx, root: &YamlNode) {
-    let Some(v) = root.get("kaged_api") else { return };
-    let Some(api) = ctx.integer(v, "kaged_api") else { return };
+    let Some(v) = root.get("kaged_api") else {
+        return;
+    };
+    let Some(api) = ctx.integer(v, "kaged_api") else {
+        return;
+    };
     if !(1..=HOST_API_VERSION).contains(&api) {
         ctx.at(
             Rule::KagedApiUnsupported,
@@ -196,12 +209,21 @@ fn check_api(ctx: &mut Ctx, root: &YamlNode) {
 }
 
 fn check_description(ctx: &mut Ctx, root: &YamlNode) {
-    let Some(v) = root.get("description") else { return };
-    let Some(d) = ctx.string(v, "description") else { return };
+    let Some(v) = root.get("description") else {
+        return;
+    };
+    let Some(d) = ctx.string(v, "description") else {
+        return;
+    };
     // A folded/literal scalar ends with one line break: still one line.
     let text = d.strip_suffix('\n').unwrap_or(d);
     if text.trim().is_empty() {
-        ctx.at(Rule::DescriptionEmpty, v, "description", "`description` is empty");
+        ctx.at(
+            Rule::DescriptionEmpty,
+            v,
+            "description",
+            "`description` is empty",
+        );
         return;
     }
     if text.contains(['\n', '\r']) {
@@ -225,9 +247,16 @@ fn check_description(ctx: &mut Ctx, root: &YamlNode) {
 
 fn check_command(ctx: &mut Ctx, root: &YamlNode) {
     let Some(v) = root.get("command") else { return };
-    let Some(argv) = ctx.seq(v, "command") else { return };
+    let Some(argv) = ctx.seq(v, "command") else {
+        return;
+    };
     if argv.is_empty() {
-        ctx.at(Rule::CommandEmpty, v, "command", "`command` must name an executable");
+        ctx.at(
+            Rule::CommandEmpty,
+            v,
+            "command",
+            "`command` must name an executable",
+        );
         return;
     }
     for (i, arg) in argv.iter().enumerate() {
@@ -247,7 +276,9 @@ fn check_command(ctx: &mut Ctx, root: &YamlNode) {
 
 fn check_env(ctx: &mut Ctx, root: &YamlNode) {
     let Some(v) = root.get("env") else { return };
-    let Some(entries) = ctx.map(v, "env") else { return };
+    let Some(entries) = ctx.map(v, "env") else {
+        return;
+    };
     for (k, val) in entries {
         let key = k.key_text();
         let p = child("env", &key);

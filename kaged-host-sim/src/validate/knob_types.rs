@@ -95,7 +95,7 @@ pub(crate) fn check_fields(ctx: &mut Ctx, knob: &YamlNode, kp: &str, kind: KnobT
                 ctx.boolean(n, &p);
             }
         }
-        KnobType::Text | KnobType::Multiline => check_text(ctx, knob, kp),
+        KnobType::Text | KnobType::Multiline => check_text(ctx, knob, kp, kind),
         KnobType::ModelAlias => {
             if let Some((n, p)) = get("default") {
                 if !n.is_null() {
@@ -133,12 +133,24 @@ fn check_range(ctx: &mut Ctx, knob: &YamlNode, kp: &str, kind: KnobType) {
     let (min, max, step, default) = (num("min"), num("max"), num("step"), num("default"));
     if let Some((s, n, p)) = &step {
         if *s <= 0.0 {
-            ctx.at(Rule::KnobBounds, n, p, format!("step {s} must be greater than 0"));
+            ctx.at(
+                Rule::KnobBounds,
+                n,
+                p,
+                format!("step {s} must be greater than 0"),
+            );
         }
     }
-    let (Some((lo, _, _)), Some((hi, hn, hp))) = (&min, &max) else { return };
+    let (Some((lo, _, _)), Some((hi, hn, hp))) = (&min, &max) else {
+        return;
+    };
     if lo > hi {
-        ctx.at(Rule::KnobBounds, hn, hp, format!("max {hi} is below min {lo}"));
+        ctx.at(
+            Rule::KnobBounds,
+            hn,
+            hp,
+            format!("max {hi} is below min {lo}"),
+        );
         return;
     }
     if let Some((d, n, p)) = &default {
@@ -163,7 +175,12 @@ fn check_enum(ctx: &mut Ctx, knob: &YamlNode, kp: &str) {
         }
         for (_, n, s, p) in entries {
             if values.contains(&s) {
-                ctx.at(Rule::KnobEnumValues, n, &p, format!("value `{s}` is repeated"));
+                ctx.at(
+                    Rule::KnobEnumValues,
+                    n,
+                    &p,
+                    format!("value `{s}` is repeated"),
+                );
             }
             values.push(s);
         }
@@ -199,7 +216,7 @@ fn check_enum(ctx: &mut Ctx, knob: &YamlNode, kp: &str) {
     }
 }
 
-fn check_text(ctx: &mut Ctx, knob: &YamlNode, kp: &str) {
+fn check_text(ctx: &mut Ctx, knob: &YamlNode, kp: &str, kind: KnobType) {
     let default = knob
         .get("default")
         .and_then(|n| ctx.string(n, &child(kp, "default")).map(|s| (n, s)));
@@ -207,7 +224,12 @@ fn check_text(ctx: &mut Ctx, knob: &YamlNode, kp: &str) {
         let p = child(kp, "max_length");
         if let Some(max) = ctx.integer(n, &p) {
             if max < 0 {
-                ctx.at(Rule::KnobBounds, n, &p, format!("max_length {max} is negative"));
+                ctx.at(
+                    Rule::KnobBounds,
+                    n,
+                    &p,
+                    format!("max_length {max} is negative"),
+                );
             } else if let Some((dn, d)) = default {
                 let len = d.chars().count();
                 if i64::try_from(len).unwrap_or(i64::MAX) > max {
@@ -221,11 +243,17 @@ fn check_text(ctx: &mut Ctx, knob: &YamlNode, kp: &str) {
             }
         }
     }
-    if let Some(n) = knob.get("pattern") {
+    // `pattern` is a text-only field (on multiline it is an unknown field).
+    if let Some(n) = knob.get("pattern").filter(|_| kind == KnobType::Text) {
         let p = child(kp, "pattern");
         if let Some(pat) = ctx.string(n, &p) {
             match regex::Regex::new(pat) {
-                Err(e) => ctx.at(Rule::KnobPattern, n, &p, format!("pattern is not a valid regex: {e}")),
+                Err(e) => ctx.at(
+                    Rule::KnobPattern,
+                    n,
+                    &p,
+                    format!("pattern is not a valid regex: {e}"),
+                ),
                 Ok(re) => {
                     if let Some((dn, d)) = default.filter(|(_, d)| !re.is_match(d)) {
                         ctx.at(
@@ -270,7 +298,10 @@ fn check_path(ctx: &mut Ctx, knob: &YamlNode, kp: &str) {
                     Rule::KnobPathDefault,
                     n,
                     &p,
-                    format!("default `{d}` does not start with one of [{}]", prefixes.join(", ")),
+                    format!(
+                        "default `{d}` does not start with one of [{}]",
+                        prefixes.join(", ")
+                    ),
                 );
             }
         }

@@ -21,7 +21,9 @@ pub const MAX_KNOB_DESCRIPTION_CHARS: usize = 280;
 /// Check `knobs`.
 pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
     let Some(v) = root.get("knobs") else { return };
-    let Some(knobs) = ctx.map(v, "knobs") else { return };
+    let Some(knobs) = ctx.map(v, "knobs") else {
+        return;
+    };
     let mut bound: Vec<String> = Vec::new();
     for (key, knob) in knobs {
         let name = key.key_text();
@@ -42,7 +44,9 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
             check_field_set(ctx, knob, &kp, kind);
             check_fields(ctx, knob, &kp, kind);
         }
-        let Some(field_name) = check_binds_to(ctx, root, knob, &kp) else { continue };
+        let Some(field_name) = check_binds_to(ctx, root, knob, &kp) else {
+            continue;
+        };
         if bound.contains(&field_name) {
             if let Some(b) = knob.get("binds_to") {
                 ctx.at(
@@ -54,8 +58,9 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
             }
         }
         if let (Some(kind), Some(schema)) = (kind, field(root, "config_schema")) {
-            if let Some((_, _, field_schema)) =
-                properties(schema).into_iter().find(|(_, n, _)| *n == field_name)
+            if let Some((_, _, field_schema)) = properties(schema)
+                .into_iter()
+                .find(|(_, n, _)| *n == field_name)
             {
                 agreement(ctx, knob, &kp, kind, &field_name, field_schema);
             }
@@ -188,7 +193,9 @@ fn check_binds_to(ctx: &mut Ctx, root: &YamlNode, knob: &YamlNode, kp: &str) -> 
             Rule::KnobBindsToSystemConfig,
             b,
             &bp,
-            format!("`{f}` is a system_config_schema field: knobs may only write project-side config"),
+            format!(
+                "`{f}` is a system_config_schema field: knobs may only write project-side config"
+            ),
         );
     } else {
         ctx.at(

@@ -40,7 +40,13 @@ impl Ctx {
     }
 
     /// Record a problem at a node.
-    pub(crate) fn at(&mut self, rule: Rule, node: &YamlNode, path: &str, message: impl Into<String>) {
+    pub(crate) fn at(
+        &mut self,
+        rule: Rule,
+        node: &YamlNode,
+        path: &str,
+        message: impl Into<String>,
+    ) {
         self.at_pos(rule, node.pos, path, message);
     }
 
@@ -142,7 +148,12 @@ pub(crate) fn duplicate_keys(ctx: &mut Ctx, node: &YamlNode, path: &str) {
             let key = k.key_text();
             let p = child(path, &key);
             if map[..i].iter().any(|(prev, _)| prev.key_text() == key) {
-                ctx.at(Rule::DuplicateKey, k, &p, format!("key `{key}` is repeated"));
+                ctx.at(
+                    Rule::DuplicateKey,
+                    k,
+                    &p,
+                    format!("key `{key}` is repeated"),
+                );
             }
             duplicate_keys(ctx, v, &p);
         }
@@ -151,7 +162,11 @@ pub(crate) fn duplicate_keys(ctx: &mut Ctx, node: &YamlNode, path: &str) {
 
 /// The node at a JSON pointer (`/properties/a/type`) below `node`, or its
 /// nearest existing ancestor, with the field path of that pointer.
-pub(crate) fn at_pointer<'a>(node: &'a YamlNode, path: &str, pointer: &str) -> (&'a YamlNode, String) {
+pub(crate) fn at_pointer<'a>(
+    node: &'a YamlNode,
+    path: &str,
+    pointer: &str,
+) -> (&'a YamlNode, String) {
     let mut n = node;
     let mut p = path.to_owned();
     let mut found = true;

@@ -94,12 +94,16 @@ impl ValidationReport {
 
     /// The errors, in document order.
     pub fn errors(&self) -> impl Iterator<Item = &Problem> {
-        self.problems.iter().filter(|p| p.severity == Severity::Error)
+        self.problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
     }
 
     /// The warnings, in document order.
     pub fn warnings(&self) -> impl Iterator<Item = &Problem> {
-        self.problems.iter().filter(|p| p.severity == Severity::Warning)
+        self.problems
+            .iter()
+            .filter(|p| p.severity == Severity::Warning)
     }
 
     /// The problems of one rule, in document order.
@@ -108,8 +112,12 @@ impl ValidationReport {
     }
 
     /// Errors first, then warnings, one line each
-    /// (`error[name_format] 2:7 name: ...`), then a count line.
+    /// (`error[name_format] 2:7 name: ...`), then a count line; empty when
+    /// there is no problem.
     pub fn render_human(&self) -> String {
+        if self.problems.is_empty() {
+            return String::new();
+        }
         let mut lines: Vec<String> = self.errors().map(Problem::to_string).collect();
         lines.extend(self.warnings().map(Problem::to_string));
         let (e, w) = (self.errors().count(), self.warnings().count());
@@ -186,7 +194,7 @@ pub fn validate_node(root: &YamlNode) -> ValidationReport {
             // Every model constraint is also a rule above; this is a safety net.
             if !ctx.problems.iter().any(|p| p.severity == Severity::Error) {
                 let pos = e.pos().unwrap_or(root.pos);
-                ctx.at_pos(Rule::WrongType, pos, "", e.to_string());
+                ctx.at_pos(Rule::ModelMismatch, pos, "", e.to_string());
             }
             None
         }

@@ -16,7 +16,10 @@ pub const ROLE_NAMES: [&str; 2] = [
 
 /// Check `roles` and `hooks`.
 pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
-    let hooks = root.get("hooks").map(|v| ctx.strings(v, "hooks")).unwrap_or_default();
+    let hooks = root
+        .get("hooks")
+        .map(|v| ctx.strings(v, "hooks"))
+        .unwrap_or_default();
     let mut seen_hooks: Vec<&str> = Vec::new();
     for (_, node, hook, p) in &hooks {
         if HookName::parse(hook).is_none() {
@@ -28,12 +31,19 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
                 format!("unknown hook `{hook}`; hooks are {}", known.join(", ")),
             );
         } else if seen_hooks.contains(hook) {
-            ctx.at(Rule::HookDuplicate, node, p, format!("hook `{hook}` is listed twice"));
+            ctx.at(
+                Rule::HookDuplicate,
+                node,
+                p,
+                format!("hook `{hook}` is listed twice"),
+            );
         }
         seen_hooks.push(hook);
     }
 
-    let Some(roles_node) = field(root, "roles") else { return };
+    let Some(roles_node) = field(root, "roles") else {
+        return;
+    };
     let roles = ctx.strings(roles_node, "roles");
     let mut seen_roles: Vec<&str> = Vec::new();
     for (_, node, role, p) in &roles {
@@ -45,7 +55,12 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
                 format!("unknown role `{role}`; roles are observer, compactor"),
             );
         } else if seen_roles.contains(role) {
-            ctx.at(Rule::RoleDuplicate, node, p, format!("role `{role}` is listed twice"));
+            ctx.at(
+                Rule::RoleDuplicate,
+                node,
+                p,
+                format!("role `{role}` is listed twice"),
+            );
         }
         seen_roles.push(role);
         if *role == PluginRole::Compactor.as_str()

@@ -54,6 +54,9 @@ rules! {
     MissingField => "missing_field", Error;
     /// A field has the wrong YAML type.
     WrongType => "wrong_type", Error;
+    /// The SDK's `Manifest` model rejects a manifest no other rule faulted
+    /// (a validator gap: the proptests assert it never happens).
+    ModelMismatch => "model_mismatch", Error;
     /// `name` is not `^[a-z][a-z0-9-]*$` of at most 64 characters.
     NameFormat => "name_format", Error;
     /// `name` equals a built-in tool namespace (file, search, code, debug, shell, kaged).

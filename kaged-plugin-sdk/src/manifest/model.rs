@@ -183,12 +183,18 @@ mod knob_map {
 impl Manifest {
     /// Capabilities as canonical strings (see [`CapabilityEntry::canonical`]).
     pub fn capability_strings(&self) -> Vec<String> {
-        self.capabilities.iter().map(CapabilityEntry::canonical).collect()
+        self.capabilities
+            .iter()
+            .map(CapabilityEntry::canonical)
+            .collect()
     }
 
     /// The hooks that name a defined hook (unknown ones are validation errors).
     pub fn hook_names(&self) -> Vec<HookName> {
-        self.hooks.iter().filter_map(|h| HookName::parse(h)).collect()
+        self.hooks
+            .iter()
+            .filter_map(|h| HookName::parse(h))
+            .collect()
     }
 
     /// The roles in force: as declared, or `["observer"]` when `roles` is

@@ -72,3 +72,41 @@ pub fn prefixed_tool_name(plugin: &str, tool: &str) -> String {
 pub fn is_knob_name(name: &str) -> bool {
     is_segment(name, b"_")
 }
+
+/// The closed set of lifecycle hook names (manifest `hooks:` values).
+pub const HOOK_NAMES: [&str; 4] = ["on_session_start", "on_session_idle", "pre_compact", "post_compact"];
+
+/// The closed set of plugin roles (manifest `roles:` values).
+pub const ROLE_NAMES: [&str; 2] = ["observer", "compactor"];
+
+/// Whether `name` is one of [`HOOK_NAMES`].
+pub fn is_hook_name(name: &str) -> bool {
+    HOOK_NAMES.contains(&name)
+}
+
+/// Whether `name` is one of [`ROLE_NAMES`].
+pub fn is_role_name(name: &str) -> bool {
+    ROLE_NAMES.contains(&name)
+}
+
+/// Why `name` is not a valid tool name, or `None` when it is.
+pub fn tool_name_problem(name: &str) -> Option<String> {
+    if is_tool_name(name) {
+        None
+    } else {
+        Some(format!(
+            "tool name `{name}` must be a single lowercase segment matching ^[a-z][a-z0-9_]*$"
+        ))
+    }
+}
+
+/// Why `name` is not a valid plugin name, or `None` when it is.
+pub fn plugin_name_problem(name: &str) -> Option<String> {
+    if is_plugin_name(name) {
+        None
+    } else {
+        Some(format!(
+            "plugin name `{name}` must match ^[a-z][a-z0-9-]*$ and be at most {MAX_PLUGIN_NAME_LEN} characters"
+        ))
+    }
+}

@@ -20,6 +20,7 @@ use crate::protocol::{
 use crate::tool::{schema_for, ArgsValidator, ToolSpec};
 
 /// Everything a plugin declares; built by [`PluginBuilder`].
+#[derive(Default)]
 pub(crate) struct PluginDef {
     pub name: String,
     pub version: Option<String>,
@@ -35,6 +36,8 @@ pub(crate) struct PluginDef {
     pub config_schema: Option<Value>,
     pub on_shutdown: Option<ShutdownHandler>,
     pub errors: Vec<String>,
+    /// What the manifest needs and the code cannot say (description...).
+    pub meta: crate::describe::ManifestMeta,
 }
 
 /// A plugin ready to serve. Build one with [`Plugin::builder`] (or the
@@ -59,7 +62,7 @@ pub struct Plugin {
 
 /// Declares a plugin; see [`Plugin`].
 pub struct PluginBuilder {
-    def: PluginDef,
+    pub(crate) def: PluginDef,
 }
 
 impl Plugin {
@@ -73,21 +76,7 @@ impl Plugin {
             ));
         }
         PluginBuilder {
-            def: PluginDef {
-                name,
-                version: None,
-                routes: HashMap::new(),
-                methods: Vec::new(),
-                notifications: Vec::new(),
-                capabilities_used: Vec::new(),
-                tools: Vec::new(),
-                hooks: Vec::new(),
-                roles: Vec::new(),
-                config: None,
-                config_schema: None,
-                on_shutdown: None,
-                errors,
-            },
+            def: PluginDef { name, errors, ..PluginDef::default() },
         }
     }
 

@@ -23,6 +23,7 @@ use sqlparser::ast::{
 };
 
 use super::names::{check_plugin_name, is_denied_function, prefix_name, single_ident};
+
 use super::RewriteError;
 
 /// How the next table factor is to be treated.
@@ -52,6 +53,8 @@ pub(super) struct Walker<'p> {
     frames: Vec<Frame>,
     /// Set by `UPDATE`/`DELETE`, consumed by their target table factor.
     target: Option<Target>,
+    /// The prefixed names produced so far (lowercase).
+    objects: Vec<String>,
 }
 
 impl<'p> Walker<'p> {
@@ -61,7 +64,26 @@ impl<'p> Walker<'p> {
             cte_scopes: Vec::new(),
             frames: Vec::new(),
             target: None,
+            objects: Vec::new(),
         }
+    }
+
+    /// The prefixed names the statement references (lowercase, deduplicated).
+    pub(super) fn into_objects(mut self) -> Vec<String> {
+        self.objects.sort();
+        self.objects.dedup();
+        self.objects
+    }
+
+    /// Prefix `name` in place, remember it, and return the original identifier.
+    fn prefix_ident(
+        &mut self,
+        name: &mut ObjectName,
+    ) -> Result<sqlparser::ast::Ident, RewriteError> {
+        let original = prefix_name(name, self.prefix)?;
+        self.objects
+            .push(format!("{}{}", self.prefix, original.value).to_ascii_lowercase());
+        Ok(original)
     }
 
     fn is_cte(&self, name: &str) -> bool {
@@ -69,8 +91,8 @@ impl<'p> Walker<'p> {
         self.cte_scopes.iter().flatten().any(|n| *n == lower)
     }
 
-    fn prefix(&self, name: &mut ObjectName) -> Result<(), RewriteError> {
-        prefix_name(name, self.prefix).map(drop)
+    fn prefix(&mut self, name: &mut ObjectName) -> Result<(), RewriteError> {
+        self.prefix_ident(name).map(drop)
     }
 
     fn in_trigger(&self) -> bool {
@@ -92,7 +114,7 @@ impl<'p> Walker<'p> {
             Statement::Insert(ins) => {
                 match &mut ins.table {
                     TableObject::TableName(name) => {
-                        let original = prefix_name(name, self.prefix)?;
+                        let original = self.prefix_ident(name)?;
                         if ins.table_alias.is_none() && !in_trigger {
                             ins.table_alias = Some(sqlparser::ast::TableAliasWithoutColumns {
                                 explicit: true,
@@ -103,24 +125,38 @@ impl<'p> Walker<'p> {
                     _ => return Err(RewriteError::denied("INSERT into a table function")),
                 }
                 if ins.table_alias.is_some() && in_trigger {
-                    return Err(RewriteError::denied("aliases are not allowed in trigger bodies"));
+                    return Err(RewriteError::denied(
+                        "aliases are not allowed in trigger bodies",
+                    ));
                 }
             }
             Statement::Update(_) => {
-                self.target = Some(if in_trigger { Target::Bare } else { Target::Aliased });
+                self.target = Some(if in_trigger {
+                    Target::Bare
+                } else {
+                    Target::Aliased
+                });
             }
             Statement::Delete(del) => {
                 if !del.tables.is_empty() || del.using.is_some() {
                     return Err(RewriteError::denied("multi-table DELETE"));
                 }
-                self.target = Some(if in_trigger { Target::Bare } else { Target::Aliased });
+                self.target = Some(if in_trigger {
+                    Target::Bare
+                } else {
+                    Target::Aliased
+                });
             }
             Statement::CreateTable(ct) => {
                 ddl_here("CREATE TABLE")?;
                 if ct.temporary {
                     return Err(RewriteError::denied("TEMP tables are not allowed"));
                 }
-                if ct.like.is_some() || ct.clone.is_some() || ct.inherits.is_some() || ct.partition_of.is_some() {
+                if ct.like.is_some()
+                    || ct.clone.is_some()
+                    || ct.inherits.is_some()
+                    || ct.partition_of.is_some()
+                {
                     return Err(RewriteError::denied("CREATE TABLE ... LIKE/CLONE/INHERITS"));
                 }
                 self.prefix(&mut ct.name)?;
@@ -160,7 +196,10 @@ impl<'p> Walker<'p> {
                 if ct.temporary {
                     return Err(RewriteError::denied("TEMP triggers are not allowed"));
                 }
-                if ct.referenced_table_name.is_some() || ct.exec_body.is_some() || ct.statements.is_none() {
+                if ct.referenced_table_name.is_some()
+                    || ct.exec_body.is_some()
+                    || ct.statements.is_none()
+                {
                     return Err(RewriteError::denied("unsupported CREATE TRIGGER form"));
                 }
                 self.prefix(&mut ct.name)?;
@@ -178,7 +217,10 @@ impl<'p> Walker<'p> {
                 if *temporary || table.is_some() {
                     return Err(RewriteError::denied("unsupported DROP form"));
                 }
-                if !matches!(object_type, ObjectType::Table | ObjectType::View | ObjectType::Index) {
+                if !matches!(
+                    object_type,
+                    ObjectType::Table | ObjectType::View | ObjectType::Index
+                ) {
                     return Err(RewriteError::denied(format!("DROP {object_type}")));
                 }
                 for name in names {
@@ -194,16 +236,23 @@ impl<'p> Walker<'p> {
             }
             Statement::AlterTable(at) => {
                 ddl_here("ALTER TABLE")?;
-                if at.only || at.location.is_some() || at.on_cluster.is_some() || at.table_type.is_some() {
+                if at.only
+                    || at.location.is_some()
+                    || at.on_cluster.is_some()
+                    || at.table_type.is_some()
+                {
                     return Err(RewriteError::denied("unsupported ALTER TABLE form"));
                 }
                 self.prefix(&mut at.name)?;
                 for op in &mut at.operations {
                     match op {
                         AlterTableOperation::RenameTable { table_name } => match table_name {
-                            RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => self.prefix(n)?,
+                            RenameTableNameKind::As(n) | RenameTableNameKind::To(n) => {
+                                self.prefix(n)?
+                            }
                         },
-                        AlterTableOperation::RenameColumn { .. } | AlterTableOperation::DropColumn { .. } => {}
+                        AlterTableOperation::RenameColumn { .. }
+                        | AlterTableOperation::DropColumn { .. } => {}
                         AlterTableOperation::AddColumn { column_def, .. } => {
                             for opt in &mut column_def.options {
                                 if let ColumnOption::ForeignKey(fk) = &mut opt.option {
@@ -212,12 +261,19 @@ impl<'p> Walker<'p> {
                             }
                         }
                         other => {
-                            return Err(RewriteError::denied(format!("ALTER TABLE operation `{other}`")))
+                            return Err(RewriteError::denied(format!(
+                                "ALTER TABLE operation `{other}`"
+                            )))
                         }
                     }
                 }
             }
-            other => return Err(RewriteError::denied(format!("{} is not allowed", statement_label(other)))),
+            other => {
+                return Err(RewriteError::denied(format!(
+                    "{} is not allowed",
+                    statement_label(other)
+                )))
+            }
         }
         Ok(Frame::Other)
     }
@@ -238,7 +294,9 @@ impl<'p> Walker<'p> {
                 index_hints,
             } => {
                 if args.is_some() {
-                    return Err(RewriteError::denied(format!("table-valued function `{name}` in FROM")));
+                    return Err(RewriteError::denied(format!(
+                        "table-valued function `{name}` in FROM"
+                    )));
                 }
                 if !with_hints.is_empty()
                     || version.is_some()
@@ -254,7 +312,7 @@ impl<'p> Walker<'p> {
                 if target.is_none() && self.is_cte(&id.value) {
                     return check_plugin_name(id);
                 }
-                let original = prefix_name(name, self.prefix)?;
+                let original = self.prefix_ident(name)?;
                 if alias.is_none() && target != Some(Target::Bare) {
                     *alias = Some(TableAlias {
                         explicit: true,
@@ -263,17 +321,25 @@ impl<'p> Walker<'p> {
                         at: None,
                     });
                 } else if alias.is_some() && target == Some(Target::Bare) {
-                    return Err(RewriteError::denied("aliases are not allowed in trigger bodies"));
+                    return Err(RewriteError::denied(
+                        "aliases are not allowed in trigger bodies",
+                    ));
                 }
                 Ok(())
             }
             TableFactor::Derived { lateral: false, .. } | TableFactor::NestedJoin { .. } => Ok(()),
-            other => Err(RewriteError::denied(format!("table factor `{other}` is not allowed"))),
+            other => Err(RewriteError::denied(format!(
+                "table factor `{other}` is not allowed"
+            ))),
         }
     }
 
     fn query(&mut self, q: &Query) -> Result<(), RewriteError> {
-        if !q.pipe_operators.is_empty() || q.for_clause.is_some() || q.settings.is_some() || q.format_clause.is_some() {
+        if !q.pipe_operators.is_empty()
+            || q.for_clause.is_some()
+            || q.settings.is_some()
+            || q.format_clause.is_some()
+        {
             return Err(RewriteError::denied("unsupported query syntax"));
         }
         check_set_expr(&q.body)?;
@@ -310,10 +376,14 @@ fn check_set_expr(body: &SetExpr) -> Result<(), RewriteError> {
 fn check_expr(e: &Expr) -> Result<(), RewriteError> {
     match e {
         Expr::Function(f) => {
-            let id = single_ident(&f.name)
-                .map_err(|_| RewriteError::denied(format!("qualified function name `{}`", f.name)))?;
+            let id = single_ident(&f.name).map_err(|_| {
+                RewriteError::denied(format!("qualified function name `{}`", f.name))
+            })?;
             if is_denied_function(&id.value) {
-                return Err(RewriteError::denied(format!("function `{}` is not allowed", id.value)));
+                return Err(RewriteError::denied(format!(
+                    "function `{}` is not allowed",
+                    id.value
+                )));
             }
             Ok(())
         }
@@ -369,7 +439,9 @@ impl VisitorMut for Walker<'_> {
         if self.target.take().is_some() {
             // A DML statement whose target was never visited: refuse rather
             // than let the flag leak onto an unrelated table.
-            return ControlFlow::Break(RewriteError::denied("DML statement without a target table"));
+            return ControlFlow::Break(RewriteError::denied(
+                "DML statement without a target table",
+            ));
         }
         ControlFlow::Continue(())
     }

@@ -1,0 +1,2 @@
+//! `kaged-conformance` command line (being built).
+fn main() {}

@@ -1,0 +1,82 @@
+//! The human report: a line per case, then failures in detail and a summary.
+
+use super::{CaseResult, Report, Status};
+
+const GREEN: &str = "\x1b[32m";
+const RED: &str = "\x1b[31m";
+const YELLOW: &str = "\x1b[33m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+fn paint(s: &str, colour: &str, on: bool) -> String {
+    if on {
+        format!("{colour}{s}{RESET}")
+    } else {
+        s.to_string()
+    }
+}
+
+/// One line for a finished case (`PASS handshake.name_matches  name matches the manifest (3 ms)`).
+pub fn render_case_line(c: &CaseResult, colour: bool) -> String {
+    let tag = match c.status {
+        Status::Pass => paint("PASS", GREEN, colour),
+        Status::Fail => paint("FAIL", RED, colour),
+        Status::Skip => paint("SKIP", DIM, colour),
+        Status::Warn => paint("WARN", YELLOW, colour),
+    };
+    let mut line = format!("{tag} {:<44} {} ({} ms)", c.id, c.title, c.duration_ms);
+    if matches!(c.status, Status::Skip | Status::Warn) && !c.detail.is_empty() {
+        line.push_str(&paint(&format!(" — {}", first_line(&c.detail)), DIM, colour));
+    }
+    line
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
+}
+
+/// The failures in detail, then the summary. Case lines are printed as the
+/// cases finish (see [`render_case_line`]); with `include_lines` they are
+/// repeated here (for `--output FILE`).
+pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> String {
+    let mut out = String::new();
+    if include_lines {
+        for c in &report.cases {
+            out.push_str(&render_case_line(c, colour));
+            out.push('\n');
+        }
+    }
+    let failures: Vec<&CaseResult> =
+        report.cases.iter().filter(|c| matches!(c.status, Status::Fail | Status::Warn)).collect();
+    for c in &failures {
+        out.push('\n');
+        let head = format!("{} {} [{}] {}", c.status.as_str().to_uppercase(), c.id, c.level.as_str(), c.title);
+        out.push_str(&paint(&head, if c.status == Status::Fail { RED } else { YELLOW }, colour));
+        out.push('\n');
+        out.push_str(&format!("  spec:     {}\n", c.spec));
+        if !c.sentence.is_empty() {
+            out.push_str(&format!("  rule:     \"{}\"\n", c.sentence));
+        }
+        for (i, l) in c.detail.lines().enumerate() {
+            out.push_str(if i == 0 { "  detail:   " } else { "            " });
+            out.push_str(l);
+            out.push('\n');
+        }
+        if !c.audit_events.is_empty() {
+            out.push_str(&format!("  audit:    {}\n", c.audit_events.join(", ")));
+        }
+        if !c.transcript_tail.is_empty() {
+            out.push_str("  wire (last lines):\n");
+            for l in &c.transcript_tail {
+                out.push_str(&format!("    {l}\n"));
+            }
+        }
+    }
+    let s = report.summary;
+    out.push('\n');
+    out.push_str(&format!(
+        "{} {} {}: {} passed, {} failed, {} warned, {} skipped (time scale {})\n",
+        report.plugin.name, report.plugin.version, report.plugin.dir, s.passed, s.failed, s.warned, s.skipped, report.time_scale
+    ));
+    out
+}

@@ -1,0 +1,38 @@
+//! JUnit XML output (for CI test report publishers), via `quick-junit`.
+
+use quick_junit::{NonSuccessKind, Report as JReport, TestCase, TestCaseStatus, TestSuite};
+
+use super::{Report, Status};
+
+/// Render the report as JUnit XML: one test suite named after the plugin,
+/// one test case per conformance case; a warning is a passing case with a
+/// `system-out` note.
+pub fn render_junit(report: &Report) -> String {
+    let mut suite = TestSuite::new(format!("kaged-conformance: {}", report.plugin.name));
+    for c in &report.cases {
+        let status = match c.status {
+            Status::Pass | Status::Warn => TestCaseStatus::success(),
+            Status::Skip => {
+                let mut s = TestCaseStatus::skipped();
+                s.set_message(c.detail.clone());
+                s
+            }
+            Status::Fail => {
+                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                s.set_message(format!("{} rule broken: {}", c.level.as_str(), c.spec));
+                s.set_description(c.detail.clone());
+                s
+            }
+        };
+        let mut tc = TestCase::new(c.id.clone(), status);
+        tc.set_classname(c.id.split('.').next().unwrap_or("case").to_string());
+        tc.set_time(std::time::Duration::from_millis(c.duration_ms));
+        if c.status == Status::Warn {
+            tc.set_system_out(format!("warning ({}): {}", c.level.as_str(), c.detail));
+        }
+        suite.add_test_case(tc);
+    }
+    let mut jr = JReport::new("kaged-conformance");
+    jr.add_test_suite(suite);
+    jr.to_string().unwrap_or_else(|e| format!("<!-- could not render JUnit: {e} -->\n"))
+}

@@ -1,0 +1,138 @@
+//! The conformance report: the JSON object of ADDENDUM §11 and its
+//! renderings (human, JUnit, TAP).
+
+mod human;
+mod junit;
+mod tap;
+
+use serde::Serialize;
+
+pub use human::{render_human, render_case_line};
+pub use junit::render_junit;
+pub use tap::render_tap;
+
+use crate::catalogue::Level;
+
+/// The `schema` member of every JSON report.
+pub const REPORT_SCHEMA: &str = "kaged-conformance-report/v1";
+
+/// A case's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The rule holds.
+    Pass,
+    /// A MUST rule is broken (or a baseline entry is stale).
+    Fail,
+    /// The case could not run; `detail` says why.
+    Skip,
+    /// A SHOULD rule is broken, or a known failure of the baseline.
+    Warn,
+}
+
+impl Status {
+    /// `pass`, `fail`, `skip` or `warn`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Skip => "skip",
+            Status::Warn => "warn",
+        }
+    }
+}
+
+/// The plugin under test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PluginInfo {
+    /// The manifest's name (or the directory name when it has none).
+    pub name: String,
+    /// The manifest's version (empty when unknown).
+    pub version: String,
+    /// The plugin directory as given.
+    pub dir: String,
+}
+
+/// Counts per status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases that failed.
+    pub failed: usize,
+    /// Cases skipped.
+    pub skipped: usize,
+    /// Cases that warned.
+    pub warned: usize,
+}
+
+/// One case's outcome. The JSON form has exactly the members of
+/// ADDENDUM §11; the extra members feed the human report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CaseResult {
+    /// Dotted id, `x[name]` for parameterised cases.
+    pub id: String,
+    /// One-line title.
+    pub title: String,
+    /// MUST or SHOULD.
+    pub level: Level,
+    /// The spec section checked.
+    pub spec: String,
+    /// The verdict.
+    pub status: Status,
+    /// Wall time of the case.
+    pub duration_ms: u64,
+    /// What happened: expected vs actual, or why skipped.
+    pub detail: String,
+    /// Names of the audit events the host emitted during the case.
+    pub audit_events: Vec<String>,
+    /// The spec sentence the case checks (human report only).
+    #[serde(skip)]
+    pub sentence: String,
+    /// The last wire transcript lines of the case (human report only).
+    #[serde(skip)]
+    pub transcript_tail: Vec<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Always [`REPORT_SCHEMA`].
+    pub schema: &'static str,
+    /// The plugin under test.
+    pub plugin: PluginInfo,
+    /// The time scale in force.
+    pub time_scale: f64,
+    /// Counts per status.
+    pub summary: Summary,
+    /// Every case, in run order.
+    pub cases: Vec<CaseResult>,
+}
+
+impl Report {
+    /// A report over these cases, with the summary computed.
+    pub fn new(plugin: PluginInfo, time_scale: f64, cases: Vec<CaseResult>) -> Report {
+        let mut summary = Summary::default();
+        for c in &cases {
+            match c.status {
+                Status::Pass => summary.passed += 1,
+                Status::Fail => summary.failed += 1,
+                Status::Skip => summary.skipped += 1,
+                Status::Warn => summary.warned += 1,
+            }
+        }
+        Report { schema: REPORT_SCHEMA, plugin, time_scale, summary, cases }
+    }
+
+    /// The exit status of ADDENDUM §11: 1 when a case failed (with
+    /// `strict`, also when one warned), else 0.
+    pub fn exit_code(&self, strict: bool) -> i32 {
+        let failed = self.summary.failed > 0 || (strict && self.summary.warned > 0);
+        i32::from(failed)
+    }
+
+    /// The JSON report.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+}

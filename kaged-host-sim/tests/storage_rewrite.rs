@@ -1,0 +1,295 @@
+//! The SQL rewriter on its own: exact rewrites, scoping of CTEs and
+//! aliases, placeholders, statement kinds, and refusals.
+
+use kaged_host_sim::storage::{rewrite, RewriteCache, RewriteError, StatementKind};
+
+const P: &str = "plugin_oh_my_pi_";
+
+#[track_caller]
+fn rw(sql: &str) -> String {
+    match rewrite(P, sql) {
+        Ok(r) => r.sql,
+        Err(e) => panic!("{sql}: {e}"),
+    }
+}
+
+#[track_caller]
+fn kind(sql: &str) -> StatementKind {
+    match rewrite(P, sql) {
+        Ok(r) => r.kind,
+        Err(e) => panic!("{sql}: {e}"),
+    }
+}
+
+#[track_caller]
+fn denied(sql: &str) -> String {
+    match rewrite(P, sql) {
+        Err(RewriteError::Denied(reason)) => reason,
+        other => panic!("{sql}: expected a denial, got {other:?}"),
+    }
+}
+
+#[test]
+fn tables_are_prefixed_and_aliased_to_their_plugin_facing_name() {
+    assert_eq!(
+        rw("SELECT presets.name FROM presets"),
+        r#"SELECT presets.name FROM "plugin_oh_my_pi_presets" AS presets"#
+    );
+    assert_eq!(
+        rw("SELECT * FROM presets p"),
+        r#"SELECT * FROM "plugin_oh_my_pi_presets" p"#
+    );
+    assert_eq!(
+        rw("SELECT * FROM presets AS p"),
+        r#"SELECT * FROM "plugin_oh_my_pi_presets" AS p"#
+    );
+    // Quoted, bracketed and backticked names keep their spelling in the alias.
+    assert_eq!(
+        rw("SELECT * FROM \"My Presets\""),
+        r#"SELECT * FROM "plugin_oh_my_pi_My Presets" AS "My Presets""#
+    );
+    assert_eq!(
+        rw("SELECT * FROM [presets]"),
+        r#"SELECT * FROM "plugin_oh_my_pi_presets" AS [presets]"#
+    );
+    assert_eq!(
+        rw("SELECT * FROM `presets`"),
+        r#"SELECT * FROM "plugin_oh_my_pi_presets" AS `presets`"#
+    );
+    assert_eq!(
+        rw("SELECT * FROM \"a\"\"b\""),
+        r#"SELECT * FROM "plugin_oh_my_pi_a""b" AS "a""b""#
+    );
+}
+
+#[test]
+fn every_nested_table_reference_is_rewritten() {
+    let cases = [
+        "SELECT * FROM a JOIN b ON a.id = b.id LEFT JOIN c USING (id)",
+        "SELECT * FROM a WHERE id IN (SELECT id FROM b) AND EXISTS (SELECT 1 FROM c)",
+        "SELECT (SELECT max(id) FROM b) FROM a, c",
+        "SELECT * FROM (SELECT * FROM (SELECT * FROM a) x JOIN b ON 1) y, c",
+        "SELECT id FROM a UNION SELECT id FROM b EXCEPT SELECT id FROM c",
+        "INSERT INTO a (id) SELECT id FROM b WHERE id NOT IN (SELECT id FROM c)",
+        "UPDATE a SET v = b.v FROM b WHERE b.id = a.id AND a.id IN (SELECT id FROM c)",
+        "DELETE FROM a WHERE id IN (SELECT id FROM b JOIN c ON 1)",
+        "CREATE VIEW a AS SELECT * FROM b, c",
+        "CREATE TABLE a AS SELECT * FROM b WHERE EXISTS (SELECT 1 FROM c)",
+        "CREATE TRIGGER a AFTER INSERT ON b BEGIN INSERT INTO c (v) VALUES (new.v); END",
+        "CREATE TRIGGER a AFTER INSERT ON b WHEN (SELECT count(*) FROM c) > 0 BEGIN SELECT 1; END",
+        "CREATE TRIGGER a BEFORE DELETE ON b BEGIN UPDATE c SET v = 1; DELETE FROM c WHERE v IN (SELECT v FROM b); END",
+    ];
+    for sql in cases {
+        let out = rw(sql);
+        for t in ["a", "b", "c"] {
+            assert!(
+                out.contains(&format!("\"plugin_oh_my_pi_{t}\"")),
+                "{sql} -> {out}"
+            );
+        }
+        // Nothing is left unprefixed in a table position: the rewritten SQL,
+        // rewritten again for another plugin, is refused (plugin_ names).
+        assert!(rewrite("plugin_other_", &out).is_err(), "{out}");
+    }
+}
+
+#[test]
+fn trigger_body_targets_are_not_aliased() {
+    let out = rw("CREATE TRIGGER tr AFTER INSERT ON a BEGIN UPDATE b SET v = 1; DELETE FROM c; INSERT INTO d VALUES (1); END");
+    assert!(out.contains(r#"UPDATE "plugin_oh_my_pi_b" SET"#), "{out}");
+    assert!(out.contains(r#"DELETE FROM "plugin_oh_my_pi_c";"#) || out.contains(r#"DELETE FROM "plugin_oh_my_pi_c" "#) || out.ends_with(r#"DELETE FROM "plugin_oh_my_pi_c"; INSERT INTO "plugin_oh_my_pi_d" VALUES (1); END"#), "{out}");
+    assert!(
+        !out.contains(" AS b") && !out.contains(" AS c") && !out.contains(" AS d"),
+        "{out}"
+    );
+    assert_eq!(
+        denied("CREATE TRIGGER tr AFTER INSERT ON a BEGIN UPDATE b AS x SET v = 1; END").is_empty(),
+        false
+    );
+}
+
+#[test]
+fn cte_names_are_scoped_and_never_prefixed() {
+    // The CTE shadows the table in its scope...
+    assert_eq!(
+        rw("WITH presets AS (SELECT 1 AS x) SELECT * FROM presets"),
+        "WITH presets AS (SELECT 1 AS x) SELECT * FROM presets"
+    );
+    // ...CTEs of one WITH see each other (SQLite allows forward references)...
+    let out = rw("WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a, c");
+    assert!(
+        out.contains("FROM b)") && out.contains(r#""plugin_oh_my_pi_c" AS c"#),
+        "{out}"
+    );
+    // ...but not outside their query.
+    let out = rw("SELECT * FROM (WITH x AS (SELECT 1) SELECT * FROM x) AS s, x");
+    assert!(
+        out.contains("SELECT * FROM x)") && out.contains(r#""plugin_oh_my_pi_x" AS x"#),
+        "{out}"
+    );
+    // DML targets are always tables, even when a CTE has the same name.
+    let out = rw("WITH t AS (SELECT 1 AS id) DELETE FROM t WHERE id IN (SELECT id FROM t)");
+    assert!(
+        out.starts_with("WITH t AS (SELECT 1 AS id) DELETE FROM \"plugin_oh_my_pi_t\" AS t"),
+        "{out}"
+    );
+    let out = rw("WITH t AS (SELECT 1 AS v) INSERT INTO t (v) SELECT v FROM t");
+    assert!(out.contains("INSERT INTO \"plugin_oh_my_pi_t\""), "{out}");
+    // Recursive CTEs.
+    let out = rw("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT x FROM n");
+    assert!(!out.contains("plugin_"), "{out}");
+}
+
+#[test]
+fn ddl_names_are_prefixed() {
+    assert_eq!(
+        rw("CREATE TABLE IF NOT EXISTS presets (id TEXT PRIMARY KEY, name TEXT)"),
+        r#"CREATE TABLE IF NOT EXISTS "plugin_oh_my_pi_presets" (id TEXT PRIMARY KEY, name TEXT)"#
+    );
+    assert_eq!(
+        rw("DROP TABLE IF EXISTS presets"),
+        r#"DROP TABLE IF EXISTS "plugin_oh_my_pi_presets""#
+    );
+    assert_eq!(rw("DROP VIEW v"), r#"DROP VIEW "plugin_oh_my_pi_v""#);
+    assert_eq!(rw("DROP INDEX i"), r#"DROP INDEX "plugin_oh_my_pi_i""#);
+    assert_eq!(
+        rw("DROP TRIGGER tr"),
+        r#"DROP TRIGGER "plugin_oh_my_pi_tr""#
+    );
+    assert_eq!(
+        rw("ALTER TABLE presets RENAME TO configs"),
+        r#"ALTER TABLE "plugin_oh_my_pi_presets" RENAME TO "plugin_oh_my_pi_configs""#
+    );
+    assert_eq!(
+        rw("ALTER TABLE presets RENAME COLUMN a TO b"),
+        r#"ALTER TABLE "plugin_oh_my_pi_presets" RENAME COLUMN a TO b"#
+    );
+    let out = rw("CREATE UNIQUE INDEX IF NOT EXISTS by_name ON presets (name)");
+    assert!(
+        out.contains(r#""plugin_oh_my_pi_by_name" ON "plugin_oh_my_pi_presets""#),
+        "{out}"
+    );
+    let out = rw(
+        "CREATE TABLE c (p INTEGER REFERENCES parent (id), FOREIGN KEY (p) REFERENCES parent (id))",
+    );
+    assert_eq!(
+        out.matches(r#""plugin_oh_my_pi_parent""#).count(),
+        2,
+        "{out}"
+    );
+}
+
+#[test]
+fn placeholders_are_kept_verbatim() {
+    for (sql, marks) in [
+        ("SELECT * FROM t WHERE a = ? AND b = ?", &["?", "?"][..]),
+        ("SELECT * FROM t WHERE a = ?2 AND b = ?1", &["?2", "?1"][..]),
+        ("SELECT * FROM t WHERE a = :a AND b = :b", &[":a", ":b"][..]),
+        ("INSERT INTO t (a, b) VALUES (?1, ?)", &["?1", "?"][..]),
+        ("SELECT * FROM t WHERE a = @x OR b = $y", &["@x", "$y"][..]),
+        ("SELECT * FROM t LIMIT ? OFFSET ?", &["?", "?"][..]),
+    ] {
+        let out = rw(sql);
+        let mut rest = out.as_str();
+        for m in marks {
+            let at = rest
+                .find(m)
+                .unwrap_or_else(|| panic!("{m} missing in {out}"));
+            rest = &rest[at + m.len()..];
+        }
+    }
+}
+
+#[test]
+fn statement_kinds() {
+    assert_eq!(kind("SELECT 1"), StatementKind::Read);
+    assert_eq!(kind("VALUES (1), (2)"), StatementKind::Read);
+    assert_eq!(
+        kind("WITH x AS (SELECT 1) SELECT * FROM x"),
+        StatementKind::Read
+    );
+    assert_eq!(kind("INSERT INTO t VALUES (1)"), StatementKind::Write);
+    assert_eq!(
+        kind("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"),
+        StatementKind::Write
+    );
+    assert_eq!(kind("UPDATE t SET a = 1"), StatementKind::Write);
+    assert_eq!(kind("DELETE FROM t"), StatementKind::Write);
+    assert_eq!(kind("REPLACE INTO t VALUES (1)"), StatementKind::Write);
+    assert_eq!(kind("CREATE TABLE t (a)"), StatementKind::Schema);
+    assert_eq!(kind("DROP TABLE t"), StatementKind::Schema);
+    assert_eq!(kind("ALTER TABLE t ADD COLUMN b"), StatementKind::Schema);
+}
+
+#[test]
+fn refusals_are_denials_and_syntax_errors_are_not() {
+    for sql in [
+        "SELECT * FROM sqlite_master",
+        "SELECT * FROM \"SQLITE_SCHEMA\"",
+        "SELECT * FROM [Sqlite_Sequence]",
+        "SELECT * FROM `pragma_table_info`",
+        "SELECT * FROM pragma_table_info('t')",
+        "SELECT * FROM plugin_victim_t",
+        "SELECT * FROM plugin_oh_my_pi_t",
+        "SELECT * FROM main.t",
+        "SELECT * FROM temp.t",
+        "SELECT * FROM a.b",
+        "SELECT main.t.c FROM t",
+        "WITH sqlite_master AS (SELECT 1) SELECT * FROM sqlite_master",
+        "WITH plugin_x_t AS (SELECT 1) SELECT * FROM plugin_x_t",
+        "CREATE TEMP TABLE t (a)",
+        "CREATE TEMPORARY VIEW v AS SELECT 1",
+        "CREATE TEMP TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END",
+        "CREATE VIRTUAL TABLE v USING fts5(a)",
+        "CREATE INDEX ON t (a)",
+        "ATTACH 'x' AS y",
+        "DETACH y",
+        "PRAGMA foreign_keys",
+        "VACUUM",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+        "SAVEPOINT a",
+        "RELEASE a",
+        "SELECT load_extension('x')",
+        "SELECT Load_Extension('x')",
+        "SELECT sqlite_source_id()",
+        "SELECT * FROM json_each('[]')",
+        "SELECT 1; SELECT 2",
+        "INSERT INTO t VALUES (1); DROP TABLE t",
+        "TRUNCATE TABLE t",
+        "GRANT SELECT ON t TO x",
+        "ALTER TABLE t RENAME TO plugin_x",
+        "ALTER TABLE t RENAME TO sqlite_x",
+        "DROP SCHEMA s",
+    ] {
+        let reason = denied(sql);
+        assert!(
+            sql.contains(P) || !reason.contains(P),
+            "{sql}: the reason must not reveal the prefix: {reason}"
+        );
+    }
+    for sql in [
+        "SELEC 1",
+        "SELECT * FROM",
+        "",
+        "   ",
+        "SELECT 'unterminated",
+    ] {
+        assert!(
+            matches!(rewrite(P, sql), Err(RewriteError::Invalid(_))),
+            "{sql}"
+        );
+    }
+}
+
+#[test]
+fn the_cache_returns_the_same_rewrite() {
+    let cache = RewriteCache::new(16);
+    let a = cache.get_or_rewrite(P, "SELECT * FROM t").expect("rewrite");
+    let b = cache.get_or_rewrite(P, "SELECT * FROM t").expect("rewrite");
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+    assert_eq!(cache.len(), 1);
+    assert!(cache.get_or_rewrite(P, "PRAGMA x").is_err());
+    assert_eq!(cache.len(), 1);
+}

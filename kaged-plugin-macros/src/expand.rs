@@ -1,0 +1,161 @@
+//! Code generation: the impl block, then `plugin_builder()` as calls on the
+//! SDK's builder API, and the `KagedPlugin` impl.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ItemImpl, Path, Type};
+
+use crate::parse::{Kind, PluginArgs};
+use crate::Handler;
+
+/// The path of the SDK: the `crate = ..` override, else the dependency as
+/// named in the user's Cargo.toml (renames included).
+pub fn sdk_path(args: &PluginArgs, span: Span) -> syn::Result<Path> {
+    if let Some(p) = &args.krate {
+        return Ok(p.clone());
+    }
+    use proc_macro_crate::{crate_name, FoundCrate};
+    match crate_name("kaged-plugin-sdk") {
+        // Inside the SDK (its doctests), `extern crate self as kaged_plugin_sdk` resolves this.
+        Ok(FoundCrate::Itself) => Ok(syn::parse_quote!(::kaged_plugin_sdk)),
+        Ok(FoundCrate::Name(name)) => {
+            let ident = format_ident!("{}", name);
+            Ok(syn::parse_quote!(::#ident))
+        }
+        Err(e) => Err(syn::Error::new(
+            span,
+            format!(
+                "cannot find the `kaged-plugin-sdk` dependency ({e}); add it to Cargo.toml, or name the SDK's path with #[kaged_plugin(crate = path::to::sdk, ..)]"
+            ),
+        )),
+    }
+}
+
+/// The whole expansion.
+pub fn expand(item: &ItemImpl, args: &PluginArgs, handlers: &[Handler], krate: &Path) -> TokenStream {
+    let self_ty = &item.self_ty;
+    let name = args.name.as_ref().map(|n| quote!(#n)).unwrap_or_default();
+    let version = match &args.version {
+        Some(v) => quote!(#v),
+        None => quote!(::core::env!("CARGO_PKG_VERSION")),
+    };
+    let mut steps: Vec<TokenStream> = Vec::new();
+    if let Some(base) = &args.manifest_base {
+        steps.push(quote_spanned! {base.span()=>
+            .manifest_base(::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #base)))
+        });
+    }
+    if let Some(d) = &args.description {
+        steps.push(quote!(.description(#d)));
+    }
+    for n in &args.notifications {
+        steps.push(quote!(.notification(#n)));
+    }
+    for c in &args.capabilities {
+        steps.push(quote!(.capability_used(#c)));
+    }
+    for r in &args.roles {
+        let variant = if r == "compactor" { quote!(Compactor) } else { quote!(Observer) };
+        steps.push(quote!(.role(#krate::protocol::PluginRole::#variant)));
+    }
+    let mut checks: Vec<TokenStream> = Vec::new();
+    for h in handlers {
+        steps.push(handler_step(h, krate, &mut checks));
+    }
+    let ty_check = quote_spanned! {self_ty.span()=> #krate::__private::plugin_type::<#self_ty>(); };
+    quote! {
+        #item
+
+        impl #self_ty {
+            /// The SDK builder with every declaration of this plugin (its
+            /// methods, tools, hooks...), to extend or run.
+            pub fn plugin_builder(self) -> #krate::PluginBuilder {
+                <Self as #krate::KagedPlugin>::plugin_builder(self)
+            }
+        }
+
+        impl #krate::KagedPlugin for #self_ty {
+            fn plugin_builder(self) -> #krate::PluginBuilder {
+                #ty_check
+                #(#checks)*
+                let __kaged_this = #krate::__private::Arc::new(self);
+                #krate::Plugin::builder(#name)
+                    .version(#version)
+                    #(#steps)*
+            }
+        }
+    }
+}
+
+/// `.method(..)`, `.tool(..)`, `.hook(..)`, `.on_config(..)` or
+/// `.on_shutdown(..)` for one handler; pushes the spanned type checks.
+fn handler_step(h: &Handler, krate: &Path, checks: &mut Vec<TokenStream>) -> TokenStream {
+    let f = &h.ident;
+    let value_ty: Type = syn::parse_quote!(#krate::__private::Value);
+    let params_ty = h.sig.params.clone().unwrap_or(value_ty);
+    let with_schema = matches!(h.kind, Kind::Tool { .. } | Kind::Config);
+    if let Some(ty) = &h.sig.params {
+        checks.push(if with_schema {
+            quote_spanned! {ty.span()=> #krate::__private::schema_params::<#ty>(); }
+        } else {
+            quote_spanned! {ty.span()=> #krate::__private::params::<#ty>(); }
+        });
+    }
+    let p = quote!(__kaged_params);
+    let c = quote!(__kaged_ctx);
+    let call_args = match (h.sig.params.is_some(), h.sig.ctx) {
+        (true, true) => quote!(#p, #c),
+        (true, false) => quote!(#p),
+        (false, true) => quote!(#c),
+        (false, false) => quote!(),
+    };
+    // Spanned at the return type so that a wrong one is reported there.
+    let ret_span = h.sig.output.as_ref().map_or(h.ident.span(), Spanned::span);
+    let into_result = quote_spanned! {ret_span=> #krate::__private::HandlerResult::into_result };
+    let closure = |ctx_ty: TokenStream, map: TokenStream| {
+        quote! {{
+            let __kaged_this = #krate::__private::Arc::clone(&__kaged_this);
+            move |#p: #params_ty, #c: #ctx_ty| {
+                let __kaged_this = #krate::__private::Arc::clone(&__kaged_this);
+                async move { #into_result(__kaged_this.#f(#call_args).await)#map }
+            }
+        }}
+    };
+    let call = quote!(#krate::Call);
+    match &h.kind {
+        Kind::Method(lit) => {
+            let cl = closure(call, quote!());
+            quote!(.method(#lit, #cl))
+        }
+        Kind::Tool { name, description, .. } => {
+            let cl = closure(call, quote!());
+            quote!(.tool::<#params_ty, _, _, _>(#name, #description, #cl))
+        }
+        Kind::Hook { name, .. } => {
+            let variant = match name.as_str() {
+                "on_session_start" => quote!(OnSessionStart),
+                "on_session_idle" => quote!(OnSessionIdle),
+                "pre_compact" => quote!(PreCompact),
+                _ => quote!(PostCompact),
+            };
+            let cl = closure(call, quote!());
+            quote!(.hook(#krate::protocol::HookName::#variant, #cl))
+        }
+        Kind::Config => {
+            let cl = closure(quote!(#krate::Host), quote!(.map(|_| ())));
+            quote!(.on_config(#cl))
+        }
+        Kind::Shutdown => quote! {
+            .on_shutdown({
+                let __kaged_this = #krate::__private::Arc::clone(&__kaged_this);
+                move || {
+                    let __kaged_this = #krate::__private::Arc::clone(&__kaged_this);
+                    async move {
+                        let _ = __kaged_this.#f().await;
+                    }
+                }
+            })
+        },
+    }
+}

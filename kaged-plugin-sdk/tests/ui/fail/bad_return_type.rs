@@ -1,0 +1,13 @@
+use kaged_plugin_sdk::{kaged_plugin, PluginError};
+
+struct P;
+
+#[kaged_plugin(name = "p")]
+impl P {
+    #[method("p.list")]
+    async fn list(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use kaged_plugin_sdk::{kaged_plugin, PluginError};
+
+struct P;
+
+#[kaged_plugin(name = "p")]
+impl P {
+    #[method("p.list")]
+    async fn list(&self) {}
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use kaged_plugin_sdk::{kaged_plugin, PluginError};
+
+struct P;
+
+#[kaged_plugin(nmae = "p")]
+impl P {}
+
+struct Q;
+
+#[kaged_plugin(notifications("q.changed"))]
+impl Q {}
+
+fn main() {}

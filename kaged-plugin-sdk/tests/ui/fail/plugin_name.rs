@@ -1,0 +1,8 @@
+use kaged_plugin_sdk::{kaged_plugin, PluginError};
+
+struct P;
+
+#[kaged_plugin(name = "Memory_MD")]
+impl P {}
+
+fn main() {}

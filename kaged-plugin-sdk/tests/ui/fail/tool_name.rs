@@ -1,0 +1,17 @@
+use kaged_plugin_sdk::{kaged_plugin, PluginError};
+
+struct P;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Args {}
+
+#[kaged_plugin(name = "p")]
+impl P {
+    /// Two segments.
+    #[tool(name = "search.files")]
+    async fn search(&self, _a: Args) -> Result<(), PluginError> {
+        Ok(())
+    }
+}
+
+fn main() {}
