@@ -21,6 +21,7 @@ pub mod session;
 pub mod shutdown;
 pub mod spawn;
 pub mod storage;
+pub mod testing;
 pub mod time;
 pub mod transcript;
 pub mod validate;

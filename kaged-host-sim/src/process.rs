@@ -231,6 +231,7 @@ impl Lifecycle {
 async fn on_exit(
     conn: &Connection,
     info: ExitInfo,
+    pid: Option<u32>,
     timeouts: &Timeouts,
     done: &watch::Sender<bool>,
 ) {
@@ -238,7 +239,7 @@ async fn on_exit(
         return;
     }
     conn.wait_stderr_done(timeouts.sigterm_grace).await;
-    audit_crash(conn, info);
+    audit_crash(conn, info, pid);
     conn.close();
     done.send_replace(true);
 }

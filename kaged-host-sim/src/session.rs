@@ -58,13 +58,14 @@ impl RawChannel {
     }
 
     /// Send a request with the next host id, skipping every check, and wait
-    /// up to `timeout` for its answer.
+    /// up to `timeout` for its answer (`initialize` advances the phase).
     pub async fn request(
         &self,
         method: &str,
         params: Option<Value>,
         timeout: std::time::Duration,
     ) -> Result<Value, RequestError> {
+        self.conn.advance_phase_for(method);
         self.conn.request(method, params, timeout).await
     }
 }

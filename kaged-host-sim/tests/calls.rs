@@ -188,7 +188,7 @@ async fn a_hung_method_times_out_with_32603_and_the_plugin_is_killed() {
 
 #[tokio::test]
 async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
-    let (host, audit, _t) = host(EASY);
+    let (host, audit, transcript) = host(EASY);
     let s = host
         .launch(&fixture("crashes-on-call"))
         .await
@@ -209,7 +209,17 @@ async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
             "fatal: crash line 2"
         ])
     );
+    assert_eq!(crashed.get("pid"), pid);
     assert!(!audit.names().contains(&"plugin.killed"));
+    // stderr lines are in the transcript, as raw strings.
+    let stderr: Vec<_> = transcript
+        .records()
+        .into_iter()
+        .filter(|r| r.dir == kaged_host_sim::transcript::Direction::PluginStderr)
+        .map(|r| r.msg)
+        .collect();
+    assert_eq!(stderr.len(), 3);
+    assert_eq!(stderr[0], json!("fatal: crash line 0"));
     assert_group_gone(pid);
     assert_eq!(
         s.shutdown().await,

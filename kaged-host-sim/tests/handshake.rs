@@ -48,6 +48,12 @@ async fn failing(name: &str, scale: f64) -> (LaunchError, kaged_host_sim::audit:
         Ok(s) => panic!("{name} launched: {:?}", s.handshake_info()),
         Err(e) => e,
     };
+    // Whatever was started is gone by the time launch returns.
+    for ev in audit.events() {
+        if let Some(pid) = ev.get("pid").as_u64() {
+            assert_group_gone(pid as u32);
+        }
+    }
     (err, audit)
 }
 
@@ -298,4 +304,48 @@ async fn the_spec_shell_plugin_pattern_works() {
         ]
     );
     assert_group_gone(pid);
+}
+
+#[tokio::test]
+async fn a_lenient_session_can_drive_the_handshake_by_hand() {
+    let (host, audit, transcript) = host(EASY);
+    let s = host.launch_lenient(&fixture("good")).await.expect("spawn");
+    let pid = s.pid().expect("pid");
+    assert!(audit.is_empty(), "{:?}", audit.names());
+    let raw = s.raw();
+    let params = serde_json::json!({"daemon_version": "x", "api_version": 1,
+        "plugin_name": "good", "storage_available": false, "projects": []});
+    let r = raw
+        .request("initialize", Some(params), s.timeouts().initialize)
+        .await
+        .expect("initialize answered");
+    assert_eq!(r["name"], "good");
+    assert_eq!(s.phase(), kaged_host_sim::connection::Phase::InitializeSent);
+    assert!(raw.send_line(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#));
+    assert_eq!(s.phase(), kaged_host_sim::connection::Phase::Ready);
+    let v = s.call("good.echo", None, None).await.expect("call");
+    assert!(v["context"]["request_id"].is_string());
+    assert!(s.shutdown().await.is_clean());
+    // The host never ran its own handshake: no spawned/initialized events.
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.exited",
+            "plugin.stopped"
+        ]
+    );
+    assert_eq!(transcript.records()[0].msg["method"], "initialize");
+    assert_group_gone(pid);
+}
+
+#[tokio::test]
+async fn a_lenient_session_can_run_the_handshake_later() {
+    let (host, audit, _t) = host(EASY);
+    let s = host.launch_lenient(&fixture("good")).await.expect("spawn");
+    let info = s.handshake().await.expect("handshake");
+    assert_eq!(info.result.name, "good");
+    assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
+    assert!(s.shutdown().await.is_clean());
 }

@@ -331,3 +331,83 @@ fn the_broker_reopens_a_persistent_file() {
     assert_eq!(schema(&b, &writer("foo")), vec!["bar_x"]);
     assert!(schema(&b, &writer("foo-bar")).is_empty());
 }
+
+#[test]
+fn denials_carry_redacted_sql_for_the_audit_log() {
+    let b = broker();
+    let a = writer("attacker");
+    let d = query(
+        &b,
+        &a,
+        "SELECT * FROM plugin_victim_secrets WHERE secret = 'hunter2' AND id > 41 /* 007 */",
+        json!([]),
+    )
+    .expect_err("denied");
+    assert!(d.is_access_denial());
+    assert_eq!(
+        d.redacted_sql.as_deref(),
+        Some("SELECT * FROM plugin_victim_secrets WHERE secret = ? AND id > ?")
+    );
+    assert!(d.reason.contains("plugin_victim_secrets"), "{}", d.reason);
+    // A capability denial carries the SQL too; schema calls have none.
+    let d = exec(&b, &reader("r"), "DELETE FROM t WHERE pw = 'x'", json!([])).expect_err("denied");
+    assert_eq!(
+        d.redacted_sql.as_deref(),
+        Some("DELETE FROM t WHERE pw = ?")
+    );
+    let none = StorageClient::new("r", false, false);
+    let d = b
+        .handle(&none, StorageMethod::Schema, None)
+        .expect_err("denied");
+    assert_eq!(d.redacted_sql, None);
+}
+
+#[test]
+fn concurrent_plugins_share_one_database() {
+    let b = std::sync::Arc::new(broker());
+    for name in ["p-a", "p-b", "p-c"] {
+        ok(exec(
+            &b,
+            &writer(name),
+            "CREATE TABLE n (i INTEGER)",
+            json!([]),
+        ));
+    }
+    let threads: Vec<_> = ["p-a", "p-b", "p-c", "p-a"]
+        .into_iter()
+        .map(|name| {
+            let b = std::sync::Arc::clone(&b);
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    ok(exec(
+                        &b,
+                        &writer(name),
+                        "INSERT INTO n (i) VALUES (?)",
+                        json!([i]),
+                    ));
+                    ok(query(
+                        &b,
+                        &writer(name),
+                        "SELECT count(*) FROM n",
+                        json!([]),
+                    ));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread");
+    }
+    let count = |name: &str| {
+        ok(query(
+            &b,
+            &writer(name),
+            "SELECT count(*) AS c FROM n",
+            json!([]),
+        ))["rows"][0]["c"]
+            .clone()
+    };
+    assert_eq!(count("p-a"), 50);
+    assert_eq!(count("p-b"), 25);
+    assert_eq!(count("p-c"), 25);
+}

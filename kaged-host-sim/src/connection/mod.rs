@@ -21,6 +21,7 @@
 mod pending;
 mod ratelimit;
 mod reader;
+mod state;
 mod writer;
 
 use std::collections::{HashSet, VecDeque};
@@ -28,9 +29,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use kaged_plugin_sdk::codec::{encode_line, EncodeError};
+use kaged_plugin_sdk::codec::encode_line;
 use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{Id, Notification, Request, RpcError};
+use kaged_plugin_sdk::protocol::{Id, Notification, Request};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
@@ -43,57 +44,11 @@ use crate::transcript::Transcript;
 
 pub(crate) use pending::Pending;
 use ratelimit::RateLimiter;
+pub(crate) use state::Ending;
+pub use state::{Fatal, Phase, RequestError};
 
 /// How many stderr lines are kept for `plugin.crashed`.
 pub const STDERR_RING: usize = 50;
-
-/// Where the connection stands in the handshake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Nothing sent yet: any message from the plugin is a violation.
-    Spawned,
-    /// `initialize` sent, `initialized` not yet.
-    InitializeSent,
-    /// Handshake complete.
-    Ready,
-}
-
-/// Where the plugin stands in its life; decides who audits its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
-    Running,
-    ShuttingDown,
-    Killing,
-    Ended,
-}
-
-/// Why the host must kill the plugin (already audited when raised).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fatal {
-    /// The audit event that was emitted.
-    pub event: AuditEvent,
-    /// A short reason (`batch_before_handshake`, `oversize_message`...).
-    pub reason: String,
-    /// Details.
-    pub detail: String,
-}
-
-/// Why a request got no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum RequestError {
-    /// The plugin answered with an error.
-    #[error(transparent)]
-    Rpc(RpcError),
-    /// No answer in time.
-    #[error("no answer within {0:?}")]
-    Timeout(Duration),
-    /// The connection closed first.
-    #[error("the connection to the plugin is closed")]
-    Closed,
-    /// The request could not be encoded.
-    #[error(transparent)]
-    Encode(#[from] EncodeError),
-}
 
 /// What a connection needs to know.
 #[derive(Clone)]
@@ -259,12 +214,8 @@ impl Connection {
             if let (Some(id), true) = (v.get("id"), v.get("method").is_some()) {
                 lock(&self.shared.raw_ids).insert(Id::from_value(id));
             }
-            match v.get("method").and_then(Value::as_str) {
-                Some("initialize") if self.phase() == Phase::Spawned => {
-                    self.set_phase(Phase::InitializeSent)
-                }
-                Some("initialized") => self.set_phase(Phase::Ready),
-                _ => {}
+            if let Some(m) = v.get("method").and_then(Value::as_str) {
+                self.advance_phase_for(m);
             }
         }
         let mut buf = line.to_vec();
@@ -276,6 +227,16 @@ impl Connection {
 
     pub(crate) fn send_encoded(&self, line: Vec<u8>) -> bool {
         self.shared.send_encoded(line)
+    }
+
+    /// Move the phase as sending `method` by hand would: `initialize` from
+    /// `Spawned` to `InitializeSent`, `initialized` to `Ready`.
+    pub fn advance_phase_for(&self, method: &str) {
+        match method {
+            "initialize" if self.phase() == Phase::Spawned => self.set_phase(Phase::InitializeSent),
+            "initialized" => self.set_phase(Phase::Ready),
+            _ => {}
+        }
     }
 
     /// Every notification accepted from the plugin from now on.

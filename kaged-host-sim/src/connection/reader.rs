@@ -91,12 +91,16 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
         }
         Err(e) => return bad_message(shared, e, phase),
     };
-    // Answers to lines sent through the raw channel are only tapped.
-    if let RpcMessage::Response(r) = &msg {
-        if shared.is_raw_id(&r.id) {
-            return true;
-        }
-    }
+    // Answers to lines sent through the raw channel are only tapped; an
+    // answer to one of our pending requests is never "speaking first".
+    let msg = match msg {
+        RpcMessage::Response(r) if shared.is_raw_id(&r.id) => return true,
+        RpcMessage::Response(r) => match r.id.as_u64() {
+            Some(n) if shared.pending.complete(n, r.clone()) => return true,
+            _ => RpcMessage::Response(r),
+        },
+        other => other,
+    };
     match (phase, msg) {
         (Phase::Spawned, m) => violation(
             shared,
@@ -163,13 +167,9 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
 }
 
 fn response(shared: &Shared, r: Response, phase: Phase) -> bool {
-    let id = r.id.clone();
-    if let Some(n) = id.as_u64() {
-        if shared.pending.complete(n, r) {
-            return true;
-        }
-    }
-    // During the handshake anything but the initialize answer is fatal.
+    let id = r.id;
+    // Not pending (checked by the caller). During the handshake anything but
+    // the initialize answer is fatal.
     violation(
         shared,
         "unknown_response_id",

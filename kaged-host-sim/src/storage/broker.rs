@@ -6,15 +6,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use kaged_plugin_sdk::protocol::names::is_plugin_name;
-use kaged_plugin_sdk::protocol::{ErrorCode, RpcError, StorageMethod};
+use kaged_plugin_sdk::protocol::{ErrorCode, StorageMethod};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
 use super::authorizer::{install, AuthPolicy, Owners};
 use super::cache::RewriteCache;
+use super::client::{StorageClient, StorageDenial, StorageError, CAP_READ, CAP_WRITE};
 use super::exec::{exec, query, unprefix, ExecEnv};
-use super::redact::redact_sql;
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
 use super::values::parse_params;
@@ -22,125 +22,6 @@ use super::values::parse_params;
 /// The broker's own table (outside every plugin prefix): which plugin
 /// created which prefixed object.
 pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
-
-/// The capability `kaged:storage:read`.
-pub const CAP_READ: &str = "kaged:storage:read";
-/// The capability `kaged:storage:write` (implies read).
-pub const CAP_WRITE: &str = "kaged:storage:write";
-
-/// Who is calling: the plugin and what it may do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StorageClient {
-    /// The plugin's name (`^[a-z][a-z0-9-]*$`).
-    pub plugin: String,
-    /// Holds `kaged:storage:read`.
-    pub can_read: bool,
-    /// Holds `kaged:storage:write` (which implies read).
-    pub can_write: bool,
-    /// Whether the daemon has storage ready for this plugin (`storage_available`).
-    pub storage_available: bool,
-}
-
-impl StorageClient {
-    /// A client with storage available.
-    pub fn new(plugin: impl Into<String>, can_read: bool, can_write: bool) -> StorageClient {
-        StorageClient {
-            plugin: plugin.into(),
-            can_read,
-            can_write,
-            storage_available: true,
-        }
-    }
-
-    /// A client from the plugin's granted capability strings.
-    pub fn from_capabilities<'a>(
-        plugin: impl Into<String>,
-        capabilities: impl IntoIterator<Item = &'a str>,
-        storage_available: bool,
-    ) -> StorageClient {
-        let (mut can_read, mut can_write) = (false, false);
-        for c in capabilities {
-            can_read |= c == CAP_READ;
-            can_write |= c == CAP_WRITE;
-        }
-        StorageClient {
-            plugin: plugin.into(),
-            can_read,
-            can_write,
-            storage_available,
-        }
-    }
-
-    /// May call `query` and `schema`.
-    pub fn may_read(&self) -> bool {
-        self.storage_available && (self.can_read || self.can_write)
-    }
-
-    /// May call `exec`.
-    pub fn may_write(&self) -> bool {
-        self.storage_available && self.can_write
-    }
-}
-
-/// A refused or failed storage call: the JSON-RPC error to answer, and what
-/// to put in the audit log.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{error} ({reason})")]
-pub struct StorageDenial {
-    /// The error to send to the plugin (never mentions the prefix).
-    pub error: RpcError,
-    /// Why, for the operator (the `plugin.storage_denied` event).
-    pub reason: String,
-    /// The plugin's SQL, redacted with [`redact_sql`], when there was some.
-    pub redacted_sql: Option<String>,
-}
-
-impl StorageDenial {
-    /// Whether this is an access denial (`-32003`), which the host audits
-    /// as `plugin.storage_denied`.
-    pub fn is_access_denial(&self) -> bool {
-        self.error.code == ErrorCode::StorageAccessDenied.code()
-    }
-
-    /// A `-32003` denial.
-    pub fn denied(reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
-        let reason = reason.into();
-        StorageDenial::with(
-            ErrorCode::StorageAccessDenied,
-            format!("storage access denied: {reason}"),
-            reason,
-            sql,
-        )
-    }
-
-    /// An error of another code; `message` goes to the plugin.
-    pub fn with(
-        code: ErrorCode,
-        message: impl Into<String>,
-        reason: impl Into<String>,
-        sql: Option<&str>,
-    ) -> StorageDenial {
-        StorageDenial {
-            error: RpcError::new(code, message),
-            reason: reason.into(),
-            redacted_sql: sql.map(redact_sql),
-        }
-    }
-}
-
-/// Errors opening the broker or administering it.
-#[derive(Debug, thiserror::Error)]
-pub enum StorageError {
-    /// SQLite failed.
-    #[error("storage database: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// The temporary directory could not be created.
-    #[error("storage temp dir: {0}")]
-    Io(#[from] std::io::Error),
-    /// Not a valid plugin name.
-    #[error("invalid plugin name {0:?}")]
-    InvalidPluginName(String),
-}
 
 /// One plugin's connection and its authorizer policy.
 pub(super) struct PluginDb {

@@ -8,7 +8,8 @@ use rusqlite::{Connection, Statement};
 use serde_json::{json, Map, Value};
 
 use super::authorizer::{AuthPolicy, Owners, Phase};
-use super::broker::{PluginDb, StorageDenial, OWNERS_TABLE};
+use super::broker::{PluginDb, OWNERS_TABLE};
+use super::client::StorageDenial;
 use super::rewrite::{Rewritten, StatementKind};
 use super::values::{to_json, Bind};
 
@@ -127,7 +128,6 @@ pub(super) fn query(
     }
     let columns: Vec<String> = stmt
         .column_names()
-        .into_iter()
         .map(|c| unprefix(c, &env.db.prefix))
         .collect();
     let mut rows_out = Vec::new();

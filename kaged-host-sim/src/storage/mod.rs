@@ -109,14 +109,16 @@
 mod authorizer;
 mod broker;
 mod cache;
+mod client;
 mod exec;
 mod redact;
 pub mod rewrite;
 mod values;
 
 pub use authorizer::{install as install_authorizer, AuthPolicy, Owners, Phase};
-pub use broker::{StorageBroker, StorageClient, StorageDenial, StorageError, CAP_READ, CAP_WRITE};
+pub use broker::StorageBroker;
 pub use cache::RewriteCache;
+pub use client::{StorageClient, StorageDenial, StorageError, CAP_READ, CAP_WRITE};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
 pub use rewrite::{

@@ -5,6 +5,7 @@
 //! point is [`rewrite`]; [`RewriteCache`](super::RewriteCache) memoises it.
 
 mod names;
+mod statement;
 mod walker;
 
 use std::ops::ControlFlow;

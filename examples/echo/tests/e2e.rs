@@ -1,0 +1,99 @@
+//! The echo plugin end to end, as a real process driven by the host
+//! simulator: handshake transcript, calls, tools, notifications, shutdown.
+
+use std::path::PathBuf;
+
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::host::{HostConfig, HostSim};
+use kaged_host_sim::shutdown::ShutdownOutcome;
+use kaged_host_sim::testing::StagedPlugin;
+use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::transcript::{normalise, Transcript};
+use kaged_plugin_sdk::protocol::PluginCallContext;
+use serde_json::json;
+
+fn stage() -> StagedPlugin {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    StagedPlugin::new(&dir, env!("CARGO_BIN_EXE_echo")).expect("stage the echo plugin")
+}
+
+/// Shutdown timeout 5 s x 0.2 = 1 s: a clean `Exited` outcome proves the
+/// plugin exited within a second, without timing anything in the test.
+fn host(scale: f64) -> (HostSim, AuditLog, Transcript) {
+    let audit = AuditLog::memory();
+    let transcript = Transcript::memory();
+    let host = HostSim::new(HostConfig {
+        time_scale: TimeScale::new(scale).expect("scale"),
+        audit: audit.clone(),
+        transcript: transcript.clone(),
+        ..HostConfig::default()
+    });
+    (host, audit, transcript)
+}
+
+#[tokio::test]
+async fn handshake_call_and_shutdown_transcript() {
+    let staged = stage();
+    let (host, audit, transcript) = host(0.2);
+    let session = host.launch(staged.dir()).await.expect("launch echo");
+    let ctx = PluginCallContext::agent("music", "primary", "ses_1", "req_1");
+    let said = session
+        .call("echo.say", Some(json!({"text": "hello"})), Some(ctx))
+        .await
+        .expect("echo.say");
+    assert_eq!(said, json!({"said": "hello", "agent_path": "primary"}));
+    let shout = session.call("echo.shout", Some(json!({"text": "hey", "bangs": 2})), None).await.expect("tool");
+    assert_eq!(shout, json!("HEY!!"));
+    let outcome = session.shutdown().await;
+    assert!(matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)), "{outcome:?}");
+    insta::assert_json_snapshot!("echo_transcript", normalise(&transcript.records(), false));
+    let names = audit.names();
+    for expected in ["plugin.spawned", "plugin.initialized", "plugin.method_called", "plugin.method_returned",
+                     "plugin.notification", "plugin.exited", "plugin.stopped"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    for unexpected in ["plugin.stdout_noise", "plugin.protocol_violation", "plugin.crashed", "plugin.killed"] {
+        assert!(!names.contains(&unexpected), "{unexpected} in {names:?}");
+    }
+}
+
+#[tokio::test]
+async fn tool_arguments_that_break_the_schema_get_invalid_params() {
+    let staged = stage();
+    let (host, _, _) = host(0.2);
+    let session = host.launch(staged.dir()).await.expect("launch echo");
+    let err = session
+        .call("echo.shout", Some(json!({"text": "hey", "bangs": 99})), None)
+        .await
+        .expect_err("bangs is at most 10");
+    assert_eq!(err.code(), -32602);
+    assert!(err.rpc_error().message.contains("/bangs"), "{:?}", err.rpc_error());
+    session.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_as_a_request_is_answered_and_the_plugin_exits_zero() {
+    let staged = stage();
+    let (host, _, _) = host(0.2);
+    let session = host.launch(staged.dir()).await.expect("launch echo");
+    let pid = session.pid().expect("pid");
+    let answer = session
+        .raw()
+        .request("shutdown", Some(json!({})), session.timeouts().shutdown)
+        .await
+        .expect("shutdown answered");
+    assert_eq!(answer, json!({"status": "ok"}));
+    let exit = session.wait_exit(session.timeouts().shutdown).await.expect("exited within the shutdown timeout");
+    assert_eq!(exit.code, Some(0));
+    assert!(!kaged_host_sim::process::group_alive(pid));
+}
+
+#[tokio::test]
+async fn stdin_eof_makes_the_plugin_exit() {
+    let staged = stage();
+    let (host, _, _) = host(0.2);
+    let session = host.launch(staged.dir()).await.expect("launch echo");
+    session.close_stdin();
+    let exit = session.wait_exit(session.timeouts().shutdown).await.expect("exited after EOF");
+    assert_eq!(exit.code, Some(0));
+}

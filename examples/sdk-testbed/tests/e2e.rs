@@ -1,0 +1,157 @@
+//! The SDK's edge cases over real pipes: the testbed plugin misbehaves on
+//! purpose and the host simulator checks what reaches the wire.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::host::{HostConfig, HostSim};
+use kaged_host_sim::session::PluginSession;
+use kaged_host_sim::testing::StagedPlugin;
+use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::transcript::{Direction, Transcript};
+use serde_json::{json, Value};
+
+struct Running {
+    _staged: StagedPlugin,
+    session: PluginSession,
+    audit: AuditLog,
+    transcript: Transcript,
+}
+
+async fn launch() -> Running {
+    let staged = StagedPlugin::new(&PathBuf::from(env!("CARGO_MANIFEST_DIR")), env!("CARGO_BIN_EXE_sdk-testbed"))
+        .expect("stage the testbed");
+    let audit = AuditLog::memory();
+    let transcript = Transcript::memory();
+    let host = HostSim::new(HostConfig {
+        time_scale: TimeScale::new(0.5).expect("scale"),
+        audit: audit.clone(),
+        transcript: transcript.clone(),
+        ..HostConfig::default()
+    });
+    let session = host.launch(staged.dir()).await.expect("launch the testbed");
+    Running { _staged: staged, session, audit, transcript }
+}
+
+/// The next stdout message satisfying `pred`, from a raw subscription.
+async fn next_matching(rx: &mut tokio::sync::broadcast::Receiver<Value>, pred: impl Fn(&Value) -> bool) -> Value {
+    let guard = Duration::from_secs(20);
+    tokio::time::timeout(guard, async {
+        loop {
+            match rx.recv().await {
+                Ok(v) if pred(&v) => return v,
+                Ok(_) => continue,
+                Err(e) => panic!("raw channel ended: {e}"),
+            }
+        }
+    })
+    .await
+    .expect("the plugin did not answer")
+}
+
+#[tokio::test]
+async fn a_println_in_a_handler_goes_to_stderr_not_stdout() {
+    let r = launch().await;
+    assert_eq!(r.session.call("testbed.print", None, None).await.expect("print"), json!("printed"));
+    r.session.shutdown().await;
+    let records = r.transcript.records();
+    let stderr: Vec<String> = records
+        .iter()
+        .filter(|rec| rec.dir == Direction::PluginStderr)
+        .map(|rec| rec.msg.as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(stderr.iter().any(|l| l.contains("printed with println!")), "{stderr:?}");
+    assert!(stderr.iter().any(|l| l.contains("and this one without a newline")), "{stderr:?}");
+    assert!(!r.audit.names().contains(&"plugin.stdout_noise"), "{:?}", r.audit.names());
+}
+
+#[tokio::test]
+async fn a_panicking_handler_answers_internal_error_and_the_plugin_keeps_serving() {
+    let r = launch().await;
+    let err = r.session.call("testbed.panic", None, None).await.expect_err("panics");
+    assert_eq!(err.code(), -32603);
+    assert!(err.rpc_error().message.contains("deliberate panic"), "{:?}", err.rpc_error());
+    let echo = r.session.call("testbed.echo", Some(json!({"x": 1})), None).await.expect("still serving");
+    assert_eq!(echo["params"], json!({"x": 1}));
+    assert!(r.session.shutdown().await.is_clean());
+}
+
+#[tokio::test]
+async fn ten_concurrent_calls_are_all_answered() {
+    let r = launch().await;
+    let calls = (0..10u64).map(|i| r.session.call("testbed.sleep", Some(json!({"ms": 50 + i})), None));
+    let answers = futures_util::future::join_all(calls).await;
+    let mut got: Vec<u64> = answers.into_iter().map(|a| a.expect("answered").as_u64().expect("number")).collect();
+    got.sort();
+    assert_eq!(got, (0..10).map(|i| 50 + i).collect::<Vec<_>>());
+    r.session.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_batch_gets_invalid_request_with_null_id_and_serving_goes_on() {
+    let r = launch().await;
+    let raw = r.session.raw();
+    let mut rx = raw.inbound();
+    assert!(raw.send_line(br#"[{"jsonrpc":"2.0","id":99,"method":"ping"}]"#));
+    let answer = next_matching(&mut rx, |v| v.get("error").is_some()).await;
+    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["error"]["code"], -32600);
+    r.session.ping().await.expect("still serving");
+    r.session.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_incoming_line_over_4_mib_is_refused_and_serving_goes_on() {
+    let r = launch().await;
+    let raw = r.session.raw();
+    let mut rx = raw.inbound();
+    let mut big = br#"{"jsonrpc":"2.0","id":77,"method":"testbed.echo","params":{"x":""#.to_vec();
+    big.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
+    big.extend_from_slice(b"\"}}");
+    assert!(raw.send_line(&big));
+    let answer = next_matching(&mut rx, |v| v.get("error").is_some()).await;
+    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (Value::Null, json!(-32600)));
+    r.session.ping().await.expect("still serving");
+    r.session.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_answer_over_4_mib_becomes_an_internal_error() {
+    let r = launch().await;
+    let err = r.session.call("testbed.big", Some(json!({"bytes": 5 * 1024 * 1024})), None).await.expect_err("too large");
+    assert_eq!(err.code(), -32603);
+    assert!(err.rpc_error().message.contains("response too large"));
+    assert!(!r.audit.names().contains(&"protocol.oversize_message"));
+    assert!(r.session.is_running());
+    r.session.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_call_before_initialized_gets_not_initialized() {
+    let staged = StagedPlugin::new(&PathBuf::from(env!("CARGO_MANIFEST_DIR")), env!("CARGO_BIN_EXE_sdk-testbed"))
+        .expect("stage");
+    let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.5).expect("scale"), ..HostConfig::default() });
+    let session = host.launch_lenient(staged.dir()).await.expect("spawn");
+    let raw = session.raw();
+    let mut rx = raw.inbound();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"daemon_version": "0.1.0",
+        "api_version": 1, "plugin_name": "sdk-testbed", "storage_available": false, "projects": []}});
+    assert!(raw.send_value(&init));
+    next_matching(&mut rx, |v| v["id"] == 1).await;
+    assert!(raw.send_value(&json!({"jsonrpc": "2.0", "id": 2, "method": "testbed.echo", "params": {}})));
+    let early = next_matching(&mut rx, |v| v["id"] == 2).await;
+    assert_eq!(early["error"]["code"], -32002);
+    session.shutdown().await;
+}
+
+#[tokio::test]
+async fn notifications_reach_the_host() {
+    let r = launch().await;
+    let mut notes = r.session.notifications();
+    r.session.call("testbed.notify", None, None).await.expect("notify");
+    let n = tokio::time::timeout(Duration::from_secs(20), notes.recv()).await.expect("notification").expect("open");
+    assert_eq!(n.method, "testbed.poked");
+    assert_eq!(n.params, Some(json!({"by": "testbed.notify"})));
+    r.session.shutdown().await;
+}
