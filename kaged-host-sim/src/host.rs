@@ -250,7 +250,8 @@ impl HostSim {
         finish_handshake(self.connect_lenient(manifest, plugin_dir, reader, writer)).await
     }
 
-    /// [`HostSim::connect`] without the handshake.
+    /// [`HostSim::connect`] without the handshake. Must be called within a
+    /// Tokio runtime (it spawns the connection's tasks).
     pub fn connect_lenient<R, W>(
         &self,
         manifest: Manifest,

@@ -9,12 +9,14 @@
 //! * [`time`] holds every timeout (scaled by `--time-scale`), [`audit`] every
 //!   audit event name, [`transcript`] the wire transcript.
 
+pub mod agents;
 pub mod audit;
 pub mod call;
 pub mod cli;
 pub mod connection;
 pub mod handler;
 pub mod handshake;
+pub mod health;
 pub mod host;
 pub mod process;
 pub mod session;

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 
 use crate::audit::AuditEvent;
 use crate::connection::{Connection, Ending};
-use crate::time::Timeouts;
+use crate::time::{Timeouts, KILL_CONFIRM_MIN, REAP_POLL};
 
 /// How a plugin ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +90,7 @@ pub async fn kill_and_reap_group(pgid: u32, limit: Duration) -> bool {
             tracing::warn!(pgid, "process group still present");
             return false;
         }
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::sleep(REAP_POLL).await;
     }
 }
 
@@ -203,7 +203,7 @@ impl Lifecycle {
             Some(pid) => {
                 signal_group(pid, Signal::KILL);
                 // SIGKILL cannot be ignored; the bound only guards odd kernels.
-                self.wait_exit(self.timeouts.sigterm_grace.max(Duration::from_secs(1)))
+                self.wait_exit(self.timeouts.sigterm_grace.max(KILL_CONFIRM_MIN))
                     .await;
                 kill_and_reap_group(pid, self.timeouts.sigterm_grace).await;
             }

@@ -219,6 +219,13 @@ impl PluginSession {
         self.life.kill(reason).await
     }
 
+    /// Close the plugin's stdin (end of input) without sending `shutdown`;
+    /// a conforming plugin exits (ADDENDUM §2). Returns false when the
+    /// connection is already closed.
+    pub fn close_stdin(&self) -> bool {
+        self.connection().close_stdin()
+    }
+
     pub(crate) fn connection(&self) -> &Connection {
         &self.life.conn
     }

@@ -42,6 +42,23 @@ impl ShutdownOutcome {
     }
 }
 
+impl std::fmt::Display for ShutdownOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let exit = |e: &ExitInfo| match (e.code, e.signal) {
+            (Some(c), _) => format!("exit code {c}"),
+            (None, Some(s)) => format!("signal {s}"),
+            (None, None) => "closed its pipe".to_string(),
+        };
+        match self {
+            ShutdownOutcome::Exited(e) => write!(f, "exited cleanly ({})", exit(e)),
+            ShutdownOutcome::ExitedWithError(e) => write!(f, "exited with an error ({})", exit(e)),
+            ShutdownOutcome::Terminated(e) => write!(f, "stopped by SIGTERM ({})", exit(e)),
+            ShutdownOutcome::Killed => f.write_str("killed (SIGKILL)"),
+            ShutdownOutcome::AlreadyEnded => f.write_str("had already ended"),
+        }
+    }
+}
+
 impl PluginSession {
     /// Stop the plugin gracefully; see the module docs for the ladder.
     pub async fn shutdown(&self) -> ShutdownOutcome {

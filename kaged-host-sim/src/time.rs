@@ -30,6 +30,13 @@ pub const PING_TIMEOUT_SEC: u64 = 5;
 pub const NOTIFICATION_WINDOW_SEC: u64 = 1;
 /// Notifications accepted per window (ADDENDUM §8). A count: never scaled.
 pub const NOTIFICATION_LIMIT: u32 = 100;
+/// Default wait of a session script's `wait` step, in seconds (scaled).
+pub const SCRIPT_WAIT_SEC: u64 = 5;
+/// The least time the host waits to see a SIGKILLed plugin exit. A safety
+/// bound (SIGKILL cannot be ignored), not a spec timeout: not scaled.
+pub const KILL_CONFIRM_MIN: Duration = Duration::from_secs(1);
+/// How often a killed process group is polled until it is gone. Not scaled.
+pub const REAP_POLL: Duration = Duration::from_millis(5);
 
 /// A factor `F`, `0 < F <= 1`, applied to every spec timeout and interval.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]

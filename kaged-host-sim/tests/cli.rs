@@ -173,3 +173,22 @@ fn every_command_has_help() {
         assert!(stdout(&out).contains("Usage"), "{args:?}");
     }
 }
+
+#[test]
+fn a_plugin_failing_its_handshake_is_one_line_and_exit_1() {
+    let out = cli()
+        .args(["--time-scale", "0.25", "call"])
+        .arg(fixture("name-mismatch"))
+        .arg("status.get")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("name mismatch"), "{err}");
+    assert!(
+        lines[0].contains("someone-else"),
+        "the cause chain is included: {err}"
+    );
+}

@@ -22,8 +22,11 @@ async fn stdout_noise_is_audited_cut_and_discarded() {
     assert_eq!(noise.len(), 2, "{:?}", audit.names());
     assert_eq!(noise[0].get("line"), "starting up (this line is not JSON)");
     let long = noise[1].get("line").as_str().expect("line");
-    assert_eq!(long.chars().count(), 201, "200 chars plus the cut mark");
+    assert_eq!(long.chars().count(), 200, "truncated to 200 chars");
     assert!(long.starts_with("noise xxx"));
+    assert_eq!(noise[1].get("truncated"), true);
+    assert_eq!(noise[1].get("length"), 506);
+    assert_eq!(noise[0].get("truncated"), false);
     assert!(s.is_running());
     assert!(s.shutdown().await.is_clean());
 }

@@ -411,3 +411,23 @@ fn concurrent_plugins_share_one_database() {
     assert_eq!(count("p-b"), 25);
     assert_eq!(count("p-c"), 25);
 }
+
+#[test]
+fn engine_limits_bound_values_and_attachments() {
+    let b = broker();
+    let w = writer("big");
+    let d =
+        query(&b, &w, "SELECT length(zeroblob(100000000)) AS n", json!([])).expect_err("too big");
+    assert_eq!(d.error.code, INVALID, "{d}");
+    assert_eq!(
+        ok(query(
+            &b,
+            &w,
+            "SELECT length(zeroblob(1000)) AS n",
+            json!([])
+        ))["rows"][0]["n"],
+        1000
+    );
+    let d = query(&b, &w, "SELECT 1 AS \"a\0b\"", json!([])).expect_err("NUL");
+    assert_eq!(d.error.code, INVALID, "{d}");
+}

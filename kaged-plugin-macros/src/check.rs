@@ -40,7 +40,10 @@ struct Seen<'a> {
 
 impl<'a> Seen<'a> {
     fn new(what: &'a str) -> Self {
-        Seen { what, first: Vec::new() }
+        Seen {
+            what,
+            first: Vec::new(),
+        }
     }
 
     fn get(&self, name: &str) -> Option<Span> {
@@ -51,7 +54,10 @@ impl<'a> Seen<'a> {
         match self.get(name) {
             Some(first) => {
                 errors.at(span, format!("{} `{name}` is declared twice", self.what));
-                errors.at(first, format!("first declaration of {} `{name}`", self.what));
+                errors.at(
+                    first,
+                    format!("first declaration of {} `{name}`", self.what),
+                );
             }
             None => {
                 self.first.push((name.to_string(), span));
@@ -62,7 +68,11 @@ impl<'a> Seen<'a> {
 
 /// Check the plugin arguments and every handler.
 pub fn check(args: &PluginArgs, handlers: &[Handler], errors: &mut Errors) {
-    let plugin = args.name.as_ref().map(syn::LitStr::value).unwrap_or_default();
+    let plugin = args
+        .name
+        .as_ref()
+        .map(syn::LitStr::value)
+        .unwrap_or_default();
     if let Some(name) = &args.name {
         if let Some(p) = rules::plugin_name_problem(&name.value()) {
             errors.at(name.span(), p);
@@ -109,7 +119,10 @@ pub fn check(args: &PluginArgs, handlers: &[Handler], errors: &mut Errors) {
     for (name, span) in &tools.first {
         let full = rules::prefixed_tool_name(&plugin, name);
         if methods.get(&full).is_some() {
-            errors.at(*span, format!("tool `{name}` is called as `{full}`, which is also a #[method]"));
+            errors.at(
+                *span,
+                format!("tool `{name}` is called as `{full}`, which is also a #[method]"),
+            );
         }
     }
     check_roles(&args.roles, hooks.get("pre_compact").is_some(), errors);
@@ -120,7 +133,13 @@ fn check_roles(roles: &[Ident], has_pre_compact: bool, errors: &mut Errors) {
     for role in roles {
         let r = role.to_string();
         if !rules::is_role_name(&r) {
-            errors.at(role.span(), format!("unknown role `{r}`; roles are {}", rules::ROLE_NAMES.join(", ")));
+            errors.at(
+                role.span(),
+                format!(
+                    "unknown role `{r}`; roles are {}",
+                    rules::ROLE_NAMES.join(", ")
+                ),
+            );
             continue;
         }
         seen.check(errors, &r, role.span());

@@ -4,7 +4,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{ItemImpl, Path, Type};
+use syn::{Ident, ItemImpl, Path, Type};
 
 use crate::parse::{Kind, PluginArgs};
 use crate::Handler;
@@ -33,7 +33,12 @@ pub fn sdk_path(args: &PluginArgs, span: Span) -> syn::Result<Path> {
 }
 
 /// The whole expansion.
-pub fn expand(item: &ItemImpl, args: &PluginArgs, handlers: &[Handler], krate: &Path) -> TokenStream {
+pub fn expand(
+    item: &ItemImpl,
+    args: &PluginArgs,
+    handlers: &[Handler],
+    krate: &Path,
+) -> TokenStream {
     let self_ty = &item.self_ty;
     let name = args.name.as_ref().map(|n| quote!(#n)).unwrap_or_default();
     let version = match &args.version {
@@ -56,12 +61,15 @@ pub fn expand(item: &ItemImpl, args: &PluginArgs, handlers: &[Handler], krate: &
         steps.push(quote!(.capability_used(#c)));
     }
     for r in &args.roles {
-        let variant = if r == "compactor" { quote!(Compactor) } else { quote!(Observer) };
+        let variant = if r == "compactor" {
+            quote!(Compactor)
+        } else {
+            quote!(Observer)
+        };
         steps.push(quote!(.role(#krate::protocol::PluginRole::#variant)));
     }
-    let mut checks: Vec<TokenStream> = Vec::new();
     for h in handlers {
-        steps.push(handler_step(h, krate, &mut checks));
+        steps.push(handler_step(h, krate));
     }
     let ty_check = quote_spanned! {self_ty.span()=> #krate::__private::plugin_type::<#self_ty>(); };
     quote! {
@@ -78,7 +86,6 @@ pub fn expand(item: &ItemImpl, args: &PluginArgs, handlers: &[Handler], krate: &
         impl #krate::KagedPlugin for #self_ty {
             fn plugin_builder(self) -> #krate::PluginBuilder {
                 #ty_check
-                #(#checks)*
                 let __kaged_this = #krate::__private::Arc::new(self);
                 #krate::Plugin::builder(#name)
                     .version(#version)
@@ -89,19 +96,14 @@ pub fn expand(item: &ItemImpl, args: &PluginArgs, handlers: &[Handler], krate: &
 }
 
 /// `.method(..)`, `.tool(..)`, `.hook(..)`, `.on_config(..)` or
-/// `.on_shutdown(..)` for one handler; pushes the spanned type checks.
-fn handler_step(h: &Handler, krate: &Path, checks: &mut Vec<TokenStream>) -> TokenStream {
+/// `.on_shutdown(..)` for one handler.
+fn handler_step(h: &Handler, krate: &Path) -> TokenStream {
     let f = &h.ident;
     let value_ty: Type = syn::parse_quote!(#krate::__private::Value);
     let params_ty = h.sig.params.clone().unwrap_or(value_ty);
-    let with_schema = matches!(h.kind, Kind::Tool { .. } | Kind::Config);
-    if let Some(ty) = &h.sig.params {
-        checks.push(if with_schema {
-            quote_spanned! {ty.span()=> #krate::__private::schema_params::<#ty>(); }
-        } else {
-            quote_spanned! {ty.span()=> #krate::__private::params::<#ty>(); }
-        });
-    }
+    // The builder's bounds carry the readable messages; point them at the
+    // author's params type by spanning the builder method's name there.
+    let span = h.sig.params.as_ref().map_or(h.ident.span(), Spanned::span);
     let p = quote!(__kaged_params);
     let c = quote!(__kaged_ctx);
     let call_args = match (h.sig.params.is_some(), h.sig.ctx) {
@@ -110,15 +112,25 @@ fn handler_step(h: &Handler, krate: &Path, checks: &mut Vec<TokenStream>) -> Tok
         (false, true) => quote!(#c),
         (false, false) => quote!(),
     };
-    // Spanned at the return type so that a wrong one is reported there.
+    // The return type as a turbofish argument, so that a wrong one is
+    // reported at the author's return type.
+    let into_result = match &h.sig.output {
+        Some(ret) => quote!(#krate::__private::into_result::<#ret>),
+        None => quote!(#krate::__private::into_result),
+    };
+    // The call's tokens all carry the return type's span: a wrong return
+    // type (or a future that is not `Send`) is reported once, there.
     let ret_span = h.sig.output.as_ref().map_or(h.ident.span(), Spanned::span);
-    let into_result = quote_spanned! {ret_span=> #krate::__private::HandlerResult::into_result };
     let closure = |ctx_ty: TokenStream, map: TokenStream| {
+        let body = respan(
+            quote!(#into_result(__kaged_this.#f(#call_args).await)#map),
+            ret_span,
+        );
         quote! {{
             let __kaged_this = #krate::__private::Arc::clone(&__kaged_this);
             move |#p: #params_ty, #c: #ctx_ty| {
                 let __kaged_this = #krate::__private::Arc::clone(&__kaged_this);
-                async move { #into_result(__kaged_this.#f(#call_args).await)#map }
+                async move { #body }
             }
         }}
     };
@@ -126,11 +138,15 @@ fn handler_step(h: &Handler, krate: &Path, checks: &mut Vec<TokenStream>) -> Tok
     match &h.kind {
         Kind::Method(lit) => {
             let cl = closure(call, quote!());
-            quote!(.method(#lit, #cl))
+            let m = Ident::new("method", span);
+            quote!(.#m(#lit, #cl))
         }
-        Kind::Tool { name, description, .. } => {
+        Kind::Tool {
+            name, description, ..
+        } => {
             let cl = closure(call, quote!());
-            quote!(.tool::<#params_ty, _, _, _>(#name, #description, #cl))
+            let m = Ident::new("tool", span);
+            quote!(.#m(#name, #description, #cl))
         }
         Kind::Hook { name, .. } => {
             let variant = match name.as_str() {
@@ -140,11 +156,13 @@ fn handler_step(h: &Handler, krate: &Path, checks: &mut Vec<TokenStream>) -> Tok
                 _ => quote!(PostCompact),
             };
             let cl = closure(call, quote!());
-            quote!(.hook(#krate::protocol::HookName::#variant, #cl))
+            let m = Ident::new("hook", span);
+            quote!(.#m(#krate::protocol::HookName::#variant, #cl))
         }
         Kind::Config => {
             let cl = closure(quote!(#krate::Host), quote!(.map(|_| ())));
-            quote!(.on_config(#cl))
+            let m = Ident::new("on_config", span);
+            quote!(.#m(#cl))
         }
         Kind::Shutdown => quote! {
             .on_shutdown({
@@ -158,4 +176,22 @@ fn handler_step(h: &Handler, krate: &Path, checks: &mut Vec<TokenStream>) -> Tok
             })
         },
     }
+}
+
+/// `tokens` with every span set to `span` (hygiene is unchanged: both are
+/// call-site spans).
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let TokenTree::Group(g) = &t {
+                let mut ng = Group::new(g.delimiter(), respan(g.stream(), span));
+                ng.set_span(span);
+                return TokenTree::Group(ng);
+            }
+            t.set_span(span);
+            t
+        })
+        .collect()
 }

@@ -33,9 +33,10 @@ pub(crate) struct Handler {
     pub sig: sig::Sig,
 }
 
-/// Declare a kaged plugin from an `impl` block.
+/// Declare a kaged plugin from an `impl` block (runnable examples: the
+/// SDK's `KagedPlugin` trait and `docs/authoring.md`).
 ///
-/// ```ignore
+/// ```text
 /// #[kaged_plugin(name = "memory-markdown", notifications("memory.saved"), roles(observer))]
 /// impl Memory {
 ///     /// Store information in long-term memory.
@@ -74,19 +75,27 @@ pub fn kaged_plugin(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     if let Some(t) = &item.trait_ {
-        errors.at(t.1.span(), "#[kaged_plugin] goes on an inherent `impl MyPlugin { .. }` block, not a trait impl");
+        errors.at(
+            t.1.span(),
+            "#[kaged_plugin] goes on an inherent `impl MyPlugin { .. }` block, not a trait impl",
+        );
     }
     if !item.generics.params.is_empty() {
-        errors.at(item.generics.span(), "a plugin type cannot be generic: declare the plugin on a concrete type");
+        errors.at(
+            item.generics.span(),
+            "a plugin type cannot be generic: declare the plugin on a concrete type",
+        );
     }
     let handlers = collect_handlers(&mut item, &mut errors);
-    let krate = args.as_ref().and_then(|a| match expand::sdk_path(a, item.impl_token.span()) {
-        Ok(k) => Some(k),
-        Err(e) => {
-            errors.push(e);
-            None
-        }
-    });
+    let krate = args
+        .as_ref()
+        .and_then(|a| match expand::sdk_path(a, item.impl_token.span()) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                errors.push(e);
+                None
+            }
+        });
     if let Some(args) = &args {
         check::check(args, &handlers, &mut errors);
     }
@@ -110,7 +119,12 @@ fn collect_handlers(item: &mut ItemImpl, errors: &mut check::Errors) -> Vec<Hand
         let ImplItem::Fn(f) = impl_item else { continue };
         match parse::handler_kind(f) {
             Ok(Some((kind, attr_span))) => match sig::analyse(f, &kind) {
-                Ok(sig) => handlers.push(Handler { kind, attr_span, ident: f.sig.ident.clone(), sig }),
+                Ok(sig) => handlers.push(Handler {
+                    kind,
+                    attr_span,
+                    ident: f.sig.ident.clone(),
+                    sig,
+                }),
                 Err(e) => errors.push(e),
             },
             Ok(None) => {}

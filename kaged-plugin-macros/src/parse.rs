@@ -27,7 +27,9 @@ const PLUGIN_ARGS: &str =
 fn lit_list(input: ParseStream) -> syn::Result<Vec<LitStr>> {
     let content;
     syn::parenthesized!(content in input);
-    Ok(Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?.into_iter().collect())
+    Ok(Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?
+        .into_iter()
+        .collect())
 }
 
 impl PluginArgs {
@@ -35,7 +37,11 @@ impl PluginArgs {
     pub fn parse(attr: proc_macro2::TokenStream, span: Span) -> syn::Result<PluginArgs> {
         let mut args = PluginArgs::default();
         let parser = syn::meta::parser(|meta| {
-            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             match key.as_str() {
                 "name" => args.name = Some(meta.value()?.parse()?),
                 "version" => args.version = Some(meta.value()?.parse()?),
@@ -57,7 +63,11 @@ impl PluginArgs {
                         value.parse()?
                     });
                 }
-                _ => return Err(meta.error(format!("unknown #[kaged_plugin] argument; expected one of: {PLUGIN_ARGS}"))),
+                _ => {
+                    return Err(meta.error(format!(
+                        "unknown #[kaged_plugin] argument; expected one of: {PLUGIN_ARGS}"
+                    )))
+                }
             }
             Ok(())
         });
@@ -78,7 +88,11 @@ pub enum Kind {
     Method(LitStr),
     /// `#[tool]` or `#[tool(name = "x")]`: the name, where to point, the
     /// description (doc comment).
-    Tool { name: String, span: Span, description: String },
+    Tool {
+        name: String,
+        span: Span,
+        description: String,
+    },
     /// `#[hook]` or `#[hook(pre_compact)]`: the hook name and where to point.
     Hook { name: String, span: Span },
     /// `#[config]`.
@@ -92,7 +106,9 @@ pub enum Kind {
 pub fn handler_kind(f: &ImplItemFn) -> syn::Result<Option<(Kind, Span)>> {
     let mut found: Option<(Kind, Span)> = None;
     for attr in &f.attrs {
-        let Some(kind) = kind_of(attr, f)? else { continue };
+        let Some(kind) = kind_of(attr, f)? else {
+            continue;
+        };
         if found.is_some() {
             return Err(syn::Error::new(
                 attr.span(),
@@ -106,7 +122,9 @@ pub fn handler_kind(f: &ImplItemFn) -> syn::Result<Option<(Kind, Span)>> {
 
 /// Whether `attr` is one of the handler attributes this macro consumes.
 pub fn is_handler_attr(attr: &Attribute) -> bool {
-    ["method", "tool", "hook", "config", "shutdown"].iter().any(|n| attr.path().is_ident(n))
+    ["method", "tool", "hook", "config", "shutdown"]
+        .iter()
+        .any(|n| attr.path().is_ident(n))
 }
 
 fn kind_of(attr: &Attribute, f: &ImplItemFn) -> syn::Result<Option<Kind>> {
@@ -114,7 +132,10 @@ fn kind_of(attr: &Attribute, f: &ImplItemFn) -> syn::Result<Option<Kind>> {
     let no_args = matches!(attr.meta, syn::Meta::Path(_));
     if path.is_ident("method") {
         if no_args {
-            return Err(syn::Error::new(attr.span(), "#[method] needs the method name: #[method(\"presets.list\")]"));
+            return Err(syn::Error::new(
+                attr.span(),
+                "#[method] needs the method name: #[method(\"presets.list\")]",
+            ));
         }
         return Ok(Some(Kind::Method(attr.parse_args()?)));
     }
@@ -135,18 +156,35 @@ fn kind_of(attr: &Attribute, f: &ImplItemFn) -> syn::Result<Option<Kind>> {
             None => (f.sig.ident.to_string(), f.sig.ident.span()),
         };
         let description = doc_text(&f.attrs).ok_or_else(|| {
-            syn::Error::new(f.sig.ident.span(), "a #[tool] needs a doc comment: it is the tool's description")
+            syn::Error::new(
+                f.sig.ident.span(),
+                "a #[tool] needs a doc comment: it is the tool's description",
+            )
         })?;
-        return Ok(Some(Kind::Tool { name, span, description }));
+        return Ok(Some(Kind::Tool {
+            name,
+            span,
+            description,
+        }));
     }
     if path.is_ident("hook") {
-        let ident: Ident = if no_args { f.sig.ident.clone() } else { attr.parse_args()? };
-        return Ok(Some(Kind::Hook { name: ident.to_string(), span: ident.span() }));
+        let ident: Ident = if no_args {
+            f.sig.ident.clone()
+        } else {
+            attr.parse_args()?
+        };
+        return Ok(Some(Kind::Hook {
+            name: ident.to_string(),
+            span: ident.span(),
+        }));
     }
     for (n, kind) in [("config", Kind::Config), ("shutdown", Kind::Shutdown)] {
         if path.is_ident(n) {
             if !no_args {
-                return Err(syn::Error::new(attr.span(), format!("#[{n}] takes no arguments")));
+                return Err(syn::Error::new(
+                    attr.span(),
+                    format!("#[{n}] takes no arguments"),
+                ));
             }
             return Ok(Some(kind));
         }
@@ -160,7 +198,11 @@ pub fn doc_text(attrs: &[Attribute]) -> Option<String> {
     let mut lines = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {
         if let syn::Meta::NameValue(nv) = &attr.meta {
-            if let Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value {
+            if let Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+            {
                 lines.push(s.value().trim().to_string());
             }
         }

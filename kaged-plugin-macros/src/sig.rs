@@ -30,19 +30,21 @@ fn attr_name(kind: &Kind) -> &'static str {
 /// path segment.
 fn is_ctx_type(ty: &Type, ctx: &str) -> bool {
     match ty {
-        Type::Path(p) if p.qself.is_none() => p.path.segments.last().is_some_and(|s| s.ident == ctx),
+        Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().is_some_and(|s| s.ident == ctx)
+        }
         _ => false,
     }
 }
 
 fn check_owned(ty: &Type) -> syn::Result<()> {
     match ty {
-        Type::Reference(r) => Err(syn::Error::new(
-            r.span(),
+        Type::Reference(r) => Err(syn::Error::new_spanned(
+            r,
             "handler arguments must be owned types (e.g. `String`, not `&str`): they are deserialized from the params",
         )),
-        Type::ImplTrait(t) => Err(syn::Error::new(
-            t.span(),
+        Type::ImplTrait(t) => Err(syn::Error::new_spanned(
+            t,
             "`impl Trait` arguments are not supported: name a concrete type",
         )),
         _ => Ok(()),
@@ -56,27 +58,36 @@ pub fn analyse(f: &ImplItemFn, kind: &Kind) -> syn::Result<Sig> {
     if sig.asyncness.is_none() {
         return Err(syn::Error::new(
             sig.fn_token.span(),
-            format!("a {what} handler must be an `async fn`: write `async fn {}`", sig.ident),
+            format!(
+                "a {what} handler must be an `async fn`: write `async fn {}`",
+                sig.ident
+            ),
         ));
     }
     if !sig.generics.params.is_empty() {
-        return Err(syn::Error::new(sig.generics.span(), "a handler cannot have generic parameters"));
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
+            "a handler cannot have generic parameters",
+        ));
     }
     if let Some(w) = &sig.generics.where_clause {
-        return Err(syn::Error::new(w.span(), "a handler cannot have a where clause"));
+        return Err(syn::Error::new_spanned(
+            w,
+            "a handler cannot have a where clause",
+        ));
     }
     let mut inputs = sig.inputs.iter();
     match inputs.next() {
         Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none() => {}
         Some(FnArg::Receiver(r)) => {
-            return Err(syn::Error::new(
-                r.span(),
+            return Err(syn::Error::new_spanned(
+                r,
                 "a handler takes `&self`: the plugin is shared between concurrent calls (use a Mutex for mutable state)",
             ))
         }
         Some(other) => {
-            return Err(syn::Error::new(
-                other.span(),
+            return Err(syn::Error::new_spanned(
+                other,
                 format!("a {what} handler must take `&self` first; found this argument instead"),
             ))
         }
@@ -99,13 +110,28 @@ pub fn analyse(f: &ImplItemFn, kind: &Kind) -> syn::Result<Sig> {
     let (ctx_name, max, usage) = match kind {
         Kind::Config => ("Host", 2, "the config and optionally the `Host`"),
         Kind::Shutdown => ("", 0, "nothing besides `&self`"),
-        _ => ("Call", 2, "its params and optionally the call context (`Call`)"),
+        _ => (
+            "Call",
+            2,
+            "its params and optionally the call context (`Call`)",
+        ),
     };
     if let Some(extra) = rest.get(max) {
-        return Err(syn::Error::new(
-            extra.span(),
-            format!("too many arguments: a {what} handler takes `&self`, {usage}; remove this argument"),
+        return Err(syn::Error::new_spanned(
+            extra,
+            format!(
+                "too many arguments: a {what} handler takes `&self`, {usage}; remove this argument"
+            ),
         ));
+    }
+    let other_ctx = if ctx_name == "Host" { "Call" } else { "Host" };
+    if let Some(wrong) = rest.iter().find(|a| is_ctx_type(&a.ty, other_ctx)) {
+        let hint = if ctx_name == "Host" {
+            "a #[config] handler gets the `Host`, not a `Call`"
+        } else {
+            "handlers get the call context as `Call` (its `host` field is the `Host`)"
+        };
+        return Err(syn::Error::new_spanned(&wrong.ty, hint));
     }
     let (params, ctx) = match rest.as_slice() {
         [] => (None, false),
@@ -139,5 +165,9 @@ pub fn analyse(f: &ImplItemFn, kind: &Kind) -> syn::Result<Sig> {
             ))
         }
     };
-    Ok(Sig { params, ctx, output })
+    Ok(Sig {
+        params,
+        ctx,
+        output,
+    })
 }

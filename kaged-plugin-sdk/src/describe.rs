@@ -30,7 +30,7 @@ mod emit;
 use schemars::JsonSchema;
 use serde_json::Value;
 
-pub use base::{parse_base, BaseError, ManifestBase};
+pub use base::{parse_base, BaseError, ManifestBase, CODE_DERIVED_FIELDS};
 
 use crate::manifest::{CapabilityEntry, Knob, Manifest, ToolDecl};
 use crate::protocol::{names, HookName, API_VERSION};
@@ -73,7 +73,9 @@ pub fn value_to_yaml(value: &Value) -> String {
 pub fn manifest_gaps(manifest: &Manifest) -> Vec<String> {
     let mut gaps = Vec::new();
     if manifest.description.trim().is_empty() {
-        gaps.push("no `description`: add one to the base file or call .description(..)".to_string());
+        gaps.push(
+            "no `description`: add one to the base file or call .description(..)".to_string(),
+        );
     }
     if manifest.command.is_empty() {
         gaps.push("no `command`: add one to the base file or call .command([..])".to_string());
@@ -87,8 +89,11 @@ impl Plugin {
     pub fn manifest(&self) -> Manifest {
         let def = &self.def;
         let base = &def.meta.base;
-        let tool_methods: Vec<String> =
-            def.tools.iter().map(|t| names::prefixed_tool_name(&def.name, &t.name)).collect();
+        let tool_methods: Vec<String> = def
+            .tools
+            .iter()
+            .map(|t| names::prefixed_tool_name(&def.name, &t.name))
+            .collect();
         let mut capabilities = base.capabilities.clone();
         for used in &def.capabilities_used {
             if !capabilities.iter().any(|c| &c.canonical() == used) {
@@ -125,7 +130,12 @@ impl Plugin {
                     parameters_schema: t.parameters_schema.clone(),
                 })
                 .collect(),
-            methods: def.methods.iter().filter(|m| !tool_methods.contains(m)).cloned().collect(),
+            methods: def
+                .methods
+                .iter()
+                .filter(|m| !tool_methods.contains(m))
+                .cloned()
+                .collect(),
             notifications: def.notifications.clone(),
             config_schema: def.config_schema.clone(),
             system_config_schema: base.system_config_schema.clone(),
@@ -155,7 +165,10 @@ impl Plugin {
             eprintln!("warning: {gap}");
         }
         let mut out = std::io::stdout().lock();
-        match out.write_all(self.manifest_yaml().as_bytes()).and_then(|()| out.flush()) {
+        match out
+            .write_all(self.manifest_yaml().as_bytes())
+            .and_then(|()| out.flush())
+        {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("error: cannot write the manifest: {e}");
@@ -165,8 +178,9 @@ impl Plugin {
     }
 }
 
-/// Manifest metadata on the builder. Each call overrides what the base file
-/// said for that field.
+/// Manifest metadata on the builder. Later calls win: a builder call after
+/// [`PluginBuilder::manifest_base`] overrides what the base said for that
+/// field, and a base merged later overrides the fields it sets.
 impl PluginBuilder {
     /// Merge a base file's metadata (YAML text with only the fields the
     /// code cannot know; see [`ManifestBase`]). Usually
@@ -225,8 +239,19 @@ impl PluginBuilder {
     /// given to [`PluginBuilder::capability_used`] are added automatically.
     pub fn capability(mut self, capability: impl Into<String>) -> Self {
         let c = capability.into();
-        if !self.def.meta.base.capabilities.iter().any(|e| e.canonical() == c) {
-            self.def.meta.base.capabilities.push(CapabilityEntry::Text(c));
+        if !self
+            .def
+            .meta
+            .base
+            .capabilities
+            .iter()
+            .any(|e| e.canonical() == c)
+        {
+            self.def
+                .meta
+                .base
+                .capabilities
+                .push(CapabilityEntry::Text(c));
         }
         self
     }
@@ -272,11 +297,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_bad_base_fails_the_build_with_the_reason() {
+        let err = crate::plugin!("x")
+            .manifest_base("tools: []\n")
+            .build()
+            .err();
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(text.contains("`tools` comes from the code"), "{text}");
+    }
+
+    #[test]
+    fn builder_metadata_and_base_merge_in_call_order() {
+        let plugin = crate::plugin!("x")
+            .description("from the builder")
+            .manifest_base("description: from the base\nlicense: MIT\ncapabilities: [\"net:[]\"]\n")
+            .license("Apache-2.0")
+            .capability_used("kaged:storage:read")
+            .capability("net:[]")
+            .build()
+            .expect("valid");
+        let m = plugin.manifest();
+        assert_eq!(m.description, "from the base");
+        assert_eq!(m.license.as_deref(), Some("Apache-2.0"));
+        assert_eq!(m.capability_strings(), ["net:[]", "kaged:storage:read"]);
+        assert_eq!(m.kaged_api, 1);
+        assert!(m.roles.is_none() && m.hooks.is_empty());
+        assert_eq!(
+            manifest_gaps(&m),
+            ["no `command`: add one to the base file or call .command([..])"]
+        );
+    }
+
+    #[test]
     fn hook_and_role_names_match_the_protocol_types() {
         let hooks: Vec<&str> = HookName::ALL.iter().map(|h| h.as_str()).collect();
         assert_eq!(hooks, names::HOOK_NAMES);
         use crate::protocol::PluginRole;
-        let roles = [PluginRole::Observer.as_str(), PluginRole::Compactor.as_str()];
+        let roles = [
+            PluginRole::Observer.as_str(),
+            PluginRole::Compactor.as_str(),
+        ];
         assert_eq!(roles, names::ROLE_NAMES);
     }
 }

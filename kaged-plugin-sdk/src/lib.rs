@@ -44,10 +44,16 @@ pub mod tool;
 pub use kaged_plugin_macros::kaged_plugin;
 #[doc(hidden)]
 pub use runtime::macro_support as __private;
+pub use runtime::macro_support::{HandlerParams, HandlerResult, SchemaParams};
 pub use runtime::KagedPlugin;
 
 pub use error::{PluginError, SdkError};
 pub use runtime::{stdio, Call, Host, HostCallError, Plugin, PluginBuilder, ServeExit};
+
+/// The authoring guide (`docs/authoring.md`): its snippets are doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/authoring.md")]
+pub struct AuthoringGuide;
 
 /// `tracing`, re-exported: log with `kaged_plugin_sdk::log::info!(...)`.
 pub use tracing as log;

@@ -75,7 +75,11 @@ pub enum DriftError {
 }
 
 fn lines(errors: &[ToolSchemaError]) -> String {
-    errors.iter().map(|e| format!("  {e}")).collect::<Vec<_>>().join("\n")
+    errors
+        .iter()
+        .map(|e| format!("  {e}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Check every tool schema of `manifest` (valid JSON Schema, object root).
@@ -110,17 +114,27 @@ pub fn compare_with_file(generated: &Manifest, path: impl AsRef<Path>) -> Result
     }
     let (old, new) = (normalized(&current), normalized(generated));
     if std::env::var_os(UPDATE_VAR).is_some_and(|v| !v.is_empty() && v != "0") {
-        let header = format!("# kaged-plugin.yaml of `{}`, generated from its code.\n", generated.name);
-        return std::fs::write(path, header + &to_yaml(generated)).map_err(|source| DriftError::Io {
-            path: path.into(),
-            source,
+        let header = format!(
+            "# kaged-plugin.yaml of `{}`, generated from its code.\n",
+            generated.name
+        );
+        return std::fs::write(path, header + &to_yaml(generated)).map_err(|source| {
+            DriftError::Io {
+                path: path.into(),
+                source,
+            }
         });
     }
     let diff = match line_diff(&old, &new) {
-        d if d.is_empty() => "(same YAML text; the values differ in number types or key order of a knob list)".into(),
+        d if d.is_empty() => {
+            "(same YAML text; the values differ in number types or key order of a knob list)".into()
+        }
         d => d,
     };
-    Err(DriftError::Drift { path: path.into(), diff })
+    Err(DriftError::Drift {
+        path: path.into(),
+        diff,
+    })
 }
 
 /// The manifest as YAML with the keys of every JSON Schema sorted, so that
@@ -130,7 +144,10 @@ fn normalized(m: &Manifest) -> String {
     for t in &mut m.tools {
         sort_keys(&mut t.parameters_schema);
     }
-    for s in [&mut m.config_schema, &mut m.system_config_schema].into_iter().flatten() {
+    for s in [&mut m.config_schema, &mut m.system_config_schema]
+        .into_iter()
+        .flatten()
+    {
         sort_keys(s);
     }
     to_yaml(&m)
@@ -161,18 +178,30 @@ pub fn check_manifest_current(plugin: &Plugin, path: impl AsRef<Path>) -> Result
 
 /// Run `bin --print-manifest`, check the tool schemas it prints, then
 /// compare with the manifest at `path`.
-pub fn check_binary_manifest_current(bin: impl AsRef<Path>, path: impl AsRef<Path>) -> Result<(), DriftError> {
+pub fn check_binary_manifest_current(
+    bin: impl AsRef<Path>,
+    path: impl AsRef<Path>,
+) -> Result<(), DriftError> {
     let bin = bin.as_ref();
-    let fail = |reason: String| DriftError::Binary { bin: bin.into(), reason };
+    let fail = |reason: String| DriftError::Binary {
+        bin: bin.into(),
+        reason,
+    };
     let out = Command::new(bin)
         .arg(PRINT_MANIFEST_FLAG)
         .output()
         .map_err(|e| fail(e.to_string()))?;
     if !out.status.success() {
-        return Err(fail(format!("{}; stderr:\n{}", out.status, String::from_utf8_lossy(&out.stderr))));
+        return Err(fail(format!(
+            "{}; stderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )));
     }
-    let text = String::from_utf8(out.stdout).map_err(|e| fail(format!("output is not UTF-8: {e}")))?;
-    let generated = Manifest::from_yaml_str(&text).map_err(|e| fail(format!("output is not a manifest: {e}")))?;
+    let text =
+        String::from_utf8(out.stdout).map_err(|e| fail(format!("output is not UTF-8: {e}")))?;
+    let generated = Manifest::from_yaml_str(&text)
+        .map_err(|e| fail(format!("output is not a manifest: {e}")))?;
     check_tool_schemas(&generated)?;
     compare_with_file(&generated, path)
 }
@@ -207,7 +236,11 @@ pub fn line_diff(old: &str, new: &str) -> String {
     let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
     for i in (0..a.len()).rev() {
         for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
         }
     }
     let mut ops: Vec<(char, &str)> = Vec::new();
@@ -226,7 +259,12 @@ pub fn line_diff(old: &str, new: &str) -> String {
         }
     }
     const CONTEXT: usize = 3;
-    let changed: Vec<usize> = ops.iter().enumerate().filter(|(_, o)| o.0 != ' ').map(|(k, _)| k).collect();
+    let changed: Vec<usize> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.0 != ' ')
+        .map(|(k, _)| k)
+        .collect();
     let near = |k: usize| changed.iter().any(|&c| c.abs_diff(k) <= CONTEXT);
     let mut out = String::new();
     let mut skipped = false;
@@ -249,11 +287,55 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_non_object_tool_schema_fails_at_test_time() {
+        let plugin = crate::plugin!("x")
+            .tool(
+                "say",
+                "Say it.",
+                |text: String, _c: crate::Call| async move { Ok::<_, crate::PluginError>(text) },
+            )
+            .build()
+            .expect("the runtime accepts it");
+        match check_manifest_current(&plugin, "/nonexistent/kaged-plugin.yaml") {
+            Err(DriftError::ToolSchemas(errors)) => {
+                assert!(
+                    matches!(&errors[..], [ToolSchemaError::NotObject { tool, .. }] if tool == "say")
+                )
+            }
+            other => panic!("expected a tool schema error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn same_manifest_passes_and_a_changed_one_shows_a_diff() {
+        let plugin = crate::plugin!("x")
+            .manifest_base("description: d\ncommand: [./x]\ncapabilities: []\n")
+            .notification("x.done")
+            .build()
+            .expect("valid");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("kaged-plugin.yaml");
+        std::fs::write(&path, plugin.manifest_yaml()).expect("write");
+        check_manifest_current(&plugin, &path).expect("current");
+        let edited = plugin.manifest_yaml().replace("x.done", "x.finished");
+        std::fs::write(&path, edited).expect("write");
+        match check_manifest_current(&plugin, &path) {
+            Err(DriftError::Drift { diff, .. }) => {
+                assert!(diff.contains("-   - x.finished\n+   - x.done\n"), "{diff}")
+            }
+            other => panic!("expected drift, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn diff_shows_context_and_elides_the_rest() {
         let old: String = (0..20).map(|i| format!("l{i}\n")).collect();
         let new = old.replace("l10\n", "l10 changed\n");
         let d = line_diff(&old, &new);
-        assert_eq!(d, "  l7\n  l8\n  l9\n- l10\n+ l10 changed\n  l11\n  l12\n  l13\n");
+        assert_eq!(
+            d,
+            "  l7\n  l8\n  l9\n- l10\n+ l10 changed\n  l11\n  l12\n  l13\n"
+        );
         assert_eq!(line_diff(&old, &old), "");
         let tail = line_diff("a\n", "a\nb\n");
         assert_eq!(tail, "  a\n+ b\n");

@@ -71,7 +71,8 @@ impl Testbed {
     /// Emit `testbed.poked`.
     #[method("testbed.notify")]
     async fn notify(&self, call: Call) -> Result<&'static str, PluginError> {
-        call.host.notify("testbed.poked", json!({ "by": "testbed.notify" }))?;
+        call.host
+            .notify("testbed.poked", json!({ "by": "testbed.notify" }))?;
         Ok("notified")
     }
 }

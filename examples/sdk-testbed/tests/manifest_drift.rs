@@ -16,12 +16,23 @@ fn printed_manifest_lists_every_method_in_declaration_order() {
         .arg("--print-manifest")
         .output()
         .expect("run sdk-testbed --print-manifest");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).expect("UTF-8 manifest");
     let m = kaged_plugin_sdk::manifest::Manifest::from_yaml_str(&text).expect("a manifest");
     assert_eq!(
         m.methods,
-        ["testbed.echo", "testbed.print", "testbed.panic", "testbed.big", "testbed.sleep", "testbed.notify"]
+        [
+            "testbed.echo",
+            "testbed.print",
+            "testbed.panic",
+            "testbed.big",
+            "testbed.sleep",
+            "testbed.notify"
+        ]
     );
     assert_eq!(m.notifications, ["testbed.poked"]);
     assert_eq!(m.version, env!("CARGO_PKG_VERSION"));

@@ -31,6 +31,7 @@ use super::{one_line, CliError};
 use crate::audit::AuditEvent;
 use crate::host::HostSim;
 use crate::session::PluginSession;
+use crate::time::SCRIPT_WAIT_SEC;
 
 /// A scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -130,7 +131,7 @@ pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<Exi
         }
     }
     let outcome = session.shutdown().await;
-    println!("shutdown: {outcome:?}");
+    println!("shutdown: {outcome}");
     println!("{} step(s), {failures} failed", script.steps.len());
     Ok(if failures == 0 {
         ExitCode::SUCCESS
@@ -177,7 +178,7 @@ async fn run_step(
         };
     }
     if let Some(name) = &step.wait {
-        let ms = step.timeout_ms.unwrap_or(5000);
+        let ms = step.timeout_ms.unwrap_or(SCRIPT_WAIT_SEC * 1000);
         let limit = host.config().time_scale.apply(Duration::from_millis(ms));
         let found = tokio::time::timeout(limit, async {
             loop {

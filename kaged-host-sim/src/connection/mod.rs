@@ -85,6 +85,14 @@ pub(crate) struct Shared {
     tasks: Mutex<Vec<AbortHandle>>,
 }
 
+struct ForgetOnDrop<'a>(&'a Pending, u64);
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.remove(self.1);
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -182,17 +190,15 @@ impl Connection {
         let id = self.next_id();
         let line = encode_line(&Request::new(id, method, params))?;
         let rx = self.shared.pending.insert(id);
+        // Forget the id however this ends (answer, timeout, cancellation).
+        let _forget = ForgetOnDrop(&self.shared.pending, id);
         if !self.send_encoded(line) {
-            self.shared.pending.remove(id);
             return Err(RequestError::Closed);
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(resp)) => resp.into_result().map_err(RequestError::Rpc),
             Ok(Err(_)) => Err(RequestError::Closed),
-            Err(_) => {
-                self.shared.pending.remove(id);
-                Err(RequestError::Timeout(timeout))
-            }
+            Err(_) => Err(RequestError::Timeout(timeout)),
         }
     }
 
@@ -223,6 +229,12 @@ impl Connection {
             buf.push(b'\n');
         }
         self.send_encoded(buf)
+    }
+
+    /// Close the plugin's stdin after everything queued so far is written:
+    /// the plugin sees end of input (ADDENDUM §2: "the host is gone").
+    pub fn close_stdin(&self) -> bool {
+        self.shared.send_encoded(Vec::new())
     }
 
     pub(crate) fn send_encoded(&self, line: Vec<u8>) -> bool {

@@ -16,7 +16,7 @@ use super::ratelimit::Verdict;
 use super::{Fatal, Phase, Shared};
 use crate::audit::AuditEvent;
 use crate::handler::RequestContext;
-use crate::transcript::{cut, Direction};
+use crate::transcript::Direction;
 
 /// `plugin.stdout_noise` keeps this many chars of the line.
 pub const NOISE_CHARS: usize = 200;
@@ -84,9 +84,14 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
     let msg = match RpcMessage::from_slice(line) {
         Ok(m) => m,
         Err(MessageError::Parse(_)) => {
-            let text = cut(&String::from_utf8_lossy(line), NOISE_CHARS);
+            let full = String::from_utf8_lossy(line);
+            let text: String = full.chars().take(NOISE_CHARS).collect();
+            let truncated = text.len() < full.len();
             tracing::warn!(plugin = %shared.plugin, "non-JSON line on stdout: {text}");
-            shared.audit(AuditEvent::StdoutNoise, json!({"line": text}));
+            shared.audit(
+                AuditEvent::StdoutNoise,
+                json!({"line": text, "truncated": truncated, "length": line.len()}),
+            );
             return true;
         }
         Err(e) => return bad_message(shared, e, phase),

@@ -16,6 +16,12 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
 ) {
     while let Some(line) = rx.recv().await {
+        if line.is_empty() {
+            // The close-stdin marker (real lines always end in `\n`):
+            // dropping the writer gives the plugin end of input.
+            tracing::debug!(plugin = %shared.plugin, "closing the plugin's stdin");
+            return;
+        }
         let body = line.strip_suffix(b"\n").unwrap_or(&line);
         shared.cfg.transcript.record(Direction::HostToPlugin, body);
         if let Err(e) = write_line(&mut writer, &line).await {

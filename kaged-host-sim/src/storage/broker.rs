@@ -66,6 +66,16 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, false)?;
+    // Engine limits: no value over 16 MiB (`zeroblob(1e9)` would otherwise
+    // allocate a gigabyte), no SQL text over 1 MiB, no attached database.
+    // SAFETY: `handle()` is the handle of `conn`, open and owned here;
+    // `sqlite3_limit` only reads and writes an integer setting in it.
+    unsafe {
+        let db = conn.handle();
+        rusqlite::ffi::sqlite3_limit(db, rusqlite::ffi::SQLITE_LIMIT_LENGTH, 16 << 20);
+        rusqlite::ffi::sqlite3_limit(db, rusqlite::ffi::SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+        rusqlite::ffi::sqlite3_limit(db, rusqlite::ffi::SQLITE_LIMIT_ATTACHED, 0);
+    }
     Ok(conn)
 }
 
@@ -271,7 +281,8 @@ impl StorageBroker {
         if !is_plugin_name(plugin) {
             return Err(StorageError::InvalidPluginName(plugin.to_owned()));
         }
-        if let Some(db) = lock(&self.plugins).remove(plugin) {
+        let removed = lock(&self.plugins).remove(plugin);
+        if let Some(db) = removed {
             drop(lock(&db.conn)); // wait for a call in flight
         }
         let prefix = storage_prefix(plugin);

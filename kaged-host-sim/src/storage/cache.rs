@@ -50,7 +50,7 @@ impl RewriteCache {
     /// The cached rewrite of `sql` for `prefix`, computing it on a miss.
     pub fn get_or_rewrite(&self, prefix: &str, sql: &str) -> Result<Arc<Rewritten>, RewriteError> {
         if sql.len() > MAX_CACHED_SQL_LEN {
-            return rewrite(prefix, sql).map(Arc::new);
+            return guarded_rewrite(prefix, sql).map(Arc::new);
         }
         // The prefix never contains NUL, so the key is unambiguous.
         let key = format!("{prefix}\0{sql}");
@@ -63,7 +63,7 @@ impl RewriteCache {
                 return Ok(Arc::clone(hit));
             }
         }
-        let fresh = Arc::new(rewrite(prefix, sql)?);
+        let fresh = Arc::new(guarded_rewrite(prefix, sql)?);
         let mut inner = self.lock();
         if inner.map.len() >= self.capacity {
             let mut ticks: Vec<u64> = inner.map.values().map(|(_, t)| *t).collect();
@@ -75,6 +75,17 @@ impl RewriteCache {
         inner.map.insert(key, (Arc::clone(&fresh), tick));
         Ok(fresh)
     }
+}
+
+/// [`rewrite`], with any panic of the parser turned into an error: a
+/// plugin must not be able to take the host down (the tests call the
+/// unguarded [`rewrite`], so that a panic would still fail them).
+fn guarded_rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
+    std::panic::catch_unwind(|| rewrite(prefix, sql)).unwrap_or_else(|_| {
+        Err(RewriteError::Invalid(
+            "the SQL could not be analysed".into(),
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //!
 //! Three independent layers stand between the plugin and the file:
 //!
-//! 1. **The rewriter** ([`rewrite`], `rewrite/`): parses exactly one
+//! 1. **The rewriter** ([`rewrite()`], `rewrite/`): parses exactly one
 //!    statement with sqlparser's SQLite dialect and walks it with a visitor
 //!    of its own (not sqlparser's plain relation visitor, which confuses CTE
 //!    names, DROP, RENAME targets, index and trigger names). It accepts an
@@ -44,9 +44,22 @@
 //!    `ALTER TABLE ... RENAME TO`).
 //!
 //! Connections are also hardened: `SQLITE_DBCONFIG_DEFENSIVE`, untrusted
-//! schema, FTS3 tokenizers disabled, extension loading never enabled, a busy
-//! timeout, and a per-call time budget enforced by a progress handler
-//! (runaway recursive CTEs answer `-32603`).
+//! schema, FTS3 tokenizers disabled, extension loading never enabled, no
+//! attachable database (`SQLITE_LIMIT_ATTACHED` 0), values capped at 16 MiB
+//! and SQL text at 1 MiB, a busy timeout, and a per-call time budget
+//! enforced by a progress handler (runaway recursive CTEs answer `-32603`).
+//! The rewriter refuses statements over [`MAX_STATEMENT_TOKENS`] tokens and
+//! SQL containing NUL, so a plugin cannot overflow the host's stack with a
+//! pathological expression.
+//!
+//! The authorizer's residual trust: while a DDL statement runs, SQLite
+//! needs the catalogue, so the `Schema` phase lets statements read
+//! `sqlite_master`. A rewriter bug in a DDL statement could therefore copy
+//! catalogue *metadata* (names, `CREATE` text) into the plugin's own table,
+//! never another plugin's rows. Likewise, SQLite reports `count(*)` over a
+//! FROM item as a column-less read that cannot be told apart from a CTE,
+//! which is allowed for names outside the `plugin_`/`sqlite_`/`pragma_`/
+//! `kaged_` namespaces (the only real tables of the database live there).
 //!
 //! # Prefixes and ownership
 //!
@@ -57,7 +70,9 @@
 //! (table `kaged_storage_owners`, outside every prefix, mirrored in memory
 //! as [`Owners`]) of which plugin created which object; an object
 //! registered to another plugin is refused (`-32003`) even when the prefix
-//! matches. So whoever creates such a name first keeps it. Objects that
+//! matches, by the broker before running the statement (the rewriter
+//! reports every prefixed name a statement touches in
+//! [`Rewritten::objects`]) and again by the authorizer. So whoever creates such a name first keeps it. Objects that
 //! predate the registry are usable by every plugin whose prefix matches.
 //!
 //! # What is refused (`-32003`)

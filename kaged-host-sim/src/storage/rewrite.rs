@@ -102,6 +102,10 @@ pub struct Rewritten {
 /// assert!(rewrite("plugin_oh_my_pi_", "SELECT * FROM sqlite_master").unwrap_err().is_denial());
 /// ```
 pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
+    if sql.contains('\0') {
+        // SQLite would stop reading at the NUL; sqlparser would not.
+        return Err(RewriteError::Invalid("SQL contains a NUL character".into()));
+    }
     let dialect = SQLiteDialect {};
     let tokens = Tokenizer::new(&dialect, sql)
         .tokenize()
@@ -116,7 +120,13 @@ pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
         )));
     }
     precheck(&tokens)?;
-    let mut statements = Parser::parse_sql(&dialect, sql).map_err(|e| {
+    // sqlparser 0.63 does not know `CREATE TRIGGER IF NOT EXISTS`: parse
+    // without the clause and put it back into the output.
+    let (parse_sql, trigger_if_not_exists) = match trigger_if_not_exists().find(sql) {
+        Some(m) => (format!("CREATE TRIGGER {}", &sql[m.end()..]), true),
+        None => (sql.to_owned(), false),
+    };
+    let mut statements = Parser::parse_sql(&dialect, &parse_sql).map_err(|e| {
         if several_statements(&tokens) {
             RewriteError::denied("exactly one statement per call")
         } else {
@@ -133,12 +143,31 @@ pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
     if let ControlFlow::Break(e) = st.visit(&mut walker) {
         return Err(e);
     }
-    let out = st.to_string();
+    let mut out = st.to_string();
+    if trigger_if_not_exists {
+        match out.strip_prefix("CREATE TRIGGER ") {
+            Some(rest) => out = format!("CREATE TRIGGER IF NOT EXISTS {rest}"),
+            None => {
+                return Err(RewriteError::Invalid(
+                    "unsupported CREATE TRIGGER form".into(),
+                ))
+            }
+        }
+    }
     check_placeholders(&tokens, &out)?;
     Ok(Rewritten {
         sql: out,
         kind,
         objects: walker.into_objects(),
+    })
+}
+
+/// `CREATE TRIGGER IF NOT EXISTS ` at the start of a statement.
+fn trigger_if_not_exists() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(r"(?i)^\s*CREATE\s+TRIGGER\s+IF\s+NOT\s+EXISTS\s")
+            .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
     })
 }
 

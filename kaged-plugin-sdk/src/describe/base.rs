@@ -124,8 +124,14 @@ pub fn parse_base(text: &str) -> Result<ManifestBase, BaseError> {
         v @ Value::Object(_) => v,
         _ => return Err(BaseError::NotAMapping),
     };
-    let keys: Vec<String> = json.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default();
-    if let Some(k) = keys.iter().find(|k| CODE_DERIVED_FIELDS.contains(&k.as_str())) {
+    let keys: Vec<String> = json
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    if let Some(k) = keys
+        .iter()
+        .find(|k| CODE_DERIVED_FIELDS.contains(&k.as_str()))
+    {
         return Err(BaseError::CodeDerived(k.clone()));
     }
     let raw: Raw = serde_path_to_error::deserialize(&json).map_err(|e| BaseError::Field {
@@ -191,7 +197,10 @@ mod tests {
 
     #[test]
     fn refuses_code_derived_and_unknown_fields() {
-        assert_eq!(parse_base("methods: [a.b]\n"), Err(BaseError::CodeDerived("methods".into())));
+        assert_eq!(
+            parse_base("methods: [a.b]\n"),
+            Err(BaseError::CodeDerived("methods".into()))
+        );
         let e = parse_base("descripton: x\n").unwrap_err();
         assert!(matches!(e, BaseError::Field { .. }), "{e:?}");
         assert!(e.to_string().contains("descripton"), "{e}");
@@ -208,7 +217,8 @@ mod tests {
 
     #[test]
     fn knobs_keep_file_order() {
-        let b = parse_base("knobs:\n  zeta:\n    type: boolean\n  alpha:\n    type: text\n").unwrap();
+        let b =
+            parse_base("knobs:\n  zeta:\n    type: boolean\n  alpha:\n    type: text\n").unwrap();
         let names: Vec<&str> = b.knobs.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["zeta", "alpha"]);
     }

@@ -108,12 +108,17 @@ fn is_plain(s: &str) -> bool {
         return false;
     }
     let lower = s.to_ascii_lowercase();
-    let special = ["true", "false", "null", "yes", "no", "on", "off", "y", "n", ".inf", ".nan"];
+    let special = [
+        "true", "false", "null", "yes", "no", "on", "off", "y", "n", ".inf", ".nan",
+    ];
     if special.contains(&lower.as_str()) || s.parse::<f64>().is_ok() {
         return false;
     }
     // 1.1 integers (`1_000`), sexagesimals (`1:20`), dates (`2024-01-01`).
-    if first.is_ascii_digit() && s.chars().all(|c| c.is_ascii_digit() || matches!(c, '_' | ':' | '-')) {
+    if first.is_ascii_digit()
+        && s.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '_' | ':' | '-'))
+    {
         return false;
     }
     if s.contains(": ") || s.contains(" #") || s.ends_with(':') {
@@ -143,10 +148,32 @@ mod tests {
 
     #[test]
     fn quotes_what_would_change_meaning() {
-        for s in ["", "yes", "1.0", "12", "1_000", "a: b", "a #b", "-x", "*x", "x:", " x", "\"q\"", "a\nb", "2024-01-01"] {
+        for s in [
+            "",
+            "yes",
+            "1.0",
+            "12",
+            "1_000",
+            "a: b",
+            "a #b",
+            "-x",
+            "*x",
+            "x:",
+            " x",
+            "\"q\"",
+            "a\nb",
+            "2024-01-01",
+        ] {
             assert!(!is_plain(s), "{s:?} should be quoted");
         }
-        for s in ["0.1.0", "echo.say", "../../target/debug/echo", "Upper-case the text.", "MIT OR Apache-2.0", "kaged:storage:read"] {
+        for s in [
+            "0.1.0",
+            "echo.say",
+            "../../target/debug/echo",
+            "Upper-case the text.",
+            "MIT OR Apache-2.0",
+            "kaged:storage:read",
+        ] {
             assert!(is_plain(s), "{s:?} should be plain");
         }
     }

@@ -74,7 +74,12 @@ pub fn is_knob_name(name: &str) -> bool {
 }
 
 /// The closed set of lifecycle hook names (manifest `hooks:` values).
-pub const HOOK_NAMES: [&str; 4] = ["on_session_start", "on_session_idle", "pre_compact", "post_compact"];
+pub const HOOK_NAMES: [&str; 4] = [
+    "on_session_start",
+    "on_session_idle",
+    "pre_compact",
+    "post_compact",
+];
 
 /// The closed set of plugin roles (manifest `roles:` values).
 pub const ROLE_NAMES: [&str; 2] = ["observer", "compactor"];

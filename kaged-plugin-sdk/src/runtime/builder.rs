@@ -5,12 +5,11 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::handler::{decode, erase, BoxFut, Call, ConfigHandler, Route, ShutdownHandler};
+use super::macro_support::{HandlerParams, SchemaParams};
 use super::Host;
 use crate::error::{PluginError, SdkError};
 use crate::protocol::{
@@ -76,72 +75,11 @@ impl Plugin {
             ));
         }
         PluginBuilder {
-            def: PluginDef { name, errors, ..PluginDef::default() },
-        }
-    }
-
-    /// The plugin's name.
-    pub fn name(&self) -> &str {
-        &self.def.name
-    }
-
-    /// The version answered in `initialize`.
-    pub fn version(&self) -> &str {
-        self.def.version.as_deref().unwrap_or_default()
-    }
-
-    /// Custom methods then prefixed tool names, as sent in `initialize`.
-    pub fn methods(&self) -> &[String] {
-        &self.def.methods
-    }
-
-    /// Declared notification names.
-    pub fn notifications(&self) -> &[String] {
-        &self.def.notifications
-    }
-
-    /// Declared tools with their schemas.
-    pub fn tools(&self) -> &[ToolSpec] {
-        &self.def.tools
-    }
-
-    /// Subscribed hooks.
-    pub fn hooks(&self) -> &[HookName] {
-        &self.def.hooks
-    }
-
-    /// Declared roles (`observer` is implied by hooks when none is set).
-    pub fn roles(&self) -> Vec<PluginRole> {
-        if self.def.roles.is_empty() && !self.def.hooks.is_empty() {
-            vec![PluginRole::Observer]
-        } else {
-            self.def.roles.clone()
-        }
-    }
-
-    /// Capabilities reported in `initialize`.
-    pub fn capabilities_used(&self) -> &[String] {
-        &self.def.capabilities_used
-    }
-
-    /// The JSON Schema of the config type given to `on_config`, if any.
-    pub fn config_schema(&self) -> Option<&Value> {
-        self.def.config_schema.as_ref()
-    }
-
-    /// Check every tool schema (valid JSON Schema, object root). Meant for
-    /// the plugin's own tests; the runtime never panics on a bad schema.
-    pub fn check_tools(&self) -> Result<(), Vec<crate::tool::ToolSchemaError>> {
-        let errors: Vec<_> = self
-            .def
-            .tools
-            .iter()
-            .filter_map(|t| crate::tool::check_tool(&t.name, &t.parameters_schema).err())
-            .collect();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors)
+            def: PluginDef {
+                name,
+                errors,
+                ..PluginDef::default()
+            },
         }
     }
 }
@@ -168,7 +106,7 @@ impl PluginBuilder {
     /// failures answer `-32602` naming the field.
     pub fn method<P, R, F, Fut>(mut self, name: &str, handler: F) -> Self
     where
-        P: DeserializeOwned + Send + 'static,
+        P: HandlerParams,
         R: Serialize + Send + 'static,
         F: Fn(P, Call) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, PluginError>> + Send + 'static,
@@ -177,7 +115,11 @@ impl PluginBuilder {
             self.def.errors.push(problem);
             return self;
         }
-        self.add_route(name.into(), Route::Method(erase(handler, ErrorCode::InvalidParams)), true);
+        self.add_route(
+            name.into(),
+            Route::Method(erase(handler, ErrorCode::InvalidParams)),
+            true,
+        );
         self
     }
 
@@ -186,7 +128,7 @@ impl PluginBuilder {
     /// validated against it before `A` is deserialized.
     pub fn tool<A, R, F, Fut>(mut self, name: &str, description: &str, handler: F) -> Self
     where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
+        A: SchemaParams,
         R: Serialize + Send + 'static,
         F: Fn(A, Call) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, PluginError>> + Send + 'static,
@@ -205,14 +147,21 @@ impl PluginBuilder {
             parameters_schema: schema,
         });
         let full = names::prefixed_tool_name(&self.def.name, name);
-        self.add_route(full, Route::Tool(erase(handler, ErrorCode::InvalidParams), validator), true);
+        self.add_route(
+            full,
+            Route::Tool(erase(handler, ErrorCode::InvalidParams), validator),
+            true,
+        );
         self
     }
 
     /// A notification the plugin may emit (listed in `initialize`).
     pub fn notification(mut self, name: &str) -> Self {
         match names::method_name_problem(name) {
-            Some(p) => self.def.errors.push(p.replace("method name", "notification name")),
+            Some(p) => self
+                .def
+                .errors
+                .push(p.replace("method name", "notification name")),
             None => self.def.notifications.push(name.into()),
         }
         self
@@ -237,7 +186,7 @@ impl PluginBuilder {
     /// [`Self::on_session_start`] and friends.
     pub fn hook<P, R, F, Fut>(mut self, hook: HookName, handler: F) -> Self
     where
-        P: DeserializeOwned + Send + 'static,
+        P: HandlerParams,
         R: Serialize + Send + 'static,
         F: Fn(P, Call) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, PluginError>> + Send + 'static,
@@ -296,7 +245,7 @@ impl PluginBuilder {
     /// `-32004` naming the field); its `JsonSchema` is the config schema.
     pub fn on_config<C, F, Fut>(mut self, handler: F) -> Self
     where
-        C: DeserializeOwned + JsonSchema + Send + 'static,
+        C: SchemaParams,
         F: Fn(C, Host) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), PluginError>> + Send + 'static,
     {
@@ -319,7 +268,11 @@ impl PluginBuilder {
         Fut: Future<Output = Result<(), PluginError>> + Send + 'static,
     {
         let route = Route::Method(erase(handler, ErrorCode::InvalidParams));
-        self.add_route(crate::protocol::methods::PROJECTS_ACTIVATED.into(), route, false);
+        self.add_route(
+            crate::protocol::methods::PROJECTS_ACTIVATED.into(),
+            route,
+            false,
+        );
         self
     }
 
@@ -330,7 +283,11 @@ impl PluginBuilder {
         Fut: Future<Output = Result<(), PluginError>> + Send + 'static,
     {
         let route = Route::Method(erase(handler, ErrorCode::InvalidParams));
-        self.add_route(crate::protocol::methods::PROJECTS_DEACTIVATED.into(), route, false);
+        self.add_route(
+            crate::protocol::methods::PROJECTS_DEACTIVATED.into(),
+            route,
+            false,
+        );
         self
     }
 
@@ -351,11 +308,17 @@ impl PluginBuilder {
                 "no version: call .version(env!(\"CARGO_PKG_VERSION\")) or start with kaged_plugin_sdk::plugin!(name)".into(),
             );
         }
-        if self.def.roles.contains(&PluginRole::Compactor) && !self.def.hooks.contains(&HookName::PreCompact) {
-            self.def.errors.push("the compactor role requires a pre_compact handler".into());
+        if self.def.roles.contains(&PluginRole::Compactor)
+            && !self.def.hooks.contains(&HookName::PreCompact)
+        {
+            self.def
+                .errors
+                .push("the compactor role requires a pre_compact handler".into());
         }
         if self.def.errors.is_empty() {
-            Ok(Plugin { def: Arc::new(self.def) })
+            Ok(Plugin {
+                def: Arc::new(self.def),
+            })
         } else {
             Err(SdkError::Definition(self.def.errors.join("; ")))
         }

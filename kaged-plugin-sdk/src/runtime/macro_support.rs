@@ -1,9 +1,10 @@
 //! Support for the code `#[kaged_plugin]` generates (re-exported as
-//! `kaged_plugin_sdk::__private`). Not a stable API: use the builder.
+//! `kaged_plugin_sdk::__private`; the traits also at the crate root).
 //!
-//! The marker traits carry `#[diagnostic::on_unimplemented]` messages so
-//! that a handler the SDK cannot call is reported in the author's terms, at
-//! the author's type.
+//! The traits are the builder's bounds, named: each carries a
+//! `#[diagnostic::on_unimplemented]` message so that a handler the SDK
+//! cannot call is reported in the author's terms, at the author's type.
+//! Every type with the underlying bounds implements them.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -35,15 +36,16 @@ impl<T: Serialize + Send + 'static, E: Into<PluginError>> HandlerResult for Resu
     }
 }
 
-/// A handler's params type.
+/// A handler's params type: `DeserializeOwned + Send + 'static`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler's params: it must implement `serde::Deserialize` (owned) and `Send`",
     label = "add `#[derive(serde::Deserialize)]` to `{Self}`"
 )]
-pub trait Params: DeserializeOwned + Send + 'static {}
-impl<T: DeserializeOwned + Send + 'static> Params for T {}
+pub trait HandlerParams: DeserializeOwned + Send + 'static {}
+impl<T: DeserializeOwned + Send + 'static> HandlerParams for T {}
 
-/// A tool's (or the config's) arguments type.
+/// A tool's (or the config's) arguments type: `DeserializeOwned +
+/// JsonSchema + Send + 'static`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be tool arguments or a config type: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
     label = "add `#[derive(serde::Deserialize, schemars::JsonSchema)]` to `{Self}`"
@@ -59,11 +61,18 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> SchemaParams for T {}
 pub trait PluginType: Send + Sync + 'static {}
 impl<T: Send + Sync + 'static> PluginType for T {}
 
-/// Assert `T: Params` (the generated code calls this at the author's type).
-pub fn params<T: Params>() {}
-
-/// Assert `T: SchemaParams`.
-pub fn schema_params<T: SchemaParams>() {}
+/// A handler's result, serialized, with the error converted. The generated
+/// code names the return type in the turbofish so that a wrong one is
+/// reported there, once (the builder then only sees a `Value`).
+pub fn into_result<R: HandlerResult>(r: R) -> Result<Value, PluginError> {
+    let ok = r.into_result()?;
+    serde_json::to_value(ok).map_err(|e| {
+        PluginError::with_code(
+            crate::protocol::ErrorCode::InternalError,
+            format!("could not serialize the result: {e}"),
+        )
+    })
+}
 
 /// Assert `T: PluginType`.
 pub fn plugin_type<T: PluginType>() {}

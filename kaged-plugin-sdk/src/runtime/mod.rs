@@ -12,6 +12,9 @@ pub use handler::Call;
 pub use host::{Host, HostCallError};
 pub use serve::ServeExit;
 
+use crate::protocol::{HookName, PluginRole};
+use crate::tool::ToolSpec;
+
 impl Plugin {
     /// Serve on stdio until `shutdown` or stdin EOF, then exit the process
     /// with code 0 (1 when stdio cannot be set up). Sets up JSON logging on
@@ -21,7 +24,10 @@ impl Plugin {
     /// implies instead ([`Plugin::manifest_yaml`]) and exits, before
     /// touching stdio.
     pub fn run(self) -> ! {
-        if std::env::args_os().skip(1).any(|a| a == crate::describe::PRINT_MANIFEST_FLAG) {
+        if std::env::args_os()
+            .skip(1)
+            .any(|a| a == crate::describe::PRINT_MANIFEST_FLAG)
+        {
             std::process::exit(self.print_manifest());
         }
         crate::logging::init();
@@ -62,20 +68,106 @@ impl Plugin {
     }
 }
 
+/// What a built plugin declares.
+impl Plugin {
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// The version answered in `initialize`.
+    pub fn version(&self) -> &str {
+        self.def.version.as_deref().unwrap_or_default()
+    }
+
+    /// Custom methods then prefixed tool names, as sent in `initialize`.
+    pub fn methods(&self) -> &[String] {
+        &self.def.methods
+    }
+
+    /// Declared notification names.
+    pub fn notifications(&self) -> &[String] {
+        &self.def.notifications
+    }
+
+    /// Declared tools with their schemas.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.def.tools
+    }
+
+    /// Subscribed hooks.
+    pub fn hooks(&self) -> &[HookName] {
+        &self.def.hooks
+    }
+
+    /// Declared roles (`observer` is implied by hooks when none is set).
+    pub fn roles(&self) -> Vec<PluginRole> {
+        if self.def.roles.is_empty() && !self.def.hooks.is_empty() {
+            vec![PluginRole::Observer]
+        } else {
+            self.def.roles.clone()
+        }
+    }
+
+    /// Capabilities reported in `initialize`.
+    pub fn capabilities_used(&self) -> &[String] {
+        &self.def.capabilities_used
+    }
+
+    /// The JSON Schema of the config type given to `on_config`, if any.
+    pub fn config_schema(&self) -> Option<&serde_json::Value> {
+        self.def.config_schema.as_ref()
+    }
+
+    /// Check every tool schema (valid JSON Schema, object root). Meant for
+    /// the plugin's own tests; the runtime never panics on a bad schema.
+    pub fn check_tools(&self) -> Result<(), Vec<crate::tool::ToolSchemaError>> {
+        let errors: Vec<_> = self
+            .def
+            .tools
+            .iter()
+            .filter_map(|t| crate::tool::check_tool(&t.name, &t.parameters_schema).err())
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
 /// A type that declares a plugin: implemented by `#[kaged_plugin]` (or by
-/// hand) so that `MyPlugin::new().run()` works.
+/// hand, returning a builder) so that `MyPlugin::new().run()` works.
 ///
 /// ```
-/// use kaged_plugin_sdk::{plugin, Call, KagedPlugin, PluginBuilder, PluginError};
+/// use kaged_plugin_sdk::{kaged_plugin, Call, KagedPlugin, PluginError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Shout {
+///     text: String,
+/// }
+///
 /// struct Echo;
-/// impl KagedPlugin for Echo {
-///     fn plugin_builder(self) -> PluginBuilder {
-///         plugin!("echo").method("echo.say", |p: serde_json::Value, _c: Call| async move {
-///             Ok::<_, PluginError>(p)
-///         })
+///
+/// #[kaged_plugin(name = "echo", notifications("echo.said"))]
+/// impl Echo {
+///     #[method("echo.say")]
+///     async fn say(&self, p: serde_json::Value, call: Call) -> Result<serde_json::Value, PluginError> {
+///         call.host.notify("echo.said", &p)?;
+///         Ok(p)
+///     }
+///
+///     /// Upper-case the text.
+///     #[tool]
+///     async fn shout(&self, a: Shout) -> Result<String, PluginError> {
+///         Ok(a.text.to_uppercase())
 ///     }
 /// }
-/// assert_eq!(Echo.build().unwrap().methods(), ["echo.say"]);
+///
+/// let plugin = Echo.build().unwrap();
+/// assert_eq!(plugin.methods(), ["echo.say", "echo.shout"]);
+/// assert_eq!(plugin.tools()[0].description, "Upper-case the text.");
+/// // Echo.run() would serve on stdio.
 /// ```
 pub trait KagedPlugin: Sized {
     /// The builder with every declaration of this plugin.

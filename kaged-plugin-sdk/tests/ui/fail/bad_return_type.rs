@@ -1,4 +1,4 @@
-use kaged_plugin_sdk::{kaged_plugin, PluginError};
+use kaged_plugin_sdk::kaged_plugin;
 
 struct P;
 

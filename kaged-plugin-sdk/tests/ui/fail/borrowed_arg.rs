@@ -5,7 +5,7 @@ struct P;
 #[kaged_plugin(name = "p")]
 impl P {
     #[method("p.say")]
-    async fn say(&self, text: &str) -> Result<(), PluginError> {
+    async fn say(&self, _text: &str) -> Result<(), PluginError> {
         Ok(())
     }
 }

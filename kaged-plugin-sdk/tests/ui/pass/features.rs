@@ -119,11 +119,25 @@ fn main() {
     );
     let m = p.manifest();
     assert_eq!(m.description, "Shows every feature.");
-    assert_eq!(m.hooks, ["on_session_start", "on_session_idle", "pre_compact", "post_compact"]);
+    assert_eq!(
+        m.hooks,
+        [
+            "on_session_start",
+            "on_session_idle",
+            "pre_compact",
+            "post_compact"
+        ]
+    );
     assert_eq!(m.roles, Some(vec!["observer".into(), "compactor".into()]));
-    assert_eq!(m.notifications, ["everything.changed", "everything.deleted"]);
+    assert_eq!(
+        m.notifications,
+        ["everything.changed", "everything.deleted"]
+    );
     assert_eq!(m.tools[1].name, "find_more");
-    assert_eq!(m.tools[0].parameters_schema["properties"]["q"]["description"], "What to look for.");
+    assert_eq!(
+        m.tools[0].parameters_schema["properties"]["q"]["description"],
+        "What to look for."
+    );
     assert!(m.config_schema.is_some());
     p.check_tools().expect("valid schemas");
 

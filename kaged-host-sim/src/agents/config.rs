@@ -1,0 +1,168 @@
+//! Project/system config merge and validation (§ Project and system config).
+//!
+//! For one plugin on one agent:
+//!
+//! 1. **Project side** (the declaration's `config:` after the cascade):
+//!    every top-level key declared in `system_config_schema.properties` is
+//!    rejected (the system_only rule); then each top-level property of
+//!    `config_schema` with a `default` that the config does not set gets
+//!    that default; then the result is validated against `config_schema`.
+//! 2. **System side** (the package's operator-local block, `{}` when
+//!    absent): defaults from `system_config_schema` the same way, then
+//!    validation against `system_config_schema` (so a `required` secret
+//!    the operator did not provide fails here).
+//! 3. The merged config is the union of the two objects (their keys are
+//!    disjoint once step 1 passed).
+//!
+//! Defaults are applied before validation (only top-level properties): a
+//! schema field that is `required` but has a `default` therefore passes. A
+//! side whose schema is absent is accepted as is. A schema that does not
+//! compile is reported as a validation failure of its side.
+
+use kaged_plugin_sdk::manifest::Manifest;
+use serde_json::{Map, Value};
+
+/// Which config block failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConfigSide {
+    /// `AgentSpec.plugins.<key>.config`.
+    Project,
+    /// `local.toml [plugins."<package>"]`.
+    System,
+}
+
+impl ConfigSide {
+    /// The `side` of `plugin.config_validation_failed`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ConfigSide::Project => "project",
+            ConfigSide::System => "system",
+        }
+    }
+}
+
+/// A plugin's validated configuration on one agent.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MergedConfig {
+    /// The project side, defaults applied.
+    pub project: Map<String, Value>,
+    /// The system side, defaults applied.
+    pub system: Map<String, Value>,
+    /// The union sent with `config.update`.
+    pub merged: Map<String, Value>,
+}
+
+/// One side that failed validation, with readable errors
+/// (`/recall_budget: "huge" is not one of ["low","mid","high"]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFailure {
+    /// The side.
+    pub side: ConfigSide,
+    /// The errors, each prefixed by the instance path.
+    pub errors: Vec<String>,
+}
+
+/// The top-level property names of a schema.
+fn property_names(schema: Option<&Value>) -> Vec<&str> {
+    schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Give every top-level property of `schema` that has a `default` and is
+/// absent from `config` its default.
+pub fn apply_defaults(schema: Option<&Value>, config: &mut Map<String, Value>) {
+    let Some(props) = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    for (name, prop) in props {
+        if let Some(default) = prop.get("default") {
+            if !config.contains_key(name) {
+                config.insert(name.clone(), default.clone());
+            }
+        }
+    }
+}
+
+/// Validate `config` against `schema` (absent schema: always valid).
+pub fn validate(schema: Option<&Value>, config: &Map<String, Value>) -> Vec<String> {
+    let Some(schema) = schema else {
+        return Vec::new();
+    };
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("the schema does not compile: {e}")],
+    };
+    let instance = Value::Object(config.clone());
+    validator
+        .iter_errors(&instance)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let path = if path.is_empty() {
+                "(root)".to_string()
+            } else {
+                path
+            };
+            format!("{path}: {e}")
+        })
+        .collect()
+}
+
+/// Validate and merge the two sides for `manifest`.
+///
+/// Returns every failing side (project first) when any fails.
+pub fn merge_config(
+    manifest: &Manifest,
+    project: &Map<String, Value>,
+    system: Option<&Map<String, Value>>,
+) -> Result<MergedConfig, Vec<ConfigFailure>> {
+    let mut failures = Vec::new();
+
+    let system_only = property_names(manifest.system_config_schema.as_ref());
+    let mut project_errors: Vec<String> = project
+        .keys()
+        .filter(|k| system_only.contains(&k.as_str()))
+        .map(|k| {
+            format!(
+                "/{k}: `{k}` is declared in system_config_schema and cannot be set in project config"
+            )
+        })
+        .collect();
+    let mut project = project.clone();
+    apply_defaults(manifest.config_schema.as_ref(), &mut project);
+    project_errors.extend(validate(manifest.config_schema.as_ref(), &project));
+    if !project_errors.is_empty() {
+        failures.push(ConfigFailure {
+            side: ConfigSide::Project,
+            errors: project_errors,
+        });
+    }
+
+    let mut system = system.cloned().unwrap_or_default();
+    apply_defaults(manifest.system_config_schema.as_ref(), &mut system);
+    let system_errors = validate(manifest.system_config_schema.as_ref(), &system);
+    if !system_errors.is_empty() {
+        failures.push(ConfigFailure {
+            side: ConfigSide::System,
+            errors: system_errors,
+        });
+    }
+
+    if !failures.is_empty() {
+        return Err(failures);
+    }
+    let mut merged = project.clone();
+    for (k, v) in &system {
+        merged.insert(k.clone(), v.clone());
+    }
+    Ok(MergedConfig {
+        project,
+        system,
+        merged,
+    })
+}

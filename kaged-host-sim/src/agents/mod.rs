@@ -1,0 +1,57 @@
+//! Agents and their plugin declarations, resolved by the host (issue #6):
+//! pure logic, no processes.
+//!
+//! * [`project`]: the project file model (`primary:` and recursive
+//!   `subagents:`, each with `plugins:`, `compaction.delegate.plugin` and a
+//!   `tools:` opt-out block) and its YAML loader;
+//! * [`local`]: the operator-local system config (`local.toml`'s
+//!   `[plugins."<package>"]`, read from a YAML/JSON file of the same shape,
+//!   `${VAR}` substituted);
+//! * [`catalog`]: package name → loaded plugin manifest;
+//! * [`cascade`]: the `isolation: project` cascade;
+//! * [`config`]: project/system config validation and merge;
+//! * [`tools`]: the per-agent tool registry;
+//! * [`resolve()`]: the per-agent resolution, giving a [`Resolution`].
+//!
+//! Resolution never emits into an audit log by itself: it returns
+//! [`HostEvent`]s the caller emits ([`Resolution::emit_into`]).
+//!
+//! ```
+//! use kaged_host_sim::agents::{resolve, Catalog, Project};
+//! use kaged_plugin_sdk::manifest::Manifest;
+//! use kaged_plugin_sdk::protocol::HookName;
+//!
+//! let manifest = Manifest::from_yaml_str(
+//!     "name: memory-markdown\nversion: 1.0.0\nkaged_api: 1\ndescription: d\n\
+//!      command: [./run]\ncapabilities: []\nhooks: [on_session_start, pre_compact]\n\
+//!      tools:\n  - name: recall\n    parameters_schema: {type: object}\n",
+//! ).unwrap();
+//! let mut catalog = Catalog::new();
+//! catalog.insert("@kaged/memory-markdown", manifest);
+//! let project = Project::from_yaml_str(
+//!     "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-markdown\"\n",
+//!     "project.yaml",
+//! ).unwrap();
+//! let res = resolve(&project, &catalog).unwrap();
+//! let fired = res.hooks_to_fire("primary", HookName::OnSessionStart);
+//! assert_eq!(fired[0].name, "memory-markdown");
+//! assert_eq!(res.agent("primary").unwrap().tools, ["memory-markdown.recall"]);
+//! ```
+
+pub mod cascade;
+pub mod catalog;
+pub mod config;
+pub mod error;
+pub mod local;
+pub mod project;
+mod resolution;
+mod resolve;
+pub mod tools;
+
+pub use catalog::Catalog;
+pub use config::{ConfigSide, MergedConfig};
+pub use error::{ProjectError, ResolveError, ResolveErrors, ResolveWarning, SourcePos};
+pub use local::SystemConfig;
+pub use project::{AgentSpec, Isolation, Located, PluginDecl, Project, PRIMARY};
+pub use resolution::{ActivePlugin, AgentResolution, HostEvent, Resolution};
+pub use resolve::resolve;
