@@ -34,11 +34,11 @@ use std::time::SystemTime;
 use serde_json::{Map, Value};
 
 macro_rules! audit_events {
-    ($($(#[$doc:meta])* $variant:ident => $name:literal,)*) => {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
         /// An audit event name.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum AuditEvent {
-            $($(#[$doc])* $variant,)*
+            $($(#[doc = $doc])* $variant,)*
         }
 
         impl AuditEvent {
@@ -50,6 +50,14 @@ macro_rules! audit_events {
                 match self {
                     $(AuditEvent::$variant => $name,)*
                 }
+            }
+
+            /// When the event is emitted and its data (the doc comment).
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(AuditEvent::$variant => concat!($($doc),*),)*
+                }
+                .trim()
             }
         }
     };

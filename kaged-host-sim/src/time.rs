@@ -37,6 +37,17 @@ pub const SCRIPT_WAIT_SEC: u64 = 5;
 pub const KILL_CONFIRM_MIN: Duration = Duration::from_secs(1);
 /// How often a killed process group is polled until it is gone. Not scaled.
 pub const REAP_POLL: Duration = Duration::from_millis(5);
+/// Seconds before the first restart after a failure (Restart policy); the
+/// delay doubles with each consecutive failure: 1 s, 2 s, 4 s ... (scaled).
+pub const RESTART_BACKOFF_INITIAL_SEC: u64 = 1;
+/// The cap on the restart delay, in seconds (Restart policy: "capped at 60s").
+pub const RESTART_BACKOFF_MAX_SEC: u64 = 60;
+/// Consecutive failures within [`FAILURE_WINDOW_SEC`] that mark a plugin
+/// failed (Restart policy). A count: never scaled.
+pub const MAX_CONSECUTIVE_FAILURES: u32 = 5;
+/// The window, in seconds, in which [`MAX_CONSECUTIVE_FAILURES`] failures
+/// mark a plugin failed (Restart policy: "within 10 minutes").
+pub const FAILURE_WINDOW_SEC: u64 = 600;
 
 /// A factor `F`, `0 < F <= 1`, applied to every spec timeout and interval.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
@@ -184,6 +195,54 @@ impl Timeouts {
             self.notification_limit
         )
     }
+}
+
+/// The supervisor's restart policy (`plugin-host.md` Restart policy), scaled.
+///
+/// ```
+/// use std::time::Duration;
+/// use kaged_host_sim::time::{RestartPolicy, TimeScale};
+/// let p = RestartPolicy::new(TimeScale::new(0.5).unwrap());
+/// let delays: Vec<Duration> = (1..=8).map(|n| p.backoff(n)).collect();
+/// let secs = |s: f64| Duration::from_secs_f64(s);
+/// assert_eq!(delays, [secs(0.5), secs(1.0), secs(2.0), secs(4.0), secs(8.0), secs(16.0), secs(30.0), secs(30.0)]);
+/// assert_eq!(p.window, Duration::from_secs(300));
+/// assert_eq!(p.max_failures, 5);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RestartPolicy {
+    /// The scale these values were computed with.
+    pub scale: TimeScale,
+    /// The failure window (10 minutes, scaled).
+    pub window: Duration,
+    /// Consecutive failures within the window that mark the plugin failed (5).
+    pub max_failures: u32,
+}
+
+impl RestartPolicy {
+    /// The spec's policy at `scale`.
+    pub fn new(scale: TimeScale) -> RestartPolicy {
+        RestartPolicy {
+            scale,
+            window: scale.secs(FAILURE_WINDOW_SEC),
+            max_failures: MAX_CONSECUTIVE_FAILURES,
+        }
+    }
+
+    /// The delay before the restart that follows the `failures`-th
+    /// consecutive failure (1-based; 0 is taken as 1), scaled.
+    pub fn backoff(&self, failures: u32) -> Duration {
+        self.scale.secs(restart_backoff_sec(failures))
+    }
+}
+
+/// The unscaled restart delay after `failures` consecutive failures
+/// (1-based; 0 is taken as 1): 1, 2, 4, 8, 16, 32, then 60 seconds.
+pub fn restart_backoff_sec(failures: u32) -> u64 {
+    let doublings = failures.saturating_sub(1).min(16);
+    RESTART_BACKOFF_INITIAL_SEC
+        .saturating_mul(1u64 << doublings)
+        .min(RESTART_BACKOFF_MAX_SEC)
 }
 
 #[cfg(test)]

@@ -56,7 +56,10 @@ fn invalid_project_config_emits_an_event_and_the_plugin_is_inactive_on_that_agen
     assert_eq!(f[0].get("name"), "memory-hindsight");
     assert_eq!(f[0].get("side"), "project");
     let errors = f[0].get("errors").as_array().unwrap();
-    assert!(errors[0].as_str().unwrap().starts_with("/recall_budget: "), "{errors:?}");
+    assert!(
+        errors[0].as_str().unwrap().starts_with("/recall_budget: "),
+        "{errors:?}"
+    );
     assert!(res.agent("primary").unwrap().plugins.is_empty());
     assert!(res.agent("primary").unwrap().tools.is_empty());
     assert_eq!(res.agent(RESEARCHER).unwrap().keys(), ["memory"]);
@@ -73,7 +76,10 @@ fn missing_system_config_fails_on_the_system_side() {
     let f = events(&res, "primary", AuditEvent::ConfigValidationFailed);
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].get("side"), "system");
-    assert!(f[0].get("errors")[0].as_str().unwrap().contains("api_token"));
+    assert!(f[0].get("errors")[0]
+        .as_str()
+        .unwrap()
+        .contains("api_token"));
     assert!(res.agent("primary").unwrap().plugins.is_empty());
 }
 
@@ -90,7 +96,10 @@ fn invalid_system_config_fails_on_the_system_side() {
     let res = ok(&project);
     let f = events(&res, "primary", AuditEvent::ConfigValidationFailed);
     assert_eq!(f[0].get("side"), "system");
-    assert!(f[0].get("errors")[0].as_str().unwrap().starts_with("/api_token: "));
+    assert!(f[0].get("errors")[0]
+        .as_str()
+        .unwrap()
+        .starts_with("/api_token: "));
 }
 
 #[test]
@@ -102,7 +111,10 @@ fn a_system_only_key_in_project_config_is_rejected() {
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].get("side"), "project");
     let first = f[0].get("errors")[0].as_str().unwrap();
-    assert!(first.contains("system_config_schema") && first.contains("api_token"), "{first}");
+    assert!(
+        first.contains("system_config_schema") && first.contains("api_token"),
+        "{first}"
+    );
     assert!(res.agent("primary").unwrap().plugins.is_empty());
 }
 

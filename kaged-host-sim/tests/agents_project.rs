@@ -23,15 +23,35 @@ fn the_cascade_fixture_loads_into_the_model() {
     let p = support::fixture("cascade.yaml");
     assert!(p.file.ends_with("cascade.yaml"));
     let memory = p.primary.plugin("memory").unwrap();
-    assert_eq!(memory.package.as_ref().unwrap().value, "@kaged/memory-hindsight");
+    assert_eq!(
+        memory.package.as_ref().unwrap().value,
+        "@kaged/memory-hindsight"
+    );
     assert_eq!(memory.isolation.as_ref().unwrap().value, Isolation::Project);
-    let hooks: Vec<_> = memory.hooks.as_ref().unwrap().iter().map(|h| h.value.as_str()).collect();
-    assert_eq!(hooks, ["on_session_start", "on_session_idle", "pre_compact", "post_compact"]);
-    assert_eq!(memory.pos.line, 6);
+    let hooks: Vec<_> = memory
+        .hooks
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|h| h.value.as_str())
+        .collect();
+    assert_eq!(
+        hooks,
+        [
+            "on_session_start",
+            "on_session_idle",
+            "pre_compact",
+            "post_compact"
+        ]
+    );
+    assert_eq!((memory.pos.line, memory.pos.column), (5, 5));
     let r = p.agent("primary.subagents.researcher").unwrap();
     let rm = r.plugin("memory").unwrap();
     assert!(rm.package.is_none() && rm.isolation.is_none());
-    assert_eq!(rm.config.as_ref().unwrap()["tags"], serde_json::json!(["researcher"]));
+    assert_eq!(
+        rm.config.as_ref().unwrap()["tags"],
+        serde_json::json!(["researcher"])
+    );
     assert!(!r.is_primary() && p.primary.is_primary());
 }
 
@@ -49,13 +69,19 @@ fn agents_are_listed_depth_first_with_canonical_paths() {
         ]
     );
     let probe = p.agents()[3];
-    assert_eq!(probe.compaction_delegate.as_ref().unwrap().value, "memory-hindsight");
+    assert_eq!(
+        probe.compaction_delegate.as_ref().unwrap().value,
+        "memory-hindsight"
+    );
 }
 
 #[test]
 fn the_tools_block_keeps_only_disabled_entries() {
     let p = support::fixture("tools.yaml");
-    assert_eq!(p.primary.tools_disabled, ["memory-markdown.recall", "file.read"]);
+    assert_eq!(
+        p.primary.tools_disabled,
+        ["memory-markdown.recall", "file.read"]
+    );
 }
 
 #[test]
@@ -67,8 +93,9 @@ fn plugin_declaration_order_is_preserved() {
 
 #[test]
 fn an_unknown_declaration_field_names_its_path_and_position() {
-    let (path, line, column, message) =
-        field_error("primary:\n  plugins:\n    memory:\n      package: x\n      hook: [pre_compact]\n");
+    let (path, line, column, message) = field_error(
+        "primary:\n  plugins:\n    memory:\n      package: x\n      hook: [pre_compact]\n",
+    );
     assert_eq!(path, "primary.plugins.memory.hook");
     assert_eq!((line, column), (5, 7));
     assert!(message.contains("unknown field"), "{message}");
@@ -90,7 +117,7 @@ fn hooks_must_be_a_list_of_strings() {
     let (path, line, column, _) =
         field_error("primary:\n  plugins:\n    m:\n      hooks: [pre_compact, 3]\n");
     assert_eq!(path, "primary.plugins.m.hooks[1]");
-    assert_eq!((line, column), (4, 27));
+    assert_eq!((line, column), (4, 28));
 }
 
 #[test]
@@ -109,7 +136,8 @@ fn duplicate_plugin_keys_are_rejected() {
 
 #[test]
 fn tool_opt_outs_need_a_boolean() {
-    let (path, ..) = field_error("primary:\n  tools:\n    \"memory-markdown.recall\": { enabled: no }\n");
+    let (path, ..) =
+        field_error("primary:\n  tools:\n    \"memory-markdown.recall\": { enabled: no }\n");
     assert_eq!(path, "primary.tools[\"memory-markdown.recall\"].enabled");
 }
 
@@ -144,18 +172,37 @@ fn primary_is_required_and_syntax_errors_are_located() {
 
 #[test]
 fn field_errors_display_file_line_column_and_path() {
-    let e = Project::from_yaml_str("primary:\n  plugins:\n    m:\n      typo: 1\n", "p.yaml").unwrap_err();
+    let e = Project::from_yaml_str("primary:\n  plugins:\n    m:\n      typo: 1\n", "p.yaml")
+        .unwrap_err();
     assert_eq!(e.field_path(), Some("primary.plugins.m.typo"));
-    assert!(e.to_string().starts_with("p.yaml:4:7: primary.plugins.m.typo: "), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("p.yaml:4:7: primary.plugins.m.typo: "),
+        "{e}"
+    );
 }
 
 #[test]
 fn system_config_substitutes_variables() {
     let sc = support::system();
-    assert_eq!(sc.get("@kaged/memory-hindsight").unwrap()["api_token"], "hs-token");
-    assert_eq!(sc.get("@example/smart-compactor").unwrap()["license_key"], "lic-42");
-    assert!(sc.get("memory-hindsight").is_none(), "keyed by package name");
-    let sc = SystemConfig::from_yaml_str("plugins:\n  p:\n    cost: $5\n    n: 3\n", "l.yaml", &BTreeMap::new()).unwrap();
+    assert_eq!(
+        sc.get("@kaged/memory-hindsight").unwrap()["api_token"],
+        "hs-token"
+    );
+    assert_eq!(
+        sc.get("@example/smart-compactor").unwrap()["license_key"],
+        "lic-42"
+    );
+    assert!(
+        sc.get("memory-hindsight").is_none(),
+        "keyed by package name"
+    );
+    let sc = SystemConfig::from_yaml_str(
+        "plugins:\n  p:\n    cost: $5\n    n: 3\n",
+        "l.yaml",
+        &BTreeMap::new(),
+    )
+    .unwrap();
     assert_eq!(sc.get("p").unwrap()["cost"], "$5");
     assert_eq!(sc.get("p").unwrap()["n"], 3);
 }
@@ -165,14 +212,21 @@ fn an_unset_variable_is_a_located_error() {
     let text = "plugins:\n  \"@kaged/memory-hindsight\":\n    api_token: \"${NOPE}\"\n";
     match SystemConfig::from_yaml_str(text, "local.yaml", &BTreeMap::new()) {
         Err(ProjectError::Field { at, path, message }) => {
-            assert_eq!((at.file.as_str(), at.line, at.column), ("local.yaml", 3, 16));
+            assert_eq!(
+                (at.file.as_str(), at.line, at.column),
+                ("local.yaml", 3, 16)
+            );
             assert_eq!(path, "plugins[\"@kaged/memory-hindsight\"].api_token");
             assert!(message.contains("NOPE"), "{message}");
         }
         other => panic!("{other:?}"),
     }
-    let e = SystemConfig::from_yaml_str("plugins:\n  p:\n    k: [\"${A\"]\n", "l.yaml", &BTreeMap::new())
-        .unwrap_err();
+    let e = SystemConfig::from_yaml_str(
+        "plugins:\n  p:\n    k: [\"${A\"]\n",
+        "l.yaml",
+        &BTreeMap::new(),
+    )
+    .unwrap_err();
     assert_eq!(e.field_path(), Some("plugins.p.k[0]"));
     assert!(e.to_string().contains("unterminated"));
 }

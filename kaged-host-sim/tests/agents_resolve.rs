@@ -52,7 +52,10 @@ fn under_isolation_agent_a_subagent_block_without_package_is_an_error() {
     assert_eq!(e.errors.len(), 1, "{e}");
     match &e.errors[0] {
         ResolveError::MissingPackage {
-            agent_path, key, at, reason,
+            agent_path,
+            key,
+            at,
+            reason,
         } => {
             assert_eq!(agent_path, RESEARCHER);
             assert_eq!(key, "memory");
@@ -62,7 +65,10 @@ fn under_isolation_agent_a_subagent_block_without_package_is_an_error() {
         other => panic!("{other:?}"),
     }
     let text = e.to_string();
-    assert!(text.contains(RESEARCHER) && text.contains("`memory`"), "{text}");
+    assert!(
+        text.contains(RESEARCHER) && text.contains("`memory`"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -70,7 +76,9 @@ fn a_subagent_declaration_with_no_primary_counterpart_needs_a_package() {
     let e = err(&inline(
         "primary:\n  subagents:\n    researcher:\n      plugins:\n        memory:\n          hooks: [pre_compact]\n",
     ));
-    assert!(matches!(&e.errors[..], [ResolveError::MissingPackage { agent_path, .. }] if agent_path == RESEARCHER));
+    assert!(
+        matches!(&e.errors[..], [ResolveError::MissingPackage { agent_path, .. }] if agent_path == RESEARCHER)
+    );
 }
 
 // ---- the isolation: project cascade ----------------------------------------
@@ -88,7 +96,10 @@ fn the_spec_cascade_example_resolves_as_documented() {
     assert_eq!(r.name, "memory-hindsight");
     assert_eq!(r.isolation, Isolation::Project);
     assert_eq!(r.declared_hooks, [OnSessionIdle]);
-    assert!(r.hooks.is_empty(), "on_session_idle never fires on a subagent");
+    assert!(
+        r.hooks.is_empty(),
+        "on_session_idle never fires on a subagent"
+    );
     assert_eq!(r.config["tags"], json!(["researcher"]));
     assert_eq!(r.config["recall_budget"], "mid");
     assert_eq!(r.config["api_url"], "https://api.hindsight.vectorize.io");
@@ -102,7 +113,10 @@ fn the_spec_cascade_example_resolves_as_documented() {
     assert_eq!(illegal[0].get("hook"), "on_session_idle");
     assert_eq!(illegal[0].get("agent_path"), RESEARCHER);
     assert!(res.hooks_to_fire(RESEARCHER, OnSessionIdle).is_empty());
-    assert_eq!(keys(res.hooks_to_fire("primary", OnSessionIdle)), ["memory"]);
+    assert_eq!(
+        keys(res.hooks_to_fire("primary", OnSessionIdle)),
+        ["memory"]
+    );
 }
 
 #[test]
@@ -156,12 +170,17 @@ fn overriding_package_on_a_subagent_is_an_error_naming_agent_and_field() {
         other => panic!("{other:?}"),
     }
     let text = e.to_string();
-    assert!(text.contains(RESEARCHER) && text.contains("`package`"), "{text}");
+    assert!(
+        text.contains(RESEARCHER) && text.contains("`package`"),
+        "{text}"
+    );
 }
 
 #[test]
 fn overriding_isolation_on_a_subagent_is_an_error_naming_agent_and_field() {
-    let e = err(&inline(&format!("{CASCADE_BASE}          isolation: agent\n")));
+    let e = err(&inline(&format!(
+        "{CASCADE_BASE}          isolation: agent\n"
+    )));
     assert!(
         matches!(&e.errors[..], [ResolveError::CascadeOverride { agent_path, field: "isolation", .. }] if agent_path == RESEARCHER),
         "{e}"
@@ -183,7 +202,9 @@ fn the_primary_base_declaration_must_include_package() {
     let e = err(&inline(
         "primary:\n  plugins:\n    memory:\n      isolation: project\n",
     ));
-    assert!(matches!(&e.errors[..], [ResolveError::MissingPackage { agent_path, .. }] if agent_path == "primary"));
+    assert!(
+        matches!(&e.errors[..], [ResolveError::MissingPackage { agent_path, .. }] if agent_path == "primary")
+    );
 }
 
 // ---- deep agent paths ------------------------------------------------------
@@ -193,17 +214,17 @@ fn deep_subagents_get_canonical_paths_and_cascade_from_the_primary() {
     let res = ok(&fixture("deep.yaml"));
     let probe = "primary.subagents.researcher.subagents.scout.subagents.probe";
     let scout = "primary.subagents.researcher.subagents.scout";
-    assert_eq!(
-        res.agent_paths(),
-        ["primary", RESEARCHER, scout, probe]
-    );
+    assert_eq!(res.agent_paths(), ["primary", RESEARCHER, scout, probe]);
     assert!(res.agent(RESEARCHER).unwrap().plugins.is_empty());
     assert_eq!(res.agent(scout).unwrap().keys(), ["notes"]);
     let m = res.agent(probe).unwrap().plugin("memory").unwrap();
     assert_eq!(m.config["recall_budget"], "high");
     assert_eq!(m.config["tags"], json!(["probe"]));
     assert_eq!(m.hooks, [PreCompact, PostCompact]);
-    assert_eq!(res.agent(probe).unwrap().compactor.as_deref(), Some("memory"));
+    assert_eq!(
+        res.agent(probe).unwrap().compactor.as_deref(),
+        Some("memory")
+    );
     let illegal = events(&res, probe, AuditEvent::HookIllegal);
     assert_eq!(illegal[0].get("agent_path"), probe);
     assert_eq!(keys(res.hooks_to_fire(probe, PreCompact)), ["memory"]);
@@ -217,7 +238,11 @@ fn errors_in_deep_subagents_name_the_full_path() {
         "primary:\n  subagents:\n    a:\n      subagents:\n        b:\n          plugins:\n            m:\n              package: \"@nope/missing\"\n",
     ));
     match &e.errors[..] {
-        [ResolveError::UnknownPackage { agent_path, package, .. }] => {
+        [ResolveError::UnknownPackage {
+            agent_path,
+            package,
+            ..
+        }] => {
             assert_eq!(agent_path, "primary.subagents.a.subagents.b");
             assert_eq!(package, "@nope/missing");
         }
@@ -230,10 +255,22 @@ fn errors_in_deep_subagents_name_the_full_path() {
 #[test]
 fn declaration_order_is_hook_firing_order() {
     let res = ok(&fixture("order.yaml"));
-    assert_eq!(res.agent("primary").unwrap().keys(), ["zeta", "alpha", "mid"]);
-    assert_eq!(keys(res.hooks_to_fire("primary", OnSessionStart)), ["zeta", "alpha", "mid"]);
-    assert_eq!(keys(res.hooks_to_fire("primary", PreCompact)), ["alpha", "mid"]);
-    assert_eq!(keys(res.hooks_to_fire("primary", PostCompact)), ["zeta", "alpha", "mid"]);
+    assert_eq!(
+        res.agent("primary").unwrap().keys(),
+        ["zeta", "alpha", "mid"]
+    );
+    assert_eq!(
+        keys(res.hooks_to_fire("primary", OnSessionStart)),
+        ["zeta", "alpha", "mid"]
+    );
+    assert_eq!(
+        keys(res.hooks_to_fire("primary", PreCompact)),
+        ["alpha", "mid"]
+    );
+    assert_eq!(
+        keys(res.hooks_to_fire("primary", PostCompact)),
+        ["zeta", "alpha", "mid"]
+    );
     assert!(res.hooks_to_fire("primary", OnSessionIdle).is_empty());
     let mid = res.agent("primary").unwrap().plugin("mid").unwrap();
     assert_eq!(mid.hooks, [PreCompact, PostCompact, OnSessionStart]);
@@ -244,7 +281,10 @@ fn reordering_declarations_reorders_firing() {
     let yaml = "primary:\n  plugins:\n    alpha:\n      package: \"@kaged/memory-markdown\"\n      hooks: [on_session_start]\n\
                 \x20   zeta:\n      package: \"@kaged/audit-sink\"\n      hooks: [on_session_start]\n";
     let res = ok(&inline(yaml));
-    assert_eq!(keys(res.hooks_to_fire("primary", OnSessionStart)), ["alpha", "zeta"]);
+    assert_eq!(
+        keys(res.hooks_to_fire("primary", OnSessionStart)),
+        ["alpha", "zeta"]
+    );
 }
 
 #[test]
@@ -255,13 +295,21 @@ fn primary_only_hooks_declared_on_a_subagent_warn_and_never_fire() {
          \x20         hooks: [on_session_start, on_session_idle, post_compact]\n",
     ));
     assert!(events(&res, "primary", AuditEvent::HookIllegal).is_empty());
-    assert_eq!(keys(res.hooks_to_fire("primary", OnSessionStart)), ["audit"]);
+    assert_eq!(
+        keys(res.hooks_to_fire("primary", OnSessionStart)),
+        ["audit"]
+    );
     let illegal = events(&res, RESEARCHER, AuditEvent::HookIllegal);
     let hooks: Vec<_> = illegal.iter().map(|e| e.get("hook").clone()).collect();
     assert_eq!(hooks, [json!("on_session_start"), json!("on_session_idle")]);
-    assert!(illegal.iter().all(|e| e.get("name") == "audit-sink" && e.get("agent_path") == RESEARCHER));
+    assert!(illegal
+        .iter()
+        .all(|e| e.get("name") == "audit-sink" && e.get("agent_path") == RESEARCHER));
     let a = res.agent(RESEARCHER).unwrap().plugin("audit").unwrap();
-    assert_eq!(a.declared_hooks, [OnSessionStart, OnSessionIdle, PostCompact]);
+    assert_eq!(
+        a.declared_hooks,
+        [OnSessionStart, OnSessionIdle, PostCompact]
+    );
     assert_eq!(a.hooks, [PostCompact]);
     assert!(res.hooks_to_fire(RESEARCHER, OnSessionStart).is_empty());
     assert!(res.hooks_to_fire(RESEARCHER, OnSessionIdle).is_empty());
@@ -287,10 +335,19 @@ fn subscribing_to_a_hook_the_manifest_does_not_declare_is_an_error() {
         "primary:\n  plugins:\n    audit:\n      package: \"@kaged/audit-sink\"\n      hooks: [post_compact, pre_compact]\n",
     ));
     match &e.errors[..] {
-        [ResolveError::UndeclaredHook { agent_path, key, plugin, hook, at }] => {
+        [ResolveError::UndeclaredHook {
+            agent_path,
+            key,
+            plugin,
+            hook,
+            at,
+        }] => {
             assert_eq!((agent_path.as_str(), key.as_str()), ("primary", "audit"));
-            assert_eq!((plugin.as_str(), hook.as_str()), ("audit-sink", "pre_compact"));
-            assert_eq!((at.line, at.column), (5, 28));
+            assert_eq!(
+                (plugin.as_str(), hook.as_str()),
+                ("audit-sink", "pre_compact")
+            );
+            assert_eq!((at.line, at.column), (5, 29));
         }
         other => panic!("{other:?}"),
     }
@@ -301,7 +358,9 @@ fn an_unknown_hook_name_is_an_error() {
     let e = err(&inline(
         "primary:\n  plugins:\n    audit:\n      package: \"@kaged/audit-sink\"\n      hooks: [before_tool_call]\n",
     ));
-    assert!(matches!(&e.errors[..], [ResolveError::UnknownHook { hook, .. }] if hook == "before_tool_call"));
+    assert!(
+        matches!(&e.errors[..], [ResolveError::UnknownHook { hook, .. }] if hook == "before_tool_call")
+    );
 }
 
 #[test]
@@ -310,7 +369,11 @@ fn every_configuration_error_is_reported_at_once() {
         "primary:\n  plugins:\n    a:\n      package: \"@nope/a\"\n    b:\n      hooks: [pre_compact]\n\
          \x20 subagents:\n    s:\n      plugins:\n        c:\n          package: \"@nope/c\"\n",
     ));
-    let paths: Vec<_> = e.errors.iter().map(|e| e.agent_path().to_string()).collect();
+    let paths: Vec<_> = e
+        .errors
+        .iter()
+        .map(|e| e.agent_path().to_string())
+        .collect();
     assert_eq!(paths, ["primary", "primary", "primary.subagents.s"]);
 }
 

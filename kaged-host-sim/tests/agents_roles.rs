@@ -40,8 +40,14 @@ fn a_single_compactor_per_agent_is_accepted_without_violation() {
     assert!(res.events_of(AuditEvent::RoleViolation).is_empty());
     let primary = res.agent("primary").unwrap();
     assert_eq!(primary.compactor.as_deref(), Some("mid"));
-    assert_eq!(primary.plugin("alpha").unwrap().compact_role(), PluginRole::Observer);
-    assert_eq!(primary.plugin("alpha").unwrap().roles, [PluginRole::Observer]);
+    assert_eq!(
+        primary.plugin("alpha").unwrap().compact_role(),
+        PluginRole::Observer
+    );
+    assert_eq!(
+        primary.plugin("alpha").unwrap().roles,
+        [PluginRole::Observer]
+    );
 }
 
 #[test]
@@ -71,7 +77,10 @@ fn delegation_may_name_the_plugin_instead_of_the_key() {
         "primary:\n  plugins:\n    squeeze:\n      package: \"@example/smart-compactor\"\n\
          \x20 compaction:\n    delegate:\n      plugin: smart-compactor\n",
     ));
-    assert_eq!(res.agent("primary").unwrap().compactor.as_deref(), Some("squeeze"));
+    assert_eq!(
+        res.agent("primary").unwrap().compactor.as_deref(),
+        Some("squeeze")
+    );
 }
 
 #[test]
@@ -81,8 +90,15 @@ fn delegating_to_an_undeclared_plugin_is_an_error() {
          \x20 compaction:\n    delegate:\n      plugin: memory\n",
     ));
     match &e.errors[..] {
-        [ResolveError::DelegateUnknown { agent_path, plugin, at }] => {
-            assert_eq!((agent_path.as_str(), plugin.as_str()), ("primary", "memory"));
+        [ResolveError::DelegateUnknown {
+            agent_path,
+            plugin,
+            at,
+        }] => {
+            assert_eq!(
+                (agent_path.as_str(), plugin.as_str()),
+                ("primary", "memory")
+            );
             assert_eq!((at.line, at.column), (7, 15));
         }
         other => panic!("{other:?}"),
@@ -95,7 +111,10 @@ fn delegating_to_a_plugin_without_the_compactor_role_is_an_error() {
         "primary:\n  plugins:\n    audit:\n      package: \"@kaged/audit-sink\"\n\
          \x20 compaction:\n    delegate:\n      plugin: audit\n",
     ));
-    assert!(matches!(&e.errors[..], [ResolveError::DelegateNotCompactor { plugin, .. }] if plugin == "audit"), "{e}");
+    assert!(
+        matches!(&e.errors[..], [ResolveError::DelegateNotCompactor { plugin, .. }] if plugin == "audit"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -104,7 +123,13 @@ fn a_delegate_not_subscribed_to_pre_compact_on_the_agent_is_an_error() {
         "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n      hooks: [post_compact]\n\
          \x20 compaction:\n    delegate:\n      plugin: memory\n",
     ));
-    assert!(matches!(&e.errors[..], [ResolveError::DelegateWithoutPreCompact { .. }]), "{e}");
+    assert!(
+        matches!(
+            &e.errors[..],
+            [ResolveError::DelegateWithoutPreCompact { .. }]
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -138,7 +163,13 @@ fn a_compactor_that_failed_to_load_does_not_claim_the_role() {
     )
     .unwrap();
     let res = ok(&project);
-    assert_eq!(events(&res, "primary", AuditEvent::ConfigValidationFailed).len(), 1);
+    assert_eq!(
+        events(&res, "primary", AuditEvent::ConfigValidationFailed).len(),
+        1
+    );
     assert!(res.events_of(AuditEvent::RoleViolation).is_empty());
-    assert_eq!(res.agent("primary").unwrap().compactor.as_deref(), Some("squeeze"));
+    assert_eq!(
+        res.agent("primary").unwrap().compactor.as_deref(),
+        Some("squeeze")
+    );
 }

@@ -26,13 +26,27 @@ fn every_registered_tool_emits_tool_registered_with_its_agent() {
     let reg = events(&res, "primary", AuditEvent::ToolRegistered);
     let data: Vec<_> = reg
         .iter()
-        .map(|e| (e.get("name").clone(), e.get("tool").clone(), e.get("agent_path").clone()))
+        .map(|e| {
+            (
+                e.get("name").clone(),
+                e.get("tool").clone(),
+                e.get("agent_path").clone(),
+            )
+        })
         .collect();
     assert_eq!(
         data,
         [
-            ("memory-markdown".into(), "memory-markdown.retain".into(), "primary".into()),
-            ("memory-markdown".into(), "memory-markdown.recall".into(), "primary".into()),
+            (
+                "memory-markdown".into(),
+                "memory-markdown.retain".into(),
+                "primary".into()
+            ),
+            (
+                "memory-markdown".into(),
+                "memory-markdown.recall".into(),
+                "primary".into()
+            ),
         ]
     );
     assert!(events(&res, RESEARCHER, AuditEvent::ToolRegistered).is_empty());
@@ -43,7 +57,10 @@ fn the_tools_block_opts_a_tool_out_on_that_agent_only() {
     let res = ok(&fixture("tools.yaml"));
     let primary = res.agent("primary").unwrap();
     assert_eq!(primary.tools, ["memory-markdown.retain", "shell.run"]);
-    assert_eq!(primary.plugin("memory").unwrap().tools, ["memory-markdown.retain"]);
+    assert_eq!(
+        primary.plugin("memory").unwrap().tools,
+        ["memory-markdown.retain"]
+    );
     let registered: Vec<_> = events(&res, "primary", AuditEvent::ToolRegistered)
         .iter()
         .map(|e| e.get("tool").clone())
@@ -87,7 +104,10 @@ fn a_second_plugin_registering_the_same_tool_fails_and_the_first_stays() {
     let res = resolve(&project, &cat).unwrap();
     let primary = res.agent("primary").unwrap();
     assert_eq!(primary.keys(), ["memory", "audit"]);
-    assert_eq!(primary.tools, ["memory-markdown.retain", "memory-markdown.recall"]);
+    assert_eq!(
+        primary.tools,
+        ["memory-markdown.retain", "memory-markdown.recall"]
+    );
     let c = events(&res, "primary", AuditEvent::ToolNameCollision);
     assert_eq!(c.len(), 1);
     assert_eq!(c[0].get("first"), "memory-markdown");
@@ -128,7 +148,10 @@ fn the_registry_checks_names_and_collisions_all_or_nothing() {
     let mut reg = ToolRegistry::new();
     let names = reg.check(&markdown()).unwrap();
     reg.add("memory-markdown", "memory", &names);
-    assert_eq!(reg.tools(), ["memory-markdown.retain", "memory-markdown.recall"]);
+    assert_eq!(
+        reg.tools(),
+        ["memory-markdown.retain", "memory-markdown.recall"]
+    );
     assert_eq!(reg.owner("memory-markdown.recall"), Some("memory-markdown"));
     assert_eq!(
         reg.check(&markdown()),
@@ -143,9 +166,14 @@ fn the_registry_checks_names_and_collisions_all_or_nothing() {
     dup.tools[1].name = "retain".into();
     assert_eq!(
         reg.check(&dup),
-        Err(ToolRejection::Duplicate { tool: "other.retain".into() })
+        Err(ToolRejection::Duplicate {
+            tool: "other.retain".into()
+        })
     );
     let mut bad = markdown();
     bad.name = "Bad".into();
-    assert!(matches!(reg.check(&bad), Err(ToolRejection::InvalidName { .. })));
+    assert!(matches!(
+        reg.check(&bad),
+        Err(ToolRejection::InvalidName { .. })
+    ));
 }

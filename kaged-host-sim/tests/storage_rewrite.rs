@@ -333,3 +333,25 @@ fn create_trigger_if_not_exists_is_supported() {
     .expect_err("reserved")
     .is_denial());
 }
+
+#[test]
+fn reprints_that_would_change_meaning_are_refused() {
+    // sqlparser prints `- -1` as `--1`, a comment to SQLite.
+    for sql in ["SELECT - -1", "DELETE FROM t WHERE a = - -1 AND b = 2"] {
+        assert!(
+            matches!(rewrite(P, sql), Err(RewriteError::Invalid(_))),
+            "{sql}"
+        );
+    }
+    // Hexadecimal integers stay integers (sqlparser reads them as blobs).
+    assert_eq!(rw("SELECT 0x10, X'10'"), "SELECT 16, X'10'");
+    assert_eq!(
+        rw("SELECT 'é0x', X'10',\n   x'0a' ||\n 0x0a"),
+        "SELECT 'é0x', X'10', X'0a' || 10"
+    );
+    assert_eq!(rw("SELECT -0xFFFFFFFFFFFFFFFF"), "SELECT -(-1)");
+    assert!(matches!(
+        rewrite(P, "SELECT 0x1FFFFFFFFFFFFFFFF"),
+        Err(RewriteError::Invalid(_))
+    ));
+}

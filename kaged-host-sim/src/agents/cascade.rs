@@ -48,7 +48,7 @@ pub(crate) fn cascade<'a>(
     project: &'a Project,
     agent: &'a AgentSpec,
     decl: &'a PluginDecl,
-) -> Result<Effective<'a>, ResolveError> {
+) -> Result<Effective<'a>, Box<ResolveError>> {
     let base = project
         .primary
         .plugin(&decl.key)
@@ -70,12 +70,12 @@ pub(crate) fn cascade<'a>(
                 decl.key
             )
         };
-        ResolveError::MissingPackage {
+        Box::new(ResolveError::MissingPackage {
             at: project.source_pos(decl.pos),
             agent_path: agent.path.clone(),
             key: decl.key.clone(),
             reason,
-        }
+        })
     })?;
     Ok(Effective {
         key: &decl.key,
@@ -96,38 +96,42 @@ fn cascade_from<'a>(
     agent: &'a AgentSpec,
     base: &'a PluginDecl,
     decl: &'a PluginDecl,
-) -> Result<Effective<'a>, ResolveError> {
+) -> Result<Effective<'a>, Box<ResolveError>> {
     let Some(base_package) = base.package.clone() else {
-        return Err(ResolveError::MissingPackage {
+        return Err(Box::new(ResolveError::MissingPackage {
             at: project.source_pos(decl.pos),
             agent_path: agent.path.clone(),
             key: decl.key.clone(),
             reason: "the primary's base declaration has no package".to_string(),
-        });
+        }));
     };
-    if let Some(p) = decl.package.as_ref().filter(|p| p.value != base_package.value) {
-        return Err(ResolveError::CascadeOverride {
+    if let Some(p) = decl
+        .package
+        .as_ref()
+        .filter(|p| p.value != base_package.value)
+    {
+        return Err(Box::new(ResolveError::CascadeOverride {
             at: project.source_pos(p.pos),
             agent_path: agent.path.clone(),
             key: decl.key.clone(),
             field: "package",
             base: base_package.value,
             found: p.value.clone(),
-        });
+        }));
     }
     if let Some(i) = decl
         .isolation
         .as_ref()
         .filter(|i| i.value != Isolation::Project)
     {
-        return Err(ResolveError::CascadeOverride {
+        return Err(Box::new(ResolveError::CascadeOverride {
             at: project.source_pos(i.pos),
             agent_path: agent.path.clone(),
             key: decl.key.clone(),
             field: "isolation",
             base: Isolation::Project.as_str().to_string(),
             found: i.value.as_str().to_string(),
-        });
+        }));
     }
     let mut config = base.config.clone().unwrap_or_default();
     for (k, v) in decl.config.iter().flatten() {

@@ -214,7 +214,12 @@ pub(crate) struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    pub(crate) fn err(&self, node: &YamlNode, path: &str, message: impl Into<String>) -> ProjectError {
+    pub(crate) fn err(
+        &self,
+        node: &YamlNode,
+        path: &str,
+        message: impl Into<String>,
+    ) -> ProjectError {
         ProjectError::Field {
             at: SourcePos {
                 file: self.file.to_string(),
@@ -318,10 +323,7 @@ impl Parser<'_> {
         let mut subagents = Vec::new();
         let sub_path = format!("{path}.subagents");
         for (name, k, v) in self.optional_map(field("subagents"), &sub_path)? {
-            let valid = name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic())
+            let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
                 && name
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');

@@ -129,7 +129,7 @@ fn resolve_agent(
         let eff = match cascade(project, agent, decl) {
             Ok(e) => e,
             Err(e) => {
-                errors.push(e);
+                errors.push(*e);
                 st.declared.push((decl.key.clone(), None));
                 continue;
             }
@@ -167,7 +167,11 @@ fn resolve_agent(
 
 /// Steps 2 (warning) to 6 for one declaration; `Err` holds configuration
 /// errors, `Ok` covers both "active" and "refused with an event".
-fn load(st: &mut AgentState<'_>, eff: &Effective<'_>, m: &Manifest) -> Result<(), Vec<ResolveError>> {
+fn load(
+    st: &mut AgentState<'_>,
+    eff: &Effective<'_>,
+    m: &Manifest,
+) -> Result<(), Vec<ResolveError>> {
     let path = st.agent.path.clone();
     if is_builtin_namespace(&m.name) {
         st.out.warnings.push(ResolveWarning::BuiltinNamespace {
@@ -267,7 +271,11 @@ fn load(st: &mut AgentState<'_>, eff: &Effective<'_>, m: &Manifest) -> Result<()
 /// The declared hooks and the firing hooks of one declaration on this agent.
 type Hooks = (Vec<HookName>, Vec<HookName>);
 
-fn hooks(st: &mut AgentState<'_>, eff: &Effective<'_>, m: &Manifest) -> Result<Hooks, Vec<ResolveError>> {
+fn hooks(
+    st: &mut AgentState<'_>,
+    eff: &Effective<'_>,
+    m: &Manifest,
+) -> Result<Hooks, Vec<ResolveError>> {
     let subscribed = m.hook_names();
     let mut declared: Vec<HookName> = Vec::new();
     let mut errors = Vec::new();

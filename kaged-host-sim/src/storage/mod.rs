@@ -114,6 +114,17 @@
 //! * `schema`: `{"tables": [..]}`: the plugin's tables (not views),
 //!   unprefixed, sorted.
 //!
+//! # Reprinting
+//!
+//! The executed SQL is sqlparser's reprint of its AST, so what sqlparser
+//! misreads would run with another meaning. Known misreads are refused
+//! with `-32602` instead: `- -x` (reprinted `--x`, a comment; any comment
+//! in a reprint is refused), `0XFF` and other number-word runs, the postfix
+//! `ISNULL`/`NOTNULL`; lower-case hex integers (`0xff`, read as blobs) are
+//! turned back into integers. Syntax sqlparser 0.63 does not know (`<<`,
+//! `>>`, `x IS y` with non-NULL `y`, `INDEXED BY`, ...) is `-32602`;
+//! `CREATE TRIGGER IF NOT EXISTS` is handled by the rewriter itself.
+//!
 //! # Audit redaction
 //!
 //! [`StorageDenial::redacted_sql`] is the plugin's SQL through

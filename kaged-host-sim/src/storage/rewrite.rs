@@ -6,6 +6,7 @@
 
 mod names;
 mod statement;
+mod tokens;
 mod walker;
 
 use std::ops::ControlFlow;
@@ -14,6 +15,8 @@ use sqlparser::ast::{SetExpr, Statement, VisitMut};
 use sqlparser::dialect::SQLiteDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
+
+use tokens::{check_reprint, misread_tokens, precheck, several_statements, trigger_if_not_exists};
 
 pub use names::{is_denied_function, is_reserved_name, DENIED_FUNCTIONS, RESERVED_NAME_PREFIXES};
 
@@ -120,6 +123,7 @@ pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
         )));
     }
     precheck(&tokens)?;
+    misread_tokens(&tokens)?;
     // sqlparser 0.63 does not know `CREATE TRIGGER IF NOT EXISTS`: parse
     // without the clause and put it back into the output.
     let (parse_sql, trigger_if_not_exists) = match trigger_if_not_exists().find(sql) {
@@ -139,7 +143,7 @@ pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
         _ => return Err(RewriteError::denied("exactly one statement per call")),
     };
     let kind = classify(&st);
-    let mut walker = walker::Walker::new(prefix);
+    let mut walker = walker::Walker::new(prefix, &parse_sql);
     if let ControlFlow::Break(e) = st.visit(&mut walker) {
         return Err(e);
     }
@@ -154,70 +158,12 @@ pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
             }
         }
     }
-    check_placeholders(&tokens, &out)?;
+    check_reprint(&tokens, &out)?;
     Ok(Rewritten {
         sql: out,
         kind,
         objects: walker.into_objects(),
     })
-}
-
-/// `CREATE TRIGGER IF NOT EXISTS ` at the start of a statement.
-fn trigger_if_not_exists() -> &'static regex::Regex {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)^\s*CREATE\s+TRIGGER\s+IF\s+NOT\s+EXISTS\s")
-            .unwrap_or_else(|e| unreachable!("constant regex: {e}"))
-    })
-}
-
-/// Refuse denied leading keywords, on tokens (before parsing, so that
-/// statements the parser does not know are denials, not syntax errors).
-fn precheck(tokens: &[Token]) -> Result<(), RewriteError> {
-    let mut words = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .map(|t| match t {
-            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
-            _ => String::new(),
-        });
-    let first = words.next().unwrap_or_default();
-    if DENIED_LEADING_KEYWORDS.contains(&first.as_str()) {
-        return Err(RewriteError::denied(format!("{first} is not allowed")));
-    }
-    if first == "CREATE" {
-        let second = words.next().unwrap_or_default();
-        if matches!(second.as_str(), "TEMP" | "TEMPORARY") {
-            return Err(RewriteError::denied("TEMP objects are not allowed"));
-        }
-        if second == "VIRTUAL" {
-            return Err(RewriteError::denied("virtual tables are not allowed"));
-        }
-    }
-    Ok(())
-}
-
-/// Whether SQL that did not parse looks like several statements: a `;`
-/// followed by anything but whitespace, outside a `CREATE TRIGGER` (whose
-/// body has semicolons of its own).
-fn several_statements(tokens: &[Token]) -> bool {
-    let mut significant = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_)));
-    let trigger = significant
-        .clone()
-        .take(4)
-        .any(|t| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("TRIGGER")));
-    if trigger {
-        return false;
-    }
-    let mut seen_semicolon = false;
-    for t in significant.by_ref() {
-        match t {
-            Token::SemiColon => seen_semicolon = true,
-            _ if seen_semicolon => return true,
-            _ => {}
-        }
-    }
-    false
 }
 
 fn classify(st: &Statement) -> StatementKind {
@@ -236,48 +182,6 @@ fn classify(st: &Statement) -> StatementKind {
         Statement::Query(_) => StatementKind::Read,
         Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => StatementKind::Write,
         _ => StatementKind::Schema,
-    }
-}
-
-/// The placeholders of a token stream, in order (`?`, `?3`, `:name`, `@x`, `$y`).
-fn placeholders(tokens: &[Token]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut iter = tokens.iter().peekable();
-    while let Some(t) = iter.next() {
-        match t {
-            Token::Placeholder(p) => out.push(p.clone()),
-            Token::Colon | Token::AtSign => {
-                if let Some(Token::Word(w)) = iter.peek() {
-                    out.push(format!("{t}{}", w.value));
-                    iter.next();
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Binding is positional, so the rewritten SQL must number its parameters
-/// as the original did: either the placeholders come out in the same order,
-/// or all of them are explicitly numbered (`?NNN`).
-fn check_placeholders(original: &[Token], out: &str) -> Result<(), RewriteError> {
-    let dialect = SQLiteDialect {};
-    let out_tokens = Tokenizer::new(&dialect, out)
-        .tokenize()
-        .map_err(|e| RewriteError::Invalid(format!("rewritten SQL does not tokenize: {e}")))?;
-    let before = placeholders(original);
-    let after = placeholders(&out_tokens);
-    let numbered = |p: &String| {
-        p.len() > 1 && p.starts_with('?') && p[1..].bytes().all(|b| b.is_ascii_digit())
-    };
-    if before == after || (before.iter().all(numbered) && after.iter().all(numbered)) {
-        Ok(())
-    } else {
-        Err(RewriteError::Invalid(
-            "cannot keep the order of the parameters of this statement; use numbered placeholders (?1, ?2, ...)"
-                .into(),
-        ))
     }
 }
 

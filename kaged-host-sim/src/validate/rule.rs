@@ -31,6 +31,14 @@ macro_rules! rules {
                 }
             }
 
+            /// What the rule checks (its doc comment).
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(Rule::$variant => concat!($($doc),*),)*
+                }
+                .trim()
+            }
+
             /// The rule with this id.
             pub fn from_id(id: &str) -> Option<Rule> {
                 Rule::ALL.iter().copied().find(|r| r.as_str() == id)

@@ -18,7 +18,8 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, ObjectName, Query, SetExpr, Statement, TableAlias, TableFactor, VisitorMut,
+    Expr, ObjectName, Query, SetExpr, Statement, TableAlias, TableFactor, Value, ValueWithSpan,
+    VisitorMut,
 };
 
 use super::names::{check_plugin_name, is_denied_function, prefix_name, single_ident};
@@ -48,6 +49,8 @@ pub(super) enum Frame {
 /// The rewriting visitor for one statement of one plugin.
 pub(super) struct Walker<'p> {
     pub(super) prefix: &'p str,
+    /// The SQL text that was parsed (to tell `0x10` from `X'10'`).
+    sql: &'p str,
     /// CTE names visible at the current point, one entry per query (lowercase).
     pub(super) cte_scopes: Vec<Vec<String>>,
     /// Enclosing statements.
@@ -59,9 +62,10 @@ pub(super) struct Walker<'p> {
 }
 
 impl<'p> Walker<'p> {
-    pub(super) fn new(prefix: &'p str) -> Walker<'p> {
+    pub(super) fn new(prefix: &'p str, sql: &'p str) -> Walker<'p> {
         Walker {
             prefix,
+            sql,
             cte_scopes: Vec::new(),
             frames: Vec::new(),
             target: None,
@@ -216,6 +220,46 @@ fn check_expr(e: &Expr) -> Result<(), RewriteError> {
     }
 }
 
+/// sqlparser reads the hexadecimal integer `0x10` as the blob `X'10'`;
+/// turn it back into the integer SQLite means (64-bit two's complement).
+fn hex_integer(sql: &str, v: &mut ValueWithSpan) -> Result<(), RewriteError> {
+    let Value::HexStringLiteral(digits) = &v.value else {
+        return Ok(());
+    };
+    let start = v.span.start;
+    let line = usize::try_from(start.line).unwrap_or(0);
+    let column = usize::try_from(start.column).unwrap_or(0);
+    let Some(text) = line.checked_sub(1).and_then(|l| sql.split('\n').nth(l)) else {
+        return Ok(());
+    };
+    let head: String = text
+        .chars()
+        .skip(column.saturating_sub(1))
+        .take(2)
+        .collect();
+    if !head.eq_ignore_ascii_case("0x") {
+        return Ok(());
+    }
+    if digits.len() > 16 {
+        return Err(RewriteError::Invalid(format!(
+            "hex literal too big: 0x{digits}"
+        )));
+    }
+    let n = u64::from_str_radix(digits, 16)
+        .map_err(|_| RewriteError::Invalid(format!("bad hex literal: 0x{digits}")))?;
+    // SQLite reads 0x8000000000000000.. as negative: keep the bits.
+    let n = i64::from_ne_bytes(n.to_ne_bytes());
+    let text = if n < 0 {
+        // A negative literal would print as `-n` and could meet a unary
+        // minus as `--`; parenthesize the expression instead.
+        format!("({n})")
+    } else {
+        n.to_string()
+    };
+    v.value = Value::Number(text, false);
+    Ok(())
+}
+
 fn brk<T>(r: Result<T, RewriteError>) -> ControlFlow<RewriteError> {
     match r {
         Ok(_) => ControlFlow::Continue(()),
@@ -263,5 +307,9 @@ impl VisitorMut for Walker<'_> {
 
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<RewriteError> {
         brk(check_expr(e))
+    }
+
+    fn pre_visit_value(&mut self, v: &mut ValueWithSpan) -> ControlFlow<RewriteError> {
+        brk(hex_integer(self.sql, v))
     }
 }

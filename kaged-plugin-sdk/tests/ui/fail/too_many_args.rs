@@ -7,7 +7,12 @@ use kaged_plugin_sdk::Call;
 #[kaged_plugin(name = "p")]
 impl P {
     #[method("p.list")]
-    async fn list(&self, _p: serde_json::Value, _call: Call, _extra: u32) -> Result<(), PluginError> {
+    async fn list(
+        &self,
+        _p: serde_json::Value,
+        _call: Call,
+        _extra: u32,
+    ) -> Result<(), PluginError> {
         Ok(())
     }
 }

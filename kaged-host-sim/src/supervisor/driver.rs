@@ -1,0 +1,180 @@
+//! The driver task: launch, run, wait for the end, decide, back off, again.
+//! The supervisor cancels it (aborts the task) to stop or disable.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::failures::Verdict;
+use super::{lock, Inner, PluginState, Slot};
+use crate::audit::AuditEvent;
+use crate::handshake::HandshakeError;
+use crate::host::LaunchError;
+use crate::session::PluginSession;
+use crate::time::KILL_CONFIRM_MIN;
+
+/// How one launch attempt ended.
+#[derive(Debug)]
+enum Attempt {
+    /// Ended unexpectedly: restart with backoff (counts as a failure).
+    Failure(String),
+    /// Failed in a way a restart cannot fix: mark failed now.
+    Permanent {
+        /// Short reason for `plugin.disabled` (`capability_overreach`).
+        reason: String,
+        /// Whether the host already audited `plugin.failed`.
+        failed_audited: bool,
+    },
+    /// The manifest is invalid: disabled (already audited by the host).
+    InvalidManifest,
+}
+
+/// Drive the plugin until it is marked failed or disabled (or cancelled).
+pub(super) async fn drive(inner: Arc<Inner>) {
+    loop {
+        match attempt(&inner).await {
+            Attempt::Failure(why) => {
+                let verdict =
+                    lock(&inner.failures).record(tokio::time::Instant::now(), &inner.policy);
+                inner.set_state(PluginState::Crashed);
+                match verdict {
+                    Verdict::Restart(delay) => {
+                        tracing::warn!(plugin = %inner.name, %why, ?delay, "plugin failed; restarting after backoff");
+                        tokio::time::sleep(delay).await;
+                    }
+                    Verdict::GiveUp { total } => {
+                        tracing::error!(plugin = %inner.name, %why, total, "too many consecutive failures; plugin failed");
+                        inner.audit(
+                            AuditEvent::Failed,
+                            json!({"total_failures": total, "last_failure": why}),
+                        );
+                        inner.audit(
+                            AuditEvent::Disabled,
+                            json!({"reason": "consecutive_failures"}),
+                        );
+                        inner.set_state(PluginState::Failed);
+                        return;
+                    }
+                }
+            }
+            Attempt::Permanent {
+                reason,
+                failed_audited,
+            } => {
+                tracing::error!(plugin = %inner.name, %reason, "plugin failed; not restarting");
+                if !failed_audited {
+                    let mut f = lock(&inner.failures);
+                    f.record(tokio::time::Instant::now(), &inner.policy);
+                    let total = f.consecutive();
+                    drop(f);
+                    inner.audit(
+                        AuditEvent::Failed,
+                        json!({"total_failures": total, "reason": reason}),
+                    );
+                }
+                inner.audit(AuditEvent::Disabled, json!({"reason": reason}));
+                inner.set_state(PluginState::Failed);
+                return;
+            }
+            Attempt::InvalidManifest => {
+                inner.set_state(PluginState::Disabled);
+                return;
+            }
+        }
+    }
+}
+
+/// One launch: spawn, handshake, run until the process ends.
+async fn attempt(inner: &Inner) -> Attempt {
+    inner.set_state(PluginState::Spawning);
+    inner.spawns.fetch_add(1, Ordering::SeqCst);
+    let session = match inner.host.launch(&inner.dir).await {
+        Ok(s) => Arc::new(s),
+        Err(e) => return classify(e),
+    };
+    let monitor = session.start_health_checks();
+    *lock(&inner.slot) = Some(Slot {
+        session: session.clone(),
+        monitor,
+    });
+    inner.set_state(PluginState::Running);
+    wait_ended(&session).await;
+    // Dropping the monitor is safe now: any kill it made has finished.
+    drop(inner.take_slot_of(&session));
+    Attempt::Failure(describe_end(&session))
+}
+
+/// Which launch failures are restarted (see the module docs' table).
+fn classify(e: LaunchError) -> Attempt {
+    match e {
+        LaunchError::InvalidManifest { .. } => Attempt::InvalidManifest,
+        LaunchError::Spawn { source, .. } => {
+            tracing::error!(error = %source, "cannot spawn plugin");
+            Attempt::Permanent {
+                reason: "spawn_failed".to_string(),
+                failed_audited: true,
+            }
+        }
+        LaunchError::ExitedAtOnce { exit, .. } => Attempt::Failure(match exit {
+            Some(x) => format!(
+                "exited before the handshake (exit code {:?}, signal {:?})",
+                x.code, x.signal
+            ),
+            None => "exited before the handshake".to_string(),
+        }),
+        LaunchError::Handshake { source, .. } => {
+            if restartable(&source) {
+                Attempt::Failure(format!("handshake failed: {source}"))
+            } else {
+                Attempt::Permanent {
+                    reason: source.reason().to_string(),
+                    failed_audited: false,
+                }
+            }
+        }
+    }
+}
+
+/// Whether a handshake failure may go away on a restart.
+fn restartable(e: &HandshakeError) -> bool {
+    match e {
+        HandshakeError::Timeout(_)
+        | HandshakeError::Exited
+        | HandshakeError::ErrorAnswer(_)
+        | HandshakeError::ProtocolViolation { .. } => true,
+        HandshakeError::ApiMismatch { .. }
+        | HandshakeError::NameMismatch { .. }
+        | HandshakeError::VersionMismatch { .. }
+        | HandshakeError::CapabilityOverreach { .. }
+        | HandshakeError::Malformed(_) => false,
+    }
+}
+
+/// Wait until the process ended and its end was audited. Should the end
+/// never be marked (a kill whose caller was cancelled midway), the exit
+/// plus a bound on the clean-up is taken as the end.
+async fn wait_ended(session: &PluginSession) {
+    let life = session.lifecycle();
+    let cleanup = session.timeouts().sigterm_grace * 2 + KILL_CONFIRM_MIN;
+    tokio::select! {
+        _ = life.wait_done() => {}
+        _ = async {
+            // About a century: "until it exits".
+            let _ = life.wait_exit(Duration::from_secs(3_155_760_000)).await;
+            tokio::time::sleep(cleanup).await;
+        } => {}
+    }
+}
+
+fn describe_end(session: &PluginSession) -> String {
+    match session.exit_info() {
+        Some(x) => match (x.code, x.signal) {
+            (Some(c), _) => format!("exited with code {c}"),
+            (None, Some(s)) => format!("ended by signal {s}"),
+            (None, None) => "ended".to_string(),
+        },
+        None => "ended".to_string(),
+    }
+}

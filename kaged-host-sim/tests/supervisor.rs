@@ -1,0 +1,464 @@
+//! The supervisor: restart with backoff, consecutive-failure limit,
+//! health-check and request-timeout kills, graceful stop, no restart for
+//! what a restart cannot fix, operator enable/disable. Real subprocesses at
+//! small time scales; waits are on the state watch, bounded by a guard.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{assert_group_gone, fixture, host, LIMIT};
+use kaged_host_sim::audit::{AuditLog, AuditRecord};
+use kaged_host_sim::process::group_alive;
+use kaged_host_sim::shutdown::ShutdownOutcome;
+use kaged_host_sim::supervisor::{PluginState, Supervisor, SupervisorError};
+use kaged_host_sim::time::REAP_POLL;
+use serde_json::json;
+
+fn supervise(dir: &Path, scale: f64) -> (Supervisor, AuditLog) {
+    let (host, audit, _t) = host(scale);
+    (Supervisor::new(host, dir), audit)
+}
+
+/// Wait (bounded by [`LIMIT`]) until `pred` holds for the state.
+async fn wait_until(sup: &Supervisor, pred: impl Fn(PluginState) -> bool) -> PluginState {
+    let mut rx = sup.subscribe();
+    let r = tokio::time::timeout(LIMIT, rx.wait_for(|s| pred(*s))).await;
+    match r {
+        Ok(Ok(s)) => *s,
+        _ => panic!(
+            "state never matched; stuck at {} ({} spawns)",
+            sup.state(),
+            sup.spawn_attempts()
+        ),
+    }
+}
+
+async fn wait_state(sup: &Supervisor, want: PluginState) {
+    wait_until(sup, |s| s == want).await;
+}
+
+/// Wait until a process other than `old` is running.
+async fn wait_restarted(sup: &Supervisor, old: u32) -> u32 {
+    wait_until(sup, |s| s == PluginState::Running && pid(sup) != Some(old)).await;
+    pid(sup).expect("a running process")
+}
+
+fn pid(sup: &Supervisor) -> Option<u32> {
+    sup.current().and_then(|s| s.pid())
+}
+
+fn names(events: &[AuditRecord]) -> Vec<&'static str> {
+    events.iter().map(|r| r.event.as_str()).collect()
+}
+
+fn of<'a>(events: &'a [AuditRecord], name: &str) -> Vec<&'a AuditRecord> {
+    events.iter().filter(|r| r.event.as_str() == name).collect()
+}
+
+/// Every pid the audit log names (every generation); none may be left.
+fn assert_no_generation_left(audit: &AuditLog) -> usize {
+    let mut pids: Vec<u64> = audit
+        .events()
+        .iter()
+        .filter_map(|r| r.get("pid").as_u64())
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    for p in &pids {
+        assert_group_gone(*p as u32);
+    }
+    pids.len()
+}
+
+/// A copy of `supervisor-flaky` in a temp dir, failing its first
+/// `fail_starts` starts; returns the dir and the counter file.
+fn staged_flaky(tmp: &Path, fail_starts: u32) -> (PathBuf, PathBuf) {
+    let src = fixture("supervisor-flaky");
+    let dir = tmp.join("supervisor-flaky");
+    std::fs::create_dir(&dir).expect("mkdir");
+    for f in ["kaged-plugin.yaml", "plugin.py"] {
+        std::fs::copy(src.join(f), dir.join(f)).expect("copy");
+    }
+    let counter = tmp.join("starts");
+    let manifest = std::fs::read_to_string(dir.join("kaged-plugin.yaml")).expect("read");
+    assert!(manifest.contains("\"@COUNTER@\"") && manifest.contains("FAIL_STARTS: \"2\""));
+    let manifest = manifest
+        .replace(
+            "\"@COUNTER@\"",
+            &json!(counter.to_string_lossy()).to_string(),
+        )
+        .replace(
+            "FAIL_STARTS: \"2\"",
+            &format!("FAIL_STARTS: \"{fail_starts}\""),
+        );
+    std::fs::write(dir.join("kaged-plugin.yaml"), manifest).expect("write");
+    (dir, counter)
+}
+
+#[tokio::test]
+async fn a_killed_plugin_is_restarted() {
+    let (sup, audit) = supervise(&fixture("good"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let first = pid(&sup).expect("pid");
+    let pid1 = rustix::process::Pid::from_raw(first as i32).expect("pid");
+    rustix::process::kill_process(pid1, rustix::process::Signal::KILL).expect("SIGKILL");
+    let second = wait_restarted(&sup, first).await;
+    let ev = audit.events();
+    assert_eq!(
+        names(&ev),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.crashed",
+            "plugin.spawned",
+            "plugin.initialized"
+        ]
+    );
+    assert_eq!(ev[2].get("pid"), first);
+    assert_eq!(ev[2].get("signal"), 9);
+    assert_eq!(ev[3].get("pid"), second);
+    // A successful handshake does not end the streak of failures.
+    assert_eq!(sup.consecutive_failures(), 1);
+    assert_eq!(sup.spawn_attempts(), 2);
+    assert!(sup.stop().await.expect("a process").is_clean());
+    assert_eq!(sup.state(), PluginState::Stopped);
+    assert_eq!(
+        names(&audit.events()[5..]),
+        ["plugin.exited", "plugin.stopped"]
+    );
+    assert_eq!(assert_no_generation_left(&audit), 2);
+}
+
+#[tokio::test]
+async fn five_consecutive_failures_mark_the_plugin_failed() {
+    let (sup, audit) = supervise(&fixture("supervisor-crash-after-init"), 0.1);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Failed).await;
+    let ev = audit.events();
+    let mut want = Vec::new();
+    for _ in 0..5 {
+        want.extend(["plugin.spawned", "plugin.initialized", "plugin.crashed"]);
+    }
+    want.extend(["plugin.failed", "plugin.disabled"]);
+    assert_eq!(names(&ev), want);
+    for crash in of(&ev, "plugin.crashed") {
+        assert_eq!(crash.get("exit_code"), 3);
+        assert_eq!(
+            crash.get("last_stderr"),
+            &json!(["fatal: crashing on purpose"])
+        );
+    }
+    assert_eq!(of(&ev, "plugin.failed")[0].get("total_failures"), 5);
+    assert_eq!(
+        of(&ev, "plugin.disabled")[0].get("reason"),
+        "consecutive_failures"
+    );
+    // No further spawn: nothing runs, and only the operator can start it.
+    assert_eq!(sup.spawn_attempts(), 5);
+    assert!(sup.current().is_none());
+    assert!(matches!(
+        sup.start().await,
+        Err(SupervisorError::NotEnabled {
+            state: PluginState::Failed,
+            ..
+        })
+    ));
+    assert_eq!(sup.stop().await, None);
+    assert_eq!(sup.state(), PluginState::Failed);
+    assert_eq!(audit.len(), want.len());
+    assert_eq!(assert_no_generation_left(&audit), 5);
+}
+
+#[tokio::test]
+async fn failed_health_checks_kill_and_restart() {
+    // health interval and ping timeout 5 s, both 0.25 s at this scale.
+    let (sup, audit) = supervise(&fixture("stops-answering-ping"), 0.05);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let first = pid(&sup).expect("pid");
+    wait_restarted(&sup, first).await;
+    let ev = audit.events();
+    assert_eq!(
+        names(&ev[..8]),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.killed",
+            "plugin.spawned",
+            "plugin.initialized"
+        ]
+    );
+    assert_eq!(ev[5].get("reason"), "health_check_failed");
+    assert_eq!(ev[5].get("pid"), first);
+    assert!(sup.stop().await.expect("a process").is_clean());
+    // The new process may have failed a ping before the stop; nothing else.
+    let rest: Vec<&str> = names(&audit.events()[8..])
+        .into_iter()
+        .filter(|n| *n != "plugin.health_fail")
+        .collect();
+    assert_eq!(rest, ["plugin.exited", "plugin.stopped"]);
+    assert_eq!(assert_no_generation_left(&audit), 2);
+}
+
+#[tokio::test]
+async fn a_request_timeout_kills_and_restarts() {
+    // request timeout 30 s, 1.5 s at this scale.
+    let (sup, audit) = supervise(&fixture("never-answers-a-method"), 0.05);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let s = sup.current().expect("session");
+    let first = s.pid().expect("pid");
+    let err = s
+        .call("hang.forever", None, None)
+        .await
+        .expect_err("times out");
+    assert_eq!(err.code(), -32603);
+    drop(s);
+    wait_restarted(&sup, first).await;
+    let ev = audit.events();
+    assert_eq!(
+        names(&ev),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.killed",
+            "plugin.spawned",
+            "plugin.initialized"
+        ]
+    );
+    assert_eq!(ev[4].get("reason"), "request_timeout");
+    sup.stop().await.expect("a process");
+    assert_eq!(sup.state(), PluginState::Stopped);
+    assert_eq!(assert_no_generation_left(&audit), 2);
+}
+
+#[tokio::test]
+async fn a_graceful_stop_is_final() {
+    let (sup, audit) = supervise(&fixture("good"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let first = pid(&sup).expect("pid");
+    let outcome = sup.stop().await.expect("a process");
+    assert!(
+        matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)),
+        "{outcome:?}"
+    );
+    assert_eq!(sup.state(), PluginState::Stopped);
+    assert!(sup.current().is_none());
+    assert_eq!(sup.spawn_attempts(), 1);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.exited",
+            "plugin.stopped"
+        ]
+    );
+    assert_eq!(common::one(&audit, "plugin.exited").get("exit_code"), 0);
+    assert_group_gone(first);
+    assert_eq!(sup.stop().await, None);
+    assert_eq!(audit.len(), 4);
+}
+
+#[tokio::test]
+async fn capability_overreach_fails_at_once() {
+    let (sup, audit) = supervise(&fixture("capability-overreach"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Failed).await;
+    let ev = audit.events();
+    assert_eq!(
+        names(&ev),
+        [
+            "plugin.capability_overreach",
+            "plugin.killed",
+            "plugin.failed",
+            "plugin.disabled"
+        ]
+    );
+    assert_eq!(ev[1].get("reason"), "capability_overreach");
+    assert_eq!(ev[2].get("total_failures"), 1);
+    assert_eq!(ev[3].get("reason"), "capability_overreach");
+    assert_eq!(sup.spawn_attempts(), 1);
+    assert!(sup.current().is_none());
+    assert_eq!(assert_no_generation_left(&audit), 1);
+}
+
+#[tokio::test]
+async fn identity_mismatches_are_not_restarted() {
+    for (dir, event) in [
+        ("name-mismatch", "plugin.name_mismatch"),
+        ("version-mismatch", "plugin.version_mismatch"),
+        ("api-mismatch", "plugin.api_mismatch"),
+    ] {
+        let (sup, audit) = supervise(&fixture(dir), 0.25);
+        sup.start().await.expect("start");
+        wait_state(&sup, PluginState::Failed).await;
+        assert_eq!(
+            audit.names(),
+            [event, "plugin.killed", "plugin.failed", "plugin.disabled"],
+            "{dir}"
+        );
+        assert_eq!(sup.spawn_attempts(), 1, "{dir}");
+        assert_no_generation_left(&audit);
+    }
+}
+
+#[tokio::test]
+async fn enable_after_failed_spawns_afresh() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (dir, counter) = staged_flaky(tmp.path(), 5);
+    let (sup, audit) = supervise(&dir, 0.1);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Failed).await;
+    let ev = audit.events();
+    assert_eq!(
+        names(&ev),
+        [
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.failed",
+            "plugin.disabled"
+        ]
+    );
+    for (i, crash) in ev[..5].iter().enumerate() {
+        assert_eq!(crash.get("exit_code"), 1);
+        let line = format!("start {}: failing on purpose", i + 1);
+        assert_eq!(crash.get("last_stderr"), &json!([line]));
+    }
+    assert_eq!(ev[5].get("total_failures"), 5);
+    assert_eq!(sup.consecutive_failures(), 5);
+    let mark = audit.len();
+    sup.enable().await.expect("enable");
+    wait_state(&sup, PluginState::Running).await;
+    assert_eq!(sup.consecutive_failures(), 0);
+    assert_eq!(
+        names(&audit.since(mark)),
+        ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
+    );
+    assert_eq!(std::fs::read_to_string(&counter).expect("counter"), "6");
+    assert!(matches!(
+        sup.enable().await,
+        Err(SupervisorError::AlreadyActive { .. })
+    ));
+    assert!(sup.stop().await.expect("a process").is_clean());
+    assert_eq!(assert_no_generation_left(&audit), 6);
+}
+
+#[tokio::test]
+async fn a_flaky_start_recovers_and_keeps_its_count() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (dir, _counter) = staged_flaky(tmp.path(), 2);
+    let (sup, audit) = supervise(&dir, 0.1);
+    sup.start().await.expect("start");
+    wait_until(&sup, |s| {
+        s == PluginState::Running || s == PluginState::Failed
+    })
+    .await;
+    assert_eq!(sup.state(), PluginState::Running);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.spawned",
+            "plugin.initialized"
+        ]
+    );
+    assert_eq!(sup.consecutive_failures(), 2);
+    assert_eq!(sup.spawn_attempts(), 3);
+    sup.stop().await.expect("a process");
+    assert_eq!(assert_no_generation_left(&audit), 3);
+}
+
+#[tokio::test]
+async fn disable_stops_and_only_enable_restarts() {
+    let (sup, audit) = supervise(&fixture("good"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    assert!(sup
+        .disable("operator request")
+        .await
+        .expect("a process")
+        .is_clean());
+    assert_eq!(sup.state(), PluginState::Disabled);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.exited",
+            "plugin.stopped",
+            "plugin.disabled"
+        ]
+    );
+    assert_eq!(
+        common::one(&audit, "plugin.disabled").get("reason"),
+        "operator request"
+    );
+    assert!(matches!(
+        sup.start().await,
+        Err(SupervisorError::NotEnabled { .. })
+    ));
+    assert_eq!(sup.disable("again").await, None);
+    sup.enable().await.expect("enable");
+    wait_state(&sup, PluginState::Running).await;
+    assert_eq!(
+        names(&audit.since(5)),
+        ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
+    );
+    sup.stop().await.expect("a process");
+    assert_eq!(assert_no_generation_left(&audit), 2);
+}
+
+#[tokio::test]
+async fn an_invalid_manifest_leaves_the_plugin_disabled() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("kaged-plugin.yaml"), "name: [not a name\n").expect("write");
+    let (sup, audit) = supervise(tmp.path(), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Disabled).await;
+    assert_eq!(audit.names(), ["plugin.disabled"]);
+    assert_eq!(
+        common::one(&audit, "plugin.disabled").get("reason"),
+        "invalid manifest"
+    );
+    assert_eq!(sup.spawn_attempts(), 1);
+    assert!(sup.current().is_none());
+}
+
+#[tokio::test]
+async fn dropping_the_supervisor_kills_the_plugin() {
+    let (sup, audit) = supervise(&fixture("child-spawning"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let first = pid(&sup).expect("pid");
+    drop(sup);
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.initialized", "plugin.killed"]
+    );
+    assert_eq!(
+        common::one(&audit, "plugin.killed").get("reason"),
+        "supervisor dropped"
+    );
+    // SIGKILL went out synchronously; the exit monitor reaps in the background.
+    let gone = tokio::time::timeout(LIMIT, async {
+        while group_alive(first) {
+            tokio::time::sleep(REAP_POLL).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "process group {first} survived the drop");
+    assert_eq!(audit.len(), 3, "{:?}", audit.names());
+}
