@@ -3,8 +3,16 @@
 //! Runs `kaged-host-sim` against any plugin binary, in any language, and
 //! reports per-case verdicts for humans and CI (JSON, JUnit, TAP). The
 //! command line and JSON report follow ADDENDUM §11.
+//!
+//! The library entry is [`run_suite`] (or [`runner::run_suite_streaming`]
+//! to see each case as it finishes).
 
+pub mod args;
 pub mod catalogue;
+pub mod cli;
 pub mod list;
 pub mod report;
+pub mod runner;
 pub mod selection;
+
+pub use runner::{run_suite, Options, SuiteError};

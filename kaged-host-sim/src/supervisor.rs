@@ -43,6 +43,7 @@
 
 mod driver;
 mod failures;
+mod state;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -58,76 +59,9 @@ use crate::health::HealthMonitor;
 use crate::host::HostSim;
 use crate::session::PluginSession;
 use crate::shutdown::ShutdownOutcome;
-use crate::time::RestartPolicy;
+use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
 use failures::FailureHistory;
-
-/// The states of the spec's "Plugin states" diagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PluginState {
-    /// Installed but not enabled (operator disable, invalid manifest). No process.
-    Disabled,
-    /// Process starting, handshake in progress.
-    Spawning,
-    /// Healthy, responding to calls.
-    Running,
-    /// Just ended unexpectedly; a restart is pending (backoff).
-    Crashed,
-    /// Exceeded the consecutive-failure limit, or failed in a way a restart
-    /// cannot fix. Disabled until [`Supervisor::enable`].
-    Failed,
-    /// Cleanly stopped, or never started. No process.
-    Stopped,
-}
-
-impl PluginState {
-    /// The state's name as the spec writes it (`running`).
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            PluginState::Disabled => "disabled",
-            PluginState::Spawning => "spawning",
-            PluginState::Running => "running",
-            PluginState::Crashed => "crashed",
-            PluginState::Failed => "failed",
-            PluginState::Stopped => "stopped",
-        }
-    }
-
-    /// Whether the supervisor is keeping a process alive (spawning,
-    /// running, or waiting to restart).
-    pub const fn is_active(self) -> bool {
-        matches!(
-            self,
-            PluginState::Spawning | PluginState::Running | PluginState::Crashed
-        )
-    }
-}
-
-impl std::fmt::Display for PluginState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A supervisor operation refused in the current state.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SupervisorError {
-    /// The plugin is already spawning, running or restarting.
-    #[error("plugin {name:?} is already {state}")]
-    AlreadyActive {
-        /// The plugin.
-        name: String,
-        /// Its state.
-        state: PluginState,
-    },
-    /// The plugin is disabled or failed: only [`Supervisor::enable`] starts it.
-    #[error("plugin {name:?} is {state}; enable it first")]
-    NotEnabled {
-        /// The plugin.
-        name: String,
-        /// Its state.
-        state: PluginState,
-    },
-}
+pub use state::{PluginState, SupervisorError};
 
 /// The running process and its health monitor.
 struct Slot {
@@ -353,9 +287,53 @@ impl Supervisor {
         let slot = lock(&self.inner.slot).take()?;
         // The monitor stays alive until the end: dropping it in the middle
         // of a health kill would leave the kill unfinished.
-        let outcome = slot.session.shutdown().await;
+        let outcome = shutdown_bounded(&self.inner, &slot.session).await;
         drop(slot.monitor);
         Some(outcome)
+    }
+}
+
+/// [`PluginSession::shutdown`], bounded by its own ladder's worst case:
+/// should it still not be done (a kill or shutdown elsewhere was cancelled
+/// midway and will never finish), SIGKILL the group now.
+async fn shutdown_bounded(inner: &Inner, session: &PluginSession) -> ShutdownOutcome {
+    let t = session.timeouts();
+    let bound = t.shutdown + t.sigterm_grace * 4 + KILL_CONFIRM_MIN * 2;
+    if let Ok(outcome) = tokio::time::timeout(bound, session.shutdown()).await {
+        return outcome;
+    }
+    tracing::error!(plugin = %inner.name, "shutdown did not finish; killing the group");
+    force_kill(inner, session, "shutdown_stuck", true);
+    session.lifecycle().mark_done();
+    ShutdownOutcome::Killed
+}
+
+/// SIGKILL the group now, without waiting; audit `plugin.killed {reason}`
+/// unless the plugin had already ended (or, without `stalled`, was being
+/// killed by someone else, who audits).
+fn force_kill(inner: &Inner, session: &PluginSession, reason: &str, stalled: bool) {
+    let conn = session.connection();
+    let life = session.lifecycle();
+    let audit = || {
+        inner.audit(
+            AuditEvent::Killed,
+            json!({"reason": reason, "pid": session.pid()}),
+        )
+    };
+    match conn.transition(&[Ending::Running, Ending::ShuttingDown], Ending::Ended) {
+        Ok(_) => {
+            conn.claim_kill();
+            life.kill_now();
+            audit();
+        }
+        Err(Ending::Killing) => {
+            life.kill_now();
+            conn.transition(&[Ending::Killing], Ending::Ended).ok();
+            if stalled {
+                audit();
+            }
+        }
+        Err(_) => {}
     }
 }
 
@@ -367,22 +345,9 @@ impl Drop for Supervisor {
         let Some(slot) = lock(&self.inner.slot).take() else {
             return;
         };
+        // A kill the monitor had in progress is cut short here; the
+        // forced kill below finishes it.
         drop(slot.monitor);
-        let session = slot.session;
-        let conn = session.connection();
-        let life = session.lifecycle();
-        match conn.transition(&[Ending::Running, Ending::ShuttingDown], Ending::Ended) {
-            Ok(_) => {
-                conn.claim_kill();
-                life.kill_now();
-                self.inner.audit(
-                    AuditEvent::Killed,
-                    json!({"reason": "supervisor dropped", "pid": session.pid()}),
-                );
-            }
-            // A kill in progress may have been cut short with the monitor.
-            Err(Ending::Killing) => life.kill_now(),
-            Err(_) => {}
-        }
+        force_kill(&self.inner, &slot.session, "supervisor dropped", false);
     }
 }

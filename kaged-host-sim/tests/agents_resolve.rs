@@ -390,3 +390,48 @@ fn events_can_be_emitted_into_the_audit_log_in_order() {
     assert_eq!(illegal[0].plugin, "memory-hindsight");
     assert_eq!(illegal[0].get("agent_path"), RESEARCHER);
 }
+
+#[test]
+fn a_failed_resolution_keeps_the_events_produced_so_far() {
+    let e = err(&inline(
+        "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-markdown\"\n\
+         \x20 subagents:\n    s:\n      plugins:\n        c:\n          package: \"@nope/c\"\n",
+    ));
+    assert_eq!(e.errors.len(), 1);
+    let tools: Vec<_> = e
+        .events
+        .iter()
+        .filter(|ev| ev.event == AuditEvent::ToolRegistered)
+        .map(|ev| ev.get("tool").clone())
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            json!("memory-markdown.retain"),
+            json!("memory-markdown.recall")
+        ]
+    );
+}
+
+#[test]
+fn packages_map_to_plugins_by_exact_key_then_by_name() {
+    use kaged_host_sim::agents::catalog::package_short_name;
+    let mut cat = support::catalog();
+    assert_eq!(cat.get("@kaged/audit-sink").unwrap().name, "audit-sink");
+    assert_eq!(cat.get("audit-sink").unwrap().name, "audit-sink");
+    assert_eq!(cat.get("@any/scope/audit-sink").unwrap().name, "audit-sink");
+    assert!(cat.get("@kaged/audit").is_none());
+    let mut other = cat.get("memory-markdown").unwrap().clone();
+    other.version = "7.0.0".into();
+    cat.insert("@kaged/audit-sink", other);
+    assert_eq!(
+        cat.get("@kaged/audit-sink").unwrap().name,
+        "memory-markdown"
+    );
+    assert_eq!(cat.get("@acme/audit-sink").unwrap().name, "audit-sink");
+    assert_eq!(
+        package_short_name("@kaged/memory-markdown"),
+        "memory-markdown"
+    );
+    assert_eq!(package_short_name("plain"), "plain");
+}

@@ -177,3 +177,23 @@ fn the_registry_checks_names_and_collisions_all_or_nothing() {
         Err(ToolRejection::InvalidName { .. })
     ));
 }
+
+#[test]
+fn fixture_manifests_pass_the_validator_except_the_one_letter_plugin() {
+    use kaged_host_sim::validate::{validate_dir, Rule};
+    let plugins = support::dir().join("plugins");
+    for name in [
+        "memory-hindsight",
+        "memory-markdown",
+        "smart-compactor",
+        "audit-sink",
+        "shell",
+    ] {
+        let report = validate_dir(&plugins.join(name));
+        assert!(!report.has_errors(), "{name}: {}", report.render_human());
+    }
+    let shell = validate_dir(&plugins.join("shell"));
+    assert_eq!(shell.problems_of(Rule::NameBuiltinNamespace).count(), 1);
+    let x = validate_dir(&plugins.join("x"));
+    assert_eq!(x.problems_of(Rule::ToolRegisteredName).count(), 1);
+}

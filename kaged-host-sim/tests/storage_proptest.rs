@@ -230,6 +230,82 @@ fn hostile_statements_touch_only_the_attackers_objects() {
     }
 }
 
+/// Nested queries: subqueries in FROM, IN, EXISTS and scalar positions,
+/// compound selects and CTEs (whose names may shadow tables), over
+/// hostile names, to arbitrary depth.
+fn nested_query() -> impl Strategy<Value = String> {
+    let leaf = name().prop_map(|n| format!("SELECT * FROM {n}"));
+    leaf.prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            (inner.clone(), name())
+                .prop_map(|(q, n)| format!("SELECT * FROM {n} WHERE EXISTS ({q})")),
+            inner
+                .clone()
+                .prop_map(|q| format!("SELECT * FROM ({q}) AS s")),
+            (inner.clone(), inner.clone())
+                .prop_map(|(a, b)| format!("SELECT * FROM ({a}) UNION ALL SELECT * FROM ({b})")),
+            (name(), inner.clone(), inner.clone())
+                .prop_map(|(n, a, b)| format!("SELECT * FROM (WITH {n} AS ({a}) {b})")),
+            (name(), inner.clone())
+                .prop_map(|(n, a)| format!("SELECT * FROM (WITH {n} AS ({a}) SELECT * FROM {n})")),
+            (inner.clone(), name())
+                .prop_map(|(q, n)| format!("SELECT (SELECT count(*) FROM ({q})) AS v FROM {n}")),
+            (inner.clone(), name())
+                .prop_map(|(q, n)| format!("SELECT * FROM {n} WHERE v IN (SELECT * FROM ({q}))")),
+        ]
+    })
+}
+
+#[test]
+fn nested_hostile_queries_never_leak() {
+    let b = broker();
+    seed_victim(&b);
+    let a: StorageClient = writer("attacker");
+    ok(exec(&b, &a, "CREATE TABLE t (v TEXT)", json!([])));
+    ok(exec(&b, &a, "CREATE TABLE t2 (v TEXT)", json!([])));
+    ok(exec(&b, &a, "INSERT INTO t (v) VALUES ('mine')", json!([])));
+    let fp = victim_fingerprint(&b);
+    let victim_objects: Vec<String> = master_names(&b)
+        .into_iter()
+        .filter(|n| n.starts_with("plugin_victim_"))
+        .collect();
+    let answered = std::cell::Cell::new(0u32);
+    let mut runner = TestRunner::new(Config {
+        cases: 256,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&nested_query(), |q| {
+            let attempts = [
+                query(&b, &a, &q, json!([])),
+                exec(
+                    &b,
+                    &a,
+                    &format!("INSERT INTO t2 (v) SELECT * FROM ({q})"),
+                    json!([]),
+                ),
+                exec(&b, &a, "DROP VIEW IF EXISTS probe", json!([])),
+                exec(&b, &a, &format!("CREATE VIEW probe AS {q}"), json!([])),
+                query(&b, &a, "SELECT * FROM probe", json!([])),
+                query(&b, &a, "SELECT * FROM t2", json!([])),
+            ];
+            if attempts[0].is_ok() {
+                answered.set(answered.get() + 1);
+            }
+            for r in attempts {
+                if let Ok(v) = r {
+                    prop_assert!(!leaks(&v), "{} leaked {}", q, v);
+                }
+            }
+            check_invariants(&b, &fp, &victim_objects, &q)
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Plenty of the generated queries did run.
+    eprintln!("{} of 256 nested queries answered", answered.get());
+    assert!(answered.get() > 25, "only {} answers", answered.get());
+}
+
 proptest! {
     #![proptest_config(Config { cases: 256, ..Config::default() })]
 

@@ -4,97 +4,19 @@
 //! small time scales; waits are on the state watch, bounded by a guard.
 
 mod common;
+#[path = "supervisor/support.rs"]
+mod support;
 
-use std::path::{Path, PathBuf};
-
-use common::{assert_group_gone, fixture, host, LIMIT};
-use kaged_host_sim::audit::{AuditLog, AuditRecord};
+use common::{assert_group_gone, fixture, LIMIT};
 use kaged_host_sim::process::group_alive;
 use kaged_host_sim::shutdown::ShutdownOutcome;
-use kaged_host_sim::supervisor::{PluginState, Supervisor, SupervisorError};
+use kaged_host_sim::supervisor::{PluginState, SupervisorError};
 use kaged_host_sim::time::REAP_POLL;
 use serde_json::json;
-
-fn supervise(dir: &Path, scale: f64) -> (Supervisor, AuditLog) {
-    let (host, audit, _t) = host(scale);
-    (Supervisor::new(host, dir), audit)
-}
-
-/// Wait (bounded by [`LIMIT`]) until `pred` holds for the state.
-async fn wait_until(sup: &Supervisor, pred: impl Fn(PluginState) -> bool) -> PluginState {
-    let mut rx = sup.subscribe();
-    let r = tokio::time::timeout(LIMIT, rx.wait_for(|s| pred(*s))).await;
-    match r {
-        Ok(Ok(s)) => *s,
-        _ => panic!(
-            "state never matched; stuck at {} ({} spawns)",
-            sup.state(),
-            sup.spawn_attempts()
-        ),
-    }
-}
-
-async fn wait_state(sup: &Supervisor, want: PluginState) {
-    wait_until(sup, |s| s == want).await;
-}
-
-/// Wait until a process other than `old` is running.
-async fn wait_restarted(sup: &Supervisor, old: u32) -> u32 {
-    wait_until(sup, |s| s == PluginState::Running && pid(sup) != Some(old)).await;
-    pid(sup).expect("a running process")
-}
-
-fn pid(sup: &Supervisor) -> Option<u32> {
-    sup.current().and_then(|s| s.pid())
-}
-
-fn names(events: &[AuditRecord]) -> Vec<&'static str> {
-    events.iter().map(|r| r.event.as_str()).collect()
-}
-
-fn of<'a>(events: &'a [AuditRecord], name: &str) -> Vec<&'a AuditRecord> {
-    events.iter().filter(|r| r.event.as_str() == name).collect()
-}
-
-/// Every pid the audit log names (every generation); none may be left.
-fn assert_no_generation_left(audit: &AuditLog) -> usize {
-    let mut pids: Vec<u64> = audit
-        .events()
-        .iter()
-        .filter_map(|r| r.get("pid").as_u64())
-        .collect();
-    pids.sort_unstable();
-    pids.dedup();
-    for p in &pids {
-        assert_group_gone(*p as u32);
-    }
-    pids.len()
-}
-
-/// A copy of `supervisor-flaky` in a temp dir, failing its first
-/// `fail_starts` starts; returns the dir and the counter file.
-fn staged_flaky(tmp: &Path, fail_starts: u32) -> (PathBuf, PathBuf) {
-    let src = fixture("supervisor-flaky");
-    let dir = tmp.join("supervisor-flaky");
-    std::fs::create_dir(&dir).expect("mkdir");
-    for f in ["kaged-plugin.yaml", "plugin.py"] {
-        std::fs::copy(src.join(f), dir.join(f)).expect("copy");
-    }
-    let counter = tmp.join("starts");
-    let manifest = std::fs::read_to_string(dir.join("kaged-plugin.yaml")).expect("read");
-    assert!(manifest.contains("\"@COUNTER@\"") && manifest.contains("FAIL_STARTS: \"2\""));
-    let manifest = manifest
-        .replace(
-            "\"@COUNTER@\"",
-            &json!(counter.to_string_lossy()).to_string(),
-        )
-        .replace(
-            "FAIL_STARTS: \"2\"",
-            &format!("FAIL_STARTS: \"{fail_starts}\""),
-        );
-    std::fs::write(dir.join("kaged-plugin.yaml"), manifest).expect("write");
-    (dir, counter)
-}
+use support::{
+    assert_no_generation_left, names, of, pid, staged_flaky, supervise, wait_restarted, wait_state,
+    wait_until,
+};
 
 #[tokio::test]
 async fn a_killed_plugin_is_restarted() {
@@ -461,4 +383,43 @@ async fn dropping_the_supervisor_kills_the_plugin() {
     .await;
     assert!(gone.is_ok(), "process group {first} survived the drop");
     assert_eq!(audit.len(), 3, "{:?}", audit.names());
+}
+
+#[tokio::test]
+async fn a_clean_exit_without_shutdown_is_restarted() {
+    // Exit code 0, but no shutdown notification was sent: a crash.
+    let (sup, audit) = supervise(&fixture("good"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let s = sup.current().expect("session");
+    let first = s.pid().expect("pid");
+    assert!(s.close_stdin());
+    drop(s);
+    wait_restarted(&sup, first).await;
+    let ev = audit.events();
+    assert_eq!(
+        names(&ev),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.crashed",
+            "plugin.spawned",
+            "plugin.initialized"
+        ]
+    );
+    assert_eq!(ev[2].get("exit_code"), 0);
+    assert!(sup.stop().await.expect("a process").is_clean());
+    assert_eq!(assert_no_generation_left(&audit), 2);
+}
+
+#[tokio::test]
+async fn a_spawn_failure_is_not_restarted() {
+    let (sup, audit) = supervise(&fixture("missing-command"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Failed).await;
+    let ev = audit.events();
+    assert_eq!(names(&ev), ["plugin.failed", "plugin.disabled"]);
+    assert_eq!(ev[0].get("reason"), "spawn failed");
+    assert_eq!(ev[1].get("reason"), "spawn_failed");
+    assert_eq!(sup.spawn_attempts(), 1);
 }

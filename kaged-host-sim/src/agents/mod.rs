@@ -3,15 +3,17 @@
 //!
 //! * [`project`]: the project file model (`primary:` and recursive
 //!   `subagents:`, each with `plugins:`, `compaction.delegate.plugin` and a
-//!   `tools:` opt-out block) and its YAML loader;
+//!   `tools:` opt-out block), loaded by [`Project::from_yaml_str`] (the
+//!   located-YAML loader lives in the private `load` module);
 //! * [`local`]: the operator-local system config (`local.toml`'s
 //!   `[plugins."<package>"]`, read from a YAML/JSON file of the same shape,
 //!   `${VAR}` substituted);
 //! * [`catalog`]: package name → loaded plugin manifest;
-//! * [`cascade`]: the `isolation: project` cascade;
+//! * [`cascade`]: the `isolation: project` cascade rules;
 //! * [`config`]: project/system config validation and merge;
 //! * [`tools`]: the per-agent tool registry;
-//! * [`resolve()`]: the per-agent resolution, giving a [`Resolution`].
+//! * [`mod@resolve`]: the per-agent resolution rules; [`resolve()`] gives a
+//!   [`Resolution`].
 //!
 //! Resolution never emits into an audit log by itself: it returns
 //! [`HostEvent`]s the caller emits ([`Resolution::emit_into`]).
@@ -42,10 +44,11 @@ pub mod cascade;
 pub mod catalog;
 pub mod config;
 pub mod error;
+mod load;
 pub mod local;
 pub mod project;
 mod resolution;
-mod resolve;
+pub mod resolve;
 pub mod tools;
 
 pub use catalog::Catalog;

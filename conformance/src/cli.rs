@@ -1,0 +1,223 @@
+//! The command line (ADDENDUM §11): `kaged-conformance run PLUGIN_DIR ...`
+//! and `kaged-conformance list`. [`main_with_args`] returns the exit
+//! status: 0 when no MUST case fails, 1 when one does, 2 when the suite
+//! could not run at all.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use kaged_host_sim::time::TimeScale;
+
+use crate::list;
+use crate::report::{render_case_line, render_human, render_junit, render_tap, Report};
+use crate::runner::{run_suite_streaming, Options};
+use crate::selection::{Baseline, Pattern, Selection};
+
+/// `kaged-conformance`: certify a kaged plugin against the plugin-host spec.
+#[derive(Debug, Parser)]
+#[command(name = "kaged-conformance", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the suite against a plugin directory.
+    Run(RunArgs),
+    /// Print the case catalogue.
+    List(ListArgs),
+}
+
+/// `run` options.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The plugin directory (holding kaged-plugin.yaml).
+    pub plugin_dir: PathBuf,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Write the report to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Multiply every spec timeout by F (0 < F <= 1).
+    #[arg(long, value_name = "F", default_value = "1")]
+    pub time_scale: TimeScale,
+    /// Run only the cases matching PATTERN (`*` matches anything; repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Vec<String>,
+    /// Skip the cases matching PATTERN (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub skip: Vec<String>,
+    /// SHOULD failures fail the run too.
+    #[arg(long)]
+    pub strict: bool,
+    /// A baseline of case ids (or patterns) expected to fail, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub known_failing: Option<PathBuf>,
+    /// Write one wire transcript (JSON Lines) per case to DIR.
+    #[arg(long, value_name = "DIR")]
+    pub transcript_dir: Option<PathBuf>,
+}
+
+/// `list` options.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Human)]
+    pub format: ListFormat,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A line per case, then failures in detail and a summary.
+    Human,
+    /// The ADDENDUM §11 JSON object.
+    Json,
+    /// JUnit XML.
+    Junit,
+    /// TAP 14.
+    Tap,
+}
+
+/// Catalogue formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// One line per case.
+    Human,
+    /// A JSON array.
+    Json,
+    /// The markdown table of docs/conformance.md.
+    Markdown,
+}
+
+/// Why a run could not happen (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The suite could not run.
+    #[error(transparent)]
+    Suite(#[from] crate::runner::SuiteError),
+    /// The baseline cannot be read.
+    #[error(transparent)]
+    Baseline(#[from] crate::selection::BaselineError),
+    /// The report cannot be written.
+    #[error("cannot write the report to {}", path.display())]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Parse `args` (program name first) and run; returns the exit status.
+pub fn main_with_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 };
+            }
+            let text = e.render().to_string();
+            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            eprintln!("kaged-conformance: {}", line.trim_start_matches("error: "));
+            return 2;
+        }
+    };
+    match cli.command {
+        Command::List(a) => {
+            let text = match a.format {
+                ListFormat::Human => list::render_text(),
+                ListFormat::Json => format!("{}\n", list::render_json()),
+                ListFormat::Markdown => list::render_markdown(),
+            };
+            print!("{text}");
+            0
+        }
+        Command::Run(a) => match run(&a) {
+            Ok(code) => code,
+            Err(e) => {
+                let mut msg = e.to_string();
+                let mut cur = std::error::Error::source(&e);
+                while let Some(c) = cur {
+                    msg.push_str(&format!(": {c}"));
+                    cur = c.source();
+                }
+                eprintln!("kaged-conformance: error: {msg}");
+                2
+            }
+        },
+    }
+}
+
+fn run(a: &RunArgs) -> Result<i32, CliError> {
+    let baseline = a.known_failing.as_deref().map(Baseline::load).transpose()?;
+    let options = Options {
+        time_scale: a.time_scale,
+        selection: Selection {
+            only: a.only.iter().map(Pattern::new).collect(),
+            skip: a.skip.iter().map(Pattern::new).collect(),
+        },
+        baseline,
+        transcript_dir: a.transcript_dir.clone(),
+    };
+    let stdout = std::io::stdout();
+    let tty = stdout.is_terminal();
+    let stream = a.format == Format::Human;
+    let mut n = 0usize;
+    let mut on_case = |c: &crate::report::CaseResult| {
+        if !stream {
+            return;
+        }
+        n += 1;
+        let line = render_case_line(c, tty);
+        let mut out = stdout.lock();
+        let _ = if tty {
+            writeln!(out, "\x1b[2m[{n:>3}]\x1b[0m {line}")
+        } else {
+            writeln!(out, "{line}")
+        };
+        let _ = out.flush();
+    };
+    let report = run_suite_streaming(&a.plugin_dir, &options, &mut on_case)?;
+    emit(a, &report, tty)?;
+    Ok(report.exit_code(a.strict))
+}
+
+fn emit(a: &RunArgs, report: &Report, tty: bool) -> Result<(), CliError> {
+    let write_file = |path: &PathBuf, text: &str| {
+        std::fs::write(path, text).map_err(|source| CliError::Output { path: path.clone(), source })
+    };
+    match a.format {
+        Format::Human => {
+            print!("{}", render_human(report, tty, false));
+            if let Some(p) = &a.output {
+                write_file(p, &render_human(report, false, true))?;
+            }
+        }
+        other => {
+            let text = match other {
+                Format::Json => format!("{}\n", report.to_json()),
+                Format::Junit => render_junit(report),
+                _ => render_tap(report),
+            };
+            match &a.output {
+                Some(p) => write_file(p, &text)?,
+                None => print!("{text}"),
+            }
+        }
+    }
+    Ok(())
+}

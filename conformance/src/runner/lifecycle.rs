@@ -1,0 +1,116 @@
+//! `lifecycle.*`: `shutdown` leads to exit 0 in time (the shared session,
+//! last), stdin EOF leads to exit (a fresh spawn), and nothing of the
+//! plugin outlives it (a fresh spawn watched while it exits).
+
+use std::time::Duration;
+
+use kaged_host_sim::probe::{descendants, group_members, ExitWatch};
+use kaged_host_sim::process::group_alive;
+use kaged_host_sim::shutdown::ShutdownOutcome;
+use rustix::process::Signal;
+
+use super::sessions::{describe_exit, retire};
+use super::{Suite, Verdict};
+
+/// How often the exit watch polls `/proc`.
+const WATCH_POLL: Duration = Duration::from_millis(1);
+
+pub(crate) async fn run(suite: &mut Suite<'_>) {
+    super::methods::config(suite).await;
+    stdin_eof(suite).await;
+    no_orphans(suite).await;
+    shutdown(suite).await;
+}
+
+async fn shutdown(suite: &mut Suite<'_>) {
+    let Some(mut scope) = suite.begin("lifecycle.shutdown_exits_zero", "lifecycle.shutdown_exits_zero") else { return };
+    let limit = suite.timeouts().shutdown;
+    let v = match suite.shared(&mut scope).await {
+        Err(e) => Verdict::skip(format!("no session: {e}")),
+        Ok(s) => {
+            let outcome = s.shutdown().await;
+            match outcome {
+                ShutdownOutcome::Exited(e) if e.code == Some(0) => Verdict::pass("exited with code 0 after shutdown, in time"),
+                ShutdownOutcome::AlreadyEnded => Verdict::fail("expected: exit 0 after shutdown; actual: the plugin had already ended"),
+                other => Verdict::fail(format!("expected: exit code 0 within shutdown_timeout_sec ({limit:?}); actual: {other}")),
+            }
+        }
+    };
+    if let Some((s, _)) = suite.shared.take() {
+        retire(s).await;
+    }
+    suite.end(scope, v);
+}
+
+async fn stdin_eof(suite: &mut Suite<'_>) {
+    let Some(mut scope) = suite.begin("lifecycle.stdin_eof_exits", "lifecycle.stdin_eof_exits") else { return };
+    let limit = suite.timeouts().shutdown;
+    let v = match suite.fresh(&mut scope).await {
+        Err(e) => Verdict::skip(format!("no session: {e}")),
+        Ok(s) => {
+            s.close_stdin();
+            let v = match s.wait_exit(limit).await {
+                Some(e) => Verdict::pass(format!("exited ({}) after stdin EOF", describe_exit(Some((e.code, e.signal))))),
+                None => Verdict::fail(format!("expected: exit after stdin EOF within shutdown_timeout_sec ({limit:?}); actual: still running")),
+            };
+            if s.is_running() {
+                s.kill("conformance: still running after stdin EOF").await;
+            }
+            retire(s).await;
+            v
+        }
+    };
+    suite.end(scope, v);
+}
+
+async fn no_orphans(suite: &mut Suite<'_>) {
+    let Some(mut scope) = suite.begin("lifecycle.no_orphans", "lifecycle.no_orphans") else { return };
+    let t = suite.timeouts();
+    let s = match suite.fresh(&mut scope).await {
+        Err(e) => {
+            suite.end(scope, Verdict::skip(format!("no session: {e}")));
+            return;
+        }
+        Ok(s) => s,
+    };
+    let Some(pgid) = s.pid() else {
+        retire(s).await;
+        suite.end(scope, Verdict::skip("the plugin has no process id"));
+        return;
+    };
+    // Let the plugin settle (children are often started at start-up).
+    let _ = s.ping().await;
+    let members: Vec<u32> = group_members(pgid).into_iter().filter(|p| *p != pgid).collect();
+    let family: Vec<u32> = descendants(pgid);
+    let escaped: Vec<u32> = family.iter().copied().filter(|p| !members.contains(p)).collect();
+    let limit = t.shutdown + t.sigterm_grace * 2 + Duration::from_secs(1);
+    let watch = ExitWatch::start(pgid, members.clone(), WATCH_POLL, limit);
+    let outcome = s.shutdown().await;
+    let outlived = watch.finish();
+    let note = retire(s).await;
+    let escaped_alive: Vec<u32> = escaped
+        .iter()
+        .copied()
+        .filter(|p| kaged_host_sim::probe::proc_state(*p).is_some_and(|st| st.is_running()))
+        .collect();
+    for p in &escaped_alive {
+        // Left the plugin's group: the host cannot kill it; we must not leak it.
+        if let Some(pid) = rustix::process::Pid::from_raw(*p as i32) {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+        }
+    }
+    let v = if !escaped_alive.is_empty() {
+        Verdict::fail(format!("expected: no process outlives the plugin; actual: descendant(s) {escaped_alive:?} left its process group and survived it"))
+    } else if !outlived.is_empty() {
+        Verdict::fail(format!(
+            "expected: the plugin's children end before it exits; actual: process(es) {outlived:?} of its group were still running when it exited ({outcome}); the host had to SIGKILL them"
+        ))
+    } else if group_alive(pgid) {
+        Verdict::fail(format!("expected: no process of group {pgid} left; actual: the group is still alive"))
+    } else if let Some(n) = note {
+        Verdict::fail(format!("expected: nothing left behind; actual: {n}"))
+    } else {
+        Verdict::pass(format!("no process of the plugin's group outlived it ({} child process(es) seen before shutdown)", members.len() + escaped.len()))
+    };
+    suite.end(scope, v);
+}

@@ -1,0 +1,169 @@
+//! `methods.*` and `config.update_accepted`: every declared method and tool
+//! answers in time; tools answer a result for arguments generated from
+//! their schema and `-32602` for arguments that break it.
+
+use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::call::CallError;
+use kaged_plugin_sdk::protocol::{methods, names::prefixed_tool_name, INVALID_PARAMS};
+use serde_json::{json, Value};
+
+use super::sessions::chain;
+use super::{Suite, Verdict};
+use crate::args::{invalid_args, valid_args};
+
+/// Audit events that mean a call went wrong whatever it returned.
+const BAD_EVENTS: [AuditEvent; 4] = [
+    AuditEvent::ProtocolViolation,
+    AuditEvent::Crashed,
+    AuditEvent::Killed,
+    AuditEvent::OversizeMessage,
+];
+
+pub(crate) async fn run(suite: &mut Suite<'_>) {
+    let Some(m) = suite.manifest.clone() else { return };
+    for method in &m.methods {
+        call_case(suite, "methods.answers", method, Some(json!({})), Expect::Answer).await;
+    }
+    for tool in &m.tools {
+        let name = prefixed_tool_name(&m.name, &tool.name);
+        let valid = valid_args(&tool.parameters_schema);
+        let args = valid.clone().unwrap_or_else(|_| json!({}));
+        call_case(suite, "methods.answers", &name, Some(args.clone()), Expect::Answer).await;
+        match &valid {
+            Ok(a) => call_case(suite, "methods.tool_valid_args", &name, Some(a.clone()), Expect::Result).await,
+            Err(e) => suite.record(
+                "methods.tool_valid_args",
+                format!("methods.tool_valid_args[{name}]"),
+                Verdict::skip(format!("could not generate arguments from parameters_schema: {e}")),
+            ),
+        }
+        match invalid_args(&tool.parameters_schema) {
+            Some(bad) => {
+                let expect = Expect::InvalidParams { field: bad.field.clone(), how: bad.how.clone() };
+                call_case(suite, "methods.tool_invalid_args", &name, Some(bad.args), expect).await;
+            }
+            None => suite.record(
+                "methods.tool_invalid_args",
+                format!("methods.tool_invalid_args[{name}]"),
+                Verdict::skip("could not generate arguments that break parameters_schema (it accepts every object, or the generator cannot satisfy it)"),
+            ),
+        }
+    }
+    if m.methods.is_empty() && m.tools.is_empty() {
+        let why = "the manifest declares no methods and no tools";
+        suite.record("methods.answers", "methods.answers", Verdict::skip(why));
+    }
+    if m.tools.is_empty() {
+        let why = "the manifest declares no tools";
+        suite.record("methods.tool_valid_args", "methods.tool_valid_args", Verdict::skip(why));
+        suite.record("methods.tool_invalid_args", "methods.tool_invalid_args", Verdict::skip(why));
+    }
+}
+
+/// What a call must answer.
+enum Expect {
+    /// A result or a well-formed error, in time.
+    Answer,
+    /// A result.
+    Result,
+    /// `-32602` naming `field`.
+    InvalidParams { field: String, how: String },
+}
+
+async fn call_case(suite: &mut Suite<'_>, base: &str, method: &str, params: Option<Value>, expect: Expect) {
+    let id = format!("{base}[{method}]");
+    let Some(mut scope) = suite.begin(base, id) else { return };
+    let mark = suite.audit.len();
+    let shown = params.as_ref().map(Value::to_string).unwrap_or_else(|| "none".into());
+    let r = match suite.shared(&mut scope).await {
+        Err(e) => {
+            suite.end(scope, Verdict::skip(format!("no session: {e}")));
+            return;
+        }
+        Ok(s) => s.call(method, params, None).await,
+    };
+    let bad: Vec<&'static str> = suite
+        .audit
+        .since(mark)
+        .iter()
+        .filter(|e| BAD_EVENTS.contains(&e.event))
+        .map(|e| e.event.as_str())
+        .collect();
+    let v = judge(method, &shown, r, &expect, &bad);
+    suite.end(scope, v);
+}
+
+fn judge(method: &str, args: &str, r: Result<Value, CallError>, expect: &Expect, bad: &[&str]) -> Verdict {
+    if let Err(CallError::Unavailable { .. }) = &r {
+        return Verdict::skip(format!("{method} is marked unavailable by the host: the plugin did not list it in initialize (see handshake.methods_complete)"));
+    }
+    let broken = |what: String| {
+        let mut d = what;
+        if !bad.is_empty() {
+            d.push_str(&format!(" (audit: {})", bad.join(", ")));
+        }
+        Verdict::fail(d)
+    };
+    match (expect, r) {
+        (_, Err(CallError::Timeout { after, .. })) => broken(format!("expected: an answer within {after:?}; actual: none (the host kills the plugin)")),
+        (_, Err(CallError::Closed { .. })) => broken(format!("expected: an answer to {method}; actual: the plugin ended before answering")),
+        (_, _) if !bad.is_empty() => broken(format!("expected: a clean answer to {method}; actual: the host audited a violation")),
+        (Expect::Answer, Ok(_)) => Verdict::pass(format!("{method}({args}) answered a result")),
+        (Expect::Answer, Err(CallError::Plugin { error, .. })) => {
+            Verdict::pass(format!("{method}({args}) answered a well-formed error {} {:?}", error.code, error.message))
+        }
+        (Expect::Result, Ok(v)) => Verdict::pass(format!("{method}({args}) answered {}", kaged_host_sim::transcript::cut(&v.to_string(), 200))),
+        (Expect::Result, Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
+            "expected: a result for {args} (generated from parameters_schema); actual: error {} {:?}",
+            error.code, error.message
+        )),
+        (Expect::InvalidParams { field, how }, Err(CallError::Plugin { error, .. })) if error.code == INVALID_PARAMS => {
+            let data = error.data.as_ref().map(Value::to_string).unwrap_or_default();
+            if error.message.contains(field.as_str()) || data.contains(field.as_str()) {
+                Verdict::pass(format!("{args} ({how} `{field}`) answered -32602 {:?}", error.message))
+            } else {
+                Verdict::fail(format!("expected: -32602 whose message names `{field}` ({how}); actual: -32602 {:?}", error.message))
+            }
+        }
+        (Expect::InvalidParams { field, how }, Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
+            "expected: -32602 for {args} ({how} `{field}`); actual: error {} {:?}",
+            error.code, error.message
+        )),
+        (Expect::InvalidParams { field, how }, Ok(v)) => Verdict::fail(format!(
+            "expected: -32602 for {args} ({how} `{field}`); actual: result {}",
+            kaged_host_sim::transcript::cut(&v.to_string(), 200)
+        )),
+        (_, Err(e)) => Verdict::fail(format!("expected: an answer to {method}; actual: {}", chain(&e))),
+    }
+}
+
+/// `config.update_accepted`: a `config.update` built from `config_schema`
+/// (`{}` without one) is answered with a result.
+pub(crate) async fn config(suite: &mut Suite<'_>) {
+    let Some(m) = suite.manifest.clone() else { return };
+    let Some(mut scope) = suite.begin("config.update_accepted", "config.update_accepted") else { return };
+    let params = match &m.config_schema {
+        None => Ok(json!({})),
+        Some(schema) => valid_args(schema),
+    };
+    let params = match params {
+        Ok(p) => p,
+        Err(e) => {
+            suite.end(scope, Verdict::skip(format!("could not generate a config from config_schema: {e}")));
+            return;
+        }
+    };
+    let shown = params.to_string();
+    let v = match suite.shared(&mut scope).await {
+        Err(e) => Verdict::skip(format!("no session: {e}")),
+        Ok(s) => match s.call(methods::CONFIG_UPDATE, Some(params), None).await {
+            Ok(_) => Verdict::pass(format!("config.update {shown} accepted")),
+            Err(CallError::Plugin { error, .. }) => Verdict::fail(format!(
+                "expected: config.update {shown} (valid for config_schema) accepted; actual: error {} {:?}",
+                error.code, error.message
+            )),
+            Err(e) => Verdict::fail(format!("expected: config.update {shown} accepted; actual: {}", chain(&e))),
+        },
+    };
+    suite.end(scope, v);
+}

@@ -1,0 +1,254 @@
+//! The YAML loader of the project model: located nodes in, model values
+//! out, every error naming file, line, column and field path.
+
+use kaged_plugin_sdk::manifest::YamlNode;
+use serde_json::Value;
+
+use super::error::{ProjectError, SourcePos};
+use super::project::{AgentSpec, Isolation, Located, PluginDecl};
+
+/// Render `key` as a path segment: bare when it is a plain word, quoted in
+/// brackets otherwise (`tools["memory-markdown.recall"]`).
+pub(crate) fn join_path(parent: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain {
+        format!("{parent}.{key}")
+    } else {
+        format!("{parent}[{key:?}]")
+    }
+}
+
+/// Builds model values from located nodes, with file/line/column/path errors.
+pub(crate) struct Parser<'a> {
+    /// The file name used in errors.
+    pub(crate) file: &'a str,
+}
+
+impl Parser<'_> {
+    pub(crate) fn err(
+        &self,
+        node: &YamlNode,
+        path: &str,
+        message: impl Into<String>,
+    ) -> ProjectError {
+        ProjectError::Field {
+            at: SourcePos {
+                file: self.file.to_string(),
+                line: node.pos.line,
+                column: node.pos.column,
+            },
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// The entries of a mapping; duplicate keys are an error.
+    pub(crate) fn expect_map<'n>(
+        &self,
+        node: &'n YamlNode,
+        path: &str,
+    ) -> Result<Vec<(String, &'n YamlNode, &'n YamlNode)>, ProjectError> {
+        let entries = node.as_map().ok_or_else(|| {
+            self.err(
+                node,
+                path,
+                format!("expected a mapping, found {}", node.value.type_name()),
+            )
+        })?;
+        let mut out: Vec<(String, &YamlNode, &YamlNode)> = Vec::new();
+        for (k, v) in entries {
+            let key = k.key_text();
+            if out.iter().any(|(seen, _, _)| *seen == key) {
+                return Err(self.err(k, &join_path(path, &key), "duplicate key"));
+            }
+            out.push((key, k, v));
+        }
+        Ok(out)
+    }
+
+    /// A mapping, or an empty list for `null`.
+    fn optional_map<'n>(
+        &self,
+        node: Option<&'n YamlNode>,
+        path: &str,
+    ) -> Result<Vec<(String, &'n YamlNode, &'n YamlNode)>, ProjectError> {
+        match node {
+            None => Ok(Vec::new()),
+            Some(n) if n.is_null() => Ok(Vec::new()),
+            Some(n) => self.expect_map(n, path),
+        }
+    }
+
+    fn string(&self, node: &YamlNode, path: &str) -> Result<Located<String>, ProjectError> {
+        match node.as_str() {
+            Some(s) if !s.is_empty() => Ok(Located {
+                value: s.to_string(),
+                pos: node.pos,
+            }),
+            Some(_) => Err(self.err(node, path, "must not be empty")),
+            None => Err(self.err(
+                node,
+                path,
+                format!("expected a string, found {}", node.value.type_name()),
+            )),
+        }
+    }
+
+    pub(crate) fn agent(&self, node: &YamlNode, path: String) -> Result<AgentSpec, ProjectError> {
+        let fields = self.expect_map(node, &path)?;
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _, _)| k == name)
+                .map(|(_, _, v)| *v)
+        };
+        let mut plugins = Vec::new();
+        let plugins_path = format!("{path}.plugins");
+        for (key, k, v) in self.optional_map(field("plugins"), &plugins_path)? {
+            plugins.push(self.decl(&key, k, v, &join_path(&plugins_path, &key))?);
+        }
+        let compaction_delegate = self.delegate(field("compaction"), &path)?;
+        let mut tools_disabled = Vec::new();
+        let tools_path = format!("{path}.tools");
+        for (name, _, v) in self.optional_map(field("tools"), &tools_path)? {
+            let tool_path = join_path(&tools_path, &name);
+            if v.is_null() {
+                continue;
+            }
+            for (f, _, fv) in self.expect_map(v, &tool_path)? {
+                if f == "enabled" {
+                    match fv.as_bool() {
+                        Some(false) => tools_disabled.push(name.clone()),
+                        Some(true) => {}
+                        None => {
+                            return Err(self.err(
+                                fv,
+                                &format!("{tool_path}.enabled"),
+                                format!("expected a boolean, found {}", fv.value.type_name()),
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        let mut subagents = Vec::new();
+        let sub_path = format!("{path}.subagents");
+        for (name, k, v) in self.optional_map(field("subagents"), &sub_path)? {
+            let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(self.err(
+                    k,
+                    &join_path(&sub_path, &name),
+                    "a subagent name must match ^[A-Za-z][A-Za-z0-9_-]*$ (it becomes an agent path segment)",
+                ));
+            }
+            subagents.push(self.agent(v, format!("{sub_path}.{name}"))?);
+        }
+        Ok(AgentSpec {
+            path,
+            pos: node.pos,
+            plugins,
+            compaction_delegate,
+            tools_disabled,
+            subagents,
+        })
+    }
+
+    fn delegate(
+        &self,
+        compaction: Option<&YamlNode>,
+        agent_path: &str,
+    ) -> Result<Option<Located<String>>, ProjectError> {
+        let path = format!("{agent_path}.compaction");
+        let fields = self.optional_map(compaction, &path)?;
+        let Some((_, _, delegate)) = fields.iter().find(|(k, _, _)| k == "delegate") else {
+            return Ok(None);
+        };
+        let path = format!("{path}.delegate");
+        let fields = self.optional_map(Some(delegate), &path)?;
+        match fields.iter().find(|(k, _, _)| k == "plugin") {
+            Some((_, _, v)) => Ok(Some(self.string(v, &format!("{path}.plugin"))?)),
+            None if delegate.is_null() => Ok(None),
+            None => Err(self.err(delegate, &path, "missing field `plugin`")),
+        }
+    }
+
+    fn decl(
+        &self,
+        key: &str,
+        key_node: &YamlNode,
+        node: &YamlNode,
+        path: &str,
+    ) -> Result<PluginDecl, ProjectError> {
+        let mut decl = PluginDecl {
+            key: key.to_string(),
+            pos: key_node.pos,
+            package: None,
+            isolation: None,
+            hooks: None,
+            config: None,
+        };
+        if node.is_null() {
+            return Ok(decl);
+        }
+        for (field, k, v) in self.expect_map(node, path)? {
+            let fpath = format!("{path}.{field}");
+            match field.as_str() {
+                "package" => decl.package = Some(self.string(v, &fpath)?),
+                "isolation" => {
+                    let s = self.string(v, &fpath)?;
+                    let iso = Isolation::parse(&s.value).ok_or_else(|| {
+                        self.err(
+                            v,
+                            &fpath,
+                            format!("expected `agent` or `project`, found `{}`", s.value),
+                        )
+                    })?;
+                    decl.isolation = Some(Located {
+                        value: iso,
+                        pos: v.pos,
+                    });
+                }
+                "hooks" => {
+                    let items = v.as_seq().ok_or_else(|| {
+                        self.err(
+                            v,
+                            &fpath,
+                            format!("expected a list of hooks, found {}", v.value.type_name()),
+                        )
+                    })?;
+                    let mut hooks = Vec::new();
+                    for (i, h) in items.iter().enumerate() {
+                        hooks.push(self.string(h, &format!("{fpath}[{i}]"))?);
+                    }
+                    decl.hooks = Some(hooks);
+                }
+                "config" => match v.to_json() {
+                    Value::Null => {}
+                    Value::Object(m) => decl.config = Some(m),
+                    _ => {
+                        return Err(self.err(
+                            v,
+                            &fpath,
+                            format!("expected a mapping, found {}", v.value.type_name()),
+                        ))
+                    }
+                },
+                _ => {
+                    return Err(self.err(
+                        k,
+                        &fpath,
+                        "unknown field (expected package, isolation, hooks or config)",
+                    ))
+                }
+            }
+        }
+        Ok(decl)
+    }
+}
