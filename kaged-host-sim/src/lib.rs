@@ -13,6 +13,7 @@ pub mod agents;
 pub mod audit;
 pub mod call;
 pub mod cli;
+pub mod firing;
 pub mod connection;
 pub mod handler;
 pub mod handshake;

@@ -32,6 +32,8 @@
 //!   [`Supervisor::stop`] reset it too.
 //! * Invalid manifests leave the plugin `disabled` (Failure modes: "Plugin
 //!   disabled for this run"); other spawn-step failures leave it `failed`.
+//! * Operator disable leads to `disabled`, as the diagram draws it (the
+//!   state table lists it under `stopped`).
 //! * A new supervisor is `stopped` (no process, not disabled); a failure
 //!   before `running` (during the handshake) also passes through `crashed`.
 //! * Go through [`Supervisor::stop`]: a `shutdown` sent directly on

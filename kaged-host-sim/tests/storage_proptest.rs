@@ -230,27 +230,35 @@ fn hostile_statements_touch_only_the_attackers_objects() {
     }
 }
 
+/// Mostly plain own names, so that deep queries still run.
+fn nested_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => prop_oneof![Just("t"), Just("t2"), Just("T")].prop_map(str::to_string),
+        1 => name(),
+    ]
+}
+
 /// Nested queries: subqueries in FROM, IN, EXISTS and scalar positions,
 /// compound selects and CTEs (whose names may shadow tables), over
 /// hostile names, to arbitrary depth.
 fn nested_query() -> impl Strategy<Value = String> {
-    let leaf = name().prop_map(|n| format!("SELECT * FROM {n}"));
+    let leaf = nested_name().prop_map(|n| format!("SELECT * FROM {n}"));
     leaf.prop_recursive(4, 24, 3, |inner| {
         prop_oneof![
-            (inner.clone(), name())
+            (inner.clone(), nested_name())
                 .prop_map(|(q, n)| format!("SELECT * FROM {n} WHERE EXISTS ({q})")),
             inner
                 .clone()
                 .prop_map(|q| format!("SELECT * FROM ({q}) AS s")),
             (inner.clone(), inner.clone())
                 .prop_map(|(a, b)| format!("SELECT * FROM ({a}) UNION ALL SELECT * FROM ({b})")),
-            (name(), inner.clone(), inner.clone())
+            (nested_name(), inner.clone(), inner.clone())
                 .prop_map(|(n, a, b)| format!("SELECT * FROM (WITH {n} AS ({a}) {b})")),
-            (name(), inner.clone())
+            (nested_name(), inner.clone())
                 .prop_map(|(n, a)| format!("SELECT * FROM (WITH {n} AS ({a}) SELECT * FROM {n})")),
-            (inner.clone(), name())
+            (inner.clone(), nested_name())
                 .prop_map(|(q, n)| format!("SELECT (SELECT count(*) FROM ({q})) AS v FROM {n}")),
-            (inner.clone(), name())
+            (inner.clone(), nested_name())
                 .prop_map(|(q, n)| format!("SELECT * FROM {n} WHERE v IN (SELECT * FROM ({q}))")),
         ]
     })
@@ -270,11 +278,17 @@ fn nested_hostile_queries_never_leak() {
         .filter(|n| n.starts_with("plugin_victim_"))
         .collect();
     let answered = std::cell::Cell::new(0u32);
-    let mut runner = TestRunner::new(Config {
-        cases: 256,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    // Deterministic, so that the "enough of them ran" check is stable.
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases: 200,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        proptest::test_runner::TestRng::deterministic_rng(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+        ),
+    );
     runner
         .run(&nested_query(), |q| {
             let attempts = [
@@ -302,8 +316,8 @@ fn nested_hostile_queries_never_leak() {
         })
         .unwrap_or_else(|e| panic!("{e}"));
     // Plenty of the generated queries did run.
-    eprintln!("{} of 256 nested queries answered", answered.get());
-    assert!(answered.get() > 25, "only {} answers", answered.get());
+    eprintln!("{} of 200 nested queries answered", answered.get());
+    assert!(answered.get() > 40, "only {} answers", answered.get());
 }
 
 proptest! {

@@ -1,17 +1,18 @@
 //! The supervisor: restart with backoff, consecutive-failure limit,
-//! health-check and request-timeout kills, graceful stop, no restart for
-//! what a restart cannot fix, operator enable/disable. Real subprocesses at
-//! small time scales; waits are on the state watch, bounded by a guard.
+//! health-check and request-timeout kills, no restart for what a restart
+//! cannot fix; operator actions (stop, disable, enable, drop) are in
+//! `supervisor/operator.rs`. Real subprocesses at small time scales; waits
+//! are on the state watch, bounded by a guard; every test checks that no
+//! process of any generation is left.
 
 mod common;
+#[path = "supervisor/operator.rs"]
+mod operator;
 #[path = "supervisor/support.rs"]
 mod support;
 
-use common::{assert_group_gone, fixture, LIMIT};
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::shutdown::ShutdownOutcome;
+use common::fixture;
 use kaged_host_sim::supervisor::{PluginState, SupervisorError};
-use kaged_host_sim::time::REAP_POLL;
 use serde_json::json;
 use support::{
     assert_no_generation_left, names, of, pid, staged_flaky, supervise, wait_restarted, wait_state,
@@ -162,35 +163,6 @@ async fn a_request_timeout_kills_and_restarts() {
 }
 
 #[tokio::test]
-async fn a_graceful_stop_is_final() {
-    let (sup, audit) = supervise(&fixture("good"), 0.25);
-    sup.start().await.expect("start");
-    wait_state(&sup, PluginState::Running).await;
-    let first = pid(&sup).expect("pid");
-    let outcome = sup.stop().await.expect("a process");
-    assert!(
-        matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)),
-        "{outcome:?}"
-    );
-    assert_eq!(sup.state(), PluginState::Stopped);
-    assert!(sup.current().is_none());
-    assert_eq!(sup.spawn_attempts(), 1);
-    assert_eq!(
-        audit.names(),
-        [
-            "plugin.spawned",
-            "plugin.initialized",
-            "plugin.exited",
-            "plugin.stopped"
-        ]
-    );
-    assert_eq!(common::one(&audit, "plugin.exited").get("exit_code"), 0);
-    assert_group_gone(first);
-    assert_eq!(sup.stop().await, None);
-    assert_eq!(audit.len(), 4);
-}
-
-#[tokio::test]
 async fn capability_overreach_fails_at_once() {
     let (sup, audit) = supervise(&fixture("capability-overreach"), 0.25);
     sup.start().await.expect("start");
@@ -234,50 +206,6 @@ async fn identity_mismatches_are_not_restarted() {
 }
 
 #[tokio::test]
-async fn enable_after_failed_spawns_afresh() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let (dir, counter) = staged_flaky(tmp.path(), 5);
-    let (sup, audit) = supervise(&dir, 0.1);
-    sup.start().await.expect("start");
-    wait_state(&sup, PluginState::Failed).await;
-    let ev = audit.events();
-    assert_eq!(
-        names(&ev),
-        [
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.failed",
-            "plugin.disabled"
-        ]
-    );
-    for (i, crash) in ev[..5].iter().enumerate() {
-        assert_eq!(crash.get("exit_code"), 1);
-        let line = format!("start {}: failing on purpose", i + 1);
-        assert_eq!(crash.get("last_stderr"), &json!([line]));
-    }
-    assert_eq!(ev[5].get("total_failures"), 5);
-    assert_eq!(sup.consecutive_failures(), 5);
-    let mark = audit.len();
-    sup.enable().await.expect("enable");
-    wait_state(&sup, PluginState::Running).await;
-    assert_eq!(sup.consecutive_failures(), 0);
-    assert_eq!(
-        names(&audit.since(mark)),
-        ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
-    );
-    assert_eq!(std::fs::read_to_string(&counter).expect("counter"), "6");
-    assert!(matches!(
-        sup.enable().await,
-        Err(SupervisorError::AlreadyActive { .. })
-    ));
-    assert!(sup.stop().await.expect("a process").is_clean());
-    assert_eq!(assert_no_generation_left(&audit), 6);
-}
-
-#[tokio::test]
 async fn a_flaky_start_recovers_and_keeps_its_count() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let (dir, _counter) = staged_flaky(tmp.path(), 2);
@@ -304,46 +232,6 @@ async fn a_flaky_start_recovers_and_keeps_its_count() {
 }
 
 #[tokio::test]
-async fn disable_stops_and_only_enable_restarts() {
-    let (sup, audit) = supervise(&fixture("good"), 0.25);
-    sup.start().await.expect("start");
-    wait_state(&sup, PluginState::Running).await;
-    assert!(sup
-        .disable("operator request")
-        .await
-        .expect("a process")
-        .is_clean());
-    assert_eq!(sup.state(), PluginState::Disabled);
-    assert_eq!(
-        audit.names(),
-        [
-            "plugin.spawned",
-            "plugin.initialized",
-            "plugin.exited",
-            "plugin.stopped",
-            "plugin.disabled"
-        ]
-    );
-    assert_eq!(
-        common::one(&audit, "plugin.disabled").get("reason"),
-        "operator request"
-    );
-    assert!(matches!(
-        sup.start().await,
-        Err(SupervisorError::NotEnabled { .. })
-    ));
-    assert_eq!(sup.disable("again").await, None);
-    sup.enable().await.expect("enable");
-    wait_state(&sup, PluginState::Running).await;
-    assert_eq!(
-        names(&audit.since(5)),
-        ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
-    );
-    sup.stop().await.expect("a process");
-    assert_eq!(assert_no_generation_left(&audit), 2);
-}
-
-#[tokio::test]
 async fn an_invalid_manifest_leaves_the_plugin_disabled() {
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("kaged-plugin.yaml"), "name: [not a name\n").expect("write");
@@ -357,32 +245,6 @@ async fn an_invalid_manifest_leaves_the_plugin_disabled() {
     );
     assert_eq!(sup.spawn_attempts(), 1);
     assert!(sup.current().is_none());
-}
-
-#[tokio::test]
-async fn dropping_the_supervisor_kills_the_plugin() {
-    let (sup, audit) = supervise(&fixture("child-spawning"), 0.25);
-    sup.start().await.expect("start");
-    wait_state(&sup, PluginState::Running).await;
-    let first = pid(&sup).expect("pid");
-    drop(sup);
-    assert_eq!(
-        audit.names(),
-        ["plugin.spawned", "plugin.initialized", "plugin.killed"]
-    );
-    assert_eq!(
-        common::one(&audit, "plugin.killed").get("reason"),
-        "supervisor dropped"
-    );
-    // SIGKILL went out synchronously; the exit monitor reaps in the background.
-    let gone = tokio::time::timeout(LIMIT, async {
-        while group_alive(first) {
-            tokio::time::sleep(REAP_POLL).await;
-        }
-    })
-    .await;
-    assert!(gone.is_ok(), "process group {first} survived the drop");
-    assert_eq!(audit.len(), 3, "{:?}", audit.names());
 }
 
 #[tokio::test]

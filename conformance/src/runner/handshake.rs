@@ -61,6 +61,7 @@ impl Primary {
 
     /// Listen for the quiet window, then run the host's handshake.
     pub async fn handshake(suite: &Suite<'_>, session: PluginSession, transcript: Transcript, quiet: QuietWindow) -> Primary {
+        let mark = suite.audit.len();
         let mut rx = session.raw().inbound();
         tokio::time::sleep(quiet.0).await;
         let mut early = Vec::new();
@@ -69,7 +70,6 @@ impl Primary {
                 early.push(v);
             }
         }
-        let mark = suite.audit.len();
         let outcome = session.handshake().await;
         let mut answer = None;
         while let Ok(v) = rx.try_recv() {

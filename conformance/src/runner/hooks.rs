@@ -79,7 +79,11 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
                 suite.end(scope, Verdict::skip(format!("no session: {e}")));
                 continue;
             }
-            Ok(s) => s.call(hook.method(), Some(params_for(hook)), Some(ctx(hook))).await,
+            Ok(s) => {
+                let r = s.call(hook.method(), Some(params_for(hook)), Some(ctx(hook))).await;
+                super::methods::settle(s, &r).await;
+                r
+            }
         };
         let bad: Vec<&str> = suite
             .audit

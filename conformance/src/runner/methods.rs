@@ -80,7 +80,11 @@ async fn call_case(suite: &mut Suite<'_>, base: &str, method: &str, params: Opti
             suite.end(scope, Verdict::skip(format!("no session: {e}")));
             return;
         }
-        Ok(s) => s.call(method, params, None).await,
+        Ok(s) => {
+            let r = s.call(method, params, None).await;
+            settle(s, &r).await;
+            r
+        }
     };
     let bad: Vec<&'static str> = suite
         .audit
@@ -91,6 +95,15 @@ async fn call_case(suite: &mut Suite<'_>, base: &str, method: &str, params: Opti
         .collect();
     let v = judge(method, &shown, r, &expect, &bad);
     suite.end(scope, v);
+}
+
+/// After a call that ended the plugin, wait (bounded) until the host has
+/// handled the end, so that the next case starts a new session.
+pub(crate) async fn settle(s: &kaged_host_sim::session::PluginSession, r: &Result<Value, CallError>) {
+    if matches!(r, Err(CallError::Closed { .. })) {
+        let t = s.timeouts();
+        let _ = s.wait_exit(t.sigterm_grace.max(std::time::Duration::from_secs(1))).await;
+    }
 }
 
 fn judge(method: &str, args: &str, r: Result<Value, CallError>, expect: &Expect, bad: &[&str]) -> Verdict {
@@ -142,9 +155,9 @@ fn judge(method: &str, args: &str, r: Result<Value, CallError>, expect: &Expect,
 pub(crate) async fn config(suite: &mut Suite<'_>) {
     let Some(m) = suite.manifest.clone() else { return };
     let Some(mut scope) = suite.begin("config.update_accepted", "config.update_accepted") else { return };
-    let params = match &m.config_schema {
-        None => Ok(json!({})),
-        Some(schema) => valid_args(schema),
+    let (params, source) = match &m.config_schema {
+        None => (Ok(json!({})), "no config_schema"),
+        Some(schema) => (valid_args(schema), "valid for config_schema"),
     };
     let params = match params {
         Ok(p) => p,
@@ -159,7 +172,7 @@ pub(crate) async fn config(suite: &mut Suite<'_>) {
         Ok(s) => match s.call(methods::CONFIG_UPDATE, Some(params), None).await {
             Ok(_) => Verdict::pass(format!("config.update {shown} accepted")),
             Err(CallError::Plugin { error, .. }) => Verdict::fail(format!(
-                "expected: config.update {shown} (valid for config_schema) accepted; actual: error {} {:?}",
+                "expected: config.update {shown} ({source}) accepted; actual: error {} {:?}",
                 error.code, error.message
             )),
             Err(e) => Verdict::fail(format!("expected: config.update {shown} accepted; actual: {}", chain(&e))),

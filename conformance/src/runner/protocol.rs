@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use kaged_host_sim::connection::RequestError;
-use kaged_plugin_sdk::protocol::{methods, PluginCallContext, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED, PARSE_ERROR};
+use kaged_plugin_sdk::protocol::{methods, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED, PARSE_ERROR};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
@@ -95,7 +95,6 @@ fn unknown_method(s: &kaged_host_sim::session::PluginSession, limit: Duration) -
 async fn not_initialized(suite: &mut Suite<'_>, scope: &mut Scope) -> Verdict {
     let t = suite.timeouts();
     let params = suite.init_params();
-    let target = suite.manifest.as_ref().and_then(|m| m.declared_methods().into_iter().next());
     let s = match suite.spawn_unready(scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::skip(format!("no session: {e}")),
@@ -104,11 +103,9 @@ async fn not_initialized(suite: &mut Suite<'_>, scope: &mut Scope) -> Verdict {
     let init = serde_json::to_value(params).unwrap_or(Value::Null);
     let verdict = match raw.request(methods::INITIALIZE, Some(init), t.initialize).await {
         Ok(_) | Err(RequestError::Rpc(_)) => {
-            let (method, params) = match &target {
-                Some(m) => (m.as_str(), Some(json!({"_context": PluginCallContext::daemon("req_conformance_early")}))),
-                None => (methods::PING, None),
-            };
-            match raw.request(method, params, t.request).await {
+            // ping: a call with no side effects (a declared method could crash or hang).
+            let method = methods::PING;
+            match raw.request(method, None, t.request).await {
                 Err(RequestError::Rpc(e)) if e.code == NOT_INITIALIZED => Verdict::pass(format!("{method} before initialized answered -32002")),
                 Err(RequestError::Rpc(e)) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: error {} {:?}", e.code, e.message)),
                 Ok(v) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: it was processed: result {}", kaged_host_sim::transcript::cut(&v.to_string(), 200))),

@@ -76,7 +76,7 @@ impl Suite<'_> {
 
     /// The shared session, (re)started when there is none or it ended.
     pub async fn shared(&mut self, scope: &mut Scope) -> Result<&PluginSession, String> {
-        let alive = self.shared.as_ref().is_some_and(|(s, _)| s.is_running());
+        let alive = self.shared.as_ref().is_some_and(|(s, _)| s.is_running() && s.exit_info().is_none());
         if !alive {
             if let Some((old, _)) = self.shared.take() {
                 retire(old).await;

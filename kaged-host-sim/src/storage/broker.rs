@@ -63,6 +63,10 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(Duration::from_secs(5))?;
+    // WAL (set by the broker at open) with NORMAL sync: commits are atomic
+    // and the file never corrupts; the last commits may be lost on power
+    // failure, which is fine for plugin state and much faster.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, false)?;

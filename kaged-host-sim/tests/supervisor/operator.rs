@@ -1,0 +1,204 @@
+//! Operator and daemon actions on a supervised plugin: graceful stop,
+//! disable, enable, dropping the supervisor, stopping mid-launch or during
+//! a pending restart.
+
+use kaged_host_sim::process::group_alive;
+use kaged_host_sim::shutdown::ShutdownOutcome;
+use kaged_host_sim::supervisor::{PluginState, SupervisorError};
+use kaged_host_sim::time::REAP_POLL;
+use serde_json::json;
+
+use crate::common::{self, assert_group_gone, fixture, LIMIT};
+use crate::support::{assert_no_generation_left, names, pid, staged_flaky, supervise, wait_state};
+
+#[tokio::test]
+async fn a_graceful_stop_is_final() {
+    let (sup, audit) = supervise(&fixture("good"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let first = pid(&sup).expect("pid");
+    let outcome = sup.stop().await.expect("a process");
+    assert!(
+        matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)),
+        "{outcome:?}"
+    );
+    assert_eq!(sup.state(), PluginState::Stopped);
+    assert!(sup.current().is_none());
+    assert_eq!(sup.spawn_attempts(), 1);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.exited",
+            "plugin.stopped"
+        ]
+    );
+    assert_eq!(common::one(&audit, "plugin.exited").get("exit_code"), 0);
+    assert_group_gone(first);
+    assert_eq!(sup.stop().await, None);
+    assert_eq!(audit.len(), 4);
+}
+
+#[tokio::test]
+async fn enable_after_failed_spawns_afresh() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (dir, counter) = staged_flaky(tmp.path(), 5);
+    let (sup, audit) = supervise(&dir, 0.1);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Failed).await;
+    let ev = audit.events();
+    assert_eq!(
+        names(&ev),
+        [
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.crashed",
+            "plugin.failed",
+            "plugin.disabled"
+        ]
+    );
+    for (i, crash) in ev[..5].iter().enumerate() {
+        assert_eq!(crash.get("exit_code"), 1);
+        let line = format!("start {}: failing on purpose", i + 1);
+        assert_eq!(crash.get("last_stderr"), &json!([line]));
+    }
+    assert_eq!(ev[5].get("total_failures"), 5);
+    assert_eq!(sup.consecutive_failures(), 5);
+    let mark = audit.len();
+    sup.enable().await.expect("enable");
+    wait_state(&sup, PluginState::Running).await;
+    assert_eq!(sup.consecutive_failures(), 0);
+    assert_eq!(
+        names(&audit.since(mark)),
+        ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
+    );
+    assert_eq!(std::fs::read_to_string(&counter).expect("counter"), "6");
+    assert!(matches!(
+        sup.enable().await,
+        Err(SupervisorError::AlreadyActive { .. })
+    ));
+    assert!(sup.stop().await.expect("a process").is_clean());
+    assert_eq!(assert_no_generation_left(&audit), 6);
+}
+
+#[tokio::test]
+async fn disable_stops_and_only_enable_restarts() {
+    let (sup, audit) = supervise(&fixture("good"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    assert!(sup
+        .disable("operator request")
+        .await
+        .expect("a process")
+        .is_clean());
+    assert_eq!(sup.state(), PluginState::Disabled);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.exited",
+            "plugin.stopped",
+            "plugin.disabled"
+        ]
+    );
+    assert_eq!(
+        common::one(&audit, "plugin.disabled").get("reason"),
+        "operator request"
+    );
+    assert!(matches!(
+        sup.start().await,
+        Err(SupervisorError::NotEnabled { .. })
+    ));
+    assert_eq!(sup.disable("again").await, None);
+    sup.enable().await.expect("enable");
+    wait_state(&sup, PluginState::Running).await;
+    assert_eq!(
+        names(&audit.since(5)),
+        ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
+    );
+    sup.stop().await.expect("a process");
+    assert_eq!(assert_no_generation_left(&audit), 2);
+}
+
+#[tokio::test]
+async fn dropping_the_supervisor_kills_the_plugin() {
+    let (sup, audit) = supervise(&fixture("child-spawning"), 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let first = pid(&sup).expect("pid");
+    drop(sup);
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.initialized", "plugin.killed"]
+    );
+    assert_eq!(
+        common::one(&audit, "plugin.killed").get("reason"),
+        "supervisor dropped"
+    );
+    // SIGKILL went out synchronously; the exit monitor reaps in the background.
+    let gone = tokio::time::timeout(LIMIT, async {
+        while group_alive(first) {
+            tokio::time::sleep(REAP_POLL).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "process group {first} survived the drop");
+    assert_eq!(audit.len(), 3, "{:?}", audit.names());
+}
+
+#[tokio::test]
+async fn stop_cancels_a_pending_restart() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (dir, counter) = staged_flaky(tmp.path(), 100);
+    // Backoff 0.25 s, 0.5 s, ...: the restart is pending for a while.
+    let (sup, audit) = supervise(&dir, 0.25);
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Crashed).await;
+    assert_eq!(sup.stop().await, None);
+    assert_eq!(sup.state(), PluginState::Stopped);
+    assert_eq!(sup.consecutive_failures(), 0);
+    let starts = sup.spawn_attempts();
+    assert!(starts >= 1);
+    let ev = audit.events();
+    assert_eq!(ev.len() as u64, starts, "{:?}", names(&ev));
+    assert!(names(&ev).iter().all(|n| *n == "plugin.crashed"));
+    assert_eq!(
+        std::fs::read_to_string(&counter).expect("counter"),
+        starts.to_string()
+    );
+    assert_eq!(assert_no_generation_left(&audit) as u64, starts);
+}
+
+#[tokio::test]
+async fn stop_during_the_handshake_kills_the_half_started_process() {
+    // `silent` never answers initialize (2.5 s at this scale).
+    let (sup, audit) = supervise(&fixture("silent"), 0.25);
+    sup.start().await.expect("start");
+    assert_eq!(sup.state(), PluginState::Spawning);
+    // The driver spawns in its first poll; on this single-threaded runtime,
+    // once it counted the attempt the process exists.
+    tokio::time::timeout(LIMIT, async {
+        while sup.spawn_attempts() == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the driver runs");
+    assert_eq!(sup.stop().await, None);
+    assert_eq!(sup.state(), PluginState::Stopped);
+    assert_eq!(audit.names(), ["plugin.killed"]);
+    let killed = common::one(&audit, "plugin.killed");
+    assert_eq!(killed.get("reason"), "session dropped");
+    let first = killed.get("pid").as_u64().expect("pid") as u32;
+    let gone = tokio::time::timeout(LIMIT, async {
+        while group_alive(first) {
+            tokio::time::sleep(REAP_POLL).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "process group {first} survived the stop");
+}
