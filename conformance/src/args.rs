@@ -179,8 +179,8 @@ fn generate(root: &Value, s: &Value, depth: usize) -> Value {
             Value::Object(o)
         }
         Some("string") => json!(string(s)),
-        Some("integer") => json!(number(s).round() as i64),
-        Some("number") => json!(number(s)),
+        Some("integer") => json!(number(s, true) as i64),
+        Some("number") => json!(number(s, false)),
         Some("boolean") => json!(true),
         Some("array") => {
             let min = s.get("minItems").and_then(Value::as_u64).unwrap_or(0).max(1);
@@ -214,14 +214,23 @@ fn string(s: &Value) -> String {
     out
 }
 
-fn number(s: &Value) -> f64 {
+fn number(s: &Value, integer: bool) -> f64 {
     let get = |k: &str| s.get(k).and_then(Value::as_f64);
-    let lo = get("minimum").or(get("exclusiveMinimum").map(|v| v + 1.0));
-    let hi = get("maximum").or(get("exclusiveMaximum").map(|v| v - 1.0));
+    // Inclusive bounds; an exclusive bound moves in by one for integers.
+    let lo = get("minimum").or(get("exclusiveMinimum").map(|v| if integer { v.floor() + 1.0 } else { v }));
+    let hi = get("maximum").or(get("exclusiveMaximum").map(|v| if integer { v.ceil() - 1.0 } else { v }));
+    let excl_lo = get("minimum").is_none() && get("exclusiveMinimum").is_some();
+    let excl_hi = get("maximum").is_none() && get("exclusiveMaximum").is_some();
     match (lo, hi) {
-        (Some(l), _) => l,
-        (None, Some(h)) if h < 1.0 => h,
-        _ => 1.0,
+        (Some(l), Some(h)) if integer => l.ceil().min(h),
+        (Some(l), Some(h)) => (l + h) / 2.0,
+        (Some(l), None) if excl_lo && !integer => l + 1.0,
+        (Some(l), None) if integer => l.ceil(),
+        (Some(l), None) => l,
+        (None, Some(h)) if h >= 1.0 && !(excl_hi && h == 1.0) => 1.0,
+        (None, Some(h)) if excl_hi && !integer => h - 1.0,
+        (None, Some(h)) => h,
+        (None, None) => 1.0,
     }
 }
 

@@ -215,6 +215,7 @@ fn own_fixtures_break_exactly_one_rule_each() {
         ("rejects-config", ("config.update_accepted", Warn, Some("plugin.method_returned"))),
         ("bad-compactor", ("compaction.compactor_contract", Fail, Some("compaction.failed"))),
         ("hook-hangs", ("hooks.answers[on_session_start]", Fail, Some("plugin.hook.timeout"))),
+        ("storage-snooper", ("storage.no_denials", Fail, Some("plugin.storage_denied"))),
     ];
     for (name, exp) in matrix {
         let r = run(own_fixture(name));

@@ -26,6 +26,7 @@ pub mod session;
 pub mod shutdown;
 pub mod spawn;
 pub mod storage;
+pub mod storage_handler;
 pub mod supervisor;
 pub mod testing;
 pub mod time;

@@ -1,17 +1,24 @@
 //! `hooks.answers[<hook>]` and `compaction.compactor_contract`: every
 //! subscribed hook, fired with a full agent `_context`, answers within
 //! `hook_timeout_sec` with a shape ADDENDUM §5-6 allows; a designated
-//! compactor's `pre_compact` answer is a valid `CompactorResult`.
+//! compactor's `pre_compact` answer is a valid `CompactorResult`, judged by
+//! the host's own compaction (`kaged_host_sim::firing`).
 
 use kaged_host_sim::audit::AuditEvent;
 use kaged_host_sim::call::CallError;
+use std::collections::BTreeMap;
+
+use kaged_host_sim::agents::Project;
+use kaged_host_sim::firing::{AgentHost, CompactRequest, PluginDirs};
+use kaged_host_sim::process::group_alive;
 use kaged_plugin_sdk::protocol::{
-    drop_fallback, parse_observer_answer, parse_session_start_answer, validate_compactor_result, CompactParams,
-    HookName, Message, MessageRole, PluginCallContext, PluginRole,
+    parse_observer_answer, parse_session_start_answer, CompactParams, HookName, Message, MessageRole,
+    PluginCallContext, PluginRole,
 };
 use serde_json::{json, Value};
 
 use super::sessions::chain;
+use super::suite::Mode;
 use super::{Suite, Verdict};
 
 const PROJECT: &str = "conformance-project";
@@ -111,55 +118,68 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
 async fn compactor(suite: &mut Suite<'_>) {
     let Some(m) = suite.manifest.clone() else { return };
     let Some(mut scope) = suite.begin("compaction.compactor_contract", "compaction.compactor_contract") else { return };
-    if !m.effective_roles().contains(&PluginRole::Compactor) {
-        suite.end(scope, Verdict::skip("the plugin does not declare the compactor role"));
-        return;
-    }
-    if !m.hook_names().contains(&HookName::PreCompact) {
-        suite.end(scope, Verdict::fail("expected: a compactor subscribes to pre_compact; actual: it does not, so it can never compact"));
-        return;
-    }
-    let params = compact_params(HookName::PreCompact, PluginRole::Compactor);
-    let body = serde_json::to_value(&params).unwrap_or_else(|_| json!({}));
-    let r = match suite.shared(&mut scope).await {
-        Err(e) => {
-            suite.end(scope, Verdict::skip(format!("no session: {e}")));
-            return;
-        }
-        Ok(s) => s.call(HookName::PreCompact.method(), Some(body), Some(params.context.clone())).await,
+    let v = if !m.effective_roles().contains(&PluginRole::Compactor) {
+        Verdict::skip("the plugin does not declare the compactor role")
+    } else if !m.hook_names().contains(&HookName::PreCompact) {
+        Verdict::fail("expected: a compactor subscribes to pre_compact; actual: it does not, so it can never compact")
+    } else if suite.mode != Mode::Strict {
+        Verdict::skip("the host launches an agent's plugins only after a clean handshake (see handshake.*)")
+    } else {
+        let t = suite.new_transcript();
+        scope.touch_from(&t, 0);
+        let host = suite.host(t);
+        compact_as_delegate(host, &suite.dir, &m.name).await
     };
-    let problem = match r {
-        Ok(answer) => match validate_compactor_result(&params, &answer) {
-            Ok(res) => {
-                let v = Verdict::pass(format!(
-                    "a valid CompactorResult: {} message(s), {} superseded, every always-keep message kept",
-                    res.messages.len(),
-                    res.superseded.len()
-                ));
-                suite.end(scope, v);
-                return;
-            }
-            Err(violation) => (violation.reason().to_string(), format!("an invalid CompactorResult: {violation}; answer {}", kaged_host_sim::transcript::cut(&answer.to_string(), 300))),
-        },
-        Err(CallError::Timeout { after, .. }) => ("timeout".to_string(), format!("no answer within hook_timeout_sec ({after:?})")),
-        Err(e) => ("error".to_string(), chain(&e)),
-    };
-    // The drop fallback and its audit chain (ADDENDUM §5), emitted here
-    // because kaged-host-sim has no compaction firing API yet.
-    let fallback = drop_fallback(&params);
-    suite.audit.emit(
-        AuditEvent::CompactionFailed,
-        &m.name,
-        json!({"plugin": m.name, "agent_path": AGENT, "reason": problem.0}),
-    );
-    suite.audit.emit(
-        AuditEvent::CompactionCompleted,
-        &m.name,
-        json!({"strategy": "drop", "fallback": true, "messages": fallback.messages.len(), "superseded": fallback.superseded}),
-    );
-    let v = Verdict::fail(format!(
-        "expected: a valid CompactorResult keeping the always-keep messages msg_002 and msg_004; actual: {} (the host falls back to drop)",
-        problem.1
-    ));
     suite.end(scope, v);
+}
+
+/// Designate the plugin as the primary agent's compactor in a one-plugin
+/// project and let the host's firing API compact a window (ADDENDUM §5:
+/// `validate_compactor_result`, drop fallback and audit chain).
+async fn compact_as_delegate(host: kaged_host_sim::host::HostSim, dir: &std::path::Path, name: &str) -> Verdict {
+    let package = format!("@conformance/{name}");
+    let yaml = format!(
+        "primary:\n  plugins:\n    subject:\n      package: \"{package}\"\n  compaction:\n    strategy: summarize\n    delegate:\n      plugin: subject\n"
+    );
+    let project = match Project::from_yaml_str(&yaml, "conformance-project.yaml") {
+        Ok(p) => p,
+        Err(e) => return Verdict::skip(format!("cannot build the one-plugin project: {}", chain(&e))),
+    };
+    let dirs = PluginDirs::Map(BTreeMap::from([(package, dir.to_path_buf())]));
+    let agents = match AgentHost::start(host, &project, &dirs).await {
+        Ok(a) => a.with_project_id(PROJECT),
+        Err(e) => return Verdict::fail(format!("expected: the host starts the plugin as the primary agent's compactor; actual: {}", chain(&e))),
+    };
+    let p = compact_params(HookName::PreCompact, PluginRole::Compactor);
+    let req = CompactRequest::new(SESSION, p.messages_being_compacted, p.messages_remaining).strategy("summarize");
+    let out = agents.compact(AGENT, req).await;
+    let pids = agents.pids();
+    agents.shutdown().await;
+    for pid in pids {
+        if group_alive(pid) {
+            return Verdict::fail(format!("process group {pid} survived the compaction host's shutdown"));
+        }
+    }
+    match out {
+        Err(e) => Verdict::fail(format!("expected: a compaction; actual: {}", chain(&e))),
+        Ok(out) if out.compactor.as_deref() != Some(name) => {
+            Verdict::fail("expected: pre_compact with role \"compactor\"; actual: the host did not call the plugin as compactor")
+        }
+        Ok(out) if out.fallback => {
+            let why = out
+                .audit
+                .iter()
+                .find(|r| r.event == AuditEvent::CompactionFailed)
+                .map(|r| format!("{} ({})", r.get("detail").as_str().unwrap_or_default(), r.get("reason").as_str().unwrap_or_default()))
+                .unwrap_or_default();
+            Verdict::fail(format!(
+                "expected: a valid CompactorResult keeping the always-keep messages msg_002 and msg_004; actual: {why}; the host fell back to drop"
+            ))
+        }
+        Ok(out) => Verdict::pass(format!(
+            "a valid CompactorResult: {} message(s), {} superseded, every always-keep message kept",
+            out.messages.len(),
+            out.superseded.len()
+        )),
+    }
 }

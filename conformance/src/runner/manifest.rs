@@ -17,7 +17,7 @@ pub(crate) async fn run(suite: &mut Suite<'_>) -> bool {
         suite.manifest = Some(Arc::new(m.clone()));
     }
     let valid = if usable {
-        Verdict::pass(format!("{} validates ({} warning(s))", suite.dir.join("kaged-plugin.yaml").display(), warnings.len()))
+        Verdict::pass(format!("kaged-plugin.yaml validates ({} warning(s))", warnings.len()))
     } else if errors.is_empty() {
         Verdict::fail("expected: a manifest the model accepts; actual: the manifest could not be loaded")
     } else {

@@ -20,15 +20,21 @@ use super::suite::{Mode, Suite};
 pub(crate) const DAEMON_VERSION: &str = concat!("kaged-conformance/", env!("CARGO_PKG_VERSION"));
 
 impl Suite<'_> {
-    /// A host writing to the run's audit log and to `transcript`.
+    /// A host writing to the run's audit log and to `transcript`, with the
+    /// run's storage broker when it could be opened.
     pub fn host(&self, transcript: Transcript) -> HostSim {
-        HostSim::new(HostConfig {
+        let mut cfg = HostConfig {
             time_scale: self.opts.time_scale,
             audit: self.audit.clone(),
             transcript,
             daemon_version: DAEMON_VERSION.to_string(),
             ..HostConfig::default()
-        })
+        };
+        if let Some(h) = &self.storage {
+            cfg.handler = h.clone();
+            cfg.storage_available = true;
+        }
+        HostSim::new(cfg)
     }
 
     /// The `initialize` params a host would send this plugin.
@@ -37,7 +43,7 @@ impl Suite<'_> {
             daemon_version: DAEMON_VERSION.to_string(),
             api_version: API_VERSION,
             plugin_name: self.manifest.as_ref().map(|m| m.name.clone()).unwrap_or_default(),
-            storage_available: false,
+            storage_available: self.storage.is_some(),
             projects: Vec::new(),
         }
     }

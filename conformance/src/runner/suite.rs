@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::handler::PluginRequestHandler;
+use kaged_host_sim::storage_handler::BrokerHandler;
 use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::time::Timeouts;
 use kaged_host_sim::transcript::Transcript;
@@ -44,6 +46,8 @@ pub(crate) struct Suite<'a> {
     pub mode: Mode,
     pub primary: Option<Primary>,
     pub shared: Option<(PluginSession, Transcript)>,
+    /// The run's storage broker (a temporary database), shared by every spawn.
+    pub storage: Option<Arc<dyn PluginRequestHandler>>,
     results: Vec<CaseResult>,
     on_case: &'a mut dyn FnMut(&CaseResult),
 }
@@ -59,6 +63,9 @@ impl<'a> Suite<'a> {
             mode: Mode::Unavailable("the manifest was not loaded".into()),
             primary: None,
             shared: None,
+            storage: BrokerHandler::temp()
+                .ok()
+                .map(|h| Arc::new(h) as Arc<dyn PluginRequestHandler>),
             results: Vec::new(),
             on_case,
         }

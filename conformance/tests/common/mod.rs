@@ -13,17 +13,24 @@ pub const SCALE: f64 = 0.05;
 
 /// `kaged-host-sim/tests/fixtures/plugins/NAME` (owned by the host-sim).
 pub fn host_fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kaged-host-sim/tests/fixtures/plugins").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../kaged-host-sim/tests/fixtures/plugins")
+        .join(name)
 }
 
 /// `conformance/tests/fixtures/plugins/NAME` (the suite's own).
 pub fn own_fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plugins").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/plugins")
+        .join(name)
 }
 
 /// Options at [`SCALE`].
 pub fn options() -> Options {
-    Options { time_scale: TimeScale::new(SCALE).expect("valid scale"), ..Options::default() }
+    Options {
+        time_scale: TimeScale::new(SCALE).expect("valid scale"),
+        ..Options::default()
+    }
 }
 
 /// Run the suite as a library call.
@@ -65,12 +72,19 @@ pub const KPROTO_GAPS: &[Expected] = &[
 /// Assert that exactly `expected` cases fail or warn, each listing its
 /// audit event.
 pub fn assert_broken(r: &Report, expected: &[Expected]) {
-    let want: BTreeMap<String, Status> = expected.iter().map(|(id, s, _)| (id.to_string(), *s)).collect();
+    let want: BTreeMap<String, Status> = expected
+        .iter()
+        .map(|(id, s, _)| (id.to_string(), *s))
+        .collect();
     assert_eq!(broken(r), want, "\n{}", render_human(r, false, true));
     for (id, _, event) in expected {
         if let Some(event) = event {
             let c = case(r, id);
-            assert!(c.audit_events.iter().any(|e| e == event), "{id} lacks audit event {event}: {:?}", c.audit_events);
+            assert!(
+                c.audit_events.iter().any(|e| e == event),
+                "{id} lacks audit event {event}: {:?}",
+                c.audit_events
+            );
         }
     }
 }

@@ -117,7 +117,10 @@ impl SystemConfig {
 impl fmt::Debug for SystemConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SystemConfig")
-            .field("redact_secrets", &format_args!("[{} hidden]", self.redact_secrets.len()))
+            .field(
+                "redact_secrets",
+                &format_args!("[{} hidden]", self.redact_secrets.len()),
+            )
             .finish()
     }
 }
@@ -131,14 +134,22 @@ pub struct Config {
     pub system: SystemConfig,
 }
 
-/// Deserialize one half, naming the offending field in the error.
-fn half<'de, T: Deserialize<'de>>(map: Map<String, Value>) -> Result<T, String> {
+/// Deserialize one half, naming the offending field in the error. Errors
+/// of the operator-local half never quote the value (serde's messages do:
+/// `invalid type: string "tok_…"`), since it may be a secret.
+fn half<'de, T: Deserialize<'de>>(map: Map<String, Value>, secret: bool) -> Result<T, String> {
     serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
         let path = e.path().to_string();
-        if path == "." {
-            e.inner().to_string()
+        let what = if secret {
+            "invalid value (operator-local values are never echoed): expected a list of strings"
+                .to_string()
         } else {
-            format!("field `{path}`: {}", e.inner())
+            e.inner().to_string()
+        };
+        if path == "." {
+            what
+        } else {
+            format!("field `{path}`: {what}")
         }
     })
 }
@@ -150,8 +161,8 @@ impl<'de> Deserialize<'de> for Config {
             .into_iter()
             .partition(|(k, _)| SystemConfig::FIELDS.contains(&k.as_str()));
         Ok(Config {
-            project: half(project).map_err(D::Error::custom)?,
-            system: half(system).map_err(D::Error::custom)?,
+            project: half(project, false).map_err(D::Error::custom)?,
+            system: half(system, true).map_err(D::Error::custom)?,
         })
     }
 }
@@ -201,10 +212,14 @@ mod tests {
 
     #[test]
     fn defaults_apply_and_the_halves_split() {
-        let c: Config = serde_json::from_value(json!({"tags": ["x"], "redact_secrets": ["s3cr3t"]}))
-            .expect("valid");
+        let c: Config =
+            serde_json::from_value(json!({"tags": ["x"], "redact_secrets": ["s3cr3t"]}))
+                .expect("valid");
         assert_eq!(c.project.store, "config:/memory");
-        assert_eq!((c.project.recent_on_start, c.project.retain_every_n_turns), (5, 3));
+        assert_eq!(
+            (c.project.recent_on_start, c.project.retain_every_n_turns),
+            (5, 3)
+        );
         assert_eq!(c.system.redact("a s3cr3t b"), "a [redacted] b");
         assert!(!format!("{c:?}").contains("s3cr3t"));
         assert!(c.check().is_ok());
@@ -212,12 +227,22 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        let e = serde_json::from_value::<Config>(json!({"recent_on_start": "many"})).expect_err("bad");
+        let e =
+            serde_json::from_value::<Config>(json!({"recent_on_start": "many"})).expect_err("bad");
         assert!(e.to_string().contains("recent_on_start"), "{e}");
         let e = serde_json::from_value::<Config>(json!({"colour": "red"})).expect_err("unknown");
         assert!(e.to_string().contains("colour"), "{e}");
         let c: Config = serde_json::from_value(json!({"retain_every_n_turns": 0})).expect("parses");
-        assert!(c.check().expect_err("range").contains("retain_every_n_turns"));
+        assert!(c
+            .check()
+            .expect_err("range")
+            .contains("retain_every_n_turns"));
+        let e = serde_json::from_value::<Config>(json!({"redact_secrets": "tok_1"}))
+            .expect_err("not a list");
+        assert!(
+            e.to_string().contains("redact_secrets") && !e.to_string().contains("tok_1"),
+            "{e}"
+        );
         let c: Config = serde_json::from_value(json!({"store": "memory"})).expect("parses");
         assert!(c.check().expect_err("store").contains("store"));
     }
@@ -227,7 +252,10 @@ mod tests {
         let s = kaged_plugin_sdk::tool::schema_for::<Config>();
         assert_eq!(s["additionalProperties"], false);
         assert!(s["properties"].get("redact_secrets").is_none());
-        assert_eq!(s["properties"]["isolation"]["enum"], json!(["agent", "project"]));
+        assert_eq!(
+            s["properties"]["isolation"]["enum"],
+            json!(["agent", "project"])
+        );
         assert_eq!(s["properties"]["store"]["default"], "config:/memory");
     }
 }

@@ -109,9 +109,7 @@ impl Entry {
         }
         s.push_str(&format!("source: {}\n---\n", quoted(self.source.as_str())));
         s.push_str(&self.content);
-        if !self.content.ends_with('\n') {
-            s.push('\n');
-        }
+        s.push('\n');
         s
     }
 
@@ -151,9 +149,16 @@ impl IdGen {
     /// The next `(id, created_at)` at `now`, never equal to or below a
     /// previous id (a clock that steps back reuses the last millisecond).
     pub fn next(&self, now: SystemTime) -> (String, String) {
-        let ms = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+        let ms = now
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis() as u64;
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let (ms, seq) = if ms > last.0 { (ms, 0) } else { (last.0, last.1 + 1) };
+        let (ms, seq) = if ms > last.0 {
+            (ms, 0)
+        } else {
+            (last.0, last.1 + 1)
+        };
         *last = (ms, seq);
         drop(last);
         let at = UNIX_EPOCH + Duration::from_millis(ms);
@@ -183,9 +188,17 @@ mod tests {
     fn frontmatter_round_trips() {
         let e = sample();
         let text = e.to_markdown();
-        assert!(text.starts_with("---\nid: \"20261122T211030123Z-0001\"\n"), "{text}");
+        assert!(
+            text.starts_with("---\nid: \"20261122T211030123Z-0001\"\n"),
+            "{text}"
+        );
         assert_eq!(Entry::parse(&text).expect("parses"), e);
-        let bare = Entry { context: None, tags: vec![], content: String::new(), ..sample() };
+        let bare = Entry {
+            context: None,
+            tags: vec![],
+            content: String::new(),
+            ..sample()
+        };
         assert_eq!(Entry::parse(&bare.to_markdown()).expect("parses"), bare);
     }
 
@@ -193,11 +206,17 @@ mod tests {
     fn hand_written_files_parse_and_garbage_does_not() {
         let text = "---\nid: 20261122T211030123Z-0002\ncreated_at: 2026-11-22T21:10:30Z\ntags: [a, b]\nsource: compaction\n---\nhello\n";
         let e = Entry::parse(text).expect("plain YAML");
-        assert_eq!((e.tags.len(), e.source, e.content.as_str()), (2, Source::Compaction, "hello"));
+        assert_eq!(
+            (e.tags.len(), e.source, e.content.as_str()),
+            (2, Source::Compaction, "hello")
+        );
         assert!(e.created() > UNIX_EPOCH);
         assert!(Entry::parse("no frontmatter").is_err());
         assert!(Entry::parse("---\nid: x\n").is_err());
-        assert!(Entry::parse("---\nid: x\n---\nbody").is_err(), "missing fields");
+        assert!(
+            Entry::parse("---\nid: x\n---\nbody").is_err(),
+            "missing fields"
+        );
     }
 
     #[test]
@@ -210,8 +229,8 @@ mod tests {
         let (d, _) = g.next(t + Duration::from_millis(1));
         assert!(a < b && b < c && c < d, "{a} {b} {c} {d}");
         assert!([&a, &b, &c, &d].iter().all(|i| valid_id(i)), "{a}");
-        assert_eq!(at, "2026-11-19T07:06:40.123Z");
-        assert!(a.starts_with("20261119T070640123Z-"));
+        assert_eq!(at, "2026-11-18T11:06:40.123Z");
+        assert!(a.starts_with("20261118T110640123Z-"));
         assert!(!valid_id("../etc/passwd") && !valid_id(""));
     }
 }

@@ -28,7 +28,10 @@ pub fn render_message(m: &Message) -> String {
 
 /// Messages as markdown, one paragraph each.
 pub fn render_messages<'a>(ms: impl IntoIterator<Item = &'a Message>) -> String {
-    ms.into_iter().map(render_message).collect::<Vec<_>>().join("\n\n")
+    ms.into_iter()
+        .map(render_message)
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// User turns in a plain-string transcript: lines starting `user:` (any
@@ -87,7 +90,11 @@ impl IdleBuffer {
 
 /// The first non-empty line of `text`, at most `max` characters (with `…`).
 pub fn headline(text: &str, max: usize) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     if line.chars().count() <= max {
         line.to_string()
     } else {
@@ -99,7 +106,10 @@ pub fn headline(text: &str, max: usize) -> String {
 /// The session-start text: the `n` newest entries retained with the tool,
 /// newest first, and a pointer to the rest; `None` when there are none.
 pub fn session_start_text(entries: &[Entry], n: usize, isolation: Isolation) -> Option<String> {
-    let retained: Vec<&Entry> = entries.iter().filter(|e| e.source == Source::Tool).collect();
+    let retained: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.source == Source::Tool)
+        .collect();
     if n == 0 || retained.is_empty() {
         return None;
     }
@@ -135,7 +145,10 @@ mod tests {
     #[test]
     fn the_idle_buffer_saves_every_n_user_turns_without_duplicates() {
         let mut b = IdleBuffer::default();
-        let first = Transcript::Messages(vec![msg("1", MessageRole::User, "hi"), msg("2", MessageRole::Assistant, "hello")]);
+        let first = Transcript::Messages(vec![
+            msg("1", MessageRole::User, "hi"),
+            msg("2", MessageRole::Assistant, "hello"),
+        ]);
         assert_eq!(b.push(&first, 2), None);
         let again = Transcript::Messages(vec![
             msg("1", MessageRole::User, "hi"),
@@ -143,7 +156,10 @@ mod tests {
             msg("3", MessageRole::User, "bye"),
         ]);
         let saved = b.push(&again, 2).expect("two user turns");
-        assert_eq!(saved, "**user**: hi\n\n**assistant**: hello\n\n**user**: bye");
+        assert_eq!(
+            saved,
+            "**user**: hi\n\n**assistant**: hello\n\n**user**: bye"
+        );
         assert_eq!(b.push(&again, 2), None, "already saved");
         assert_eq!(b.take(), None);
     }
@@ -154,7 +170,10 @@ mod tests {
         assert_eq!(text_turns("no roles at all"), 1);
         let mut b = IdleBuffer::default();
         assert_eq!(b.push(&Transcript::Text("user: a\n".into()), 2), None);
-        assert_eq!(b.push(&Transcript::Text("user: b".into()), 2).as_deref(), Some("user: a\n\nuser: b"));
+        assert_eq!(
+            b.push(&Transcript::Text("user: b".into()), 2).as_deref(),
+            Some("user: a\n\nuser: b")
+        );
     }
 
     #[test]
@@ -162,7 +181,11 @@ mod tests {
         let e = |id: &str, source, content: &str| Entry {
             id: id.into(),
             created_at: String::new(),
-            tags: if id == "3" { vec!["lang".into()] } else { vec![] },
+            tags: if id == "3" {
+                vec!["lang".into()]
+            } else {
+                vec![]
+            },
             context: None,
             source,
             content: content.into(),
@@ -170,7 +193,11 @@ mod tests {
         let entries = vec![
             e("1", Source::Tool, "Uses bun 1.x"),
             e("2", Source::Transcript, "**user**: hi"),
-            e("3", Source::Tool, "\n  Prefers TypeScript strict mode\nmore"),
+            e(
+                "3",
+                Source::Tool,
+                "\n  Prefers TypeScript strict mode\nmore",
+            ),
         ];
         let text = session_start_text(&entries, 5, Isolation::Project).expect("some");
         assert_eq!(
@@ -178,9 +205,18 @@ mod tests {
             "Known about this project:\n- Prefers TypeScript strict mode [lang]\n- Uses bun 1.x\n(1 more in memory: search with memory-markdown.recall)"
         );
         let one = session_start_text(&entries, 1, Isolation::Agent).expect("some");
-        assert!(one.starts_with("Known about this agent:\n- Prefers") && one.contains("(2 more"), "{one}");
-        assert_eq!(session_start_text(&entries[1..2], 5, Isolation::Agent), None);
+        assert!(
+            one.starts_with("Known about this agent:\n- Prefers") && one.contains("(2 more"),
+            "{one}"
+        );
+        assert_eq!(
+            session_start_text(&entries[1..2], 5, Isolation::Agent),
+            None
+        );
         assert_eq!(session_start_text(&entries, 0, Isolation::Agent), None);
-        assert_eq!(headline(&"x".repeat(300), 10), format!("{}…", "x".repeat(9)));
+        assert_eq!(
+            headline(&"x".repeat(300), 10),
+            format!("{}…", "x".repeat(9))
+        );
     }
 }

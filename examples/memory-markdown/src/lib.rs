@@ -31,5 +31,7 @@ pub use state::MemoryMarkdown;
 /// The plugin's builder: the `#[kaged_plugin]` declarations plus the
 /// operator-local `system_config_schema` (from [`config::SystemConfig`]).
 pub fn builder(plugin: MemoryMarkdown) -> kaged_plugin_sdk::PluginBuilder {
-    plugin.plugin_builder().system_config::<config::SystemConfig>()
+    plugin
+        .plugin_builder()
+        .system_config::<config::SystemConfig>()
 }

@@ -31,7 +31,9 @@ fn relative(rest: &str) -> Result<PathBuf, String> {
     if rest.contains('\0') {
         return Err("the path contains a NUL byte".into());
     }
-    if p.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir)) {
+    if p.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
         Ok(p.to_path_buf())
     } else {
         Err(format!("`{rest}` must not contain `..`"))
@@ -48,7 +50,10 @@ impl StoreSpec {
             return relative(rest).map(StoreSpec::Project);
         }
         let p = Path::new(store);
-        if p.is_absolute() && !store.contains('\0') && !p.components().any(|c| c == Component::ParentDir) {
+        if p.is_absolute()
+            && !store.contains('\0')
+            && !p.components().any(|c| c == Component::ParentDir)
+        {
             return Ok(StoreSpec::Absolute(p.to_path_buf()));
         }
         Err(format!(
@@ -60,7 +65,8 @@ impl StoreSpec {
     pub fn root(&self, config_root: Option<&Path>, project_id: &str) -> Result<PathBuf, String> {
         let need_root = || {
             config_root.map(Path::to_path_buf).ok_or_else(|| {
-                "no config root: set KAGED_CONFIG_ROOT or HOME, or use an absolute store".to_string()
+                "no config root: set KAGED_CONFIG_ROOT or HOME, or use an absolute store"
+                    .to_string()
             })
         };
         match self {
@@ -73,7 +79,10 @@ impl StoreSpec {
 
 /// The plugin's config root: `$KAGED_CONFIG_ROOT` if set (and absolute),
 /// else `$HOME/.config/kaged` (the host sets HOME to the plugin directory).
-pub fn config_root_from(kaged_config_root: Option<String>, home: Option<String>) -> Option<PathBuf> {
+pub fn config_root_from(
+    kaged_config_root: Option<String>,
+    home: Option<String>,
+) -> Option<PathBuf> {
     let abs = |s: String| Some(PathBuf::from(s)).filter(|p| p.is_absolute());
     kaged_config_root
         .and_then(abs)
@@ -82,7 +91,10 @@ pub fn config_root_from(kaged_config_root: Option<String>, home: Option<String>)
 
 /// [`config_root_from`] with the process environment.
 pub fn config_root() -> Option<PathBuf> {
-    config_root_from(std::env::var("KAGED_CONFIG_ROOT").ok(), std::env::var("HOME").ok())
+    config_root_from(
+        std::env::var("KAGED_CONFIG_ROOT").ok(),
+        std::env::var("HOME").ok(),
+    )
 }
 
 /// Check that a `_context` value is usable as one directory name: not
@@ -94,7 +106,9 @@ pub fn component<'a>(field: &str, value: &'a str) -> Result<&'a str, String> {
         || value == ".."
         || value.len() > 200
         || value.starts_with('_')
-        || value.chars().any(|c| c == '/' || c == '\\' || c.is_control());
+        || value
+            .chars()
+            .any(|c| c == '/' || c == '\\' || c.is_control());
     if bad {
         Err(format!(
             "_context.{field} {value:?} cannot name a memory directory (empty, `.`/`..`, `/`, `\\`, control characters, a leading `_` or over 200 bytes)"
@@ -147,7 +161,11 @@ pub fn scope(
         Isolation::Project => PROJECT_DIR,
     };
     let dir = root.join(project).join(leaf);
-    Ok(Scope { root, dir, isolation })
+    Ok(Scope {
+        root,
+        dir,
+        isolation,
+    })
 }
 
 #[cfg(test)]
@@ -162,12 +180,24 @@ mod tests {
     fn store_specs_resolve() {
         let root = Path::new("/cfg");
         let c = StoreSpec::parse("config:/memory").expect("config");
-        assert_eq!(c.root(Some(root), "p").expect("root"), Path::new("/cfg/memory"));
+        assert_eq!(
+            c.root(Some(root), "p").expect("root"),
+            Path::new("/cfg/memory")
+        );
         let p = StoreSpec::parse("project:/mem").expect("project");
-        assert_eq!(p.root(Some(root), "p").expect("root"), Path::new("/cfg/projects/p/mem"));
+        assert_eq!(
+            p.root(Some(root), "p").expect("root"),
+            Path::new("/cfg/projects/p/mem")
+        );
         let a = StoreSpec::parse("/var/mem").expect("absolute");
         assert_eq!(a.root(None, "p").expect("root"), Path::new("/var/mem"));
-        for bad in ["memory", "config:/../x", "project:/a/../../b", "/a/../b", "http://x"] {
+        for bad in [
+            "memory",
+            "config:/../x",
+            "project:/a/../../b",
+            "/a/../b",
+            "http://x",
+        ] {
             assert!(StoreSpec::parse(bad).is_err(), "{bad}");
         }
         assert!(c.root(None, "p").is_err());
@@ -185,16 +215,44 @@ mod tests {
     #[test]
     fn isolation_picks_the_leaf_and_traversal_is_refused() {
         let spec = StoreSpec::Absolute("/m".into());
-        let s = scope(Some(&ctx("music", "primary")), &spec, Isolation::Agent, None).expect("ok");
+        let s = scope(
+            Some(&ctx("music", "primary")),
+            &spec,
+            Isolation::Agent,
+            None,
+        )
+        .expect("ok");
         assert_eq!(s.dir, Path::new("/m/music/primary"));
-        let s = scope(Some(&ctx("music", "primary")), &spec, Isolation::Project, None).expect("ok");
+        let s = scope(
+            Some(&ctx("music", "primary")),
+            &spec,
+            Isolation::Project,
+            None,
+        )
+        .expect("ok");
         assert_eq!(s.dir, Path::new("/m/music/_project"));
-        for (p, a) in [("..", "primary"), ("music", "../x"), ("/etc", "a"), ("m", "a\0b"), ("m", "_project"), ("", "a")] {
+        for (p, a) in [
+            ("..", "primary"),
+            ("music", "../x"),
+            ("/etc", "a"),
+            ("m", "a\0b"),
+            ("m", "_project"),
+            ("", "a"),
+        ] {
             let r = scope(Some(&ctx(p, a)), &spec, Isolation::Agent, None);
-            assert!(matches!(r, Err(ScopeError::Unsafe(_))), "{p:?} {a:?}: {r:?}");
+            assert!(
+                matches!(r, Err(ScopeError::Unsafe(_))),
+                "{p:?} {a:?}: {r:?}"
+            );
         }
         let daemon = PluginCallContext::daemon("r");
-        assert_eq!(scope(Some(&daemon), &spec, Isolation::Agent, None), Err(ScopeError::NoAgent));
-        assert_eq!(scope(None, &spec, Isolation::Agent, None), Err(ScopeError::NoAgent));
+        assert_eq!(
+            scope(Some(&daemon), &spec, Isolation::Agent, None),
+            Err(ScopeError::NoAgent)
+        );
+        assert_eq!(
+            scope(None, &spec, Isolation::Agent, None),
+            Err(ScopeError::NoAgent)
+        );
     }
 }

@@ -28,7 +28,11 @@ fn check_tags(tags: &[String], field: &str) -> Result<(), PluginError> {
     }
 }
 
-#[kaged_plugin(name = "memory-markdown", roles(observer), manifest_base = "kaged-plugin.base.yaml")]
+#[kaged_plugin(
+    name = "memory-markdown",
+    roles(observer),
+    manifest_base = "kaged-plugin.base.yaml"
+)]
 impl MemoryMarkdown {
     /// Store information in long-term memory: one markdown entry per call,
     /// found again with `recall` (by words or tags) and shown at the start
@@ -37,7 +41,9 @@ impl MemoryMarkdown {
     async fn retain(&self, args: Retain, call: Call) -> Result<Retained, PluginError> {
         let scope = self.scope(call.context.as_ref())?;
         if args.content.trim().is_empty() {
-            return Err(PluginError::invalid_params("invalid params: field /content: must not be empty"));
+            return Err(PluginError::invalid_params(
+                "invalid params: field /content: must not be empty",
+            ));
         }
         if args.content.len() > MAX_CONTENT_BYTES {
             return Err(PluginError::invalid_params(format!(
@@ -47,12 +53,23 @@ impl MemoryMarkdown {
         }
         check_tags(&args.tags, "tags")?;
         let context = args.context.as_deref().filter(|c| !c.trim().is_empty());
-        let (entry, path) = self.save(&scope, &args.content, context, &args.tags, Source::Tool).await?;
+        let (entry, path) = self
+            .save(&scope, &args.content, context, &args.tags, Source::Tool)
+            .await?;
         if let Some(session) = call.context.as_ref().and_then(|c| c.session_id.as_deref()) {
             self.note_retained(&scope, session, headline(&entry.content, 200));
         }
-        let file = path.strip_prefix(&scope.root).unwrap_or(&path).to_string_lossy().into_owned();
-        Ok(Retained { id: entry.id, created_at: entry.created_at, tags: entry.tags, file })
+        let file = path
+            .strip_prefix(&scope.root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .into_owned();
+        Ok(Retained {
+            id: entry.id,
+            created_at: entry.created_at,
+            tags: entry.tags,
+            file,
+        })
     }
 
     /// Search long-term memory: entries matching more of the query's words
@@ -68,7 +85,9 @@ impl MemoryMarkdown {
             .filter(|e| args.tags.iter().all(|t| e.tags.contains(t)))
             .collect();
         let ranked = rank::rank(entries, &args.query, limit, SystemTime::now());
-        Ok(Recalled { entries: ranked.into_iter().map(|(e, s)| Hit::new(e, s)).collect() })
+        Ok(Recalled {
+            entries: ranked.into_iter().map(|(e, s)| Hit::new(e, s)).collect(),
+        })
     }
 
     /// Delete one entry from long-term memory by its id.
@@ -92,7 +111,10 @@ impl MemoryMarkdown {
             )
             .with_data(json!({ "id": args.id })));
         }
-        Ok(Forgotten { id: args.id, forgotten: true })
+        Ok(Forgotten {
+            id: args.id,
+            forgotten: true,
+        })
     }
 
     /// List the tags used in long-term memory, with how many entries carry
@@ -101,19 +123,26 @@ impl MemoryMarkdown {
     async fn list_tags(&self, _args: ListTags, call: Call) -> Result<Tags, PluginError> {
         let scope = self.scope(call.context.as_ref())?;
         let entries = self.entries(&scope).await?;
-        Ok(Tags { tags: count_tags(&entries), entries: entries.len() })
+        Ok(Tags {
+            tags: count_tags(&entries),
+            entries: entries.len(),
+        })
     }
 
     /// Show the agent the newest retained entries.
     #[hook]
-    async fn on_session_start(&self, p: SessionStartParams) -> Result<Option<SessionStartResult>, PluginError> {
+    async fn on_session_start(
+        &self,
+        p: SessionStartParams,
+    ) -> Result<Option<SessionStartResult>, PluginError> {
         let n = self.config().project.recent_on_start as usize;
         if n == 0 {
             return Ok(None);
         }
         let scope = self.scope(Some(&p.context))?;
         let entries = self.entries(&scope).await?;
-        Ok(session_start_text(&entries, n, scope.isolation).map(|t| SessionStartResult { inject: Some(t) }))
+        Ok(session_start_text(&entries, n, scope.isolation)
+            .map(|t| SessionStartResult { inject: Some(t) }))
     }
 
     /// Buffer the transcript; save it every `retain_every_n_turns` user turns.
@@ -131,7 +160,9 @@ impl MemoryMarkdown {
         };
         if let Some(text) = ready {
             let context = format!("transcript of session {session}");
-            let (entry, _) = self.save(&scope, &text, Some(&context), &[], Source::Transcript).await?;
+            let (entry, _) = self
+                .save(&scope, &text, Some(&context), &[], Source::Transcript)
+                .await?;
             log::info!(id = %entry.id, "saved the session transcript");
         }
         Ok(())
@@ -149,14 +180,21 @@ impl MemoryMarkdown {
             .get(&(scope.dir.clone(), session))
             .cloned()
             .unwrap_or_default();
-        Ok((!hints.is_empty()).then(|| ObserverResult { retain: Some(hints), inject: None }))
+        Ok((!hints.is_empty()).then_some(ObserverResult {
+            retain: Some(hints),
+            inject: None,
+        }))
     }
 
     /// Save the compacted messages (not the always-keep ones, which stay).
     #[hook]
     async fn post_compact(&self, p: CompactParams) -> Result<Option<ObserverResult>, PluginError> {
         let scope = self.scope(Some(&p.context))?;
-        let gone: Vec<_> = p.messages_being_compacted.iter().filter(|m| !m.always_keep).collect();
+        let gone: Vec<_> = p
+            .messages_being_compacted
+            .iter()
+            .filter(|m| !m.always_keep)
+            .collect();
         if gone.is_empty() {
             return Ok(None);
         }
@@ -167,20 +205,27 @@ impl MemoryMarkdown {
             p.context.session_id.as_deref().unwrap_or("")
         );
         let text = render_messages(gone.iter().copied());
-        let (entry, _) = self.save(&scope, &text, Some(&context), &[], Source::Compaction).await?;
+        let (entry, _) = self
+            .save(&scope, &text, Some(&context), &[], Source::Compaction)
+            .await?;
         let note = format!(
             "memory-markdown saved {} compacted message(s) as entry {}; find them with memory-markdown.recall",
             gone.len(),
             entry.id
         );
-        Ok(Some(ObserverResult { retain: Some(vec![note]), inject: None }))
+        Ok(Some(ObserverResult {
+            retain: Some(vec![note]),
+            inject: None,
+        }))
     }
 
     /// Take a new config (the host merges the project and operator-local
     /// halves); `-32004` naming the field when it does not validate.
     #[config]
     async fn configure(&self, config: Config) -> Result<(), PluginError> {
-        config.check().map_err(|e| PluginError::config_invalid(format!("invalid config: {e}")))?;
+        config
+            .check()
+            .map_err(|e| PluginError::config_invalid(format!("invalid config: {e}")))?;
         log::info!(
             store = %config.project.store,
             isolation = ?config.project.isolation,
@@ -196,11 +241,16 @@ impl MemoryMarkdown {
     async fn flush(&self) {
         let pending: Vec<_> = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.drain().filter_map(|((_, s), (scope, mut b))| b.take().map(|t| (scope, s, t))).collect()
+            idle.drain()
+                .filter_map(|((_, s), (scope, mut b))| b.take().map(|t| (scope, s, t)))
+                .collect()
         };
         for (scope, session, text) in pending {
             let context = format!("transcript of session {session} (saved at shutdown)");
-            if let Err(e) = self.save(&scope, &text, Some(&context), &[], Source::Transcript).await {
+            if let Err(e) = self
+                .save(&scope, &text, Some(&context), &[], Source::Transcript)
+                .await
+            {
                 log::error!("could not save a buffered transcript: {e}");
             }
         }

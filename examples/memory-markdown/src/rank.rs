@@ -45,8 +45,15 @@ pub fn score(entry: &Entry, query_terms: &[String], now: SystemTime) -> Option<f
         return Some(fresh);
     }
     let mut words: HashMap<String, usize> = HashMap::new();
-    let text = [entry.content.as_str(), entry.context.as_deref().unwrap_or("")];
-    for w in text.iter().flat_map(|t| terms(t)).chain(entry.tags.iter().flat_map(|t| terms(t))) {
+    let text = [
+        entry.content.as_str(),
+        entry.context.as_deref().unwrap_or(""),
+    ];
+    for w in text
+        .iter()
+        .flat_map(|t| terms(t))
+        .chain(entry.tags.iter().flat_map(|t| terms(t)))
+    {
         *words.entry(w).or_default() += 1;
     }
     let mut coverage = 0.0;
@@ -144,7 +151,11 @@ mod tests {
         assert_eq!(r.len(), 2, "prefix match");
         assert!(r[0].1 < 1.0, "a prefix match is worth half");
         assert_eq!(rank(es.clone(), "typescript", 1, now).len(), 1);
-        assert_eq!(rank(es, "*", 10, now).len(), 3, "no terms: everything by recency");
+        assert_eq!(
+            rank(es, "*", 10, now).len(),
+            3,
+            "no terms: everything by recency"
+        );
     }
 
     #[test]
@@ -153,7 +164,10 @@ mod tests {
         let once = entry("x", "rust", &[], 0, now);
         let many = entry("y", &"rust ".repeat(20), &[], 0, now);
         let q = vec!["rust".to_string()];
-        let (s1, s2) = (score(&once, &q, now).unwrap_or(0.0), score(&many, &q, now).unwrap_or(0.0));
+        let (s1, s2) = (
+            score(&once, &q, now).unwrap_or(0.0),
+            score(&many, &q, now).unwrap_or(0.0),
+        );
         assert!((s2 - s1 - 0.2).abs() < 1e-9, "{s1} {s2}");
     }
 }

@@ -107,13 +107,17 @@ impl MemoryMarkdown {
     /// Every entry of a scope, oldest first.
     pub async fn entries(&self, scope: &Scope) -> Result<Vec<Entry>, PluginError> {
         let dir = scope.dir.clone();
-        blocking(move || store::list(&dir)).await.map_err(|e| io_error("read", &scope.dir, e))
+        blocking(move || store::list(&dir))
+            .await
+            .map_err(|e| io_error("read", &scope.dir, e))
     }
 
     /// Remember a tool-retained headline for the session's `pre_compact`.
     pub(crate) fn note_retained(&self, scope: &Scope, session: &str, headline: String) {
         let mut map = self.retained.lock().unwrap_or_else(|p| p.into_inner());
-        let list = map.entry((scope.dir.clone(), session.to_string())).or_default();
+        let list = map
+            .entry((scope.dir.clone(), session.to_string()))
+            .or_default();
         list.push(headline);
         if list.len() > RETAIN_HINTS {
             list.remove(0);
@@ -125,7 +129,9 @@ impl MemoryMarkdown {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> std::io::Result<T> {
-    tokio::task::spawn_blocking(f).await.map_err(std::io::Error::other)?
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(std::io::Error::other)?
 }
 
 fn io_error(what: &str, dir: &std::path::Path, e: std::io::Error) -> PluginError {

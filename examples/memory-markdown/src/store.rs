@@ -27,8 +27,13 @@ on every call. Files that do not parse are skipped (and logged).
 /// Write `text` to `path` atomically: a temporary file in the same
 /// directory, flushed, then renamed over `path`.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent directory"))?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -64,7 +69,10 @@ pub fn insert(scope: &Scope, entry: &Entry) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(&scope.dir)?;
     let path = entry_path(&scope.dir, &entry.id);
     if path.exists() {
-        return Err(std::io::Error::new(ErrorKind::AlreadyExists, entry.id.clone()));
+        return Err(std::io::Error::new(
+            ErrorKind::AlreadyExists,
+            entry.id.clone(),
+        ));
     }
     write_atomic(&path, &entry.to_markdown())?;
     Ok(path)
@@ -96,7 +104,9 @@ pub fn list(dir: &Path) -> std::io::Result<Vec<Entry>> {
                 e.id = stem.to_string();
                 entries.push(e);
             }
-            Err(e) => kaged_plugin_sdk::log::warn!(file = %path.display(), "skipping an entry: {e}"),
+            Err(e) => {
+                kaged_plugin_sdk::log::warn!(file = %path.display(), "skipping an entry: {e}")
+            }
         }
     }
     entries.sort_by(|a, b| a.id.cmp(&b.id));
@@ -136,16 +146,27 @@ mod tests {
         };
         let path = insert(&scope, &e).expect("insert");
         assert!(path.ends_with("p/primary/20261122T211030123Z-0000.md"));
-        assert_eq!(std::fs::read_to_string(tmp.path().join("README.md")).expect("readme"), README);
-        assert_eq!(insert(&scope, &e).expect_err("taken").kind(), ErrorKind::AlreadyExists);
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("README.md")).expect("readme"),
+            README
+        );
+        assert_eq!(
+            insert(&scope, &e).expect_err("taken").kind(),
+            ErrorKind::AlreadyExists
+        );
         std::fs::write(scope.dir.join("20261122T211030124Z-0000.md"), "garbage").expect("write");
         std::fs::write(scope.dir.join("notes.md"), "not an entry").expect("write");
         assert_eq!(list(&scope.dir).expect("list"), vec![e.clone()]);
         assert!(remove(&scope.dir, &e.id).expect("remove"));
         assert!(!remove(&scope.dir, &e.id).expect("gone"));
-        assert!(list(&tmp.path().join("none")).expect("missing dir").is_empty());
-        let leftovers: Vec<_> = std::fs::read_dir(&scope.dir).expect("dir").flatten()
-            .filter(|f| f.file_name().to_string_lossy().starts_with('.')).collect();
+        assert!(list(&tmp.path().join("none"))
+            .expect("missing dir")
+            .is_empty());
+        let leftovers: Vec<_> = std::fs::read_dir(&scope.dir)
+            .expect("dir")
+            .flatten()
+            .filter(|f| f.file_name().to_string_lossy().starts_with('.'))
+            .collect();
         assert!(leftovers.is_empty(), "no temporary files left");
     }
 }

@@ -118,8 +118,13 @@ pub struct Forgotten {
 }
 
 /// Arguments of `list_tags` (none).
+///
+/// The explicit empty `properties` makes the SDK's argument validator name
+/// an unexpected argument (without it the error says only "False schema
+/// does not allow 1", at the root).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("properties" = {}))]
 pub struct ListTags {}
 
 /// One tag and how many entries carry it.
@@ -154,7 +159,10 @@ pub fn count_tags(entries: &[Entry]) -> Vec<TagCount> {
     }
     let mut out: Vec<TagCount> = counts
         .into_iter()
-        .map(|(tag, count)| TagCount { tag: tag.to_string(), count })
+        .map(|(tag, count)| TagCount {
+            tag: tag.to_string(),
+            count,
+        })
         .collect();
     out.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.tag.cmp(&b.tag)));
     out
@@ -200,10 +208,20 @@ mod tests {
     }
 
     #[test]
+    fn an_unexpected_list_tags_argument_is_named() {
+        let schema = kaged_plugin_sdk::tool::schema_for::<ListTags>();
+        let v = kaged_plugin_sdk::tool::ArgsValidator::new(&schema);
+        let e = v.validate(&serde_json::json!({"surprise": 1})).expect_err("refused");
+        assert!(e.to_string().contains("surprise"), "{e} / {schema}");
+    }
+
+    #[test]
     fn schemas_describe_the_fields() {
         let s = kaged_plugin_sdk::tool::schema_for::<Recall>();
         assert_eq!(s["required"], serde_json::json!(["query"]));
-        assert!(s["properties"]["query"]["description"].as_str().is_some_and(|d| d.contains("Words")));
+        assert!(s["properties"]["query"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("Words")));
         assert_eq!(s["properties"]["limit"]["maximum"], 100);
     }
 }

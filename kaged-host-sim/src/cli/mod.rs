@@ -5,6 +5,7 @@
 //! are one line on stderr: what was wrong, then the cause chain.
 
 mod call;
+mod project;
 mod script;
 
 use std::path::{Path, PathBuf};
@@ -68,13 +69,33 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Start the plugin in DIR and run a YAML scenario against it.
+    /// Start the plugin in DIR (or every plugin of a --project) and run a
+    /// YAML scenario against it.
     Session {
-        /// The plugin directory.
-        dir: PathBuf,
+        /// The plugin directory (not with --project).
+        #[arg(required_unless_present = "project", conflicts_with = "project")]
+        dir: Option<PathBuf>,
         /// The scenario file.
         #[arg(long, value_name = "FILE")]
         script: PathBuf,
+        /// A project file: resolve its agents and start every declared
+        /// plugin; steps fire hooks on agent paths.
+        #[arg(long, value_name = "FILE")]
+        project: Option<PathBuf>,
+        /// With --project: a directory of plugin directories, each answering
+        /// to its manifest name and `@scope/<name>`.
+        #[arg(long, value_name = "DIR", requires = "project")]
+        plugins: Option<PathBuf>,
+        /// With --project: map a package to a plugin directory (repeatable).
+        #[arg(long, value_name = "PACKAGE=DIR", requires = "project")]
+        plugin: Vec<String>,
+        /// With --project: the operator-local system config (YAML/JSON of
+        /// local.toml's shape; ${VAR} substituted from the environment).
+        #[arg(long, value_name = "FILE", requires = "project")]
+        local: Option<PathBuf>,
+        /// With --project: print each step's outcome as one JSON object.
+        #[arg(long, requires = "project")]
+        json: bool,
     },
 }
 
@@ -230,7 +251,28 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             )
             .await
         }
-        Command::Session { dir, script } => {
+        Command::Session {
+            dir,
+            script,
+            project,
+            plugins,
+            plugin,
+            local,
+            json,
+        } => {
+            if let Some(project) = project {
+                let host = host_for(&cli.global)?;
+                let args = project::ProjectArgs {
+                    project,
+                    plugins,
+                    plugin,
+                    local,
+                    json,
+                };
+                return project::run(&host, &args, &script).await;
+            }
+            let dir =
+                dir.ok_or_else(|| CliError::Usage("session needs DIR or --project".into()))?;
             require_dir(&dir)?;
             let host = host_for(&cli.global)?;
             script::run(&host, &dir, &script).await

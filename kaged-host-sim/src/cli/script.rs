@@ -17,12 +17,15 @@
 //!
 //! Every step prints one line; the exit status is 1 when any expectation
 //! failed. A call without `expect` only has to succeed.
+//!
+//! With `--project`, steps are `start_session`, `idle`, `compact` and
+//! `expect_audit` on agent paths instead (see the `project` module).
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kaged_plugin_sdk::protocol::{Notification, PluginCallContext};
+use kaged_plugin_sdk::protocol::{Message, Notification, PluginCallContext};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -41,7 +44,9 @@ pub struct Script {
     pub steps: Vec<Step>,
 }
 
-/// One step: exactly one of `call`, `notify`, `wait`, `expect_audit`.
+/// One step: exactly one of `call`, `notify`, `wait`, `expect_audit`
+/// (`session DIR`), or of `start_session`, `idle`, `compact`,
+/// `expect_audit` (`session --project FILE`).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
@@ -63,6 +68,24 @@ pub struct Step {
     pub timeout_ms: Option<u64>,
     /// Data the `expect_audit` event must contain (subset match).
     pub data: Option<Value>,
+    /// `--project`: fire `on_session_start` on this agent path.
+    pub start_session: Option<String>,
+    /// `--project`: fire `on_session_idle` on this agent path.
+    pub idle: Option<String>,
+    /// `--project`: compact this agent path's window.
+    pub compact: Option<String>,
+    /// `--project`: the session id (default `ses_1`).
+    pub session_id: Option<String>,
+    /// `idle`: the transcript.
+    pub transcript: Option<Vec<Message>>,
+    /// `compact`: the messages being compacted.
+    pub messages_being_compacted: Option<Vec<Message>>,
+    /// `compact`: the messages that stay.
+    pub messages_remaining: Option<Vec<Message>>,
+    /// `compact`: the configured strategy (default `drop`).
+    pub strategy: Option<String>,
+    /// `compact`: the trigger (default `threshold_crossed`).
+    pub trigger: Option<String>,
 }
 
 /// The expected outcome of a call.
@@ -104,9 +127,12 @@ pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<Exi
             .iter()
             .filter(|a| a.is_some())
             .count();
-        if actions != 1 {
+        let project_only = [&step.start_session, &step.idle, &step.compact]
+            .iter()
+            .any(|a| a.is_some());
+        if actions != 1 || project_only {
             return Err(CliError::Usage(format!(
-                "invalid script: step {} needs exactly one of call, notify, wait, expect_audit",
+                "invalid script: step {} needs exactly one of call, notify, wait, expect_audit (start_session, idle and compact need --project)",
                 i + 1
             )));
         }

@@ -80,7 +80,7 @@ use kaged_plugin_sdk::protocol::{methods, HookName, PluginCallContext};
 use serde_json::{json, Map, Value};
 
 use crate::agents::{
-    resolve, ActivePlugin, AgentResolution, ProjectError, Project, Resolution, ResolveErrors,
+    resolve, ActivePlugin, AgentResolution, Project, ProjectError, Resolution, ResolveErrors,
     SystemConfig,
 };
 use crate::audit::{AuditEvent, AuditLog, AuditRecord};
@@ -135,7 +135,7 @@ pub enum AgentHostError {
         package: String,
         /// The cause.
         #[source]
-        source: LaunchError,
+        source: Box<LaunchError>,
     },
     /// The agent path is not part of the resolved project.
     #[error("unknown agent path {0:?}")]

@@ -81,7 +81,9 @@ pub(super) fn load(dirs: &PluginDirs) -> Result<Found, AgentHostError> {
         PluginDirs::Map(map) => {
             for (package, d) in map {
                 let m = load_manifest(d)?;
-                found.dirs.push((package.clone(), m.name.clone(), d.clone()));
+                found
+                    .dirs
+                    .push((package.clone(), m.name.clone(), d.clone()));
                 found.catalog.insert(package.clone(), m);
             }
         }
@@ -123,7 +125,7 @@ pub(super) async fn launch_all(
                 Some(dir) => host.launch(dir).await.map(|s| (dir, s)).map_err(|source| {
                     AgentHostError::Launch {
                         package: p.package.clone(),
-                        source,
+                        source: Box::new(source),
                     }
                 }),
                 None => Err(AgentHostError::NoPluginDir {

@@ -1,0 +1,125 @@
+//! Shared helpers of the end-to-end tests: launch the real binary under
+//! the host simulator with its store in a temporary directory.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use kaged_example_memory_markdown::entry::Entry;
+use kaged_host_sim::host::{HostConfig, HostSim};
+use kaged_host_sim::session::PluginSession;
+use kaged_host_sim::testing::StagedPlugin;
+use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::transcript::Transcript;
+use kaged_plugin_sdk::protocol::PluginCallContext;
+use serde_json::{json, Value};
+
+pub struct Mem {
+    pub staged: StagedPlugin,
+    pub session: PluginSession,
+    /// Holds `store/` (and nothing else, unless something escaped it).
+    pub tmp: tempfile::TempDir,
+    pub transcript: Transcript,
+}
+
+impl Mem {
+    pub fn store(&self) -> PathBuf {
+        self.tmp.path().join("store")
+    }
+
+    pub async fn tool(&self, tool: &str, args: Value, ctx: &PluginCallContext) -> Value {
+        let method = format!("memory-markdown.{tool}");
+        self.session
+            .call(&method, Some(args), Some(ctx.clone()))
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e:?}"))
+    }
+
+    pub async fn tool_err(
+        &self,
+        tool: &str,
+        args: Value,
+        ctx: Option<PluginCallContext>,
+    ) -> (i64, String) {
+        let method = format!("memory-markdown.{tool}");
+        let e = self
+            .session
+            .call(&method, Some(args), ctx)
+            .await
+            .expect_err("an error");
+        (e.code(), e.rpc_error().message)
+    }
+
+    pub async fn hook(&self, hook: &str, params: Value, ctx: &PluginCallContext) -> Value {
+        let method = format!("kaged.hook.{hook}");
+        self.session
+            .call(&method, Some(params), Some(ctx.clone()))
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e:?}"))
+    }
+
+    pub async fn configure(&self, config: Value) -> Result<Value, (i64, String)> {
+        self.session
+            .call("config.update", Some(config), None)
+            .await
+            .map_err(|e| (e.code(), e.rpc_error().message))
+    }
+}
+
+/// Launch the plugin; `config` (with `store` set to a temporary directory
+/// unless `store: false`) is sent with `config.update` first.
+pub async fn launch(mut config: Value) -> Mem {
+    let staged = StagedPlugin::new(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        env!("CARGO_BIN_EXE_memory-markdown"),
+    )
+    .expect("stage memory-markdown");
+    let transcript = Transcript::memory();
+    let host = HostSim::new(HostConfig {
+        time_scale: TimeScale::new(0.5).expect("scale"),
+        transcript: transcript.clone(),
+        ..HostConfig::default()
+    });
+    let session = host
+        .launch(staged.dir())
+        .await
+        .expect("launch memory-markdown");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mem = Mem {
+        staged,
+        session,
+        tmp,
+        transcript,
+    };
+    if config.get("store") == Some(&json!(false)) {
+        config.as_object_mut().map(|o| o.remove("store"));
+    } else {
+        config["store"] = json!(mem.store().to_string_lossy());
+    }
+    mem.configure(config).await.expect("config.update");
+    mem
+}
+
+pub fn ctx(project: &str, agent: &str) -> PluginCallContext {
+    PluginCallContext::agent(project, agent, "ses_1", "req_1")
+}
+
+pub fn md_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+pub fn entries(dir: &Path) -> Vec<Entry> {
+    md_files(dir)
+        .iter()
+        .map(|p| Entry::parse(&std::fs::read_to_string(p).expect("read")).expect("an entry"))
+        .collect()
+}
