@@ -18,6 +18,7 @@ pub mod connection;
 pub mod handler;
 pub mod handshake;
 pub mod health;
+pub mod install;
 pub mod host;
 pub mod probe;
 pub mod process;

@@ -118,10 +118,9 @@ pub struct Forgotten {
 }
 
 /// Arguments of `list_tags` (none).
-///
-/// The explicit empty `properties` makes the SDK's argument validator name
-/// an unexpected argument (without it the error says only "False schema
-/// does not allow 1", at the root).
+// The explicit empty `properties` makes the SDK's argument validator name
+// an unexpected argument (without it the error says only "False schema
+// does not allow 1", at the root).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("properties" = {}))]

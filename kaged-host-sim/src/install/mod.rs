@@ -1,0 +1,365 @@
+//! The install flow (plugin-host.md § Install flow): validate a plugin
+//! directory, show the operator what it asks for, copy it into the plugin
+//! store on consent, upgrade with a capability diff, and uninstall, which
+//! refuses while sessions use the plugin unless forced and drops the
+//! plugin's storage objects.
+//!
+//! The store is a directory: `plugins/<name>/` holds each installed copy
+//! and `plugins.json` the local-config entries ([`InstalledPlugin`]).
+//! Audits `plugin.installed`, `plugin.upgraded` and `plugin.uninstalled`.
+//!
+//! ```
+//! use kaged_host_sim::audit::AuditLog;
+//! use kaged_host_sim::install::PluginStore;
+//! let src = tempfile::tempdir().unwrap();
+//! std::fs::write(src.path().join("kaged-plugin.yaml"),
+//!     "name: demo\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [./run]\ncapabilities: ['net:[]']\n").unwrap();
+//! let store_dir = tempfile::tempdir().unwrap();
+//! let audit = AuditLog::memory();
+//! let store = PluginStore::open(store_dir.path(), audit.clone()).unwrap();
+//! let installed = store.install(src.path(), true, |plan| {
+//!     assert!(plan.render().contains("net:[]"));
+//!     true // the operator said yes
+//! }).unwrap();
+//! assert_eq!((installed.installed.as_str(), installed.enabled), ("1.0.0", false));
+//! assert_eq!(audit.names(), ["plugin.installed"]);
+//! ```
+
+mod copy;
+mod registry;
+
+use std::path::{Path, PathBuf};
+
+use kaged_plugin_sdk::manifest::MANIFEST_FILE;
+use serde_json::json;
+
+pub use registry::InstalledPlugin;
+use registry::Registry;
+
+use crate::audit::{AuditEvent, AuditLog};
+use crate::storage::{StorageBroker, StorageError};
+use crate::validate::validate_dir;
+
+/// Why an install, upgrade or uninstall did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// Step 1: there is no manifest at the given path.
+    #[error("{} has no {MANIFEST_FILE}", dir.display())]
+    NoManifest {
+        /// The directory given.
+        dir: PathBuf,
+    },
+    /// Step 2: the manifest does not validate.
+    #[error("the manifest in {} is invalid:\n{report}", dir.display())]
+    InvalidManifest {
+        /// The directory given.
+        dir: PathBuf,
+        /// Every problem, one per line.
+        report: String,
+    },
+    /// Step 3: the same version is already installed.
+    #[error("{name} {version} is already installed")]
+    AlreadyInstalled {
+        /// The plugin.
+        name: String,
+        /// Its installed version.
+        version: String,
+    },
+    /// Step 5: the operator declined.
+    #[error("the operator declined to install {name} {version}")]
+    Declined {
+        /// The plugin.
+        name: String,
+        /// The version offered.
+        version: String,
+    },
+    /// Uninstall of a plugin that is not installed.
+    #[error("{name} is not installed")]
+    NotInstalled {
+        /// The plugin.
+        name: String,
+    },
+    /// Uninstall while sessions use the plugin, without `force`.
+    #[error("plugin {name} is active in {sessions} session(s); stop sessions first, or use --force")]
+    ActiveSessions {
+        /// The plugin.
+        name: String,
+        /// How many sessions use it.
+        sessions: usize,
+    },
+    /// The store's `plugins.json` is unreadable.
+    #[error("plugin registry {}: {message}", path.display())]
+    Registry {
+        /// The registry file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Dropping the plugin's storage objects failed.
+    #[error("dropping the storage of {name}")]
+    Storage {
+        /// The plugin.
+        name: String,
+        /// The broker's error.
+        #[source]
+        source: StorageError,
+    },
+    /// A file operation failed.
+    #[error("{}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Capabilities gained and lost by an upgrade.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upgrade {
+    /// The installed version.
+    pub old_version: String,
+    /// Capabilities the new version adds (they widen the sandbox).
+    pub added: Vec<String>,
+    /// Capabilities the new version no longer asks for.
+    pub removed: Vec<String>,
+}
+
+/// What the operator is asked to consent to (steps 1-4 done).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallPlan {
+    /// The plugin's name.
+    pub name: String,
+    /// The version offered.
+    pub version: String,
+    /// Its `kaged_api`.
+    pub kaged_api: i64,
+    /// Its description.
+    pub description: String,
+    /// Its capabilities, canonical.
+    pub capabilities: Vec<String>,
+    /// The manifest's warnings, one per line.
+    pub warnings: Vec<String>,
+    /// The source directory.
+    pub source: PathBuf,
+    /// Set when another version is installed.
+    pub upgrade: Option<Upgrade>,
+}
+
+impl InstallPlan {
+    /// The prompt text of the spec's install (or upgrade) transcript,
+    /// without the question itself.
+    pub fn render(&self) -> String {
+        let mut out = match &self.upgrade {
+            None => format!(
+                "  name: {}\n  version: {}\n  kaged_api: {}\n  description: {}\n  capabilities:\n",
+                self.name, self.version, self.kaged_api, self.description
+            ),
+            Some(u) => format!(
+                "Plugin {} is already installed (version {}).\nNew version: {}\n\nCapability changes:\n",
+                self.name, u.old_version, self.version
+            ),
+        };
+        match &self.upgrade {
+            None if self.capabilities.is_empty() => out.push_str("    (none)\n"),
+            None => self.capabilities.iter().for_each(|c| out.push_str(&format!("    - {c}\n"))),
+            Some(u) if u.added.is_empty() && u.removed.is_empty() => out.push_str("  (none)\n"),
+            Some(u) => {
+                u.added.iter().for_each(|c| out.push_str(&format!("  + {c}    (NEW)\n")));
+                u.removed.iter().for_each(|c| out.push_str(&format!("  - {c}    (REMOVED)\n")));
+            }
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+        out
+    }
+
+    /// The question to end the prompt with.
+    pub fn question(&self) -> String {
+        match &self.upgrade {
+            None => format!("Install {}?", self.name),
+            Some(u) => format!("Upgrade {} {} → {}?", self.name, u.old_version, self.version),
+        }
+    }
+}
+
+/// What an uninstall removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uninstalled {
+    /// The local-config entry that was removed.
+    pub plugin: InstalledPlugin,
+    /// The storage objects dropped (prefixed names).
+    pub dropped: Vec<String>,
+}
+
+/// A plugin store directory with its local-config entries.
+#[derive(Debug, Clone)]
+pub struct PluginStore {
+    root: PathBuf,
+    audit: AuditLog,
+}
+
+impl PluginStore {
+    /// The store at `root` (created when missing), auditing to `audit`.
+    pub fn open(root: &Path, audit: AuditLog) -> Result<PluginStore, InstallError> {
+        let plugins = root.join("plugins");
+        std::fs::create_dir_all(&plugins).map_err(|source| InstallError::Io { path: plugins, source })?;
+        Ok(PluginStore { root: root.to_path_buf(), audit })
+    }
+
+    /// Where the installed copy of `name` lives.
+    pub fn plugin_dir(&self, name: &str) -> PathBuf {
+        self.root.join("plugins").join(name)
+    }
+
+    /// The installed plugins, by name.
+    pub fn list(&self) -> Result<Vec<InstalledPlugin>, InstallError> {
+        Ok(Registry::load(&self.root)?.plugins.into_values().collect())
+    }
+
+    /// Steps 1-4: the manifest exists and validates, the name is free (or
+    /// another version is installed: an upgrade), and what to show.
+    pub fn plan(&self, src: &Path) -> Result<InstallPlan, InstallError> {
+        if !src.join(MANIFEST_FILE).is_file() {
+            return Err(InstallError::NoManifest { dir: src.to_path_buf() });
+        }
+        let report = validate_dir(src);
+        let manifest = match (&report.manifest, report.has_errors()) {
+            (Some(m), false) => m.clone(),
+            _ => {
+                return Err(InstallError::InvalidManifest {
+                    dir: src.to_path_buf(),
+                    report: report.errors().map(ToString::to_string).collect::<Vec<_>>().join("\n"),
+                })
+            }
+        };
+        let capabilities = manifest.capability_strings();
+        let upgrade = match Registry::load(&self.root)?.plugins.get(&manifest.name) {
+            None => None,
+            Some(old) if old.installed == manifest.version => {
+                return Err(InstallError::AlreadyInstalled { name: manifest.name, version: old.installed.clone() })
+            }
+            Some(old) => Some(Upgrade {
+                old_version: old.installed.clone(),
+                added: capabilities.iter().filter(|c| !old.capabilities.contains(c)).cloned().collect(),
+                removed: old.capabilities.iter().filter(|c| !capabilities.contains(c)).cloned().collect(),
+            }),
+        };
+        Ok(InstallPlan {
+            name: manifest.name,
+            version: manifest.version,
+            kaged_api: manifest.kaged_api,
+            description: manifest.description,
+            capabilities,
+            warnings: report.warnings().map(ToString::to_string).collect(),
+            source: src.to_path_buf(),
+            upgrade,
+        })
+    }
+
+    /// The whole flow: [`plan`](Self::plan), ask `consent`, copy into the
+    /// store, write the local-config entry (`local`: a manual install;
+    /// `false` for a project-driven one). A new plugin is disabled until
+    /// enabled; an upgrade keeps the enabled state.
+    pub fn install(
+        &self,
+        src: &Path,
+        local: bool,
+        consent: impl FnOnce(&InstallPlan) -> bool,
+    ) -> Result<InstalledPlugin, InstallError> {
+        let plan = self.plan(src)?;
+        if !consent(&plan) {
+            return Err(InstallError::Declined { name: plan.name, version: plan.version });
+        }
+        let dest = self.plugin_dir(&plan.name);
+        let staging = self.root.join("plugins").join(format!(".{}.new", plan.name));
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| InstallError::Io { path, source }
+        };
+        if staging.exists() {
+            std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
+        }
+        copy::copy_tree(src, &staging)?;
+        if dest.exists() {
+            std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
+        }
+        std::fs::rename(&staging, &dest).map_err(io(&dest))?;
+        let mut registry = Registry::load(&self.root)?;
+        let entry = InstalledPlugin {
+            name: plan.name.clone(),
+            installed: plan.version.clone(),
+            local,
+            source: src.display().to_string(),
+            enabled: registry.plugins.get(&plan.name).is_some_and(|p| p.enabled),
+            capabilities: plan.capabilities.clone(),
+        };
+        registry.plugins.insert(plan.name.clone(), entry.clone());
+        registry.save()?;
+        match &plan.upgrade {
+            None => self.audit.emit(
+                AuditEvent::Installed,
+                &plan.name,
+                json!({"version": plan.version, "source": entry.source, "local": local}),
+            ),
+            Some(u) => self.audit.emit(
+                AuditEvent::Upgraded,
+                &plan.name,
+                json!({"old_version": u.old_version, "new_version": plan.version,
+                       "capability_diff": {"added": u.added, "removed": u.removed}}),
+            ),
+        }
+        Ok(entry)
+    }
+
+    /// Record the operator's enable or disable (no process is touched:
+    /// the supervisor does that).
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), InstallError> {
+        let mut registry = Registry::load(&self.root)?;
+        let entry = registry
+            .plugins
+            .get_mut(name)
+            .ok_or_else(|| InstallError::NotInstalled { name: name.to_string() })?;
+        entry.enabled = enabled;
+        registry.save()
+    }
+
+    /// Uninstall `name`: refused while `active_sessions` use it unless
+    /// `force`; drops its storage objects from `storage` (when given),
+    /// removes its files and its local-config entry.
+    pub fn uninstall(
+        &self,
+        name: &str,
+        active_sessions: usize,
+        force: bool,
+        storage: Option<&StorageBroker>,
+    ) -> Result<Uninstalled, InstallError> {
+        let mut registry = Registry::load(&self.root)?;
+        let Some(plugin) = registry.plugins.get(name).cloned() else {
+            return Err(InstallError::NotInstalled { name: name.to_string() });
+        };
+        if active_sessions > 0 && !force {
+            return Err(InstallError::ActiveSessions { name: name.to_string(), sessions: active_sessions });
+        }
+        let dropped = match storage {
+            Some(broker) => broker
+                .uninstall(name)
+                .map_err(|source| InstallError::Storage { name: name.to_string(), source })?,
+            None => Vec::new(),
+        };
+        let dir = self.plugin_dir(name);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|source| InstallError::Io { path: dir, source })?;
+        }
+        registry.plugins.remove(name);
+        registry.save()?;
+        self.audit.emit(
+            AuditEvent::Uninstalled,
+            name,
+            json!({"version": plugin.installed, "dropped_tables": dropped}),
+        );
+        Ok(Uninstalled { plugin, dropped })
+    }
+}

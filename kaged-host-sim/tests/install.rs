@@ -1,0 +1,238 @@
+//! The install flow (plugin-host.md § Install flow and the Testing notes'
+//! "Install tests"): manual install, invalid-manifest refusal, upgrade
+//! with a capability diff, uninstall refused with active sessions unless
+//! forced, and cleanup of the plugin's storage on uninstall.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::install::{InstallError, PluginStore};
+use kaged_host_sim::storage::{StorageBroker, StorageClient};
+use kaged_plugin_sdk::protocol::StorageMethod;
+use serde_json::json;
+
+fn manifest(dir: &Path, version: &str, capabilities: &[&str]) {
+    let caps: Vec<String> = capabilities
+        .iter()
+        .map(|c| format!("  - \"{c}\"\n"))
+        .collect();
+    let text = format!(
+        "name: oh-my-pi\nversion: {version}\nkaged_api: 1\ndescription: Preset catalogue.\ncommand: [./run.sh]\ncapabilities:\n{}",
+        caps.concat()
+    );
+    std::fs::write(dir.join("kaged-plugin.yaml"), text).expect("write manifest");
+    std::fs::write(dir.join("run.sh"), format!("#!/bin/sh\necho {version}\n"))
+        .expect("write script");
+}
+
+fn store() -> (tempfile::TempDir, PluginStore, AuditLog) {
+    let root = tempfile::tempdir().expect("tempdir");
+    let audit = AuditLog::memory();
+    let store = PluginStore::open(root.path(), audit.clone()).expect("open store");
+    (root, store, audit)
+}
+
+#[tokio::test]
+async fn manual_install_happy_path_records_the_entry_and_the_copy_runs() {
+    let (_root, store, audit) = store();
+    let src = fixture("shell-adapter");
+    let mut shown = String::new();
+    let entry = store
+        .install(&src, true, |plan| {
+            shown = plan.render();
+            assert_eq!(plan.question(), "Install my-simple-adapter?");
+            true
+        })
+        .expect("install");
+    for line in [
+        "name: my-simple-adapter",
+        "version: 0.1.0",
+        "kaged_api: 1",
+        "- net:[]",
+    ] {
+        assert!(
+            shown.contains(line),
+            "{line} missing from the prompt:\n{shown}"
+        );
+    }
+    assert_eq!(
+        (entry.installed.as_str(), entry.local, entry.enabled),
+        ("0.1.0", true, false),
+        "installed locally and disabled until enabled"
+    );
+    assert_eq!(store.list().expect("list"), vec![entry]);
+    let installed = one(&audit, "plugin.installed");
+    assert_eq!(installed.get("version"), &json!("0.1.0"));
+    assert_eq!(installed.get("local"), &json!(true));
+    assert_eq!(installed.get("source"), &json!(src.display().to_string()));
+
+    // The installed copy is a working plugin on its own.
+    let dir = store.plugin_dir("my-simple-adapter");
+    assert!(dir.join("plugin.sh").is_file());
+    let (host, _, _) = host(EASY);
+    let session = host.launch(&dir).await.expect("launch the installed copy");
+    session.ping().await.expect("ping");
+    let pid = session.pid().expect("pid");
+    session.shutdown().await;
+    assert_group_gone(pid);
+}
+
+#[test]
+fn an_invalid_or_missing_manifest_is_refused_and_nothing_is_installed() {
+    let (_root, store, audit) = store();
+    let src = tempfile::tempdir().expect("tempdir");
+    let e = store
+        .install(src.path(), true, |_| true)
+        .expect_err("no manifest");
+    assert!(matches!(e, InstallError::NoManifest { .. }), "{e}");
+
+    std::fs::write(
+        src.path().join("kaged-plugin.yaml"),
+        "version: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [x]\ncapabilities: []\n",
+    )
+    .expect("write");
+    let mut asked = false;
+    let e = store
+        .install(src.path(), true, |_| {
+            asked = true;
+            true
+        })
+        .expect_err("missing name");
+    assert!(
+        !asked,
+        "the operator is not asked about an invalid manifest"
+    );
+    match &e {
+        InstallError::InvalidManifest { report, .. } => {
+            assert!(report.contains("name"), "{report}")
+        }
+        other => panic!("expected InvalidManifest, got {other}"),
+    }
+    assert!(store.list().expect("list").is_empty());
+    assert!(audit.names().is_empty(), "{:?}", audit.names());
+}
+
+#[test]
+fn an_upgrade_shows_the_capability_diff_and_needs_consent() {
+    let (_root, store, audit) = store();
+    let v1 = tempfile::tempdir().expect("tempdir");
+    manifest(
+        v1.path(),
+        "1.4.2",
+        &["read:fs:/opt/oh-my-pi", "exec:bash:/opt/oh-my-pi", "net:[]"],
+    );
+    store
+        .install(v1.path(), true, |_| true)
+        .expect("install 1.4.2");
+    store.set_enabled("oh-my-pi", true).expect("enable");
+
+    let again = store
+        .install(v1.path(), true, |_| true)
+        .expect_err("same version");
+    assert!(
+        matches!(again, InstallError::AlreadyInstalled { .. }),
+        "{again}"
+    );
+
+    let v2 = tempfile::tempdir().expect("tempdir");
+    manifest(
+        v2.path(),
+        "2.0.0",
+        &["read:fs:/opt/oh-my-pi", "net:api.openai.com:443"],
+    );
+    let plan = store.plan(v2.path()).expect("plan");
+    let upgrade = plan.upgrade.clone().expect("an upgrade");
+    assert_eq!(upgrade.old_version, "1.4.2");
+    assert_eq!(upgrade.added, ["net:api.openai.com:443"]);
+    assert_eq!(upgrade.removed, ["exec:bash:/opt/oh-my-pi", "net:[]"]);
+    let prompt = plan.render();
+    assert!(
+        prompt.contains("+ net:api.openai.com:443    (NEW)"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("- exec:bash:/opt/oh-my-pi    (REMOVED)"),
+        "{prompt}"
+    );
+    assert_eq!(plan.question(), "Upgrade oh-my-pi 1.4.2 → 2.0.0?");
+
+    let declined = store
+        .install(v2.path(), true, |_| false)
+        .expect_err("declined");
+    assert!(
+        matches!(declined, InstallError::Declined { .. }),
+        "{declined}"
+    );
+    assert_eq!(store.list().expect("list")[0].installed, "1.4.2");
+    let script = store.plugin_dir("oh-my-pi").join("run.sh");
+    assert!(std::fs::read_to_string(&script)
+        .expect("script")
+        .contains("1.4.2"));
+
+    let upgraded = store.install(v2.path(), true, |_| true).expect("upgrade");
+    assert_eq!(upgraded.installed, "2.0.0");
+    assert!(upgraded.enabled, "an upgrade keeps the enabled state");
+    assert!(std::fs::read_to_string(&script)
+        .expect("script")
+        .contains("2.0.0"));
+    let event = one(&audit, "plugin.upgraded");
+    assert_eq!(event.get("old_version"), &json!("1.4.2"));
+    assert_eq!(event.get("new_version"), &json!("2.0.0"));
+    assert_eq!(
+        event.get("capability_diff"),
+        &json!({"added": ["net:api.openai.com:443"], "removed": ["exec:bash:/opt/oh-my-pi", "net:[]"]})
+    );
+}
+
+#[test]
+fn uninstall_with_active_sessions_is_refused_without_force_and_drops_storage_with_it() {
+    let (_root, store, audit) = store();
+    let src = tempfile::tempdir().expect("tempdir");
+    manifest(src.path(), "1.0.0", &["kaged:storage:write"]);
+    store.install(src.path(), true, |_| true).expect("install");
+    let broker = StorageBroker::open_temp().expect("broker");
+    let exec = |plugin: &str, sql: &str| {
+        broker
+            .handle(
+                &StorageClient::new(plugin, true, true),
+                StorageMethod::Exec,
+                Some(json!({"sql": sql, "params": []})),
+            )
+            .expect(sql);
+    };
+    exec("oh-my-pi", "CREATE TABLE presets (id TEXT)");
+    exec("other", "CREATE TABLE presets (id TEXT)");
+
+    let e = store
+        .uninstall("oh-my-pi", 1, false, Some(&broker))
+        .expect_err("active");
+    assert_eq!(
+        e.to_string(),
+        "plugin oh-my-pi is active in 1 session(s); stop sessions first, or use --force"
+    );
+    assert_eq!(store.list().expect("list").len(), 1);
+    assert_eq!(broker.tables("oh-my-pi").expect("tables"), ["presets"]);
+
+    let gone = store
+        .uninstall("oh-my-pi", 1, true, Some(&broker))
+        .expect("forced");
+    assert_eq!(gone.dropped, ["plugin_oh_my_pi_presets"]);
+    assert!(store.list().expect("list").is_empty());
+    assert!(!store.plugin_dir("oh-my-pi").exists());
+    assert!(broker.tables("oh-my-pi").expect("tables").is_empty());
+    assert_eq!(
+        broker.tables("other").expect("tables"),
+        ["presets"],
+        "other plugins keep their data"
+    );
+    let event = one(&audit, "plugin.uninstalled");
+    assert_eq!(event.get("version"), &json!("1.0.0"));
+
+    let e = store
+        .uninstall("oh-my-pi", 0, false, None)
+        .expect_err("not installed");
+    assert!(matches!(e, InstallError::NotInstalled { .. }), "{e}");
+}
