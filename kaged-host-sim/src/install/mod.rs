@@ -80,7 +80,9 @@ pub enum InstallError {
         name: String,
     },
     /// Uninstall while sessions use the plugin, without `force`.
-    #[error("plugin {name} is active in {sessions} session(s); stop sessions first, or use --force")]
+    #[error(
+        "plugin {name} is active in {sessions} session(s); stop sessions first, or use --force"
+    )]
     ActiveSessions {
         /// The plugin.
         name: String,
@@ -163,11 +165,18 @@ impl InstallPlan {
         };
         match &self.upgrade {
             None if self.capabilities.is_empty() => out.push_str("    (none)\n"),
-            None => self.capabilities.iter().for_each(|c| out.push_str(&format!("    - {c}\n"))),
+            None => self
+                .capabilities
+                .iter()
+                .for_each(|c| out.push_str(&format!("    - {c}\n"))),
             Some(u) if u.added.is_empty() && u.removed.is_empty() => out.push_str("  (none)\n"),
             Some(u) => {
-                u.added.iter().for_each(|c| out.push_str(&format!("  + {c}    (NEW)\n")));
-                u.removed.iter().for_each(|c| out.push_str(&format!("  - {c}    (REMOVED)\n")));
+                u.added
+                    .iter()
+                    .for_each(|c| out.push_str(&format!("  + {c}    (NEW)\n")));
+                u.removed
+                    .iter()
+                    .for_each(|c| out.push_str(&format!("  - {c}    (REMOVED)\n")));
             }
         }
         for w in &self.warnings {
@@ -180,7 +189,10 @@ impl InstallPlan {
     pub fn question(&self) -> String {
         match &self.upgrade {
             None => format!("Install {}?", self.name),
-            Some(u) => format!("Upgrade {} {} → {}?", self.name, u.old_version, self.version),
+            Some(u) => format!(
+                "Upgrade {} {} → {}?",
+                self.name, u.old_version, self.version
+            ),
         }
     }
 }
@@ -205,8 +217,14 @@ impl PluginStore {
     /// The store at `root` (created when missing), auditing to `audit`.
     pub fn open(root: &Path, audit: AuditLog) -> Result<PluginStore, InstallError> {
         let plugins = root.join("plugins");
-        std::fs::create_dir_all(&plugins).map_err(|source| InstallError::Io { path: plugins, source })?;
-        Ok(PluginStore { root: root.to_path_buf(), audit })
+        std::fs::create_dir_all(&plugins).map_err(|source| InstallError::Io {
+            path: plugins,
+            source,
+        })?;
+        Ok(PluginStore {
+            root: root.to_path_buf(),
+            audit,
+        })
     }
 
     /// Where the installed copy of `name` lives.
@@ -223,7 +241,9 @@ impl PluginStore {
     /// another version is installed: an upgrade), and what to show.
     pub fn plan(&self, src: &Path) -> Result<InstallPlan, InstallError> {
         if !src.join(MANIFEST_FILE).is_file() {
-            return Err(InstallError::NoManifest { dir: src.to_path_buf() });
+            return Err(InstallError::NoManifest {
+                dir: src.to_path_buf(),
+            });
         }
         let report = validate_dir(src);
         let manifest = match (&report.manifest, report.has_errors()) {
@@ -231,7 +251,11 @@ impl PluginStore {
             _ => {
                 return Err(InstallError::InvalidManifest {
                     dir: src.to_path_buf(),
-                    report: report.errors().map(ToString::to_string).collect::<Vec<_>>().join("\n"),
+                    report: report
+                        .errors()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                 })
             }
         };
@@ -239,12 +263,24 @@ impl PluginStore {
         let upgrade = match Registry::load(&self.root)?.plugins.get(&manifest.name) {
             None => None,
             Some(old) if old.installed == manifest.version => {
-                return Err(InstallError::AlreadyInstalled { name: manifest.name, version: old.installed.clone() })
+                return Err(InstallError::AlreadyInstalled {
+                    name: manifest.name,
+                    version: old.installed.clone(),
+                })
             }
             Some(old) => Some(Upgrade {
                 old_version: old.installed.clone(),
-                added: capabilities.iter().filter(|c| !old.capabilities.contains(c)).cloned().collect(),
-                removed: old.capabilities.iter().filter(|c| !capabilities.contains(c)).cloned().collect(),
+                added: capabilities
+                    .iter()
+                    .filter(|c| !old.capabilities.contains(c))
+                    .cloned()
+                    .collect(),
+                removed: old
+                    .capabilities
+                    .iter()
+                    .filter(|c| !capabilities.contains(c))
+                    .cloned()
+                    .collect(),
             }),
         };
         Ok(InstallPlan {
@@ -271,10 +307,16 @@ impl PluginStore {
     ) -> Result<InstalledPlugin, InstallError> {
         let plan = self.plan(src)?;
         if !consent(&plan) {
-            return Err(InstallError::Declined { name: plan.name, version: plan.version });
+            return Err(InstallError::Declined {
+                name: plan.name,
+                version: plan.version,
+            });
         }
         let dest = self.plugin_dir(&plan.name);
-        let staging = self.root.join("plugins").join(format!(".{}.new", plan.name));
+        let staging = self
+            .root
+            .join("plugins")
+            .join(format!(".{}.new", plan.name));
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| InstallError::Io { path, source }
@@ -321,7 +363,9 @@ impl PluginStore {
         let entry = registry
             .plugins
             .get_mut(name)
-            .ok_or_else(|| InstallError::NotInstalled { name: name.to_string() })?;
+            .ok_or_else(|| InstallError::NotInstalled {
+                name: name.to_string(),
+            })?;
         entry.enabled = enabled;
         registry.save()
     }
@@ -338,20 +382,29 @@ impl PluginStore {
     ) -> Result<Uninstalled, InstallError> {
         let mut registry = Registry::load(&self.root)?;
         let Some(plugin) = registry.plugins.get(name).cloned() else {
-            return Err(InstallError::NotInstalled { name: name.to_string() });
+            return Err(InstallError::NotInstalled {
+                name: name.to_string(),
+            });
         };
         if active_sessions > 0 && !force {
-            return Err(InstallError::ActiveSessions { name: name.to_string(), sessions: active_sessions });
+            return Err(InstallError::ActiveSessions {
+                name: name.to_string(),
+                sessions: active_sessions,
+            });
         }
         let dropped = match storage {
             Some(broker) => broker
                 .uninstall(name)
-                .map_err(|source| InstallError::Storage { name: name.to_string(), source })?,
+                .map_err(|source| InstallError::Storage {
+                    name: name.to_string(),
+                    source,
+                })?,
             None => Vec::new(),
         };
         let dir = self.plugin_dir(name);
         if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|source| InstallError::Io { path: dir, source })?;
+            std::fs::remove_dir_all(&dir)
+                .map_err(|source| InstallError::Io { path: dir, source })?;
         }
         registry.plugins.remove(name);
         registry.save()?;

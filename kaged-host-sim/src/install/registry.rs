@@ -51,10 +51,11 @@ impl Registry {
 
     /// Write the registry atomically (a temporary file renamed over it).
     pub(crate) fn save(&self) -> Result<(), InstallError> {
-        let text = serde_json::to_string_pretty(&self.plugins).map_err(|e| InstallError::Registry {
-            path: self.path.clone(),
-            message: e.to_string(),
-        })?;
+        let text =
+            serde_json::to_string_pretty(&self.plugins).map_err(|e| InstallError::Registry {
+                path: self.path.clone(),
+                message: e.to_string(),
+            })?;
         let tmp = self.path.with_extension("json.tmp");
         std::fs::write(&tmp, text + "\n").map_err(|source| InstallError::Io {
             path: tmp.clone(),
