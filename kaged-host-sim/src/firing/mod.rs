@@ -68,6 +68,7 @@
 //! ```
 
 pub mod compact;
+pub mod knobs;
 mod plugins;
 pub mod start;
 
@@ -90,6 +91,7 @@ use crate::session::PluginSession;
 use crate::shutdown::ShutdownOutcome;
 
 pub use compact::{CompactRequest, CompactionOutcome};
+pub use knobs::{KnobWrite, KnobWriteError};
 pub use plugins::PluginDirs;
 pub use start::{IdleOutcome, SessionStart};
 
