@@ -42,7 +42,11 @@ impl Plugin {
                 std::process::exit(1)
             }
         };
-        let code = runtime.block_on(async move {
+        // The serving loop runs as a task on a worker thread, not on this
+        // thread in `block_on`: a handler it spawns then starts on the same
+        // worker (tokio's LIFO slot) instead of waking another thread for
+        // every call.
+        let serving = runtime.spawn(async move {
             let (input, output) = match stdio::take_stdio() {
                 Ok(io) => io,
                 Err(e) => {
@@ -60,6 +64,10 @@ impl Plugin {
                     1
                 }
             }
+        });
+        let code = runtime.block_on(serving).unwrap_or_else(|e| {
+            tracing::error!("the serving loop panicked: {e}");
+            1
         });
         // Stray `print!` output sits in std's stdout buffer (now stderr):
         // flush it, since exit() runs no destructors.
