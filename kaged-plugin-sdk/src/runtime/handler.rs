@@ -45,7 +45,11 @@ pub(crate) enum Route {
 pub(crate) fn decode<P: DeserializeOwned>(params: Value, code: ErrorCode) -> Result<P, RpcError> {
     serde_path_to_error::deserialize(params).map_err(|e| {
         let path = e.path().to_string();
-        let at = if path == "." { String::new() } else { format!(" at `{path}`") };
+        let at = if path == "." {
+            String::new()
+        } else {
+            format!(" at `{path}`")
+        };
         RpcError::new(code, format!("invalid params{at}: {}", e.inner()))
     })
 }
@@ -65,7 +69,10 @@ where
             let p: P = decode(params, code)?;
             let r = f(p, call).await.map_err(PluginError::into_rpc)?;
             serde_json::to_value(r).map_err(|e| {
-                RpcError::new(ErrorCode::InternalError, format!("could not serialize the result: {e}"))
+                RpcError::new(
+                    ErrorCode::InternalError,
+                    format!("could not serialize the result: {e}"),
+                )
             })
         })
     })
@@ -73,7 +80,12 @@ where
 
 impl Route {
     /// Run the handler for one call, catching panics.
-    pub(crate) async fn invoke(&self, method: &str, params: Option<Value>, host: Host) -> Result<Value, RpcError> {
+    pub(crate) async fn invoke(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        host: Host,
+    ) -> Result<Value, RpcError> {
         let mut params = match params {
             None | Some(Value::Null) => Value::Object(Map::new()),
             Some(p) => p,
@@ -81,20 +93,37 @@ impl Route {
         let context = match params.as_object_mut() {
             Some(obj) => {
                 let ctx = match self {
-                    Route::Hook(..) => obj.get(crate::protocol::CONTEXT_KEY).cloned().map(serde_json::from_value).transpose(),
+                    Route::Hook(..) => obj
+                        .get(crate::protocol::CONTEXT_KEY)
+                        .cloned()
+                        .map(serde_json::from_value)
+                        .transpose(),
                     _ => take_context(obj),
                 };
-                ctx.map_err(|e| RpcError::new(ErrorCode::InvalidParams, format!("invalid params at `_context`: {e}")))?
+                ctx.map_err(|e| {
+                    RpcError::new(
+                        ErrorCode::InvalidParams,
+                        format!("invalid params at `_context`: {e}"),
+                    )
+                })?
             }
             None => None,
         };
-        let call = Call { context, host, method: method.to_owned() };
+        let call = Call {
+            context,
+            host,
+            method: method.to_owned(),
+        };
         let fut = match self {
             Route::Method(h) | Route::Hook(h) => h(params, call),
             Route::Tool(h, validator) => {
                 validator.validate(&params).map_err(|e| match e {
-                    crate::tool::ArgsError::BadSchema(_) => RpcError::new(ErrorCode::InternalError, e.to_string()),
-                    crate::tool::ArgsError::Invalid { .. } => RpcError::new(ErrorCode::InvalidParams, e.to_string()),
+                    crate::tool::ArgsError::BadSchema(_) => {
+                        RpcError::new(ErrorCode::InternalError, e.to_string())
+                    }
+                    crate::tool::ArgsError::Invalid { .. } => {
+                        RpcError::new(ErrorCode::InvalidParams, e.to_string())
+                    }
                 })?;
                 h(params, call)
             }
@@ -103,7 +132,10 @@ impl Route {
             Ok(r) => r,
             Err(panic) => Err(RpcError::new(
                 ErrorCode::InternalError,
-                format!("handler for `{method}` panicked: {}", panic_message(&*panic)),
+                format!(
+                    "handler for `{method}` panicked: {}",
+                    panic_message(&*panic)
+                ),
             )),
         }
     }
@@ -121,7 +153,8 @@ pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// A config handler: decoding failures answer `-32004`.
-pub(crate) type ConfigHandler = Arc<dyn Fn(Value, Host) -> BoxFut<Result<(), RpcError>> + Send + Sync>;
+pub(crate) type ConfigHandler =
+    Arc<dyn Fn(Value, Host) -> BoxFut<Result<(), RpcError>> + Send + Sync>;
 
 /// A shutdown handler.
 pub(crate) type ShutdownHandler = Arc<dyn Fn() -> BoxFut<()> + Send + Sync>;

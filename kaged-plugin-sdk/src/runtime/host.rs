@@ -41,7 +41,9 @@ pub struct Host {
 
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Host").field("plugin", &self.inner.name).finish()
+        f.debug_struct("Host")
+            .field("plugin", &self.inner.name)
+            .finish()
     }
 }
 

@@ -49,7 +49,10 @@ pub(crate) fn encode_response(resp: &Response) -> Vec<u8> {
                 EncodeError::Json(e) => format!("response could not be serialized: {e}"),
             };
             tracing::error!(id = %resp.id, "{detail}");
-            let fallback = Response::err(resp.id.clone(), RpcError::new(ErrorCode::InternalError, detail));
+            let fallback = Response::err(
+                resp.id.clone(),
+                RpcError::new(ErrorCode::InternalError, detail),
+            );
             encode_line(&fallback).unwrap_or_else(|_| b"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"response too large\"}}\n".to_vec())
         }
     }
@@ -148,7 +151,8 @@ impl Plugin {
             }
             methods::CONFIG_UPDATE => {
                 if let Some(cfg) = &self.def.config {
-                    let (cfg, host, params) = (Arc::clone(cfg), host.clone(), n.params.unwrap_or(json!({})));
+                    let (cfg, host, params) =
+                        (Arc::clone(cfg), host.clone(), n.params.unwrap_or(json!({})));
                     tokio::spawn(async move {
                         if let Err(e) = cfg(strip_context(params), host).await {
                             tracing::error!("config.update rejected: {}", e.message);
@@ -202,7 +206,10 @@ impl Plugin {
             }
             (_, Phase::Fresh | Phase::Answered) => reply(Err(RpcError::new(
                 ErrorCode::NotInitialized,
-                format!("not initialized: `{}` arrived before the handshake completed", r.method),
+                format!(
+                    "not initialized: `{}` arrived before the handshake completed",
+                    r.method
+                ),
             ))),
             (methods::PING, Phase::Ready) => reply(Ok(result_of(StatusOk::ok()))),
             (methods::CONFIG_UPDATE, Phase::Ready) => {
@@ -210,7 +217,9 @@ impl Plugin {
                 let params = strip_context(r.params.unwrap_or(json!({})));
                 tokio::spawn(async move {
                     let result = match cfg {
-                        Some(cfg) => cfg(params, host.clone()).await.map(|()| result_of(StatusOk::ok())),
+                        Some(cfg) => cfg(params, host.clone())
+                            .await
+                            .map(|()| result_of(StatusOk::ok())),
                         None => Ok(result_of(StatusOk::ok())),
                     };
                     let resp = match result {
@@ -222,7 +231,8 @@ impl Plugin {
             }
             (method, Phase::Ready) => match self.def.routes.get(method).cloned() {
                 Some(route) => {
-                    let (host, id, method, params) = (host.clone(), r.id.clone(), r.method.clone(), r.params);
+                    let (host, id, method, params) =
+                        (host.clone(), r.id.clone(), r.method.clone(), r.params);
                     tokio::spawn(async move {
                         let resp = match route.invoke(&method, params, host.clone()).await {
                             Ok(v) => Response::ok(id, v),
@@ -231,7 +241,9 @@ impl Plugin {
                         let _ = host.send_line(encode_response(&resp));
                     });
                 }
-                None if method == methods::PROJECTS_ACTIVATED || method == methods::PROJECTS_DEACTIVATED => {
+                None if method == methods::PROJECTS_ACTIVATED
+                    || method == methods::PROJECTS_DEACTIVATED =>
+                {
                     reply(Ok(result_of(StatusOk::ok())));
                 }
                 None => reply(Err(RpcError::new(
@@ -245,14 +257,21 @@ impl Plugin {
 
     fn initialize(&self, params: Option<Value>) -> Result<Value, RpcError> {
         let Some(params) = params else {
-            return Err(RpcError::new(ErrorCode::InvalidParams, "initialize needs params"));
+            return Err(RpcError::new(
+                ErrorCode::InvalidParams,
+                "initialize needs params",
+            ));
         };
         let p: InitializeParams = super::handler::decode(params, ErrorCode::InvalidParams)?;
         if p.plugin_name != self.def.name {
             tracing::warn!(expected = %self.def.name, got = %p.plugin_name, "the host loaded us under another name");
         }
         if p.api_version != API_VERSION {
-            tracing::warn!(ours = API_VERSION, host = p.api_version, "api_version differs from the host's");
+            tracing::warn!(
+                ours = API_VERSION,
+                host = p.api_version,
+                "api_version differs from the host's"
+            );
         }
         Ok(result_of(InitializeResult {
             name: self.def.name.clone(),

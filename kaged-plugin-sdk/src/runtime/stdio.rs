@@ -47,7 +47,11 @@ pub fn take_stdio() -> std::io::Result<(ProtocolIn, ProtocolOut)> {
 }
 
 impl AsyncRead for ProtocolIn {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         match self.get_mut() {
             ProtocolIn::Pipe(p) => Pin::new(p).poll_read(cx, buf),
             ProtocolIn::Other(s) => Pin::new(s).poll_read(cx, buf),
@@ -56,7 +60,11 @@ impl AsyncRead for ProtocolIn {
 }
 
 impl AsyncWrite for ProtocolOut {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         match self.get_mut() {
             ProtocolOut::Pipe(p) => Pin::new(p).poll_write(cx, buf),
             ProtocolOut::Other(f) => Pin::new(f).poll_write(cx, buf),
