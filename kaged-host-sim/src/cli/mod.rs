@@ -1,4 +1,5 @@
-//! The `kaged-host-sim` command line: `validate`, `call`, `session`.
+//! The `kaged-host-sim` command line: `validate`, `call`, `session`,
+//! `storage`.
 //!
 //! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
 //! usage (unknown flags, bad JSON arguments, missing directories). Errors
@@ -7,18 +8,23 @@
 mod call;
 mod project;
 mod script;
+mod storage;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::audit::AuditLog;
 use crate::host::{HostConfig, HostSim};
+use crate::storage::StorageBroker;
+use crate::storage_handler::BrokerHandler;
 use crate::time::TimeScale;
 use crate::transcript::Transcript;
 
 pub use script::{Expect, Script, Step};
+pub use storage::StorageCommand;
 
 /// A simulated kaged daemon for plugin authors.
 #[derive(Debug, Parser)]
@@ -44,6 +50,11 @@ pub struct GlobalOpts {
     /// Multiply every timeout and interval by F (0 < F <= 1).
     #[arg(long, global = true, value_name = "F", default_value = "1")]
     pub time_scale: TimeScale,
+    /// The SQLite database that brokers `kaged.storage.*` for every plugin
+    /// started (created if missing). Default: a fresh temporary database,
+    /// removed on exit. Required by `storage`.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub storage_db: Option<PathBuf>,
 }
 
 /// The commands.
@@ -96,6 +107,12 @@ pub enum Command {
         /// With --project: print each step's outcome as one JSON object.
         #[arg(long, requires = "project")]
         json: bool,
+    },
+    /// Inspect or clean up a plugin's brokered storage in --storage-db.
+    Storage {
+        /// What to do with the storage.
+        #[command(subcommand)]
+        action: storage::StorageCommand,
     },
 }
 
@@ -174,8 +191,9 @@ fn init_tracing() {
         .try_init();
 }
 
-fn host_for(global: &GlobalOpts) -> Result<HostSim, CliError> {
-    let audit = match &global.audit {
+/// The audit log of `--audit FILE` (also kept in memory), or memory only.
+fn audit_for(global: &GlobalOpts) -> Result<AuditLog, CliError> {
+    Ok(match &global.audit {
         Some(p) => AuditLog::to_file(p)
             .map_err(|e| {
                 CliError::Usage(one_line(
@@ -185,7 +203,12 @@ fn host_for(global: &GlobalOpts) -> Result<HostSim, CliError> {
             })?
             .with_memory(),
         None => AuditLog::memory(),
-    };
+    })
+}
+
+/// A host whose plugins get the `--storage-db` broker (or a temporary one).
+fn host_for(global: &GlobalOpts) -> Result<HostSim, CliError> {
+    let audit = audit_for(global)?;
     let transcript = match &global.transcript {
         Some(p) => Transcript::to_file(p).map_err(|e| {
             CliError::Usage(one_line(
@@ -195,10 +218,23 @@ fn host_for(global: &GlobalOpts) -> Result<HostSim, CliError> {
         })?,
         None => Transcript::discard(),
     };
+    let broker = match &global.storage_db {
+        Some(p) => StorageBroker::open(p).map_err(|e| {
+            CliError::Usage(one_line(
+                &format!("cannot open storage database {}", p.display()),
+                &e,
+            ))
+        })?,
+        None => StorageBroker::open_temp().map_err(|e| {
+            CliError::Failed(one_line("cannot create a temporary storage database", &e))
+        })?,
+    };
     Ok(HostSim::new(HostConfig {
         time_scale: global.time_scale,
         audit,
         transcript,
+        storage_available: true,
+        handler: Arc::new(BrokerHandler::new(broker)),
         ..HostConfig::default()
     }))
 }
@@ -276,6 +312,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             require_dir(&dir)?;
             let host = host_for(&cli.global)?;
             script::run(&host, &dir, &script).await
+        }
+        Command::Storage { action } => {
+            let audit = audit_for(&cli.global)?;
+            storage::run(cli.global.storage_db.as_deref(), &audit, &action)
         }
     }
 }

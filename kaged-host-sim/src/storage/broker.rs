@@ -282,6 +282,17 @@ impl StorageBroker {
     /// objects with its prefix that are registered to it or to nobody.
     /// Returns the dropped (prefixed) names, in drop order.
     pub fn uninstall(&self, plugin: &str) -> Result<Vec<String>, StorageError> {
+        Ok(self
+            .uninstall_objects(plugin)?
+            .into_iter()
+            .map(|o| o.name)
+            .collect())
+    }
+
+    /// [`uninstall`](StorageBroker::uninstall), telling the kind of each
+    /// dropped object (triggers, then views, indexes and tables), all in
+    /// one transaction: either everything goes or nothing does.
+    pub fn uninstall_objects(&self, plugin: &str) -> Result<Vec<StorageObject>, StorageError> {
         if !is_plugin_name(plugin) {
             return Err(StorageError::InvalidPluginName(plugin.to_owned()));
         }
@@ -292,7 +303,7 @@ impl StorageBroker {
         let prefix = storage_prefix(plugin);
         let admin = lock(&self.admin);
         admin.execute_batch("BEGIN IMMEDIATE")?;
-        let result = (|| -> Result<Vec<String>, StorageError> {
+        let result = (|| -> Result<Vec<StorageObject>, StorageError> {
             let mut stmt = admin.prepare("SELECT type, name FROM sqlite_master")?;
             let objects = stmt
                 .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
@@ -308,7 +319,10 @@ impl StorageBroker {
                             "DROP {} IF EXISTS {quoted}",
                             kind.to_uppercase()
                         ))?;
-                        dropped.push(name.clone());
+                        dropped.push(StorageObject {
+                            kind: kind.to_owned(),
+                            name: name.clone(),
+                        });
                     }
                 }
             }
@@ -332,6 +346,15 @@ impl StorageBroker {
             }
         }
     }
+}
+
+/// One object of a plugin's schema, as the broker's catalogue names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageObject {
+    /// `table`, `view`, `index` or `trigger`.
+    pub kind: String,
+    /// The prefixed name (`plugin_oh_my_pi_presets`).
+    pub name: String,
 }
 
 fn internal(e: StorageError) -> StorageDenial {

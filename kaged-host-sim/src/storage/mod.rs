@@ -142,7 +142,7 @@ pub mod rewrite;
 mod values;
 
 pub use authorizer::{install as install_authorizer, AuthPolicy, Owners, Phase};
-pub use broker::StorageBroker;
+pub use broker::{StorageBroker, StorageObject};
 pub use cache::RewriteCache;
 pub use client::{StorageClient, StorageDenial, StorageError, CAP_READ, CAP_WRITE};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
