@@ -1,11 +1,12 @@
 //! The `kaged-host-sim` command line: `validate`, `call`, `session`,
-//! `storage`.
+//! `plugin`, `storage`.
 //!
 //! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
 //! usage (unknown flags, bad JSON arguments, missing directories). Errors
 //! are one line on stderr: what was wrong, then the cause chain.
 
 mod call;
+mod plugin;
 mod project;
 mod script;
 mod storage;
@@ -24,6 +25,7 @@ use crate::time::TimeScale;
 use crate::transcript::Transcript;
 
 pub use script::{Expect, Script, Step};
+pub use plugin::PluginCommand;
 pub use storage::StorageCommand;
 
 /// A simulated kaged daemon for plugin authors.
@@ -107,6 +109,13 @@ pub enum Command {
         /// With --project: print each step's outcome as one JSON object.
         #[arg(long, requires = "project")]
         json: bool,
+    },
+    /// Install, upgrade, uninstall, enable, disable or list plugins in a
+    /// plugin store (plugin-host.md § Install flow).
+    Plugin {
+        /// What to do.
+        #[command(subcommand)]
+        action: plugin::PluginCommand,
     },
     /// Inspect or clean up a plugin's brokered storage in --storage-db.
     Storage {
@@ -312,6 +321,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             require_dir(&dir)?;
             let host = host_for(&cli.global)?;
             script::run(&host, &dir, &script).await
+        }
+        Command::Plugin { action } => {
+            let audit = audit_for(&cli.global)?;
+            plugin::run(&action, &audit, cli.global.storage_db.as_deref())
         }
         Command::Storage { action } => {
             let audit = audit_for(&cli.global)?;
