@@ -43,6 +43,11 @@ pub(crate) enum Route {
 
 /// Deserialize params, naming the offending field on failure.
 pub(crate) fn decode<P: DeserializeOwned>(params: Value, code: ErrorCode) -> Result<P, RpcError> {
+    // The fast path borrows the value and tracks no path; only a failure
+    // is decoded again, with the path, to name the offending field.
+    if let Ok(p) = P::deserialize(&params) {
+        return Ok(p);
+    }
     serde_path_to_error::deserialize(params).map_err(|e| {
         let path = e.path().to_string();
         let at = if path == "." {
