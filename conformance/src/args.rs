@@ -46,7 +46,7 @@ pub struct InvalidArgs {
 }
 
 /// A value satisfying `schema`: defaults when given, `const`, the first
-/// `enum` value, objects with their required properties (and those with
+/// `enum` value, the first of `examples` (the way to satisfy a `pattern`), objects with their required properties (and those with
 /// defaults), strings within length bounds, numbers within bounds,
 /// booleans, arrays of `minItems` (at least one) items, nested objects and
 /// local `$ref`s.
@@ -69,7 +69,11 @@ pub fn invalid_args(schema: &Value) -> Option<InvalidArgs> {
             if let Some(o) = args.as_object_mut() {
                 o.remove(name);
             }
-            tries.push(InvalidArgs { args, field: name.to_string(), how: "required property left out".into() });
+            tries.push(InvalidArgs {
+                args,
+                field: name.to_string(),
+                how: "required property left out".into(),
+            });
         }
     }
     if let Some(props) = root.get("properties").and_then(Value::as_object) {
@@ -80,7 +84,11 @@ pub fn invalid_args(schema: &Value) -> Option<InvalidArgs> {
                 if let Some(o) = args.as_object_mut() {
                     o.insert(name.clone(), wrong.clone());
                 }
-                tries.push(InvalidArgs { args, field: name.clone(), how: format!("wrong type: {wrong}") });
+                tries.push(InvalidArgs {
+                    args,
+                    field: name.clone(),
+                    how: format!("wrong type: {wrong}"),
+                });
             }
         }
     }
@@ -89,18 +97,26 @@ pub fn invalid_args(schema: &Value) -> Option<InvalidArgs> {
         if let Some(o) = args.as_object_mut() {
             o.insert("conformance_unexpected".into(), json!(1));
         }
-        tries.push(InvalidArgs { args, field: "conformance_unexpected".into(), how: "unexpected property".into() });
+        tries.push(InvalidArgs {
+            args,
+            field: "conformance_unexpected".into(),
+            how: "unexpected property".into(),
+        });
     }
     let validator = jsonschema::validator_for(schema).ok()?;
     tries.into_iter().find(|t| !validator.is_valid(&t.args))
 }
 
 fn check(schema: &Value, v: &Value) -> Result<(), ArgsError> {
-    let validator = jsonschema::validator_for(schema).map_err(|e| ArgsError::BadSchema(e.to_string()))?;
+    let validator =
+        jsonschema::validator_for(schema).map_err(|e| ArgsError::BadSchema(e.to_string()))?;
     let first = validator.iter_errors(v).next().map(|e| e.to_string());
     match first {
         None => Ok(()),
-        Some(reason) => Err(ArgsError::Unsatisfied { value: v.to_string(), reason }),
+        Some(reason) => Err(ArgsError::Unsatisfied {
+            value: v.to_string(),
+            reason,
+        }),
     }
 }
 
@@ -119,7 +135,11 @@ fn wrong_type(p: &Value) -> Option<Value> {
 fn first_type(s: &Value) -> Option<String> {
     match s.get("type") {
         Some(Value::String(t)) => Some(t.clone()),
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).find(|t| *t != "null").map(str::to_string),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .map(str::to_string),
         _ if s.get("properties").is_some() => Some("object".into()),
         _ => None,
     }
@@ -129,7 +149,11 @@ fn first_type(s: &Value) -> Option<String> {
 fn resolve<'a>(root: &'a Value, s: &'a Value) -> &'a Value {
     let mut cur = s;
     for _ in 0..16 {
-        match cur.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
+        match cur
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+        {
             Some(ptr) => match root.pointer(ptr) {
                 Some(t) => cur = t,
                 None => return cur,
@@ -151,7 +175,18 @@ fn generate(root: &Value, s: &Value, depth: usize) -> Value {
     if let Some(c) = s.get("const") {
         return c.clone();
     }
-    if let Some(e) = s.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(e) = s
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return e.clone();
+    }
+    if let Some(e) = s
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return e.clone();
     }
     for key in ["anyOf", "oneOf", "allOf"] {
@@ -171,7 +206,9 @@ fn generate(root: &Value, s: &Value, depth: usize) -> Value {
                 .unwrap_or_default();
             if let Some(props) = s.get("properties").and_then(Value::as_object) {
                 for (name, p) in props {
-                    if required.contains(&name.as_str()) || resolve(root, p).get("default").is_some() {
+                    if required.contains(&name.as_str())
+                        || resolve(root, p).get("default").is_some()
+                    {
                         o.insert(name.clone(), generate(root, p, depth + 1));
                     }
                 }
@@ -183,10 +220,19 @@ fn generate(root: &Value, s: &Value, depth: usize) -> Value {
         Some("number") => json!(number(s, false)),
         Some("boolean") => json!(true),
         Some("array") => {
-            let min = s.get("minItems").and_then(Value::as_u64).unwrap_or(0).max(1);
-            let max = s.get("maxItems").and_then(Value::as_u64).unwrap_or(u64::MAX);
+            let min = s
+                .get("minItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .max(1);
+            let max = s
+                .get("maxItems")
+                .and_then(Value::as_u64)
+                .unwrap_or(u64::MAX);
             let n = min.min(max);
-            let item = s.get("items").map_or(json!("conformance"), |i| generate(root, i, depth + 1));
+            let item = s
+                .get("items")
+                .map_or(json!("conformance"), |i| generate(root, i, depth + 1));
             Value::Array((0..n).map(|_| item.clone()).collect())
         }
         Some("null") => Value::Null,
@@ -217,8 +263,12 @@ fn string(s: &Value) -> String {
 fn number(s: &Value, integer: bool) -> f64 {
     let get = |k: &str| s.get(k).and_then(Value::as_f64);
     // Inclusive bounds; an exclusive bound moves in by one for integers.
-    let lo = get("minimum").or(get("exclusiveMinimum").map(|v| if integer { v.floor() + 1.0 } else { v }));
-    let hi = get("maximum").or(get("exclusiveMaximum").map(|v| if integer { v.ceil() - 1.0 } else { v }));
+    let lo =
+        get("minimum")
+            .or(get("exclusiveMinimum").map(|v| if integer { v.floor() + 1.0 } else { v }));
+    let hi =
+        get("maximum")
+            .or(get("exclusiveMaximum").map(|v| if integer { v.ceil() - 1.0 } else { v }));
     let excl_lo = get("minimum").is_none() && get("exclusiveMinimum").is_some();
     let excl_hi = get("maximum").is_none() && get("exclusiveMaximum").is_some();
     match (lo, hi) {
@@ -264,9 +314,16 @@ mod tests {
     #[test]
     fn unbreakable_and_unsatisfiable_schemas() {
         assert!(invalid_args(&json!({"type": "object"})).is_none());
-        let closed = invalid_args(&json!({"type": "object", "additionalProperties": false})).unwrap();
+        let closed =
+            invalid_args(&json!({"type": "object", "additionalProperties": false})).unwrap();
         assert_eq!(closed.field, "conformance_unexpected");
         let pattern = json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string", "pattern": "^[0-9]+$"}}});
-        assert!(matches!(valid_args(&pattern), Err(ArgsError::Unsatisfied { .. })));
+        assert!(matches!(
+            valid_args(&pattern),
+            Err(ArgsError::Unsatisfied { .. })
+        ));
+        let example = json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"type": "string", "pattern": "^[0-9]+$", "examples": ["20261122"]}}});
+        assert_eq!(valid_args(&example), Ok(json!({"a": "20261122"})));
     }
 }

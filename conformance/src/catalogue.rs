@@ -46,10 +46,24 @@ pub struct CaseDef {
 
 macro_rules! case {
     ($id:literal, $level:ident, $spec:literal, $title:literal, $sentence:literal) => {
-        CaseDef { id: $id, title: $title, level: Level::$level, spec: $spec, sentence: $sentence, per: None }
+        CaseDef {
+            id: $id,
+            title: $title,
+            level: Level::$level,
+            spec: $spec,
+            sentence: $sentence,
+            per: None,
+        }
     };
     ($id:literal, $level:ident, $spec:literal, $title:literal, $sentence:literal, per $per:literal) => {
-        CaseDef { id: $id, title: $title, level: Level::$level, spec: $spec, sentence: $sentence, per: Some($per) }
+        CaseDef {
+            id: $id,
+            title: $title,
+            level: Level::$level,
+            spec: $spec,
+            sentence: $sentence,
+            per: Some($per),
+        }
     };
 }
 
@@ -103,8 +117,8 @@ pub const CATALOGUE: &[CaseDef] = &[
         "Stderr: Reserved for plugin logs. Plugins must not write JSON-RPC to stderr."),
     case!("methods.answers", Must, "plugin-host.md § Plugin-declared methods; Failure modes", "The method answers within the request timeout",
         "Plugin hangs (no response): Request timeout (30s default).", per "method"),
-    case!("methods.tool_valid_args", Must, "ADDENDUM §1", "The tool answers a result for arguments generated from its schema",
-        "The host invokes a plugin tool by calling a method whose name is the prefixed tool name.", per "tool"),
+    case!("methods.tool_valid_args", Must, "ADDENDUM §1; ADR-0023 § PluginCallContext", "The tool, dispatched by an agent, accepts arguments generated from its schema",
+        "The host invokes a plugin tool by calling a method whose name is the prefixed tool name. params is the tool's arguments object plus _context.", per "tool"),
     case!("methods.tool_invalid_args", Must, "ADDENDUM §1", "The tool answers -32602 for arguments that break its schema",
         "Arguments that do not satisfy parameters_schema are answered with -32602, whose message names the offending field.", per "tool"),
     case!("hooks.answers", Must, "plugin-host.md § Lifecycle hooks; ADDENDUM §5-6", "The hook answers in time with a shape the spec allows",
@@ -145,9 +159,16 @@ mod tests {
         assert_eq!(ids.len(), CATALOGUE.len());
         for c in CATALOGUE {
             let (group, name) = c.id.split_once('.').expect("dotted id");
-            assert!(!group.is_empty() && !name.is_empty() && !name.contains('.'), "{}", c.id);
+            assert!(
+                !group.is_empty() && !name.is_empty() && !name.contains('.'),
+                "{}",
+                c.id
+            );
             assert!(!c.spec.is_empty() && !c.sentence.is_empty() && !c.title.is_empty());
         }
-        assert_eq!(find("methods.answers[presets.list]").map(|c| c.id), Some("methods.answers"));
+        assert_eq!(
+            find("methods.answers[presets.list]").map(|c| c.id),
+            Some("methods.answers")
+        );
     }
 }

@@ -62,6 +62,10 @@ pub struct RunArgs {
     /// Write one wire transcript (JSON Lines) per case to DIR.
     #[arg(long, value_name = "DIR")]
     pub transcript_dir: Option<PathBuf>,
+    /// The storage broker's SQLite database (created if needed; a
+    /// temporary database, removed after the run, by default).
+    #[arg(long, value_name = "PATH")]
+    pub storage_db: Option<PathBuf>,
 }
 
 /// `list` options.
@@ -126,12 +130,24 @@ where
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = e.print();
-                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { 2 } else { 0 };
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    2
+                } else {
+                    0
+                };
             }
             let text = e.render().to_string();
-            let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
+            let line = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
             eprintln!("kaged-conformance: {}", line.trim_start_matches("error: "));
             return 2;
         }
@@ -172,6 +188,7 @@ fn run(a: &RunArgs) -> Result<i32, CliError> {
         },
         baseline,
         transcript_dir: a.transcript_dir.clone(),
+        storage_db: a.storage_db.clone(),
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();
@@ -198,7 +215,10 @@ fn run(a: &RunArgs) -> Result<i32, CliError> {
 
 fn emit(a: &RunArgs, report: &Report, tty: bool) -> Result<(), CliError> {
     let write_file = |path: &PathBuf, text: &str| {
-        std::fs::write(path, text).map_err(|source| CliError::Output { path: path.clone(), source })
+        std::fs::write(path, text).map_err(|source| CliError::Output {
+            path: path.clone(),
+            source,
+        })
     };
     match a.format {
         Format::Human => {

@@ -5,7 +5,8 @@
 use crate::catalogue::{CaseDef, CATALOGUE};
 
 /// Marker lines around the generated catalogue in `docs/conformance.md`.
-pub const BEGIN_MARKER: &str = "<!-- BEGIN GENERATED CATALOGUE: kaged-conformance list --format markdown -->";
+pub const BEGIN_MARKER: &str =
+    "<!-- BEGIN GENERATED CATALOGUE: kaged-conformance list --format markdown -->";
 /// See [`BEGIN_MARKER`].
 pub const END_MARKER: &str = "<!-- END GENERATED CATALOGUE -->";
 
@@ -20,7 +21,15 @@ fn display_id(c: &CaseDef) -> String {
 pub fn render_text() -> String {
     CATALOGUE
         .iter()
-        .map(|c| format!("{:<44} {:<6} {:<60} {}\n", display_id(c), c.level.as_str(), c.spec, c.title))
+        .map(|c| {
+            format!(
+                "{:<44} {:<6} {:<60} {}\n",
+                display_id(c),
+                c.level.as_str(),
+                c.spec,
+                c.title
+            )
+        })
         .collect()
 }
 
@@ -31,7 +40,8 @@ pub fn render_json() -> String {
 
 /// The catalogue as a markdown table, between the generation markers.
 pub fn render_markdown() -> String {
-    let mut out = format!("{BEGIN_MARKER}\n\n| id | level | spec | checks | rule |\n|---|---|---|---|---|\n");
+    let mut out =
+        format!("{BEGIN_MARKER}\n\n| id | level | spec | checks | rule |\n|---|---|---|---|---|\n");
     for c in CATALOGUE {
         out.push_str(&format!(
             "| `{}` | {} | {} | {} | {} |\n",

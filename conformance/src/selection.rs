@@ -66,7 +66,10 @@ impl Selection {
         if !self.only.is_empty() && !self.only.iter().any(|p| p.matches(id)) {
             return Some("not selected by --only".into());
         }
-        self.skip.iter().find(|p| p.matches(id)).map(|p| format!("skipped by --skip {}", p.0))
+        self.skip
+            .iter()
+            .find(|p| p.matches(id))
+            .map(|p| format!("skipped by --skip {}", p.0))
     }
 }
 
@@ -105,7 +108,10 @@ impl Baseline {
             .filter(|l| !l.is_empty())
             .map(Pattern::new)
             .collect();
-        Baseline { entries, source: source.into() }
+        Baseline {
+            entries,
+            source: source.into(),
+        }
     }
 
     /// Whether `id` is listed.
@@ -139,11 +145,23 @@ mod tests {
 
     #[test]
     fn selection_and_baseline() {
-        let sel = Selection { only: vec![Pattern::new("protocol.*")], skip: vec![Pattern::new("protocol.batch*")] };
+        let sel = Selection {
+            only: vec![Pattern::new("protocol.*")],
+            skip: vec![Pattern::new("protocol.batch*")],
+        };
         assert!(sel.excluded("protocol.ping").is_none());
-        assert!(sel.excluded("handshake.name_matches").unwrap().contains("--only"));
-        assert!(sel.excluded("protocol.batch_rejected").unwrap().contains("--skip"));
-        let b = Baseline::parse("# known\nprotocol.not_initialized  # old SDK\n\nmethods.answers[*]\n", "b.txt");
+        assert!(sel
+            .excluded("handshake.name_matches")
+            .unwrap()
+            .contains("--only"));
+        assert!(sel
+            .excluded("protocol.batch_rejected")
+            .unwrap()
+            .contains("--skip"));
+        let b = Baseline::parse(
+            "# known\nprotocol.not_initialized  # old SDK\n\nmethods.answers[*]\n",
+            "b.txt",
+        );
         assert!(b.lists("protocol.not_initialized"));
         assert!(b.lists("methods.answers[x.y]"));
         assert!(!b.lists("protocol.ping"));

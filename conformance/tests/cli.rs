@@ -22,15 +22,56 @@ fn a_conforming_plugin_exits_0_with_the_addendum_json() {
         .arg(own_fixture("conforming"))
         .output()
         .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = stdout_json(&out);
     assert_eq!(v["schema"], "kaged-conformance-report/v1");
     assert_eq!(v["plugin"]["name"], "conforming");
     assert_eq!(v["time_scale"], 0.05);
+    // ADDENDUM §11's members in order, plus the effective timeouts (§10).
+    let top: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        top,
+        [
+            "schema",
+            "plugin",
+            "time_scale",
+            "timeouts",
+            "summary",
+            "cases"
+        ]
+    );
+    assert_eq!(v["timeouts"]["request_ms"], 1500);
     assert_eq!(v["summary"]["failed"], 0);
     let c = &v["cases"][0];
-    let keys: Vec<&str> = c.as_object().expect("case").keys().map(String::as_str).collect();
-    assert_eq!(keys, ["id", "title", "level", "spec", "status", "duration_ms", "detail", "audit_events"]);
+    let keys: Vec<&str> = c
+        .as_object()
+        .expect("case")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "id",
+            "title",
+            "level",
+            "spec",
+            "status",
+            "duration_ms",
+            "detail",
+            "audit_events"
+        ]
+    );
 }
 
 #[test]
@@ -49,13 +90,30 @@ fn a_must_failure_exits_1_and_tap_says_not_ok() {
 #[test]
 fn strict_turns_should_failures_into_exit_1() {
     let dir = own_fixture("undeclared-notifier");
-    let lax = cmd().args(["run", "--time-scale", "0.05"]).arg(&dir).output().expect("runs");
+    let lax = cmd()
+        .args(["run", "--time-scale", "0.05"])
+        .arg(&dir)
+        .output()
+        .expect("runs");
     assert_eq!(lax.status.code(), Some(0));
     let human = String::from_utf8_lossy(&lax.stdout);
-    assert!(human.contains("WARN notifications.declared_only"), "{human}");
-    assert!(human.contains("rule:     \"notifications: Notification types the plugin may emit.\""), "{human}");
-    assert!(!human.contains('\x1b'), "no colour when stdout is not a terminal");
-    let strict = cmd().args(["run", "--strict", "--time-scale", "0.05"]).arg(&dir).output().expect("runs");
+    assert!(
+        human.contains("WARN notifications.declared_only"),
+        "{human}"
+    );
+    assert!(
+        human.contains("rule:     \"notifications: Notification types the plugin may emit.\""),
+        "{human}"
+    );
+    assert!(
+        !human.contains('\x1b'),
+        "no colour when stdout is not a terminal"
+    );
+    let strict = cmd()
+        .args(["run", "--strict", "--time-scale", "0.05"])
+        .arg(&dir)
+        .output()
+        .expect("runs");
     assert_eq!(strict.status.code(), Some(1));
 }
 
@@ -63,22 +121,50 @@ fn strict_turns_should_failures_into_exit_1() {
 fn known_failures_warn_and_stale_entries_fail() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let baseline = tmp.path().join("known.txt");
-    std::fs::write(&baseline, "# ours\nprotocol.batch_rejected\nprotocol.ping  # stale\n").expect("write");
+    std::fs::write(
+        &baseline,
+        "# ours\nprotocol.batch_rejected\nprotocol.ping  # stale\n",
+    )
+    .expect("write");
     let out = cmd()
-        .args(["run", "--format", "json", "--time-scale", "0.05", "--only", "protocol.*", "--known-failing"])
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--time-scale",
+            "0.05",
+            "--only",
+            "protocol.*",
+            "--known-failing",
+        ])
         .arg(&baseline)
         .arg(own_fixture("ignores-batch"))
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(1));
     let v = stdout_json(&out);
-    let find = |id: &str| v["cases"].as_array().and_then(|a| a.iter().find(|c| c["id"] == id)).cloned().expect(id);
+    let find = |id: &str| {
+        v["cases"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["id"] == id))
+            .cloned()
+            .expect(id)
+    };
     let batch = find("protocol.batch_rejected");
     assert_eq!(batch["status"], "warn");
-    assert!(batch["detail"].as_str().unwrap_or_default().starts_with("known failure"));
+    assert!(batch["detail"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("known failure"));
     let ping = find("protocol.ping");
     assert_eq!(ping["status"], "fail");
-    assert!(ping["detail"].as_str().unwrap_or_default().contains("remove it from"), "{ping}");
+    assert!(
+        ping["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("remove it from"),
+        "{ping}"
+    );
     let skipped = find("manifest.valid");
     assert_eq!(skipped["status"], "skip");
     assert_eq!(skipped["detail"], "not selected by --only");
@@ -90,7 +176,14 @@ fn transcripts_are_written_per_case_passing_too() {
     let dir = tmp.path().join("wire");
     let report = tmp.path().join("report.xml");
     let out = cmd()
-        .args(["run", "--format", "junit", "--time-scale", "0.05", "--transcript-dir"])
+        .args([
+            "run",
+            "--format",
+            "junit",
+            "--time-scale",
+            "0.05",
+            "--transcript-dir",
+        ])
         .arg(&dir)
         .arg("--output")
         .arg(&report)
@@ -100,12 +193,24 @@ fn transcripts_are_written_per_case_passing_too() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
     let xml = std::fs::read_to_string(&report).expect("report written");
-    assert!(xml.contains("<testsuite name=\"kaged-conformance: conforming\""), "{xml}");
+    assert!(
+        xml.contains("<testsuite name=\"kaged-conformance: conforming\""),
+        "{xml}"
+    );
     let ping = std::fs::read_to_string(dir.join("protocol.ping.jsonl")).expect("ping transcript");
-    let lines: Vec<Value> = ping.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
-    assert!(lines.iter().any(|l| l["dir"] == "host>plugin" && l["msg"]["method"] == "ping"), "{ping}");
+    let lines: Vec<Value> = ping
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["dir"] == "host>plugin" && l["msg"]["method"] == "ping"),
+        "{ping}"
+    );
     assert_eq!(lines[0]["seq"], 1);
-    let tool = std::fs::read_to_string(dir.join("methods.tool_valid_args[conforming.shout].jsonl")).expect("tool transcript");
+    let tool = std::fs::read_to_string(dir.join("methods.tool_valid_args[conforming.shout].jsonl"))
+        .expect("tool transcript");
     assert!(tool.contains("CONFORMANCE!"), "{tool}");
 }
 
@@ -127,18 +232,64 @@ fn could_not_run_exits_2_with_one_line() {
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("kaged-conformance: "), "{err}");
     }
-    let out = cmd().args(["run", "/no/such/plugin-dir"]).output().expect("runs");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no such plugin directory: /no/such/plugin-dir"));
-    let out = cmd().args(["run", "--time-scale", "0", "."]).output().expect("runs");
+    let out = cmd()
+        .args(["run", "/no/such/plugin-dir"])
+        .output()
+        .expect("runs");
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("no such plugin directory: /no/such/plugin-dir"));
+    let out = cmd()
+        .args(["run", "--time-scale", "0", "."])
+        .output()
+        .expect("runs");
     assert!(String::from_utf8_lossy(&out.stderr).contains("0 < F <= 1"));
 }
 
 #[test]
 fn list_prints_the_catalogue() {
-    let out = cmd().args(["list", "--format", "json"]).output().expect("runs");
+    let out = cmd()
+        .args(["list", "--format", "json"])
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(v.as_array().map(Vec::len), Some(kaged_conformance::catalogue::CATALOGUE.len()));
-    let md = cmd().args(["list", "--format", "markdown"]).output().expect("runs");
-    assert_eq!(String::from_utf8_lossy(&md.stdout), kaged_conformance::list::render_markdown());
+    assert_eq!(
+        v.as_array().map(Vec::len),
+        Some(kaged_conformance::catalogue::CATALOGUE.len())
+    );
+    let md = cmd()
+        .args(["list", "--format", "markdown"])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        String::from_utf8_lossy(&md.stdout),
+        kaged_conformance::list::render_markdown()
+    );
+}
+
+#[test]
+fn unusable_baseline_or_storage_db_exits_2() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let missing = tmp.path().join("no-such-baseline.txt");
+    let out = cmd()
+        .args(["run", "--known-failing"])
+        .arg(&missing)
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the known-failing baseline"));
+    let db = tmp.path().join("no/such/dir/storage.sqlite3");
+    let out = cmd()
+        .args(["run", "--storage-db"])
+        .arg(&db)
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("kaged-conformance: error: cannot open the storage database"),
+        "{err}"
+    );
 }

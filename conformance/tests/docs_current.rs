@@ -8,7 +8,9 @@ use kaged_conformance::list::{render_markdown, BEGIN_MARKER, END_MARKER};
 fn the_catalogue_in_docs_is_current() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/conformance.md");
     let text = std::fs::read_to_string(path).expect("docs/conformance.md exists");
-    let start = text.find(BEGIN_MARKER).or_else(|| text.find("@@CATALOGUE@@"));
+    let start = text
+        .find(BEGIN_MARKER)
+        .or_else(|| text.find("@@CATALOGUE@@"));
     let start = start.expect("docs/conformance.md has the catalogue markers");
     let end = text[start..]
         .find(END_MARKER)
@@ -18,7 +20,12 @@ fn the_catalogue_in_docs_is_current() {
     let fresh = render_markdown();
     if current != fresh {
         if std::env::var_os("KAGED_UPDATE_DOCS").is_some() {
-            let updated = format!("{}{}{}", &text[..start], fresh, &text[end.min(text.len())..]);
+            let updated = format!(
+                "{}{}{}",
+                &text[..start],
+                fresh,
+                &text[end.min(text.len())..]
+            );
             std::fs::write(path, updated).expect("write docs/conformance.md");
         } else {
             panic!("docs/conformance.md's catalogue is out of date: run KAGED_UPDATE_DOCS=1 cargo test -p kaged-conformance --test docs_current");

@@ -26,7 +26,11 @@ pub fn render_case_line(c: &CaseResult, colour: bool) -> String {
     };
     let mut line = format!("{tag} {:<44} {} ({} ms)", c.id, c.title, c.duration_ms);
     if matches!(c.status, Status::Skip | Status::Warn) && !c.detail.is_empty() {
-        line.push_str(&paint(&format!(" — {}", first_line(&c.detail)), DIM, colour));
+        line.push_str(&paint(
+            &format!(" — {}", first_line(&c.detail)),
+            DIM,
+            colour,
+        ));
     }
     line
 }
@@ -46,19 +50,40 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
             out.push('\n');
         }
     }
-    let failures: Vec<&CaseResult> =
-        report.cases.iter().filter(|c| matches!(c.status, Status::Fail | Status::Warn)).collect();
+    let failures: Vec<&CaseResult> = report
+        .cases
+        .iter()
+        .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+        .collect();
     for c in &failures {
         out.push('\n');
-        let head = format!("{} {} [{}] {}", c.status.as_str().to_uppercase(), c.id, c.level.as_str(), c.title);
-        out.push_str(&paint(&head, if c.status == Status::Fail { RED } else { YELLOW }, colour));
+        let head = format!(
+            "{} {} [{}] {}",
+            c.status.as_str().to_uppercase(),
+            c.id,
+            c.level.as_str(),
+            c.title
+        );
+        out.push_str(&paint(
+            &head,
+            if c.status == Status::Fail {
+                RED
+            } else {
+                YELLOW
+            },
+            colour,
+        ));
         out.push('\n');
         out.push_str(&format!("  spec:     {}\n", c.spec));
         if !c.sentence.is_empty() {
             out.push_str(&format!("  rule:     \"{}\"\n", c.sentence));
         }
         for (i, l) in c.detail.lines().enumerate() {
-            out.push_str(if i == 0 { "  detail:   " } else { "            " });
+            out.push_str(if i == 0 {
+                "  detail:   "
+            } else {
+                "            "
+            });
             out.push_str(l);
             out.push('\n');
         }
@@ -76,7 +101,17 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
     out.push('\n');
     out.push_str(&format!(
         "{} {} {}: {} passed, {} failed, {} warned, {} skipped (time scale {})\n",
-        report.plugin.name, report.plugin.version, report.plugin.dir, s.passed, s.failed, s.warned, s.skipped, report.time_scale
+        report.plugin.name,
+        report.plugin.version,
+        report.plugin.dir,
+        s.passed,
+        s.failed,
+        s.warned,
+        s.skipped,
+        report.time_scale
     ));
+    if let Some(t) = &report.timeouts {
+        out.push_str(&format!("effective timeouts: {}\n", t.describe()));
+    }
     out
 }

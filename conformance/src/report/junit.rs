@@ -1,6 +1,8 @@
 //! JUnit XML output (for CI test report publishers), via `quick-junit`.
 
-use quick_junit::{NonSuccessKind, Report as JReport, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{
+    NonSuccessKind, Property, Report as JReport, TestCase, TestCaseStatus, TestSuite,
+};
 
 use super::{Report, Status};
 
@@ -9,6 +11,14 @@ use super::{Report, Status};
 /// `system-out` note.
 pub fn render_junit(report: &Report) -> String {
     let mut suite = TestSuite::new(format!("kaged-conformance: {}", report.plugin.name));
+    suite.add_property(Property::new(
+        "plugin.version",
+        report.plugin.version.clone(),
+    ));
+    suite.add_property(Property::new("time_scale", report.time_scale.to_string()));
+    if let Some(t) = &report.timeouts {
+        suite.add_property(Property::new("effective_timeouts", t.describe()));
+    }
     for c in &report.cases {
         let status = match c.status {
             Status::Pass | Status::Warn => TestCaseStatus::success(),
@@ -34,5 +44,6 @@ pub fn render_junit(report: &Report) -> String {
     }
     let mut jr = JReport::new("kaged-conformance");
     jr.add_test_suite(suite);
-    jr.to_string().unwrap_or_else(|e| format!("<!-- could not render JUnit: {e} -->\n"))
+    jr.to_string()
+        .unwrap_or_else(|e| format!("<!-- could not render JUnit: {e} -->\n"))
 }

@@ -7,7 +7,7 @@ mod tap;
 
 use serde::Serialize;
 
-pub use human::{render_human, render_case_line};
+pub use human::{render_case_line, render_human};
 pub use junit::render_junit;
 pub use tap::render_tap;
 
@@ -94,6 +94,48 @@ pub struct CaseResult {
     pub transcript_tail: Vec<String>,
 }
 
+/// The effective (scaled) timeouts of the run, in milliseconds: ADDENDUM
+/// §10, "Reports state the effective values". An extension of the §11
+/// object (consumers that only know §11 ignore it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct EffectiveTimeouts {
+    /// Wait for the `initialize` answer.
+    pub initialize_ms: u64,
+    /// Wait for a method answer.
+    pub request_ms: u64,
+    /// Wait for a hook answer (`hook_timeout_sec`).
+    pub hook_ms: u64,
+    /// Wait for exit after `shutdown` (`shutdown_timeout_sec`).
+    pub shutdown_ms: u64,
+    /// Wait between SIGTERM and SIGKILL.
+    pub sigterm_grace_ms: u64,
+    /// Wait for a `ping` answer.
+    pub ping_ms: u64,
+}
+
+impl EffectiveTimeouts {
+    /// The values of the host-sim's timeouts.
+    pub fn from_timeouts(t: &kaged_host_sim::time::Timeouts) -> EffectiveTimeouts {
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        EffectiveTimeouts {
+            initialize_ms: ms(t.initialize),
+            request_ms: ms(t.request),
+            hook_ms: ms(t.hook),
+            shutdown_ms: ms(t.shutdown),
+            sigterm_grace_ms: ms(t.sigterm_grace),
+            ping_ms: ms(t.ping),
+        }
+    }
+
+    /// `initialize 10000 ms, request 30000 ms, ...` on one line.
+    pub fn describe(&self) -> String {
+        format!(
+            "initialize {} ms, request {} ms, hook {} ms, shutdown {} ms, sigterm grace {} ms, ping {} ms",
+            self.initialize_ms, self.request_ms, self.hook_ms, self.shutdown_ms, self.sigterm_grace_ms, self.ping_ms
+        )
+    }
+}
+
 /// The whole report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -103,6 +145,9 @@ pub struct Report {
     pub plugin: PluginInfo,
     /// The time scale in force.
     pub time_scale: f64,
+    /// The effective timeouts (absent in reports built without a run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<EffectiveTimeouts>,
     /// Counts per status.
     pub summary: Summary,
     /// Every case, in run order.
@@ -121,7 +166,22 @@ impl Report {
                 Status::Warn => summary.warned += 1,
             }
         }
-        Report { schema: REPORT_SCHEMA, plugin, time_scale, summary, cases }
+        Report {
+            schema: REPORT_SCHEMA,
+            plugin,
+            time_scale,
+            timeouts: None,
+            summary,
+            cases,
+        }
+    }
+
+    /// The report stating these effective timeouts.
+    pub fn with_timeouts(self, timeouts: EffectiveTimeouts) -> Report {
+        Report {
+            timeouts: Some(timeouts),
+            ..self
+        }
     }
 
     /// The exit status of ADDENDUM §11: 1 when a case failed (with

@@ -6,20 +6,44 @@ use super::{Report, Status};
 /// `# TODO`-free diagnostic line.
 pub fn render_tap(report: &Report) -> String {
     let mut out = format!("TAP version 14\n1..{}\n", report.cases.len());
+    out.push_str(&format!(
+        "# kaged-conformance: {} {} (time scale {})\n",
+        report.plugin.name, report.plugin.version, report.time_scale
+    ));
+    if let Some(t) = &report.timeouts {
+        out.push_str(&format!("# effective timeouts: {}\n", t.describe()));
+    }
     for (i, c) in report.cases.iter().enumerate() {
         let n = i + 1;
         let line = match c.status {
             Status::Pass => format!("ok {n} - {} {}\n", c.id, c.title),
-            Status::Warn => format!("ok {n} - {} {} # warn: {}\n", c.id, c.title, one_line(&c.detail)),
-            Status::Skip => format!("ok {n} - {} {} # SKIP {}\n", c.id, c.title, one_line(&c.detail)),
+            Status::Warn => format!(
+                "ok {n} - {} {} # warn: {}\n",
+                c.id,
+                c.title,
+                one_line(&c.detail)
+            ),
+            Status::Skip => format!(
+                "ok {n} - {} {} # SKIP {}\n",
+                c.id,
+                c.title,
+                one_line(&c.detail)
+            ),
             Status::Fail => format!("not ok {n} - {} {}\n", c.id, c.title),
         };
         out.push_str(&line);
         if c.status == Status::Fail {
             out.push_str("  ---\n");
-            out.push_str(&format!("  level: {}\n  spec: {}\n", c.level.as_str(), yaml_str(&c.spec)));
+            out.push_str(&format!(
+                "  level: {}\n  spec: {}\n",
+                c.level.as_str(),
+                yaml_str(&c.spec)
+            ));
             out.push_str(&format!("  detail: {}\n", yaml_str(&c.detail)));
-            out.push_str(&format!("  audit_events: [{}]\n", c.audit_events.join(", ")));
+            out.push_str(&format!(
+                "  audit_events: [{}]\n",
+                c.audit_events.join(", ")
+            ));
             out.push_str("  ...\n");
         }
     }

@@ -27,7 +27,9 @@ pub(crate) struct QuietWindow(pub Duration);
 
 impl QuietWindow {
     pub fn for_timeouts(t: &Timeouts) -> QuietWindow {
-        QuietWindow((t.initialize / 20).clamp(Duration::from_millis(50), Duration::from_millis(500)))
+        QuietWindow(
+            (t.initialize / 20).clamp(Duration::from_millis(50), Duration::from_millis(500)),
+        )
     }
 }
 
@@ -60,7 +62,12 @@ impl Primary {
     }
 
     /// Listen for the quiet window, then run the host's handshake.
-    pub async fn handshake(suite: &Suite<'_>, session: PluginSession, transcript: Transcript, quiet: QuietWindow) -> Primary {
+    pub async fn handshake(
+        suite: &Suite<'_>,
+        session: PluginSession,
+        transcript: Transcript,
+        quiet: QuietWindow,
+    ) -> Primary {
         let mark = suite.audit.len();
         let mut rx = session.raw().inbound();
         tokio::time::sleep(quiet.0).await;
@@ -92,7 +99,10 @@ impl Primary {
             session: None,
         };
         if ok {
-            Primary { session: Some(session), ..primary }
+            Primary {
+                session: Some(session),
+                ..primary
+            }
         } else {
             retire(session).await;
             primary
@@ -104,11 +114,26 @@ impl Primary {
     }
 
     pub fn exit_description(&self) -> String {
-        let tail: Vec<&String> = self.stderr.iter().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
+        let tail: Vec<&String> = self
+            .stderr
+            .iter()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         format!(
             "exits at once ({}) before answering initialize; last stderr: {}",
             describe_exit(self.exit.map(|e| (e.code, e.signal))),
-            if tail.is_empty() { "(none)".to_string() } else { tail.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" | ") }
+            if tail.is_empty() {
+                "(none)".to_string()
+            } else {
+                tail.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            }
         )
     }
 
@@ -124,27 +149,47 @@ impl Primary {
 /// Decide the mode and report every `handshake.*` case but the stdout
 /// observation (reported at the end of the run).
 pub(crate) async fn run(suite: &mut Suite<'_>) {
-    let Some(mut p) = suite.primary.take() else { return };
+    let Some(mut p) = suite.primary.take() else {
+        return;
+    };
     suite.mode = mode_for(&p);
     if let Some(s) = p.session.take() {
         suite.shared = Some((s, p.transcript.clone()));
     }
-    let Some(m) = suite.manifest.clone() else { return };
+    let Some(m) = suite.manifest.clone() else {
+        return;
+    };
     let cases: Vec<(&str, Verdict)> = if let Some(e) = &p.launch_error {
         let why = format!("the plugin could not be started: {e}");
-        ["silent_before_initialize", "answers_in_time", "well_formed", "name_matches", "version_matches",
-            "api_version_matches", "methods_within_manifest", "methods_complete", "capabilities_within_manifest"]
-            .into_iter()
-            .map(|c| (c, Verdict::skip(why.clone())))
-            .collect()
+        [
+            "silent_before_initialize",
+            "answers_in_time",
+            "well_formed",
+            "name_matches",
+            "version_matches",
+            "api_version_matches",
+            "methods_within_manifest",
+            "methods_complete",
+            "capabilities_within_manifest",
+        ]
+        .into_iter()
+        .map(|c| (c, Verdict::skip(why.clone())))
+        .collect()
     } else {
         let r = p.result();
-        let no_result = || Verdict::skip("no well-formed initialize result (see handshake.answers_in_time and handshake.well_formed)");
-        let host = p.error().map(|e| format!(" (host: {e})")).unwrap_or_default();
+        let no_result = || {
+            Verdict::skip("no well-formed initialize result (see handshake.answers_in_time and handshake.well_formed)")
+        };
+        let host = p
+            .error()
+            .map(|e| format!(" (host: {e})"))
+            .unwrap_or_default();
         let cmp = |what: &str, expected: String, got: Option<String>| match got {
             None => no_result(),
             Some(g) if g == expected => Verdict::pass(format!("{what} {g:?}")),
-            Some(g) => Verdict::fail(format!("expected: {what} {expected:?}; actual: {g:?}{host}")),
+            Some(g) => Verdict::fail(format!(
+                "expected: {what} {expected:?}; actual: {g:?}{host}"
+            )),
         };
         let declared = m.declared_methods();
         let listed: Option<Vec<String>> = r.as_ref().map(|r| r.methods.clone());
@@ -152,7 +197,11 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             (Some(Ok(info)), _) => Some(info.extra_methods.clone()),
             (_, Some(l)) => Some(
                 l.iter()
-                    .filter(|x| !declared.contains(x) && !methods::SYSTEM_METHODS.contains(&x.as_str()) && HookName::from_method(x).is_none())
+                    .filter(|x| {
+                        !declared.contains(x)
+                            && !methods::SYSTEM_METHODS.contains(&x.as_str())
+                            && HookName::from_method(x).is_none()
+                    })
                     .cloned()
                     .collect(),
             ),
@@ -160,10 +209,20 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
         };
         let missing = match (&p.outcome, &listed) {
             (Some(Ok(info)), _) => Some(info.unavailable_methods.clone()),
-            (_, Some(l)) => Some(declared.iter().filter(|d| !l.contains(d)).cloned().collect::<Vec<_>>()),
+            (_, Some(l)) => Some(
+                declared
+                    .iter()
+                    .filter(|d| !l.contains(d))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            ),
             _ => None,
         };
-        let allowed: BTreeSet<String> = m.capability_strings().iter().map(|c| canonical_capability(c)).collect();
+        let allowed: BTreeSet<String> = m
+            .capability_strings()
+            .iter()
+            .map(|c| canonical_capability(c))
+            .collect();
         vec![
             ("silent_before_initialize", silent(&p)),
             ("answers_in_time", answers(&p)),
@@ -223,7 +282,9 @@ fn mode_for(p: &Primary) -> Mode {
 
 fn silent(p: &Primary) -> Verdict {
     if let Some(first) = p.early.first() {
-        return Verdict::fail(format!("expected: nothing before initialize; actual: the plugin sent {first}"));
+        return Verdict::fail(format!(
+            "expected: nothing before initialize; actual: the plugin sent {first}"
+        ));
     }
     match p.error() {
         Some(HandshakeError::ProtocolViolation { reason, detail }) if reason.starts_with("message_before_initialize") => {
@@ -254,7 +315,10 @@ fn well_formed(p: &Primary) -> Verdict {
     }
     match (&p.answer, p.result()) {
         (None, _) => Verdict::skip("no initialize answer was seen"),
-        (Some(a), None) => Verdict::fail(format!("expected: an initialize result; actual: {}", kaged_host_sim::transcript::cut(&a.to_string(), 300))),
+        (Some(a), None) => Verdict::fail(format!(
+            "expected: an initialize result; actual: {}",
+            kaged_host_sim::transcript::cut(&a.to_string(), 300)
+        )),
         (Some(_), Some(_)) => Verdict::pass("the initialize result is well-formed"),
     }
 }

@@ -12,21 +12,18 @@ use kaged_host_sim::agents::Project;
 use kaged_host_sim::firing::{AgentHost, CompactRequest, PluginDirs};
 use kaged_host_sim::process::group_alive;
 use kaged_plugin_sdk::protocol::{
-    parse_observer_answer, parse_session_start_answer, CompactParams, HookName, Message, MessageRole,
-    PluginCallContext, PluginRole,
+    parse_observer_answer, parse_session_start_answer, CompactParams, HookName, Message,
+    MessageRole, PluginCallContext, PluginRole,
 };
 use serde_json::{json, Value};
 
+use super::context::{agent_ctx, AGENT, PROJECT, SESSION};
 use super::sessions::chain;
 use super::suite::Mode;
 use super::{Suite, Verdict};
 
-const PROJECT: &str = "conformance-project";
-const AGENT: &str = "primary";
-const SESSION: &str = "ses_conformance";
-
 fn ctx(hook: HookName) -> PluginCallContext {
-    PluginCallContext::agent(PROJECT, AGENT, SESSION, format!("req_conformance_{}", hook.as_str()))
+    agent_ctx(hook.as_str())
 }
 
 /// Compaction params with always-keep messages in both lists.
@@ -35,12 +32,26 @@ pub(crate) fn compact_params(hook: HookName, role: PluginRole) -> CompactParams 
         context: ctx(hook),
         role,
         messages_being_compacted: vec![
-            Message::new("msg_001", MessageRole::User, "Please plan the staging deployment."),
-            Message::new("msg_002", MessageRole::Assistant, "Deploy target is staging; ESM only.").keep(),
+            Message::new(
+                "msg_001",
+                MessageRole::User,
+                "Please plan the staging deployment.",
+            ),
+            Message::new(
+                "msg_002",
+                MessageRole::Assistant,
+                "Deploy target is staging; ESM only.",
+            )
+            .keep(),
             Message::new("msg_003", MessageRole::Tool, "deploy.sh: ok"),
         ],
         messages_remaining: vec![
-            Message::new("msg_004", MessageRole::User, "Always use TypeScript strict mode.").keep(),
+            Message::new(
+                "msg_004",
+                MessageRole::User,
+                "Always use TypeScript strict mode.",
+            )
+            .keep(),
             Message::new("msg_005", MessageRole::Assistant, "Noted."),
         ],
         strategy: "summarize".into(),
@@ -56,7 +67,8 @@ fn params_for(hook: HookName) -> Value {
             {"id": "msg_002", "role": "assistant", "content": "Hi! How can I help?"}
         ]}),
         HookName::PreCompact | HookName::PostCompact => {
-            serde_json::to_value(compact_params(hook, PluginRole::Observer)).unwrap_or_else(|_| json!({}))
+            serde_json::to_value(compact_params(hook, PluginRole::Observer))
+                .unwrap_or_else(|_| json!({}))
         }
     }
 }
@@ -72,14 +84,22 @@ fn shape(hook: HookName, answer: &Value) -> Result<(), String> {
 }
 
 pub(crate) async fn run(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else { return };
+    let Some(m) = suite.manifest.clone() else {
+        return;
+    };
     let hooks = m.hook_names();
     if hooks.is_empty() {
-        suite.record("hooks.answers", "hooks.answers", Verdict::skip("the manifest subscribes to no hook"));
+        suite.record(
+            "hooks.answers",
+            "hooks.answers",
+            Verdict::skip("the manifest subscribes to no hook"),
+        );
     }
     for hook in hooks {
         let id = format!("hooks.answers[{}]", hook.as_str());
-        let Some(mut scope) = suite.begin("hooks.answers", id) else { continue };
+        let Some(mut scope) = suite.begin("hooks.answers", id) else {
+            continue;
+        };
         let mark = suite.audit.len();
         let r = match suite.shared(&mut scope).await {
             Err(e) => {
@@ -87,7 +107,9 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
                 continue;
             }
             Ok(s) => {
-                let r = s.call(hook.method(), Some(params_for(hook)), Some(ctx(hook))).await;
+                let r = s
+                    .call(hook.method(), Some(params_for(hook)), Some(ctx(hook)))
+                    .await;
                 super::methods::settle(s, &r).await;
                 r
             }
@@ -96,7 +118,14 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             .audit
             .since(mark)
             .iter()
-            .filter(|e| matches!(e.event, AuditEvent::HookTimeout | AuditEvent::HookFailed | AuditEvent::ProtocolViolation))
+            .filter(|e| {
+                matches!(
+                    e.event,
+                    AuditEvent::HookTimeout
+                        | AuditEvent::HookFailed
+                        | AuditEvent::ProtocolViolation
+                )
+            })
             .map(|e| e.event.as_str())
             .collect();
         let limit = suite.timeouts().hook;
@@ -116,14 +145,23 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
 }
 
 async fn compactor(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else { return };
-    let Some(mut scope) = suite.begin("compaction.compactor_contract", "compaction.compactor_contract") else { return };
+    let Some(m) = suite.manifest.clone() else {
+        return;
+    };
+    let Some(mut scope) = suite.begin(
+        "compaction.compactor_contract",
+        "compaction.compactor_contract",
+    ) else {
+        return;
+    };
     let v = if !m.effective_roles().contains(&PluginRole::Compactor) {
         Verdict::skip("the plugin does not declare the compactor role")
     } else if !m.hook_names().contains(&HookName::PreCompact) {
         Verdict::fail("expected: a compactor subscribes to pre_compact; actual: it does not, so it can never compact")
     } else if suite.mode != Mode::Strict {
-        Verdict::skip("the host launches an agent's plugins only after a clean handshake (see handshake.*)")
+        Verdict::skip(
+            "the host launches an agent's plugins only after a clean handshake (see handshake.*)",
+        )
     } else {
         let t = suite.new_transcript();
         scope.touch_from(&t, 0);
@@ -136,28 +174,45 @@ async fn compactor(suite: &mut Suite<'_>) {
 /// Designate the plugin as the primary agent's compactor in a one-plugin
 /// project and let the host's firing API compact a window (ADDENDUM §5:
 /// `validate_compactor_result`, drop fallback and audit chain).
-async fn compact_as_delegate(host: kaged_host_sim::host::HostSim, dir: &std::path::Path, name: &str) -> Verdict {
+async fn compact_as_delegate(
+    host: kaged_host_sim::host::HostSim,
+    dir: &std::path::Path,
+    name: &str,
+) -> Verdict {
     let package = format!("@conformance/{name}");
     let yaml = format!(
         "primary:\n  plugins:\n    subject:\n      package: \"{package}\"\n  compaction:\n    strategy: summarize\n    delegate:\n      plugin: subject\n"
     );
     let project = match Project::from_yaml_str(&yaml, "conformance-project.yaml") {
         Ok(p) => p,
-        Err(e) => return Verdict::skip(format!("cannot build the one-plugin project: {}", chain(&e))),
+        Err(e) => {
+            return Verdict::skip(format!(
+                "cannot build the one-plugin project: {}",
+                chain(&e)
+            ))
+        }
     };
     let dirs = PluginDirs::Map(BTreeMap::from([(package, dir.to_path_buf())]));
     let agents = match AgentHost::start(host, &project, &dirs).await {
         Ok(a) => a.with_project_id(PROJECT),
-        Err(e) => return Verdict::fail(format!("expected: the host starts the plugin as the primary agent's compactor; actual: {}", chain(&e))),
+        Err(e) => {
+            return Verdict::fail(format!(
+                "expected: the host starts the plugin as the primary agent's compactor; actual: {}",
+                chain(&e)
+            ))
+        }
     };
     let p = compact_params(HookName::PreCompact, PluginRole::Compactor);
-    let req = CompactRequest::new(SESSION, p.messages_being_compacted, p.messages_remaining).strategy("summarize");
+    let req = CompactRequest::new(SESSION, p.messages_being_compacted, p.messages_remaining)
+        .strategy("summarize");
     let out = agents.compact(AGENT, req).await;
     let pids = agents.pids();
     agents.shutdown().await;
     for pid in pids {
         if group_alive(pid) {
-            return Verdict::fail(format!("process group {pid} survived the compaction host's shutdown"));
+            return Verdict::fail(format!(
+                "process group {pid} survived the compaction host's shutdown"
+            ));
         }
     }
     match out {

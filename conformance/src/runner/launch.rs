@@ -13,7 +13,9 @@ use super::{Suite, Verdict};
 /// `launch.starts` verdict is given once the handshake shows whether the
 /// process stayed up).
 pub(crate) async fn run(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else { return };
+    let Some(m) = suite.manifest.clone() else {
+        return;
+    };
     let exists = match m.command.first() {
         None => Verdict::fail("expected: a command; actual: the manifest's command is empty"),
         Some(program) => {
@@ -35,7 +37,8 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
     let command_ok = matches!(exists, Verdict::Pass(_));
     suite.record("launch.command_exists", "launch.command_exists", exists);
     if !command_ok {
-        suite.mode = Mode::Unavailable("the command cannot be started (see launch.command_exists)".into());
+        suite.mode =
+            Mode::Unavailable("the command cannot be started (see launch.command_exists)".into());
         suite.record(
             "launch.starts",
             "launch.starts",

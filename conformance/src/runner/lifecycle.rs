@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::probe::{descendants, group_members, ExitWatch};
+use kaged_host_sim::probe::{descendants, group_members};
 use kaged_host_sim::process::group_alive;
 use kaged_host_sim::shutdown::ShutdownOutcome;
 use rustix::process::Signal;
 
 use super::sessions::{describe_exit, retire};
+use super::watch::GroupWatch;
 use super::{Suite, Verdict};
 
 /// How often the exit watch polls `/proc`.
@@ -23,7 +24,12 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
 }
 
 async fn shutdown(suite: &mut Suite<'_>) {
-    let Some(mut scope) = suite.begin("lifecycle.shutdown_exits_zero", "lifecycle.shutdown_exits_zero") else { return };
+    let Some(mut scope) = suite.begin(
+        "lifecycle.shutdown_exits_zero",
+        "lifecycle.shutdown_exits_zero",
+    ) else {
+        return;
+    };
     let limit = suite.timeouts().shutdown;
     let v = match suite.shared(&mut scope).await {
         Err(e) => Verdict::skip(format!("no session: {e}")),
@@ -43,7 +49,10 @@ async fn shutdown(suite: &mut Suite<'_>) {
 }
 
 async fn stdin_eof(suite: &mut Suite<'_>) {
-    let Some(mut scope) = suite.begin("lifecycle.stdin_eof_exits", "lifecycle.stdin_eof_exits") else { return };
+    let Some(mut scope) = suite.begin("lifecycle.stdin_eof_exits", "lifecycle.stdin_eof_exits")
+    else {
+        return;
+    };
     let limit = suite.timeouts().shutdown;
     let v = match suite.fresh(&mut scope).await {
         Err(e) => Verdict::skip(format!("no session: {e}")),
@@ -64,7 +73,9 @@ async fn stdin_eof(suite: &mut Suite<'_>) {
 }
 
 async fn no_orphans(suite: &mut Suite<'_>) {
-    let Some(mut scope) = suite.begin("lifecycle.no_orphans", "lifecycle.no_orphans") else { return };
+    let Some(mut scope) = suite.begin("lifecycle.no_orphans", "lifecycle.no_orphans") else {
+        return;
+    };
     let t = suite.timeouts();
     let s = match suite.fresh(&mut scope).await {
         Err(e) => {
@@ -80,11 +91,18 @@ async fn no_orphans(suite: &mut Suite<'_>) {
     };
     // Let the plugin settle (children are often started at start-up).
     let _ = s.ping().await;
-    let members: Vec<u32> = group_members(pgid).into_iter().filter(|p| *p != pgid).collect();
+    let members: Vec<u32> = group_members(pgid)
+        .into_iter()
+        .filter(|p| *p != pgid)
+        .collect();
     let family: Vec<u32> = descendants(pgid);
-    let escaped: Vec<u32> = family.iter().copied().filter(|p| !members.contains(p)).collect();
+    let escaped: Vec<u32> = family
+        .iter()
+        .copied()
+        .filter(|p| !members.contains(p))
+        .collect();
     let limit = t.shutdown + t.sigterm_grace * 2 + Duration::from_secs(1);
-    let watch = ExitWatch::start(pgid, members.clone(), WATCH_POLL, limit);
+    let watch = GroupWatch::start(pgid, members.clone(), WATCH_POLL, limit);
     let outcome = s.shutdown().await;
     let outlived = watch.finish();
     let note = retire(s).await;
@@ -106,7 +124,9 @@ async fn no_orphans(suite: &mut Suite<'_>) {
             "expected: the plugin's children end before it exits; actual: process(es) {outlived:?} of its group were still running when it exited ({outcome}); the host had to SIGKILL them"
         ))
     } else if group_alive(pgid) {
-        Verdict::fail(format!("expected: no process of group {pgid} left; actual: the group is still alive"))
+        Verdict::fail(format!(
+            "expected: no process of group {pgid} left; actual: the group is still alive"
+        ))
     } else if let Some(n) = note {
         Verdict::fail(format!("expected: nothing left behind; actual: {n}"))
     } else {

@@ -17,9 +17,14 @@ pub(crate) async fn run(suite: &mut Suite<'_>) -> bool {
         suite.manifest = Some(Arc::new(m.clone()));
     }
     let valid = if usable {
-        Verdict::pass(format!("kaged-plugin.yaml validates ({} warning(s))", warnings.len()))
+        Verdict::pass(format!(
+            "kaged-plugin.yaml validates ({} warning(s))",
+            warnings.len()
+        ))
     } else if errors.is_empty() {
-        Verdict::fail("expected: a manifest the model accepts; actual: the manifest could not be loaded")
+        Verdict::fail(
+            "expected: a manifest the model accepts; actual: the manifest could not be loaded",
+        )
     } else {
         Verdict::fail(format!(
             "expected: no validation errors; actual: {} error(s):\n{}",

@@ -11,8 +11,10 @@
 //! ```
 
 mod case;
+mod context;
 mod handshake;
 mod hooks;
+mod inflight;
 mod launch;
 mod lifecycle;
 mod manifest;
@@ -21,9 +23,14 @@ mod observe;
 mod protocol;
 mod sessions;
 mod suite;
+mod watch;
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
+use kaged_host_sim::storage::StorageBroker;
+use kaged_host_sim::storage_handler::BrokerHandler;
 use kaged_host_sim::time::TimeScale;
 
 use crate::report::{CaseResult, Report};
@@ -43,6 +50,9 @@ pub struct Options {
     pub baseline: Option<Baseline>,
     /// `--transcript-dir`: one wire transcript per case is written here.
     pub transcript_dir: Option<PathBuf>,
+    /// `--storage-db`: the storage broker's database (created if needed);
+    /// `None` for a temporary database removed after the run.
+    pub storage_db: Option<PathBuf>,
 }
 
 /// Why the suite could not run at all (exit status 2).
@@ -62,6 +72,15 @@ pub enum SuiteError {
         /// The cause.
         #[source]
         source: std::io::Error,
+    },
+    /// The storage broker's database cannot be opened.
+    #[error("cannot open the storage database {}", path.as_ref().map_or_else(|| "(temporary)".to_string(), |p| p.display().to_string()))]
+    StorageDb {
+        /// The `--storage-db` path (`None`: the temporary database).
+        path: Option<PathBuf>,
+        /// The cause.
+        #[source]
+        source: kaged_host_sim::storage::StorageError,
     },
     /// The async runtime could not start.
     #[error("cannot start the async runtime")]
@@ -120,7 +139,16 @@ async fn run_checked(
     options: &Options,
     on_case: &mut dyn FnMut(&CaseResult),
 ) -> Result<Report, SuiteError> {
-    let mut suite = Suite::new(dir, options, on_case);
+    let broker = match &options.storage_db {
+        Some(p) => StorageBroker::open(p),
+        None => StorageBroker::open_temp(),
+    }
+    .map_err(|source| SuiteError::StorageDb {
+        path: options.storage_db.clone(),
+        source,
+    })?;
+    let storage = inflight::Tracked::new(Arc::new(BrokerHandler::new(broker)));
+    let mut suite = Suite::new(dir, options, storage, on_case);
     suite.run().await;
     Ok(suite.into_report())
 }

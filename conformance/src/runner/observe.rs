@@ -10,9 +10,15 @@ use serde_json::Value;
 use super::{Suite, Verdict};
 
 pub(crate) async fn run(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else { return };
+    let Some(m) = suite.manifest.clone() else {
+        return;
+    };
+    // Storage requests the plugin sent last may still be with the broker.
+    let _ = suite.in_flight.settle(suite.timeouts().request).await;
     let all = suite.audit.events();
-    let of = |e: AuditEvent| -> Vec<AuditRecord> { all.iter().filter(|r| r.event == e).cloned().collect() };
+    let of = |e: AuditEvent| -> Vec<AuditRecord> {
+        all.iter().filter(|r| r.event == e).cloned().collect()
+    };
 
     let noise = of(AuditEvent::StdoutNoise);
     let v = match noise.first() {
@@ -74,9 +80,15 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
         .cloned()
         .collect();
     let v = if undeclared.is_empty() {
-        Verdict::pass(format!("{} notification(s) seen, all declared", notes.len()))
+        Verdict::pass(format!(
+            "{} notification(s) seen, all declared",
+            notes.len()
+        ))
     } else {
-        let mut types: Vec<&str> = undeclared.iter().filter_map(|r| r.get("notification_type").as_str()).collect();
+        let mut types: Vec<&str> = undeclared
+            .iter()
+            .filter_map(|r| r.get("notification_type").as_str())
+            .collect();
         types.dedup();
         Verdict::fail(format!(
             "expected: only {:?} (the manifest's notifications); actual: undeclared {types:?}",

@@ -21,20 +21,17 @@ pub(crate) const DAEMON_VERSION: &str = concat!("kaged-conformance/", env!("CARG
 
 impl Suite<'_> {
     /// A host writing to the run's audit log and to `transcript`, with the
-    /// run's storage broker when it could be opened.
+    /// run's storage broker.
     pub fn host(&self, transcript: Transcript) -> HostSim {
-        let mut cfg = HostConfig {
+        HostSim::new(HostConfig {
             time_scale: self.opts.time_scale,
             audit: self.audit.clone(),
             transcript,
             daemon_version: DAEMON_VERSION.to_string(),
+            handler: self.storage.clone(),
+            storage_available: true,
             ..HostConfig::default()
-        };
-        if let Some(h) = &self.storage {
-            cfg.handler = h.clone();
-            cfg.storage_available = true;
-        }
-        HostSim::new(cfg)
+        })
     }
 
     /// The `initialize` params a host would send this plugin.
@@ -42,8 +39,12 @@ impl Suite<'_> {
         InitializeParams {
             daemon_version: DAEMON_VERSION.to_string(),
             api_version: API_VERSION,
-            plugin_name: self.manifest.as_ref().map(|m| m.name.clone()).unwrap_or_default(),
-            storage_available: self.storage.is_some(),
+            plugin_name: self
+                .manifest
+                .as_ref()
+                .map(|m| m.name.clone())
+                .unwrap_or_default(),
+            storage_available: true,
             projects: Vec::new(),
         }
     }
@@ -53,7 +54,9 @@ impl Suite<'_> {
         let t = self.new_transcript();
         scope.touch_from(&t, 0);
         let host = self.host(t);
-        host.launch_lenient(&self.dir).await.map_err(|e| describe_launch(&e))
+        host.launch_lenient(&self.dir)
+            .await
+            .map_err(|e| describe_launch(&e))
     }
 
     /// A fresh, ready session for one case (strict or lenient handshake as
@@ -65,7 +68,9 @@ impl Suite<'_> {
                 let t = self.new_transcript();
                 scope.touch_from(&t, 0);
                 let host = self.host(t);
-                host.launch(&self.dir).await.map_err(|e| describe_launch(&e))
+                host.launch(&self.dir)
+                    .await
+                    .map_err(|e| describe_launch(&e))
             }
             Mode::Lenient => {
                 let s = self.spawn_unready(scope).await?;
@@ -82,7 +87,10 @@ impl Suite<'_> {
 
     /// The shared session, (re)started when there is none or it ended.
     pub async fn shared(&mut self, scope: &mut Scope) -> Result<&PluginSession, String> {
-        let alive = self.shared.as_ref().is_some_and(|(s, _)| s.is_running() && s.exit_info().is_none());
+        let alive = self
+            .shared
+            .as_ref()
+            .is_some_and(|(s, _)| s.is_running() && s.exit_info().is_none());
         if !alive {
             if let Some((old, _)) = self.shared.take() {
                 retire(old).await;
@@ -91,10 +99,20 @@ impl Suite<'_> {
             scope.touch_from(&t, 0);
             let s = match self.mode.clone() {
                 Mode::Unavailable(why) => return Err(why),
-                Mode::Strict => self.host(t.clone()).launch(&self.dir).await.map_err(|e| describe_launch(&e))?,
+                Mode::Strict => self
+                    .host(t.clone())
+                    .launch(&self.dir)
+                    .await
+                    .map_err(|e| describe_launch(&e))?,
                 Mode::Lenient => {
-                    let s = self.host(t.clone()).launch_lenient(&self.dir).await.map_err(|e| describe_launch(&e))?;
-                    if let Err(e) = lenient_handshake(&s, self.init_params(), self.timeouts().initialize).await {
+                    let s = self
+                        .host(t.clone())
+                        .launch_lenient(&self.dir)
+                        .await
+                        .map_err(|e| describe_launch(&e))?;
+                    if let Err(e) =
+                        lenient_handshake(&s, self.init_params(), self.timeouts().initialize).await
+                    {
                         retire(s).await;
                         return Err(e);
                     }
@@ -126,9 +144,16 @@ pub(crate) async fn lenient_handshake(
 ) -> Result<(), String> {
     let raw = s.raw();
     let params = serde_json::to_value(params).map_err(|e| e.to_string())?;
-    match raw.request(methods::INITIALIZE, Some(params), timeout).await {
+    match raw
+        .request(methods::INITIALIZE, Some(params), timeout)
+        .await
+    {
         Ok(_) | Err(RequestError::Rpc(_)) => {}
-        Err(e) => return Err(format!("no usable initialize answer even with a lenient handshake: {e}")),
+        Err(e) => {
+            return Err(format!(
+                "no usable initialize answer even with a lenient handshake: {e}"
+            ))
+        }
     }
     raw.send_value(&json!({"jsonrpc": "2.0", "method": methods::INITIALIZED, "params": {}}));
     Ok(())
@@ -148,9 +173,12 @@ pub(crate) async fn retire(s: PluginSession) -> Option<String> {
         tokio::time::sleep(REAP_POLL).await;
     }
     if group_alive(pgid) {
-        s.kill("conformance: process group survived the session").await;
+        s.kill("conformance: process group survived the session")
+            .await;
         drop(s);
-        return Some(format!("process group {pgid} was still alive after the session ended"));
+        return Some(format!(
+            "process group {pgid} was still alive after the session ended"
+        ));
     }
     None
 }
@@ -161,7 +189,9 @@ pub(crate) fn describe_launch(e: &LaunchError) -> String {
     match e {
         LaunchError::InvalidManifest { report, .. } => format!("invalid manifest: {report}"),
         LaunchError::Spawn { source, .. } => match source {
-            SpawnError::NotFound { path } => format!("not found: {} does not exist", path.display()),
+            SpawnError::NotFound { path } => {
+                format!("not found: {} does not exist", path.display())
+            }
             SpawnError::NotExecutable { path } => format!("not executable: {}", path.display()),
             SpawnError::EmptyCommand => "the manifest's command is empty".into(),
             other => format!("cannot start: {}", chain(other)),
@@ -169,7 +199,11 @@ pub(crate) fn describe_launch(e: &LaunchError) -> String {
         LaunchError::ExitedAtOnce { exit, stderr, .. } => format!(
             "exits at once ({}); last stderr: {}",
             describe_exit(exit.map(|e| (e.code, e.signal))),
-            if stderr.is_empty() { "(none)".to_string() } else { stderr.join(" | ") }
+            if stderr.is_empty() {
+                "(none)".to_string()
+            } else {
+                stderr.join(" | ")
+            }
         ),
         LaunchError::Handshake { source, .. } => format!("handshake failed: {source}"),
     }

@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use kaged_host_sim::audit::AuditLog;
 use kaged_host_sim::handler::PluginRequestHandler;
-use kaged_host_sim::storage_handler::BrokerHandler;
 use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::time::Timeouts;
 use kaged_host_sim::transcript::Transcript;
@@ -15,9 +14,10 @@ use kaged_plugin_sdk::manifest::Manifest;
 
 use super::case::{file_name, Scope};
 use super::handshake::Primary;
+use super::inflight::{Tracked, Waiter};
 use super::{Options, Verdict};
 use crate::catalogue::{self, Level};
-use crate::report::{CaseResult, PluginInfo, Report, Status};
+use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report, Status};
 
 /// How the cases after the handshake get a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,14 +46,22 @@ pub(crate) struct Suite<'a> {
     pub mode: Mode,
     pub primary: Option<Primary>,
     pub shared: Option<(PluginSession, Transcript)>,
-    /// The run's storage broker (a temporary database), shared by every spawn.
-    pub storage: Option<Arc<dyn PluginRequestHandler>>,
+    /// The run's storage broker (`--storage-db`, or a temporary database),
+    /// shared by every spawn.
+    pub storage: Arc<dyn PluginRequestHandler>,
+    /// Waits for the plugin-to-host requests still being answered.
+    pub in_flight: Waiter,
     results: Vec<CaseResult>,
     on_case: &'a mut dyn FnMut(&CaseResult),
 }
 
 impl<'a> Suite<'a> {
-    pub fn new(dir: &Path, opts: &'a Options, on_case: &'a mut dyn FnMut(&CaseResult)) -> Suite<'a> {
+    pub fn new(
+        dir: &Path,
+        opts: &'a Options,
+        storage: Tracked,
+        on_case: &'a mut dyn FnMut(&CaseResult),
+    ) -> Suite<'a> {
         Suite {
             dir: dir.to_path_buf(),
             opts,
@@ -63,9 +71,8 @@ impl<'a> Suite<'a> {
             mode: Mode::Unavailable("the manifest was not loaded".into()),
             primary: None,
             shared: None,
-            storage: BrokerHandler::temp()
-                .ok()
-                .map(|h| Arc::new(h) as Arc<dyn PluginRequestHandler>),
+            in_flight: storage.waiter(),
+            storage: Arc::new(storage),
             results: Vec::new(),
             on_case,
         }
@@ -91,8 +98,10 @@ impl<'a> Suite<'a> {
         super::methods::run(self).await;
         super::hooks::run(self).await;
         super::lifecycle::run(self).await;
-        super::observe::run(self).await;
+        // Observations cover everything the plugin did, so the last spawn
+        // ends first (a message sent just before is still counted).
         self.close_shared().await;
+        super::observe::run(self).await;
     }
 
     /// A fresh in-memory transcript, kept for the whole-run stderr scan.
@@ -198,7 +207,10 @@ impl<'a> Suite<'a> {
             status,
             duration_ms: scope.start.elapsed().as_millis() as u64,
             detail,
-            audit_events: events.iter().map(|e| e.event.as_str().to_string()).collect(),
+            audit_events: events
+                .iter()
+                .map(|e| e.event.as_str().to_string())
+                .collect(),
             sentence: def.sentence.to_string(),
             transcript_tail: tail,
         };
@@ -215,7 +227,10 @@ impl<'a> Suite<'a> {
                 .unwrap_or_default()
         };
         let plugin = PluginInfo {
-            name: self.manifest.as_ref().map_or_else(fallback, |m| m.name.clone()),
+            name: self
+                .manifest
+                .as_ref()
+                .map_or_else(fallback, |m| m.name.clone()),
             version: self
                 .manifest
                 .as_ref()
@@ -223,6 +238,7 @@ impl<'a> Suite<'a> {
                 .unwrap_or_default(),
             dir: self.dir.display().to_string(),
         };
-        Report::new(plugin, self.opts.time_scale.factor(), self.results)
+        let timeouts = EffectiveTimeouts::from_timeouts(&self.timeouts());
+        Report::new(plugin, self.opts.time_scale.factor(), self.results).with_timeouts(timeouts)
     }
 }

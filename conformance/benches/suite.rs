@@ -1,0 +1,188 @@
+//! How long the whole suite takes (the issue's budget, measured here rather
+//! than in a test):
+//!
+//! - against correct plugins (`examples/echo`, built by `cargo build
+//!   --workspace`, and the suite's own `conforming` fixture) at time scale
+//!   1: under 3 s;
+//! - against `hangs-everywhere` (answers `initialize`, then nothing; ignores
+//!   shutdown, EOF and SIGTERM): every case bounded by the timeouts the
+//!   report states. Each case's duration is printed next to its bound.
+//!
+//! ```sh
+//! cargo bench -p kaged-conformance --bench suite                     # hang run at scale 0.1
+//! cargo bench -p kaged-conformance --bench suite -- --hang-scale 1   # the real thing (~7 min)
+//! ```
+//!
+//! Exits 1 when a budget is exceeded.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kaged_conformance::report::{EffectiveTimeouts, Report};
+use kaged_conformance::{run_suite, Options};
+use kaged_host_sim::time::TimeScale;
+
+/// What the suite may spend on a correct plugin at time scale 1.
+const CORRECT_BUDGET: Duration = Duration::from_secs(3);
+/// Per-case allowance for spawning processes and bookkeeping.
+const SLACK: Duration = Duration::from_millis(250);
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn options(scale: f64) -> Options {
+    Options {
+        time_scale: TimeScale::new(scale).unwrap_or_default(),
+        ..Options::default()
+    }
+}
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+/// The longest case `id` may take against a plugin that never answers,
+/// from the effective timeouts: a (re)spawn and handshake, the wait the
+/// case makes, and the shutdown ladder (shutdown, SIGTERM grace, kill
+/// confirmation, reaping) for spawns it ends.
+fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
+    let (init, req, hook, ping) = (
+        ms(t.initialize_ms),
+        ms(t.request_ms),
+        ms(t.hook_ms),
+        ms(t.ping_ms),
+    );
+    let ladder = ms(t.shutdown_ms)
+        + ms(t.sigterm_grace_ms)
+        + Duration::from_secs(1)
+        + ms(t.sigterm_grace_ms.max(500));
+    let base = id.split('[').next().unwrap_or(id);
+    let wait = match base {
+        "launch.starts" => ms(500) + init + ladder,
+        "protocol.ping" => init + ping,
+        "protocol.unknown_method" | "protocol.ids_echoed" | "protocol.concurrent_calls" => {
+            init + req
+        }
+        "protocol.not_initialized" => init + req + ladder,
+        "protocol.batch_rejected" | "protocol.parse_error" => init + req + req + ladder,
+        "methods.answers"
+        | "methods.tool_valid_args"
+        | "methods.tool_invalid_args"
+        | "config.update_accepted" => init + req + ladder,
+        "hooks.answers" => init + hook,
+        "compaction.compactor_contract" => init + hook + ladder,
+        "lifecycle.stdin_eof_exits" => init + ms(t.shutdown_ms) + ladder,
+        "lifecycle.no_orphans" => init + ping + ladder + ladder,
+        "lifecycle.shutdown_exits_zero" => init + ladder + ladder,
+        _ => Duration::ZERO,
+    };
+    wait + SLACK
+}
+
+fn timed(dir: &Path, scale: f64) -> Option<(Report, Duration)> {
+    let start = Instant::now();
+    match run_suite(dir, &options(scale)) {
+        Ok(r) => Some((r, start.elapsed())),
+        Err(e) => {
+            eprintln!("cannot run the suite against {}: {e}", dir.display());
+            None
+        }
+    }
+}
+
+fn correct(name: &str, dir: PathBuf, hint: &str) -> bool {
+    let Some((r, took)) = timed(&dir, 1.0) else {
+        eprintln!("  ({hint})");
+        return false;
+    };
+    let s = r.summary;
+    let ok = took < CORRECT_BUDGET && s.failed == 0 && s.warned == 0;
+    println!(
+        "correct  {name:<22} time scale 1: {:>7.3} s for {} cases ({} passed, {} failed, {} warned, {} skipped); budget {:?}: {}",
+        took.as_secs_f64(),
+        r.cases.len(),
+        s.passed,
+        s.failed,
+        s.warned,
+        s.skipped,
+        CORRECT_BUDGET,
+        if ok { "ok" } else { "EXCEEDED or not conforming" }
+    );
+    if !ok {
+        eprintln!("  ({hint})");
+    }
+    ok
+}
+
+fn hanging(scale: f64) -> bool {
+    let dir = root().join("tests/fixtures/plugins/hangs-everywhere");
+    let Some((r, took)) = timed(&dir, scale) else {
+        return false;
+    };
+    let Some(t) = r.timeouts else {
+        eprintln!("the report states no timeouts");
+        return false;
+    };
+    println!(
+        "hanging  hangs-everywhere       time scale {scale}: effective timeouts: {}",
+        t.describe()
+    );
+    println!(
+        "  {:<52} {:>6} {:>10} {:>10}",
+        "case", "status", "took", "bound"
+    );
+    let mut total_bound = Duration::ZERO;
+    let mut over = Vec::new();
+    for c in &r.cases {
+        let b = bound(&c.id, &t);
+        total_bound += b;
+        let d = ms(c.duration_ms);
+        if d > b {
+            over.push(c.id.clone());
+        }
+        if c.duration_ms > 0 || d > b {
+            println!(
+                "  {:<52} {:>6} {:>8} ms {:>8} ms{}",
+                c.id,
+                c.status.as_str(),
+                c.duration_ms,
+                b.as_millis(),
+                if d > b { "  OVER" } else { "" }
+            );
+        }
+    }
+    let ok = over.is_empty() && took <= total_bound;
+    println!(
+        "hanging  total {:.3} s for {} cases ({} failed, {} warned); bound from the stated timeouts {:.3} s: {}",
+        took.as_secs_f64(),
+        r.cases.len(),
+        r.summary.failed,
+        r.summary.warned,
+        total_bound.as_secs_f64(),
+        if ok { "bounded" } else { "NOT BOUNDED" }
+    );
+    ok
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let hang_scale = args
+        .iter()
+        .position(|a| a == "--hang-scale")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.1);
+    let mut ok = correct(
+        "examples/echo",
+        root().join("../examples/echo"),
+        "build the example first: cargo build -p kaged-example-echo",
+    );
+    ok &= correct(
+        "conforming (Python)",
+        root().join("tests/fixtures/plugins/conforming"),
+        "needs python3",
+    );
+    ok &= hanging(hang_scale);
+    std::process::exit(if ok { 0 } else { 1 });
+}
