@@ -49,6 +49,14 @@ pub enum CallError {
         /// The hook method.
         method: String,
     },
+    /// A tool is dispatched by an agent and needs a full agent context
+    /// (ADR-0023: every tool dispatch carries project_id, agent_path and
+    /// session_id); nothing was sent.
+    #[error("tool {method:?} is dispatched by an agent and needs a _context with project_id, agent_path and session_id")]
+    ToolNeedsAgentContext {
+        /// The prefixed tool name.
+        method: String,
+    },
     /// `_context` can only be injected into object params; nothing was sent.
     #[error("params of {method:?} must be a JSON object (or absent) to carry _context")]
     ParamsNotObject {
@@ -104,6 +112,7 @@ impl CallError {
             }
             CallError::PartialContext { .. }
             | CallError::HookNeedsAgentContext { .. }
+            | CallError::ToolNeedsAgentContext { .. }
             | CallError::ParamsNotObject { .. } => ErrorCode::InvalidParams,
             CallError::Timeout { .. }
             | CallError::Closed { .. }
@@ -127,6 +136,7 @@ impl CallError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Declared,
+    Tool,
     System,
     Hook(HookName),
 }
@@ -169,6 +179,14 @@ impl PluginSession {
                     method: method.to_string(),
                 })
             }
+            _ if self
+                .manifest()
+                .prefixed_tool_names()
+                .iter()
+                .any(|t| t == method) =>
+            {
+                Ok(Kind::Tool)
+            }
             _ => Ok(Kind::Declared),
         }
     }
@@ -178,8 +196,8 @@ impl PluginSession {
     /// Refused before sending: methods that are not custom methods, prefixed
     /// tools, callable system methods (`ping`, `config.update`,
     /// `projects.*`) or subscribed hooks (`-32601`); partial contexts and
-    /// hooks without a full agent context (`-32602`). Declared methods
-    /// without `ctx` get a daemon-level context (`request_id` generated);
+    /// hooks and tools without a full agent context (`-32602`). Custom
+    /// methods without `ctx` get a daemon-level context (`request_id` generated);
     /// system methods carry `_context` only when given one. Hooks use the
     /// hook timeout and `plugin.hook.*` audits and are never killed for
     /// timing out; other methods use the request timeout, audit
@@ -204,6 +222,14 @@ impl PluginSession {
             Kind::Declared => {
                 Some(ctx.unwrap_or_else(|| PluginCallContext::daemon(self.next_request_id())))
             }
+            Kind::Tool => match ctx {
+                Some(c) if c.is_agent_call() => Some(c),
+                _ => {
+                    return Err(CallError::ToolNeedsAgentContext {
+                        method: method.to_string(),
+                    })
+                }
+            },
             Kind::Hook(_) => match ctx {
                 Some(c) if c.is_agent_call() => Some(c),
                 _ => {

@@ -124,19 +124,30 @@ impl ExitWatch {
             let deadline = Instant::now() + limit;
             let running = |pid: u32| proc_state(pid).is_some_and(|s| s.is_running());
             let mut last_alive: Vec<u32> = others.clone();
-            while Instant::now() < deadline && !flag.load(Ordering::SeqCst) {
+            // One look: Some(members that outlived the leader) once it exited.
+            let look = |last_alive: &mut Vec<u32>| {
                 let leader_state = proc_state(leader);
                 let alive: Vec<u32> = others.iter().copied().filter(|p| running(*p)).collect();
                 match leader_state {
-                    Some(s) if s.is_running() => last_alive = alive,
+                    Some(s) if s.is_running() => {
+                        *last_alive = alive;
+                        None
+                    }
                     // Exited, not yet reaped: the host has not touched the group yet.
-                    Some(_) => return alive,
+                    Some(_) => Some(alive),
                     // Already reaped: the host may be killing the group now.
-                    None => return last_alive,
+                    None => Some(last_alive.clone()),
+                }
+            };
+            while Instant::now() < deadline && !flag.load(Ordering::SeqCst) {
+                if let Some(outlived) = look(&mut last_alive) {
+                    return outlived;
                 }
                 std::thread::sleep(poll);
             }
-            Vec::new()
+            // Told to stop (or out of time): a last look, so that a leader
+            // that exited between two polls is not missed on a busy machine.
+            look(&mut last_alive).unwrap_or_default()
         });
         ExitWatch {
             handle: Some(handle),

@@ -75,8 +75,11 @@ impl PluginRequestHandler for BrokerHandler {
         let broker = self.broker.clone();
         Box::pin(async move {
             let caps = ctx.manifest.capability_strings();
-            let client =
-                StorageClient::from_capabilities(&ctx.plugin, caps.iter().map(String::as_str), true);
+            let client = StorageClient::from_capabilities(
+                &ctx.plugin,
+                caps.iter().map(String::as_str),
+                true,
+            );
             let params = request.params;
             let answer =
                 tokio::task::spawn_blocking(move || broker.handle(&client, method, params)).await;

@@ -48,10 +48,11 @@ impl StagedPlugin {
     /// (other arguments kept). The manifest is written as JSON, which is
     /// valid YAML.
     pub fn new(source_dir: &Path, binary: impl AsRef<Path>) -> Result<StagedPlugin, StageError> {
-        let mut manifest = Manifest::load_dir(source_dir).map_err(|source| StageError::Manifest {
-            dir: source_dir.to_path_buf(),
-            source,
-        })?;
+        let mut manifest =
+            Manifest::load_dir(source_dir).map_err(|source| StageError::Manifest {
+                dir: source_dir.to_path_buf(),
+                source,
+            })?;
         let bin = binary.as_ref().to_string_lossy().into_owned();
         match manifest.command.first_mut() {
             Some(first) => *first = bin,

@@ -4,7 +4,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::protocol::{ErrorCode, ExecResult, QueryResult, RpcError, SchemaResult, SqlValue, StorageMethod};
+use crate::protocol::{
+    ErrorCode, ExecResult, QueryResult, RpcError, SchemaResult, SqlValue, StorageMethod,
+};
 use crate::runtime::{Host, HostCallError};
 
 /// Build a `Vec<SqlValue>` from mixed values.
@@ -47,7 +49,9 @@ impl StorageError {
     /// The wire error, when the host answered one.
     pub fn rpc(&self) -> Option<&RpcError> {
         match self {
-            StorageError::Denied(e) | StorageError::InvalidParams(e) | StorageError::Failed(e) => Some(e),
+            StorageError::Denied(e) | StorageError::InvalidParams(e) | StorageError::Failed(e) => {
+                Some(e)
+            }
             _ => None,
         }
     }
@@ -56,8 +60,12 @@ impl StorageError {
 impl From<HostCallError> for StorageError {
     fn from(e: HostCallError) -> StorageError {
         match e {
-            HostCallError::Rpc(e) if e.code == ErrorCode::StorageAccessDenied.code() => StorageError::Denied(e),
-            HostCallError::Rpc(e) if e.code == ErrorCode::InvalidParams.code() => StorageError::InvalidParams(e),
+            HostCallError::Rpc(e) if e.code == ErrorCode::StorageAccessDenied.code() => {
+                StorageError::Denied(e)
+            }
+            HostCallError::Rpc(e) if e.code == ErrorCode::InvalidParams.code() => {
+                StorageError::InvalidParams(e)
+            }
             HostCallError::Rpc(e) => StorageError::Failed(e),
             HostCallError::Sdk(e) => StorageError::Connection(e),
         }
@@ -80,9 +88,16 @@ impl Storage {
     }
 
     /// Run a read-only query; rows come back as JSON objects.
-    pub async fn query(&self, sql: &str, params: Vec<SqlValue>) -> Result<QueryResult, StorageError> {
+    pub async fn query(
+        &self,
+        sql: &str,
+        params: Vec<SqlValue>,
+    ) -> Result<QueryResult, StorageError> {
         let v = self
-            .call(StorageMethod::Query, json!({ "sql": sql, "params": params }))
+            .call(
+                StorageMethod::Query,
+                json!({ "sql": sql, "params": params }),
+            )
             .await?;
         Ok(serde_json::from_value(v)?)
     }

@@ -107,7 +107,11 @@ impl ArgsValidator {
             None => Ok(()),
             Some(err) => {
                 let path = err.instance_path().to_string();
-                let field = if path.is_empty() { "(root)".to_string() } else { path };
+                let field = if path.is_empty() {
+                    "(root)".to_string()
+                } else {
+                    path
+                };
                 Err(ArgsError::Invalid {
                     field,
                     reason: err.to_string(),

@@ -9,14 +9,19 @@ use serde_json::{json, Value};
 
 fn frames_of(input: &[u8], limit: usize, chunk: usize) -> Vec<Frame> {
     // A reader that hands out `chunk` bytes at a time exercises partial lines.
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let reader = tokio::io::BufReader::with_capacity(chunk.max(1), input);
         let mut r = LineReader::with_limit(reader, limit);
         let mut out = Vec::new();
         while let Some(f) = r.next_frame().await.expect("in-memory read") {
             out.push(f);
-            assert!(out.len() <= input.len() + 1, "more frames than bytes: a hang in disguise");
+            assert!(
+                out.len() <= input.len() + 1,
+                "more frames than bytes: a hang in disguise"
+            );
         }
         out
     })
@@ -127,11 +132,19 @@ fn arb_json() -> impl Strategy<Value = Value> {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
             proptest::collection::btree_map(
-                prop_oneof![Just("jsonrpc".to_string()), Just("id".to_string()), Just("method".to_string()),
-                            Just("params".to_string()), Just("result".to_string()), Just("error".to_string()),
-                            "[a-z]{1,4}".prop_map(String::from)],
-                inner, 0..5)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
+                prop_oneof![
+                    Just("jsonrpc".to_string()),
+                    Just("id".to_string()),
+                    Just("method".to_string()),
+                    Just("params".to_string()),
+                    Just("result".to_string()),
+                    Just("error".to_string()),
+                    "[a-z]{1,4}".prop_map(String::from)
+                ],
+                inner,
+                0..5
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }
@@ -139,6 +152,9 @@ fn arb_json() -> impl Strategy<Value = Value> {
 #[test]
 fn encode_refuses_lines_over_4_mib() {
     let big = "x".repeat(kaged_plugin_sdk::codec::MAX_LINE_BYTES);
-    assert!(encode_line(&big).is_err(), "with quotes the line is over the limit");
+    assert!(
+        encode_line(&big).is_err(),
+        "with quotes the line is over the limit"
+    );
     assert!(encode_line(&"x".repeat(1000)).is_ok());
 }

@@ -21,7 +21,10 @@ fn m(id: &str) -> Message {
 }
 
 fn sample() -> CompactParams {
-    params(vec![m("a"), m("b").keep(), m("c")], vec![m("d"), m("e").keep()])
+    params(
+        vec![m("a"), m("b").keep(), m("c")],
+        vec![m("d"), m("e").keep()],
+    )
 }
 
 fn msgs(ids: &[(&str, bool)]) -> Value {
@@ -48,7 +51,12 @@ fn a_valid_result_passes() {
 
 #[test]
 fn null_empty_and_observer_answers_are_invalid() {
-    for answer in [Value::Null, json!({}), json!({"retain": ["x"]}), json!({"inject": "hi"})] {
+    for answer in [
+        Value::Null,
+        json!({}),
+        json!({"retain": ["x"]}),
+        json!({"inject": "hi"}),
+    ] {
         let e = validate_compactor_result(&sample(), &answer).unwrap_err();
         assert_eq!(e.reason(), "not_a_compactor_result", "{answer}");
     }
@@ -58,14 +66,28 @@ fn null_empty_and_observer_answers_are_invalid() {
 fn each_rule_is_enforced() {
     let s = sample();
     let wrong_role = json!({"role": "observer", "messages": msgs(&[("b", true), ("e", true)]), "superseded": []});
-    assert_eq!(validate_compactor_result(&s, &wrong_role).unwrap_err(), CompactorViolation::WrongRole);
+    assert_eq!(
+        validate_compactor_result(&s, &wrong_role).unwrap_err(),
+        CompactorViolation::WrongRole
+    );
 
     let malformed = json!({"role": "compactor", "messages": [{"id": 1}], "superseded": []});
-    assert_eq!(validate_compactor_result(&s, &malformed).unwrap_err().reason(), "malformed_result");
+    assert_eq!(
+        validate_compactor_result(&s, &malformed)
+            .unwrap_err()
+            .reason(),
+        "malformed_result"
+    );
     let no_superseded = json!({"role": "compactor", "messages": msgs(&[("b", true), ("e", true)])});
-    assert_eq!(validate_compactor_result(&s, &no_superseded).unwrap_err().reason(), "malformed_result");
+    assert_eq!(
+        validate_compactor_result(&s, &no_superseded)
+            .unwrap_err()
+            .reason(),
+        "malformed_result"
+    );
 
-    let dropped_remaining_keep = json!({"role": "compactor", "messages": msgs(&[("b", true)]), "superseded": []});
+    let dropped_remaining_keep =
+        json!({"role": "compactor", "messages": msgs(&[("b", true)]), "superseded": []});
     assert_eq!(
         validate_compactor_result(&s, &dropped_remaining_keep).unwrap_err(),
         CompactorViolation::DroppedAlwaysKeep("e".into())
@@ -96,11 +118,21 @@ fn drop_fallback_keeps_always_keep_then_remaining() {
 fn observer_and_session_start_answers() {
     assert_eq!(parse_observer_answer(&Value::Null), Ok(None));
     assert_eq!(parse_observer_answer(&json!({})), Ok(None));
-    let r = parse_observer_answer(&json!({"retain": ["x"], "inject": "y"})).unwrap().unwrap();
-    assert_eq!((r.retain.unwrap(), r.inject.unwrap()), (vec!["x".to_string()], "y".to_string()));
-    assert!(parse_observer_answer(&json!({"role": "compactor"})).unwrap_err().contains("role"));
+    let r = parse_observer_answer(&json!({"retain": ["x"], "inject": "y"}))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (r.retain.unwrap(), r.inject.unwrap()),
+        (vec!["x".to_string()], "y".to_string())
+    );
+    assert!(parse_observer_answer(&json!({"role": "compactor"}))
+        .unwrap_err()
+        .contains("role"));
     assert!(parse_observer_answer(&json!([1])).is_err());
-    assert_eq!(parse_session_start_answer(&json!({"inject": "hello"})), Ok(Some("hello".into())));
+    assert_eq!(
+        parse_session_start_answer(&json!({"inject": "hello"})),
+        Ok(Some("hello".into()))
+    );
     assert_eq!(parse_session_start_answer(&json!({"inject": ""})), Ok(None));
     assert_eq!(parse_session_start_answer(&Value::Null), Ok(None));
     assert!(parse_session_start_answer(&json!("text")).is_err());

@@ -8,7 +8,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 fn fixture(name: &str) -> Value {
-    let path = format!("{}/tests/fixtures/spec-json/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/spec-json/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -17,14 +20,22 @@ fn fixture(name: &str) -> Value {
 fn envelope(name: &str) -> (RpcMessage, Value) {
     let v = fixture(name);
     let msg = RpcMessage::from_value(v.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(serde_json::to_value(&msg).unwrap(), v, "{name}: envelope round trip");
+    assert_eq!(
+        serde_json::to_value(&msg).unwrap(),
+        v,
+        "{name}: envelope round trip"
+    );
     (msg, v)
 }
 
 /// `part` deserializes into `T` and re-serializes unchanged.
 fn typed<T: DeserializeOwned + Serialize>(name: &str, part: &Value) -> T {
     let t: T = serde_json::from_value(part.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert_eq!(&serde_json::to_value(&t).unwrap(), part, "{name}: typed round trip");
+    assert_eq!(
+        &serde_json::to_value(&t).unwrap(),
+        part,
+        "{name}: typed round trip"
+    );
     t
 }
 
@@ -65,7 +76,10 @@ fn plugin_notification() {
 #[test]
 fn session_start_request_and_response() {
     let (_, v) = envelope("06-on-session-start-request");
-    assert_eq!(HookName::from_method(v["method"].as_str().unwrap()), Some(HookName::OnSessionStart));
+    assert_eq!(
+        HookName::from_method(v["method"].as_str().unwrap()),
+        Some(HookName::OnSessionStart)
+    );
     let _: SessionStartParams = typed("06", &v["params"]);
     let (_, v) = envelope("07-on-session-start-response");
     let r: SessionStartResult = typed("07", &v["result"]);
@@ -101,7 +115,10 @@ fn compactor_response() {
 #[test]
 fn storage_exec_request() {
     let (_, v) = envelope("12-storage-exec-request");
-    assert_eq!(StorageMethod::parse(v["method"].as_str().unwrap()), Some(StorageMethod::Exec));
+    assert_eq!(
+        StorageMethod::parse(v["method"].as_str().unwrap()),
+        Some(StorageMethod::Exec)
+    );
     let p: StorageParams = typed("12", &v["params"]);
     assert!(p.sql.starts_with("CREATE TABLE IF NOT EXISTS presets"));
 }
@@ -111,13 +128,18 @@ fn idle_transcript_may_be_a_plain_string() {
     let v = serde_json::json!({"_context": {"operator_id": null, "project_id": "p", "agent_path": "primary",
         "session_id": "s", "request_id": "r"}, "transcript": "user: hi\nassistant: hello"});
     let p: SessionIdleParams = typed("string transcript", &v);
-    assert_eq!(p.transcript, Transcript::Text("user: hi\nassistant: hello".into()));
+    assert_eq!(
+        p.transcript,
+        Transcript::Text("user: hi\nassistant: hello".into())
+    );
 }
 
 #[test]
 fn partial_context_is_a_contract_violation() {
-    let ctx: PluginCallContext = serde_json::from_value(serde_json::json!({"operator_id": "operator",
-        "project_id": "music", "agent_path": null, "session_id": null, "request_id": "r"})).unwrap();
+    let ctx: PluginCallContext =
+        serde_json::from_value(serde_json::json!({"operator_id": "operator",
+        "project_id": "music", "agent_path": null, "session_id": null, "request_id": "r"}))
+        .unwrap();
     let err = ctx.check().unwrap_err();
     assert_eq!(err.set, "project_id");
     assert_eq!(err.unset, "agent_path, session_id");
@@ -125,7 +147,16 @@ fn partial_context_is_a_contract_violation() {
 
 #[test]
 fn system_results_have_the_spec_shapes() {
-    assert_eq!(serde_json::to_value(StatusOk::ok()).unwrap(), serde_json::json!({"status": "ok"}));
-    let rl = RateLimitedParams { limit_per_sec: 100, dropped: 7 };
-    assert_eq!(serde_json::to_value(rl).unwrap(), serde_json::json!({"limit_per_sec": 100, "dropped": 7}));
+    assert_eq!(
+        serde_json::to_value(StatusOk::ok()).unwrap(),
+        serde_json::json!({"status": "ok"})
+    );
+    let rl = RateLimitedParams {
+        limit_per_sec: 100,
+        dropped: 7,
+    };
+    assert_eq!(
+        serde_json::to_value(rl).unwrap(),
+        serde_json::json!({"limit_per_sec": 100, "dropped": 7})
+    );
 }

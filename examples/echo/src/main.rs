@@ -40,7 +40,8 @@ fn one() -> u8 {
 }
 
 async fn say(p: Say, call: Call) -> Result<Said, PluginError> {
-    call.host.notify("echo.said", serde_json::json!({ "text": p.text }))?;
+    call.host
+        .notify("echo.said", serde_json::json!({ "text": p.text }))?;
     Ok(Said {
         said: p.text,
         agent_path: call.context.and_then(|c| c.agent_path),
@@ -48,7 +49,11 @@ async fn say(p: Say, call: Call) -> Result<Said, PluginError> {
 }
 
 async fn shout(a: ShoutArgs, _call: Call) -> Result<String, PluginError> {
-    Ok(format!("{}{}", a.text.to_uppercase(), "!".repeat(a.bangs.into())))
+    Ok(format!(
+        "{}{}",
+        a.text.to_uppercase(),
+        "!".repeat(a.bangs.into())
+    ))
 }
 
 fn main() {
@@ -60,7 +65,11 @@ fn main() {
         .capability("net:[]")
         .shutdown_timeout_sec(5)
         .method("echo.say", say)
-        .tool("shout", "Upper-case the text and add exclamation marks.", shout)
+        .tool(
+            "shout",
+            "Upper-case the text and add exclamation marks.",
+            shout,
+        )
         .notification("echo.said")
         .run()
 }

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::call::CallError;
 use kaged_host_sim::host::{HostConfig, HostSim};
 use kaged_host_sim::shutdown::ShutdownOutcome;
 use kaged_host_sim::testing::StagedPlugin;
@@ -42,17 +43,43 @@ async fn handshake_call_and_shutdown_transcript() {
         .await
         .expect("echo.say");
     assert_eq!(said, json!({"said": "hello", "agent_path": "primary"}));
-    let shout = session.call("echo.shout", Some(json!({"text": "hey", "bangs": 2})), None).await.expect("tool");
+    let tool_ctx = PluginCallContext::agent("music", "primary", "ses_1", "req_2");
+    let shout = session
+        .call(
+            "echo.shout",
+            Some(json!({"text": "hey", "bangs": 2})),
+            Some(tool_ctx),
+        )
+        .await
+        .expect("tool");
     assert_eq!(shout, json!("HEY!!"));
     let outcome = session.shutdown().await;
-    assert!(matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)), "{outcome:?}");
+    assert!(
+        matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)),
+        "{outcome:?}"
+    );
     insta::assert_json_snapshot!("echo_transcript", normalise(&transcript.records(), false));
     let names = audit.names();
-    for expected in ["plugin.spawned", "plugin.initialized", "plugin.method_called", "plugin.method_returned",
-                     "plugin.notification", "plugin.exited", "plugin.stopped"] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    for expected in [
+        "plugin.spawned",
+        "plugin.initialized",
+        "plugin.method_called",
+        "plugin.method_returned",
+        "plugin.notification",
+        "plugin.exited",
+        "plugin.stopped",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
-    for unexpected in ["plugin.stdout_noise", "plugin.protocol_violation", "plugin.crashed", "plugin.killed"] {
+    for unexpected in [
+        "plugin.stdout_noise",
+        "plugin.protocol_violation",
+        "plugin.crashed",
+        "plugin.killed",
+    ] {
         assert!(!names.contains(&unexpected), "{unexpected} in {names:?}");
     }
 }
@@ -62,12 +89,31 @@ async fn tool_arguments_that_break_the_schema_get_invalid_params() {
     let staged = stage();
     let (host, _, _) = host(0.2);
     let session = host.launch(staged.dir()).await.expect("launch echo");
+    // Tools are dispatched by agents: the host refuses one without an
+    // agent context before sending anything.
+    let refused = session
+        .call("echo.shout", Some(json!({"text": "hey", "bangs": 1})), None)
+        .await
+        .expect_err("no agent context");
+    assert!(
+        matches!(refused, CallError::ToolNeedsAgentContext { .. }),
+        "{refused}"
+    );
+    let ctx = PluginCallContext::agent("music", "primary", "ses_1", "req_1");
     let err = session
-        .call("echo.shout", Some(json!({"text": "hey", "bangs": 99})), None)
+        .call(
+            "echo.shout",
+            Some(json!({"text": "hey", "bangs": 99})),
+            Some(ctx),
+        )
         .await
         .expect_err("bangs is at most 10");
     assert_eq!(err.code(), -32602);
-    assert!(err.rpc_error().message.contains("/bangs"), "{:?}", err.rpc_error());
+    assert!(
+        err.rpc_error().message.contains("/bangs"),
+        "{:?}",
+        err.rpc_error()
+    );
     session.shutdown().await;
 }
 
@@ -83,7 +129,10 @@ async fn shutdown_as_a_request_is_answered_and_the_plugin_exits_zero() {
         .await
         .expect("shutdown answered");
     assert_eq!(answer, json!({"status": "ok"}));
-    let exit = session.wait_exit(session.timeouts().shutdown).await.expect("exited within the shutdown timeout");
+    let exit = session
+        .wait_exit(session.timeouts().shutdown)
+        .await
+        .expect("exited within the shutdown timeout");
     assert_eq!(exit.code, Some(0));
     assert!(!kaged_host_sim::process::group_alive(pid));
 }
@@ -94,6 +143,9 @@ async fn stdin_eof_makes_the_plugin_exit() {
     let (host, _, _) = host(0.2);
     let session = host.launch(staged.dir()).await.expect("launch echo");
     session.close_stdin();
-    let exit = session.wait_exit(session.timeouts().shutdown).await.expect("exited after EOF");
+    let exit = session
+        .wait_exit(session.timeouts().shutdown)
+        .await
+        .expect("exited after EOF");
     assert_eq!(exit.code, Some(0));
 }

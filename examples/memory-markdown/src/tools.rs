@@ -105,6 +105,7 @@ pub struct Recalled {
 #[serde(deny_unknown_fields)]
 pub struct Forget {
     /// The id of the entry to delete, as returned by `retain` or `recall`.
+    #[schemars(extend("pattern" = "^[0-9]{8}T[0-9]{9}Z-[0-9]{4}$", "examples" = ["20261122T211030123Z-0000"]))]
     pub id: String,
 }
 
@@ -210,7 +211,9 @@ mod tests {
     fn an_unexpected_list_tags_argument_is_named() {
         let schema = kaged_plugin_sdk::tool::schema_for::<ListTags>();
         let v = kaged_plugin_sdk::tool::ArgsValidator::new(&schema);
-        let e = v.validate(&serde_json::json!({"surprise": 1})).expect_err("refused");
+        let e = v
+            .validate(&serde_json::json!({"surprise": 1}))
+            .expect_err("refused");
         assert!(e.to_string().contains("surprise"), "{e} / {schema}");
     }
 

@@ -12,9 +12,14 @@ fn main() {
     let mut out = BufWriter::new(std::io::stdout().lock());
     for line in stdin.lock().lines() {
         let Ok(line) = line else { break };
-        let Ok(msg) = serde_json::from_str::<Value>(&line) else { continue };
+        let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
         let id = msg.get("id").cloned();
-        let method = msg.get("method").and_then(Value::as_str).unwrap_or_default();
+        let method = msg
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let result = match method {
             "initialize" => json!({"name": "raw-baseline", "version": "0.1.0", "api_version": 1,
                 "methods": ["echo.say"], "notifications": [], "capabilities_used": []}),
@@ -29,7 +34,10 @@ fn main() {
         };
         let Some(id) = id else { continue };
         let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
-        if serde_json::to_writer(&mut out, &answer).is_err() || out.write_all(b"\n").is_err() || out.flush().is_err() {
+        if serde_json::to_writer(&mut out, &answer).is_err()
+            || out.write_all(b"\n").is_err()
+            || out.flush().is_err()
+        {
             break;
         }
     }

@@ -20,8 +20,11 @@ struct Running {
 }
 
 async fn launch() -> Running {
-    let staged = StagedPlugin::new(&PathBuf::from(env!("CARGO_MANIFEST_DIR")), env!("CARGO_BIN_EXE_sdk-testbed"))
-        .expect("stage the testbed");
+    let staged = StagedPlugin::new(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        env!("CARGO_BIN_EXE_sdk-testbed"),
+    )
+    .expect("stage the testbed");
     let audit = AuditLog::memory();
     let transcript = Transcript::memory();
     let host = HostSim::new(HostConfig {
@@ -31,11 +34,19 @@ async fn launch() -> Running {
         ..HostConfig::default()
     });
     let session = host.launch(staged.dir()).await.expect("launch the testbed");
-    Running { _staged: staged, session, audit, transcript }
+    Running {
+        _staged: staged,
+        session,
+        audit,
+        transcript,
+    }
 }
 
 /// The next stdout message satisfying `pred`, from a raw subscription.
-async fn next_matching(rx: &mut tokio::sync::broadcast::Receiver<Value>, pred: impl Fn(&Value) -> bool) -> Value {
+async fn next_matching(
+    rx: &mut tokio::sync::broadcast::Receiver<Value>,
+    pred: impl Fn(&Value) -> bool,
+) -> Value {
     let guard = Duration::from_secs(20);
     tokio::time::timeout(guard, async {
         loop {
@@ -53,7 +64,13 @@ async fn next_matching(rx: &mut tokio::sync::broadcast::Receiver<Value>, pred: i
 #[tokio::test]
 async fn a_println_in_a_handler_goes_to_stderr_not_stdout() {
     let r = launch().await;
-    assert_eq!(r.session.call("testbed.print", None, None).await.expect("print"), json!("printed"));
+    assert_eq!(
+        r.session
+            .call("testbed.print", None, None)
+            .await
+            .expect("print"),
+        json!("printed")
+    );
     r.session.shutdown().await;
     let records = r.transcript.records();
     let stderr: Vec<String> = records
@@ -61,18 +78,42 @@ async fn a_println_in_a_handler_goes_to_stderr_not_stdout() {
         .filter(|rec| rec.dir == Direction::PluginStderr)
         .map(|rec| rec.msg.as_str().unwrap_or_default().to_string())
         .collect();
-    assert!(stderr.iter().any(|l| l.contains("printed with println!")), "{stderr:?}");
-    assert!(stderr.iter().any(|l| l.contains("and this one without a newline")), "{stderr:?}");
-    assert!(!r.audit.names().contains(&"plugin.stdout_noise"), "{:?}", r.audit.names());
+    assert!(
+        stderr.iter().any(|l| l.contains("printed with println!")),
+        "{stderr:?}"
+    );
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("and this one without a newline")),
+        "{stderr:?}"
+    );
+    assert!(
+        !r.audit.names().contains(&"plugin.stdout_noise"),
+        "{:?}",
+        r.audit.names()
+    );
 }
 
 #[tokio::test]
 async fn a_panicking_handler_answers_internal_error_and_the_plugin_keeps_serving() {
     let r = launch().await;
-    let err = r.session.call("testbed.panic", None, None).await.expect_err("panics");
+    let err = r
+        .session
+        .call("testbed.panic", None, None)
+        .await
+        .expect_err("panics");
     assert_eq!(err.code(), -32603);
-    assert!(err.rpc_error().message.contains("deliberate panic"), "{:?}", err.rpc_error());
-    let echo = r.session.call("testbed.echo", Some(json!({"x": 1})), None).await.expect("still serving");
+    assert!(
+        err.rpc_error().message.contains("deliberate panic"),
+        "{:?}",
+        err.rpc_error()
+    );
+    let echo = r
+        .session
+        .call("testbed.echo", Some(json!({"x": 1})), None)
+        .await
+        .expect("still serving");
     assert_eq!(echo["params"], json!({"x": 1}));
     assert!(r.session.shutdown().await.is_clean());
 }
@@ -80,9 +121,15 @@ async fn a_panicking_handler_answers_internal_error_and_the_plugin_keeps_serving
 #[tokio::test]
 async fn ten_concurrent_calls_are_all_answered() {
     let r = launch().await;
-    let calls = (0..10u64).map(|i| r.session.call("testbed.sleep", Some(json!({"ms": 50 + i})), None));
+    let calls = (0..10u64).map(|i| {
+        r.session
+            .call("testbed.sleep", Some(json!({"ms": 50 + i})), None)
+    });
     let answers = futures_util::future::join_all(calls).await;
-    let mut got: Vec<u64> = answers.into_iter().map(|a| a.expect("answered").as_u64().expect("number")).collect();
+    let mut got: Vec<u64> = answers
+        .into_iter()
+        .map(|a| a.expect("answered").as_u64().expect("number"))
+        .collect();
     got.sort();
     assert_eq!(got, (0..10).map(|i| 50 + i).collect::<Vec<_>>());
     r.session.shutdown().await;
@@ -111,7 +158,10 @@ async fn an_incoming_line_over_4_mib_is_refused_and_serving_goes_on() {
     big.extend_from_slice(b"\"}}");
     assert!(raw.send_line(&big));
     let answer = next_matching(&mut rx, |v| v.get("error").is_some()).await;
-    assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (Value::Null, json!(-32600)));
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (Value::Null, json!(-32600))
+    );
     r.session.ping().await.expect("still serving");
     r.session.shutdown().await;
 }
@@ -119,7 +169,11 @@ async fn an_incoming_line_over_4_mib_is_refused_and_serving_goes_on() {
 #[tokio::test]
 async fn an_answer_over_4_mib_becomes_an_internal_error() {
     let r = launch().await;
-    let err = r.session.call("testbed.big", Some(json!({"bytes": 5 * 1024 * 1024})), None).await.expect_err("too large");
+    let err = r
+        .session
+        .call("testbed.big", Some(json!({"bytes": 5 * 1024 * 1024})), None)
+        .await
+        .expect_err("too large");
     assert_eq!(err.code(), -32603);
     assert!(err.rpc_error().message.contains("response too large"));
     assert!(!r.audit.names().contains(&"protocol.oversize_message"));
@@ -129,9 +183,15 @@ async fn an_answer_over_4_mib_becomes_an_internal_error() {
 
 #[tokio::test]
 async fn a_call_before_initialized_gets_not_initialized() {
-    let staged = StagedPlugin::new(&PathBuf::from(env!("CARGO_MANIFEST_DIR")), env!("CARGO_BIN_EXE_sdk-testbed"))
-        .expect("stage");
-    let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.5).expect("scale"), ..HostConfig::default() });
+    let staged = StagedPlugin::new(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        env!("CARGO_BIN_EXE_sdk-testbed"),
+    )
+    .expect("stage");
+    let host = HostSim::new(HostConfig {
+        time_scale: TimeScale::new(0.5).expect("scale"),
+        ..HostConfig::default()
+    });
     let session = host.launch_lenient(staged.dir()).await.expect("spawn");
     let raw = session.raw();
     let mut rx = raw.inbound();
@@ -139,7 +199,9 @@ async fn a_call_before_initialized_gets_not_initialized() {
         "api_version": 1, "plugin_name": "sdk-testbed", "storage_available": false, "projects": []}});
     assert!(raw.send_value(&init));
     next_matching(&mut rx, |v| v["id"] == 1).await;
-    assert!(raw.send_value(&json!({"jsonrpc": "2.0", "id": 2, "method": "testbed.echo", "params": {}})));
+    assert!(
+        raw.send_value(&json!({"jsonrpc": "2.0", "id": 2, "method": "testbed.echo", "params": {}}))
+    );
     let early = next_matching(&mut rx, |v| v["id"] == 2).await;
     assert_eq!(early["error"]["code"], -32002);
     session.shutdown().await;
@@ -149,8 +211,14 @@ async fn a_call_before_initialized_gets_not_initialized() {
 async fn notifications_reach_the_host() {
     let r = launch().await;
     let mut notes = r.session.notifications();
-    r.session.call("testbed.notify", None, None).await.expect("notify");
-    let n = tokio::time::timeout(Duration::from_secs(20), notes.recv()).await.expect("notification").expect("open");
+    r.session
+        .call("testbed.notify", None, None)
+        .await
+        .expect("notify");
+    let n = tokio::time::timeout(Duration::from_secs(20), notes.recv())
+        .await
+        .expect("notification")
+        .expect("open");
     assert_eq!(n.method, "testbed.poked");
     assert_eq!(n.params, Some(json!({"by": "testbed.notify"})));
     r.session.shutdown().await;

@@ -9,6 +9,10 @@ use serde_json::Value;
 use super::{one_line, CliError};
 use crate::host::HostSim;
 
+/// The project id of the default agent context a tool call gets from the
+/// CLI when `--context` is absent.
+pub const CLI_PROJECT: &str = "kaged-host-sim";
+
 /// Parse a `--context` / PARAMS argument.
 pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
     what: &str,
@@ -34,6 +38,24 @@ pub(super) async fn run(
             &e,
         ))
     })?;
+    // Tools are dispatched by agents: without --context, a tool gets the
+    // primary agent's context of a CLI session.
+    let ctx = match ctx {
+        None if session
+            .manifest()
+            .prefixed_tool_names()
+            .iter()
+            .any(|t| t == method) =>
+        {
+            Some(PluginCallContext::agent(
+                CLI_PROJECT,
+                "primary",
+                "ses_cli",
+                "req_cli_1",
+            ))
+        }
+        other => other,
+    };
     let result = session.call(method, params, ctx).await;
     let outcome = session.shutdown().await;
     if !outcome.is_clean() {

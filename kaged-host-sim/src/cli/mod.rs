@@ -24,8 +24,8 @@ use crate::storage_handler::BrokerHandler;
 use crate::time::TimeScale;
 use crate::transcript::Transcript;
 
-pub use script::{Expect, Script, Step};
 pub use plugin::PluginCommand;
+pub use script::{Expect, Script, Step};
 pub use storage::StorageCommand;
 
 /// A simulated kaged daemon for plugin authors.
@@ -75,7 +75,9 @@ pub enum Command {
         method: String,
         /// The params, a JSON object.
         params: Option<String>,
-        /// The call context, a JSON PluginCallContext.
+        /// The call context, a JSON PluginCallContext. Default: daemon-level
+        /// for custom methods; for a tool (always dispatched by an agent)
+        /// project `kaged-host-sim`, agent `primary`, session `ses_cli`.
         #[arg(long, value_name = "JSON")]
         context: Option<String>,
         /// Print only the result or error object, as JSON, on stdout.

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::hooks::{CompactParams, CompactorResult, Message, ObserverResult, PluginRole, SessionStartResult};
+use super::hooks::{
+    CompactParams, CompactorResult, Message, ObserverResult, PluginRole, SessionStartResult,
+};
 
 /// Why a designated compactor's answer is not a valid `CompactorResult`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,28 +76,43 @@ pub fn always_keep_ids(params: &CompactParams) -> HashSet<&str> {
 /// assert_eq!(validate_compactor_result(&params, &dropped).unwrap_err(),
 ///            CompactorViolation::DroppedAlwaysKeep("m2".into()));
 /// ```
-pub fn validate_compactor_result(params: &CompactParams, answer: &Value) -> Result<CompactorResult, CompactorViolation> {
+pub fn validate_compactor_result(
+    params: &CompactParams,
+    answer: &Value,
+) -> Result<CompactorResult, CompactorViolation> {
     match answer {
         Value::Null => return Err(CompactorViolation::NotACompactorResult("null".into())),
-        Value::Object(o) if o.is_empty() => return Err(CompactorViolation::NotACompactorResult("{}".into())),
+        Value::Object(o) if o.is_empty() => {
+            return Err(CompactorViolation::NotACompactorResult("{}".into()))
+        }
         Value::Object(o) if !o.contains_key("role") && !o.contains_key("messages") => {
-            return Err(CompactorViolation::NotACompactorResult("an observer-shaped answer".into()))
+            return Err(CompactorViolation::NotACompactorResult(
+                "an observer-shaped answer".into(),
+            ))
         }
         _ => {}
     }
     if answer.get("role").and_then(Value::as_str) != Some("compactor") {
         return Err(CompactorViolation::WrongRole);
     }
-    let result: CompactorResult =
-        serde_json::from_value(answer.clone()).map_err(|e| CompactorViolation::Malformed(e.to_string()))?;
+    let result: CompactorResult = serde_json::from_value(answer.clone())
+        .map_err(|e| CompactorViolation::Malformed(e.to_string()))?;
     let keep = always_keep_ids(params);
     let returned: HashSet<&str> = result.messages.iter().map(|m| m.id.as_str()).collect();
-    let mut missing: Vec<&str> = keep.iter().copied().filter(|id| !returned.contains(id)).collect();
+    let mut missing: Vec<&str> = keep
+        .iter()
+        .copied()
+        .filter(|id| !returned.contains(id))
+        .collect();
     missing.sort_unstable();
     if let Some(id) = missing.first() {
         return Err(CompactorViolation::DroppedAlwaysKeep((*id).to_string()));
     }
-    let compacted: HashSet<&str> = params.messages_being_compacted.iter().map(|m| m.id.as_str()).collect();
+    let compacted: HashSet<&str> = params
+        .messages_being_compacted
+        .iter()
+        .map(|m| m.id.as_str())
+        .collect();
     for id in &result.superseded {
         if !compacted.contains(id.as_str()) {
             return Err(CompactorViolation::SupersededNotCompacted(id.clone()));
@@ -119,10 +136,16 @@ pub struct DropOutcome {
 
 /// The drop fallback of ADDENDUM §5.
 pub fn drop_fallback(params: &CompactParams) -> DropOutcome {
-    let (kept, dropped): (Vec<&Message>, Vec<&Message>) =
-        params.messages_being_compacted.iter().partition(|m| m.always_keep);
+    let (kept, dropped): (Vec<&Message>, Vec<&Message>) = params
+        .messages_being_compacted
+        .iter()
+        .partition(|m| m.always_keep);
     DropOutcome {
-        messages: kept.into_iter().chain(&params.messages_remaining).cloned().collect(),
+        messages: kept
+            .into_iter()
+            .chain(&params.messages_remaining)
+            .cloned()
+            .collect(),
         superseded: dropped.into_iter().map(|m| m.id.clone()).collect(),
     }
 }
@@ -137,9 +160,13 @@ pub fn parse_observer_answer(answer: &Value) -> Result<Option<ObserverResult>, S
             if let Some(k) = o.keys().find(|k| *k != "retain" && *k != "inject") {
                 return Err(format!("unexpected member `{k}` in an observer answer"));
             }
-            serde_json::from_value(answer.clone()).map(Some).map_err(|e| e.to_string())
+            serde_json::from_value(answer.clone())
+                .map(Some)
+                .map_err(|e| e.to_string())
         }
-        other => Err(format!("an observer answer must be null or an object, got {other}")),
+        other => Err(format!(
+            "an observer answer must be null or an object, got {other}"
+        )),
     }
 }
 
@@ -148,10 +175,13 @@ pub fn parse_session_start_answer(answer: &Value) -> Result<Option<String>, Stri
     match answer {
         Value::Null => Ok(None),
         Value::Object(_) => {
-            let r: SessionStartResult = serde_json::from_value(answer.clone()).map_err(|e| e.to_string())?;
+            let r: SessionStartResult =
+                serde_json::from_value(answer.clone()).map_err(|e| e.to_string())?;
             Ok(r.inject.filter(|s| !s.is_empty()))
         }
-        other => Err(format!("an on_session_start answer must be null or an object, got {other}")),
+        other => Err(format!(
+            "an on_session_start answer must be null or an object, got {other}"
+        )),
     }
 }
 
@@ -205,7 +235,11 @@ impl<'a> CompactorPlan<'a> {
 
     /// Replace these compacted messages by the summary (always-keep ones
     /// and ids not being compacted are ignored).
-    pub fn summarise<I: IntoIterator<Item = S>, S: Into<String>>(mut self, ids: I, summary: impl Into<String>) -> Self {
+    pub fn summarise<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        ids: I,
+        summary: impl Into<String>,
+    ) -> Self {
         self.summarised.extend(ids.into_iter().map(Into::into));
         self.summary = Some(summary.into());
         self
@@ -213,7 +247,12 @@ impl<'a> CompactorPlan<'a> {
 
     /// Replace every compacted message that is not always-keep.
     pub fn summarise_all(self, summary: impl Into<String>) -> Self {
-        let ids: Vec<String> = self.params.messages_being_compacted.iter().map(|m| m.id.clone()).collect();
+        let ids: Vec<String> = self
+            .params
+            .messages_being_compacted
+            .iter()
+            .map(|m| m.id.clone())
+            .collect();
         self.summarise(ids, summary)
     }
 
@@ -233,7 +272,11 @@ impl<'a> CompactorPlan<'a> {
             if !m.always_keep && self.summarised.contains(&m.id) {
                 superseded.push(m.id.clone());
                 if let (false, Some(text)) = (summary_placed, &self.summary) {
-                    messages.push(Message::new(self.summary_id.clone(), super::MessageRole::System, text.clone()));
+                    messages.push(Message::new(
+                        self.summary_id.clone(),
+                        super::MessageRole::System,
+                        text.clone(),
+                    ));
                     summary_placed = true;
                 }
             } else {

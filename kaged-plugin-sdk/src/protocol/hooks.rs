@@ -15,7 +15,9 @@ use super::context::PluginCallContext;
 /// assert_eq!(HookName::parse("on_session_idle"), Some(HookName::OnSessionIdle));
 /// assert!(HookName::OnSessionStart.primary_only());
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum HookName {
     /// Before the first message of a session reaches the LLM (primary only).

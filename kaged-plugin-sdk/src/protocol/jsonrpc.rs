@@ -326,7 +326,10 @@ impl MessageError {
             ),
             MessageError::Invalid { id, reason } => Response::err(
                 id.clone().unwrap_or_else(Id::null),
-                RpcError::new(ErrorCode::InvalidRequest, format!("Invalid request: {reason}")),
+                RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("Invalid request: {reason}"),
+                ),
             ),
         }
     }
@@ -379,7 +382,10 @@ fn classify(mut obj: Map<String, Value>) -> Result<RpcMessage, MessageError> {
         Some(other) => {
             return Err(MessageError::Invalid {
                 id: None,
-                reason: format!("id must be a number, string or null, got {}", json_kind(other)),
+                reason: format!(
+                    "id must be a number, string or null, got {}",
+                    json_kind(other)
+                ),
             })
         }
     };
@@ -423,7 +429,9 @@ fn classify(mut obj: Map<String, Value>) -> Result<RpcMessage, MessageError> {
         });
     }
     let Some(id) = id.clone() else {
-        return Err(invalid("neither method nor id: not a request or a response".into()));
+        return Err(invalid(
+            "neither method nor id: not a request or a response".into(),
+        ));
     };
     match (obj.remove("result"), obj.remove("error")) {
         (Some(result), None) => Ok(RpcMessage::Response(Response::ok(id, result))),
@@ -432,7 +440,9 @@ fn classify(mut obj: Map<String, Value>) -> Result<RpcMessage, MessageError> {
                 .map_err(|e| invalid(format!("malformed error object: {e}")))?;
             Ok(RpcMessage::Response(Response::err(id, error)))
         }
-        (Some(_), Some(_)) => Err(invalid("a response must not carry both result and error".into())),
+        (Some(_), Some(_)) => Err(invalid(
+            "a response must not carry both result and error".into(),
+        )),
         (None, None) => Err(invalid("a response needs result or error".into())),
     }
 }

@@ -8,7 +8,8 @@
 pub const RESERVED_METHOD_PREFIXES: [&str; 2] = ["kaged.", "system."];
 
 /// Built-in tool namespaces (a plugin named like one of these gets a warning).
-pub const BUILTIN_TOOL_NAMESPACES: [&str; 6] = ["file", "search", "code", "debug", "shell", "kaged"];
+pub const BUILTIN_TOOL_NAMESPACES: [&str; 6] =
+    ["file", "search", "code", "debug", "shell", "kaged"];
 
 /// Maximum length of a plugin name.
 pub const MAX_PLUGIN_NAME_LEN: usize = 64;
@@ -32,7 +33,10 @@ pub fn is_method_name(name: &str) -> bool {
 
 /// Why `name` is not a valid custom method name, or `None` when it is.
 pub fn method_name_problem(name: &str) -> Option<String> {
-    if let Some(p) = RESERVED_METHOD_PREFIXES.iter().find(|p| name.starts_with(*p)) {
+    if let Some(p) = RESERVED_METHOD_PREFIXES
+        .iter()
+        .find(|p| name.starts_with(*p))
+    {
         return Some(format!(
             "method name `{name}` uses the reserved namespace `{p}`"
         ));

@@ -20,7 +20,11 @@ pub enum StorageMethod {
 
 impl StorageMethod {
     /// Every storage method.
-    pub const ALL: [StorageMethod; 3] = [StorageMethod::Exec, StorageMethod::Query, StorageMethod::Schema];
+    pub const ALL: [StorageMethod; 3] = [
+        StorageMethod::Exec,
+        StorageMethod::Query,
+        StorageMethod::Schema,
+    ];
 
     /// The method name on the wire.
     pub const fn as_str(self) -> &'static str {
@@ -33,7 +37,9 @@ impl StorageMethod {
 
     /// The storage method with this wire name.
     pub fn parse(method: &str) -> Option<StorageMethod> {
-        StorageMethod::ALL.into_iter().find(|m| m.as_str() == method)
+        StorageMethod::ALL
+            .into_iter()
+            .find(|m| m.as_str() == method)
     }
 }
 

@@ -37,7 +37,8 @@ impl Wire {
     pub async fn ready(plugin: Plugin) -> (Wire, Value) {
         let mut w = Wire::start(plugin);
         let init = w.initialize().await;
-        w.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}})).await;
+        w.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+            .await;
         (w, init)
     }
 
@@ -46,7 +47,10 @@ impl Wire {
     }
 
     pub async fn send_raw(&mut self, bytes: &[u8]) {
-        self.to_plugin.write_all(bytes).await.expect("write to plugin");
+        self.to_plugin
+            .write_all(bytes)
+            .await
+            .expect("write to plugin");
         self.to_plugin.flush().await.expect("flush");
     }
 
