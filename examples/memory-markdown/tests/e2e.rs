@@ -6,7 +6,7 @@ mod common;
 use common::{ctx, entries, launch, md_files};
 use kaged_example_memory_markdown::entry::{Entry, Source};
 use kaged_host_sim::transcript::Direction;
-use kaged_plugin_sdk::protocol::parse_session_start_answer;
+use kaged_plugin_sdk::protocol::{parse_session_start_answer, PluginCallContext};
 use serde_json::{json, Value};
 
 #[tokio::test]
@@ -234,8 +234,26 @@ async fn traversal_in_context_is_refused_and_daemon_calls_are_not_applicable() {
         "nothing outside the store: {names:?}"
     );
     assert!(!m.store().exists(), "no entry (nor README) was written");
-    let (code, msg) = m.tool_err("recall", json!({"query": "x"}), None).await;
-    assert_eq!(code, -32006, "{msg}");
+    // kaged-host-sim refuses a tool call without an agent context before
+    // sending it (ADR-0023); a host that sends one anyway gets -32006.
+    let (code, _) = m.tool_err("recall", json!({"query": "x"}), None).await;
+    assert_eq!(code, -32602, "the host refuses it");
+    let daemon = serde_json::to_value(PluginCallContext::daemon("req_raw")).expect("context");
+    let raw = m
+        .session
+        .raw()
+        .request(
+            "memory-markdown.recall",
+            Some(json!({"query": "x", "_context": daemon})),
+            std::time::Duration::from_secs(10),
+        )
+        .await;
+    match raw {
+        Err(kaged_host_sim::connection::RequestError::Rpc(e)) => {
+            assert_eq!(e.code, -32006, "{}", e.message)
+        }
+        other => panic!("expected -32006 not_applicable, got {other:?}"),
+    }
     m.session.shutdown().await;
 }
 
