@@ -34,10 +34,28 @@ async fn tool_call_carries_the_context_and_is_audited() {
 async fn a_call_without_context_gets_a_daemon_level_one() {
     let (host, _audit, _t) = host(EASY);
     let s = host.launch(&fixture("good")).await.expect("launch");
-    let v = s.call("good.echo", None, None).await.expect("call");
+    let v = s.call("status.get", None, None).await.expect("call");
     let ctx: PluginCallContext = serde_json::from_value(v["context"].clone()).expect("context");
     assert!(ctx.project_id.is_none() && ctx.agent_path.is_none() && ctx.session_id.is_none());
     assert!(!ctx.request_id.is_empty());
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_needs_an_agent_context_and_is_refused_without_one() {
+    let (host, audit, transcript) = host(EASY);
+    let s = host.launch(&fixture("good")).await.expect("launch");
+    let before = transcript.records().len();
+    for ctx in [None, Some(PluginCallContext::daemon("req_daemon"))] {
+        let e = s.call("good.echo", None, ctx).await.unwrap_err();
+        assert!(
+            matches!(e, CallError::ToolNeedsAgentContext { .. }),
+            "{e:?}"
+        );
+        assert_eq!(e.code(), -32602);
+    }
+    assert_eq!(transcript.records().len(), before, "nothing was sent");
+    assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
     s.shutdown().await;
 }
 
@@ -60,8 +78,9 @@ async fn undeclared_methods_and_partial_contexts_are_refused_before_sending() {
     let e = s.call("good.echo", None, Some(partial)).await.unwrap_err();
     assert!(matches!(e, CallError::PartialContext { .. }), "{e:?}");
     assert_eq!(e.code(), -32602);
+    let agent = PluginCallContext::agent("music", "primary", "ses_1", "r");
     let e = s
-        .call("good.echo", Some(json!([1, 2])), None)
+        .call("good.echo", Some(json!([1, 2])), Some(agent))
         .await
         .unwrap_err();
     assert!(matches!(e, CallError::ParamsNotObject { .. }));
