@@ -37,6 +37,8 @@ pub(crate) struct PluginDef {
     pub errors: Vec<String>,
     /// What the manifest needs and the code cannot say (description...).
     pub meta: crate::describe::ManifestMeta,
+    /// 0: [`Plugin::run`] serves on one thread; n: on n worker threads.
+    pub worker_threads: usize,
 }
 
 /// A plugin ready to serve. Build one with [`Plugin::builder`] (or the
@@ -85,6 +87,22 @@ impl Plugin {
 }
 
 impl PluginBuilder {
+    /// The threads [`Plugin::run`] serves on. By default (0) the reader,
+    /// every handler and the writer share one thread: the fastest setup for
+    /// handlers that await (I/O, storage, timers), and the reader still
+    /// never waits on a handler. A handler that computes or blocks for long
+    /// should use `tokio::task::spawn_blocking`; or set `n` worker threads
+    /// here so that other calls and `ping` are answered meanwhile.
+    ///
+    /// ```
+    /// let plugin = kaged_plugin_sdk::plugin!("busy").worker_threads(2).build().unwrap();
+    /// # let _ = plugin;
+    /// ```
+    pub fn worker_threads(mut self, n: usize) -> Self {
+        self.def.worker_threads = n;
+        self
+    }
+
     /// Set the version answered in `initialize` (must equal the manifest's).
     pub fn version(mut self, version: impl Into<String>) -> Self {
         self.def.version = Some(version.into());

@@ -31,21 +31,28 @@ impl Plugin {
             std::process::exit(self.print_manifest());
         }
         crate::logging::init();
-        let runtime = match tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-        {
+        // One thread by default: the reader, the handlers and the writer
+        // take turns, and a call's notification and answer leave in one
+        // write (see `PluginBuilder::worker_threads`).
+        let mut builder = match self.def.worker_threads {
+            0 => tokio::runtime::Builder::new_current_thread(),
+            n => {
+                let mut b = tokio::runtime::Builder::new_multi_thread();
+                b.worker_threads(n);
+                b
+            }
+        };
+        let runtime = match builder.enable_all().build() {
             Ok(rt) => rt,
             Err(e) => {
                 eprintln!("error: cannot start the tokio runtime: {e}");
                 std::process::exit(1)
             }
         };
-        // The serving loop runs as a task on a worker thread, not on this
-        // thread in `block_on`: a handler it spawns then starts on the same
-        // worker (tokio's LIFO slot) instead of waking another thread for
-        // every call.
+        // With worker threads, the serving loop runs as a task on a worker,
+        // not on this thread in `block_on`: a handler it spawns then starts
+        // on the same worker (tokio's LIFO slot) instead of waking another
+        // thread for every call.
         let serving = runtime.spawn(async move {
             let (input, output) = match stdio::take_stdio() {
                 Ok(io) => io,
