@@ -10,8 +10,8 @@ use kaged_host_sim::shutdown::ShutdownOutcome;
 use rustix::process::Signal;
 
 use super::sessions::{describe_exit, retire};
-use super::watch::GroupWatch;
 use super::{Suite, Verdict};
+use kaged_host_sim::probe::ExitWatch;
 
 /// How often the exit watch polls `/proc`.
 const WATCH_POLL: Duration = Duration::from_millis(1);
@@ -102,7 +102,7 @@ async fn no_orphans(suite: &mut Suite<'_>) {
         .filter(|p| !members.contains(p))
         .collect();
     let limit = t.shutdown + t.sigterm_grace * 2 + Duration::from_secs(1);
-    let watch = GroupWatch::start(pgid, members.clone(), WATCH_POLL, limit);
+    let watch = ExitWatch::start(pgid, members.clone(), WATCH_POLL, limit);
     let outcome = s.shutdown().await;
     let outlived = watch.finish();
     let note = retire(s).await;

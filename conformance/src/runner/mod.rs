@@ -23,7 +23,6 @@ mod observe;
 mod protocol;
 mod sessions;
 mod suite;
-mod watch;
 
 use std::path::{Path, PathBuf};
 
