@@ -14,5 +14,6 @@ pub mod list;
 pub mod report;
 pub mod runner;
 pub mod selection;
+pub mod testing;
 
 pub use runner::{run_suite, Options, SuiteError};

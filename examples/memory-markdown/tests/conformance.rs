@@ -1,0 +1,22 @@
+//! memory-markdown certified by `kaged-conformance`: its four tools (called
+//! with an agent context), all four hooks and the rest of the protocol.
+
+use kaged_conformance::testing::assert_conforms;
+
+#[test]
+fn memory_markdown_passes_the_conformance_suite() {
+    let report = assert_conforms(
+        env!("CARGO_MANIFEST_DIR").as_ref(),
+        env!("CARGO_BIN_EXE_memory-markdown"),
+    );
+    assert_eq!(report.plugin.name, "memory-markdown");
+    assert_eq!(
+        report.skipped_ids(),
+        ["compaction.compactor_contract"],
+        "it is no compactor"
+    );
+    for tool in ["retain", "recall", "forget", "list_tags"] {
+        let id = format!("methods.tool_valid_args[memory-markdown.{tool}]");
+        assert!(report.cases.iter().any(|c| c.id == id), "{id} ran");
+    }
+}

@@ -1,0 +1,30 @@
+//! oh-my-pi certified by `kaged-conformance`, on the suite's own storage
+//! broker: no storage access of its is denied.
+
+use kaged_conformance::report::Status;
+use kaged_conformance::testing::assert_conforms;
+
+#[test]
+fn oh_my_pi_passes_the_conformance_suite() {
+    let report = assert_conforms(
+        env!("CARGO_MANIFEST_DIR").as_ref(),
+        env!("CARGO_BIN_EXE_oh-my-pi"),
+    );
+    assert_eq!(report.plugin.name, "oh-my-pi");
+    assert_eq!(
+        report.skipped_ids(),
+        [
+            "methods.tool_valid_args",
+            "methods.tool_invalid_args",
+            "hooks.answers",
+            "compaction.compactor_contract"
+        ],
+        "it declares no tools, hooks or compactor role"
+    );
+    let storage = report
+        .cases
+        .iter()
+        .find(|c| c.id == "storage.no_denials")
+        .expect("storage case");
+    assert_eq!(storage.status, Status::Pass, "{}", storage.detail);
+}

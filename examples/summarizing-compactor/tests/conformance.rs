@@ -1,0 +1,29 @@
+//! summarizing-compactor certified by `kaged-conformance`: as the designated
+//! compactor its `pre_compact` answer is a valid `CompactorResult`.
+
+use kaged_conformance::report::Status;
+use kaged_conformance::testing::assert_conforms;
+
+#[test]
+fn summarizing_compactor_passes_the_conformance_suite() {
+    let report = assert_conforms(
+        env!("CARGO_MANIFEST_DIR").as_ref(),
+        env!("CARGO_BIN_EXE_summarizing-compactor"),
+    );
+    assert_eq!(report.plugin.name, "summarizing-compactor");
+    assert_eq!(
+        report.skipped_ids(),
+        [
+            "methods.answers",
+            "methods.tool_valid_args",
+            "methods.tool_invalid_args"
+        ],
+        "it declares no methods and no tools"
+    );
+    let compactor = report
+        .cases
+        .iter()
+        .find(|c| c.id == "compaction.compactor_contract")
+        .expect("compactor case");
+    assert_eq!(compactor.status, Status::Pass, "{}", compactor.detail);
+}
