@@ -153,13 +153,7 @@ fn seed(broker: &StorageBroker) {
 }
 
 async fn connect(host: &HostSim) -> PluginSession {
-    let plugin = plugin();
-    let manifest = plugin.manifest();
-    let (host_side, plugin_side) = tokio::io::duplex(1 << 20);
-    let (p_read, p_write) = tokio::io::split(plugin_side);
-    tokio::spawn(async move { plugin.serve(p_read, p_write).await });
-    let (h_read, h_write) = tokio::io::split(host_side);
-    host.connect(manifest, Path::new("."), h_read, h_write)
+    host.connect_plugin(plugin())
         .await
         .unwrap_or_else(|e| fail("connecting the bench plugin", e))
 }

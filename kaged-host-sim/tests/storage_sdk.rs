@@ -110,14 +110,7 @@ fn client(name: &str, capabilities: &[&str]) -> PluginBuilder {
 
 /// Serve `plugin` in-process and connect the host to it.
 async fn connect(host: &HostSim, plugin: Plugin) -> PluginSession {
-    let manifest = plugin.manifest();
-    let (host_side, plugin_side) = tokio::io::duplex(1 << 20);
-    let (p_read, p_write) = tokio::io::split(plugin_side);
-    tokio::spawn(async move { plugin.serve(p_read, p_write).await });
-    let (h_read, h_write) = tokio::io::split(host_side);
-    host.connect(manifest, Path::new("."), h_read, h_write)
-        .await
-        .expect("handshake")
+    host.connect_plugin(plugin).await.expect("handshake")
 }
 
 fn host_over(db: &Path) -> (HostSim, AuditLog) {

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::Path;
 
 use common::{catalogue, host_without_storage, Omp, Place, WEB_DEV};
 use kaged_host_sim::host::HostSim;
@@ -45,12 +44,7 @@ async fn snooper(host: &HostSim, name: &str) -> PluginSession {
         .method("snoop.sql", run)
         .build()
         .expect("snooper");
-    let manifest = plugin.manifest();
-    let (host_side, plugin_side) = tokio::io::duplex(1 << 20);
-    let (p_read, p_write) = tokio::io::split(plugin_side);
-    tokio::spawn(async move { plugin.serve(p_read, p_write).await });
-    let (h_read, h_write) = tokio::io::split(host_side);
-    host.connect(manifest, Path::new("."), h_read, h_write)
+    host.connect_plugin(plugin)
         .await
         .expect("snooper handshake")
 }
