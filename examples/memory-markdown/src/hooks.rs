@@ -12,18 +12,9 @@ use crate::entry::{Entry, Source};
 /// Longest line shown per entry at session start, in characters.
 pub const INJECT_LINE_CHARS: usize = 200;
 
-fn role_name(role: MessageRole) -> &'static str {
-    match role {
-        MessageRole::System => "system",
-        MessageRole::User => "user",
-        MessageRole::Assistant => "assistant",
-        MessageRole::Tool => "tool",
-    }
-}
-
 /// A message as markdown: `**role**: content`.
 pub fn render_message(m: &Message) -> String {
-    format!("**{}**: {}", role_name(m.role), m.content)
+    format!("**{}**: {}", m.role.as_str(), m.content)
 }
 
 /// Messages as markdown, one paragraph each.

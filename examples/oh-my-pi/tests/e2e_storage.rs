@@ -5,7 +5,6 @@
 
 mod common;
 
-
 use common::{catalogue, host_without_storage, Omp, Place, WEB_DEV};
 use kaged_host_sim::host::HostSim;
 use kaged_host_sim::session::PluginSession;

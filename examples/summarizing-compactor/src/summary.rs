@@ -17,15 +17,6 @@ use crate::config::Config;
 /// Longest first sentence shown per message, in characters.
 pub const SENTENCE_CHARS: usize = 160;
 
-fn role_name(role: MessageRole) -> &'static str {
-    match role {
-        MessageRole::System => "system",
-        MessageRole::User => "user",
-        MessageRole::Assistant => "assistant",
-        MessageRole::Tool => "tool",
-    }
-}
-
 /// `text` cut to at most `max` characters, with `…` when cut.
 pub fn truncate(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
@@ -79,7 +70,7 @@ pub fn summary_text(messages: &[&Message], max_chars: usize) -> String {
     ]
     .into_iter()
     .filter(|r| count(*r) > 0)
-    .map(|r| format!("{} {}", count(r), role_name(r)))
+    .map(|r| format!("{} {}", count(r), r.as_str()))
     .collect();
     let header = format!(
         "[Summary of {} earlier message{}: {}]",
@@ -89,7 +80,7 @@ pub fn summary_text(messages: &[&Message], max_chars: usize) -> String {
     );
     let mut text = truncate(&header, max_chars);
     for (i, m) in messages.iter().enumerate() {
-        let line = format!("\n- {}: {}", role_name(m.role), first_sentence(&m.content));
+        let line = format!("\n- {}: {}", m.role.as_str(), first_sentence(&m.content));
         let rest = messages.len() - i - 1;
         let tail = if rest > 0 {
             format!("\n- … and {rest} more")

@@ -95,6 +95,25 @@ pub enum MessageRole {
     Tool,
 }
 
+impl MessageRole {
+    /// The wire name (`system`, `user`, `assistant`, `tool`).
+    ///
+    /// ```
+    /// use kaged_plugin_sdk::protocol::MessageRole;
+    /// for role in [MessageRole::System, MessageRole::User, MessageRole::Assistant, MessageRole::Tool] {
+    ///     assert_eq!(serde_json::to_value(role).unwrap(), role.as_str());
+    /// }
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            MessageRole::System => "system",
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+            MessageRole::Tool => "tool",
+        }
+    }
+}
+
 /// A message in a transcript or compaction list (ADDENDUM §4). Unknown
 /// fields are preserved untouched.
 ///
