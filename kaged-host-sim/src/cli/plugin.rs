@@ -27,7 +27,6 @@ use clap::Subcommand;
 use super::{one_line, CliError};
 use crate::audit::AuditLog;
 use crate::install::{InstallError, InstallPlan, PluginStore};
-use crate::storage::StorageBroker;
 
 /// The `plugin` subcommands.
 #[derive(Debug, Subcommand)]
@@ -189,21 +188,7 @@ pub fn run(
             force,
         } => {
             let store = open_store(store.as_deref(), audit)?;
-            let broker = match storage_db {
-                Some(p) if p.is_file() => Some(StorageBroker::open(p).map_err(|e| {
-                    CliError::Usage(one_line(
-                        &format!("cannot open storage database {}", p.display()),
-                        &e,
-                    ))
-                })?),
-                Some(p) => {
-                    return Err(CliError::Usage(format!(
-                        "no such storage database: {}",
-                        p.display()
-                    )))
-                }
-                None => None,
-            };
+            let broker = storage_db.map(super::storage::open_existing).transpose()?;
             let gone = store
                 .uninstall(name, *active_sessions, *force, broker.as_ref())
                 .map_err(|e| failed("uninstall", e))?;

@@ -55,6 +55,12 @@ fn open(db: Option<&Path>, command: &str) -> Result<StorageBroker, CliError> {
             "storage {command} needs --storage-db PATH (the database the plugins used)"
         )));
     };
+    open_existing(db)
+}
+
+/// Open the database file `db`, which must exist (exit 2 when it does not,
+/// 1 when it is no storage database).
+pub(super) fn open_existing(db: &Path) -> Result<StorageBroker, CliError> {
     if !db.is_file() {
         return Err(CliError::Usage(format!(
             "no such storage database: {}",

@@ -7,10 +7,7 @@ use super::InstallError;
 
 /// Copy the tree at `from` to `to` (which must not exist yet).
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| InstallError::Io { path, source }
-    };
+    let io = InstallError::io_at;
     std::fs::create_dir_all(to).map_err(io(to))?;
     for entry in std::fs::read_dir(from).map_err(io(from))? {
         let entry = entry.map_err(io(from))?;

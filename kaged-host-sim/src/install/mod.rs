@@ -117,6 +117,14 @@ pub enum InstallError {
     },
 }
 
+impl InstallError {
+    /// For `map_err`: an I/O error at `path`.
+    pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError {
+        let path = path.to_path_buf();
+        move |source| InstallError::Io { path, source }
+    }
+}
+
 /// Capabilities gained and lost by an upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upgrade {
@@ -217,10 +225,7 @@ impl PluginStore {
     /// The store at `root` (created when missing), auditing to `audit`.
     pub fn open(root: &Path, audit: AuditLog) -> Result<PluginStore, InstallError> {
         let plugins = root.join("plugins");
-        std::fs::create_dir_all(&plugins).map_err(|source| InstallError::Io {
-            path: plugins,
-            source,
-        })?;
+        std::fs::create_dir_all(&plugins).map_err(InstallError::io_at(&plugins))?;
         Ok(PluginStore {
             root: root.to_path_buf(),
             audit,
@@ -317,10 +322,7 @@ impl PluginStore {
             .root
             .join("plugins")
             .join(format!(".{}.new", plan.name));
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| InstallError::Io { path, source }
-        };
+        let io = InstallError::io_at;
         if staging.exists() {
             std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
         }
@@ -403,8 +405,7 @@ impl PluginStore {
         };
         let dir = self.plugin_dir(name);
         if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .map_err(|source| InstallError::Io { path: dir, source })?;
+            std::fs::remove_dir_all(&dir).map_err(InstallError::io_at(&dir))?;
         }
         registry.plugins.remove(name);
         registry.save()?;

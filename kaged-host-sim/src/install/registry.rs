@@ -57,13 +57,7 @@ impl Registry {
                 message: e.to_string(),
             })?;
         let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, text + "\n").map_err(|source| InstallError::Io {
-            path: tmp.clone(),
-            source,
-        })?;
-        std::fs::rename(&tmp, &self.path).map_err(|source| InstallError::Io {
-            path: self.path.clone(),
-            source,
-        })
+        std::fs::write(&tmp, text + "\n").map_err(InstallError::io_at(&tmp))?;
+        std::fs::rename(&tmp, &self.path).map_err(InstallError::io_at(&self.path))
     }
 }
