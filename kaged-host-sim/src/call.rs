@@ -179,14 +179,7 @@ impl PluginSession {
                     method: method.to_string(),
                 })
             }
-            _ if self
-                .manifest()
-                .prefixed_tool_names()
-                .iter()
-                .any(|t| t == method) =>
-            {
-                Ok(Kind::Tool)
-            }
+            _ if self.manifest().is_prefixed_tool(method) => Ok(Kind::Tool),
             _ => Ok(Kind::Declared),
         }
     }

@@ -55,6 +55,19 @@ fn full_schema_example_parses() {
         m.prefixed_tool_names(),
         ["memory-markdown.retain", "memory-markdown.recall"]
     );
+    for name in m.prefixed_tool_names() {
+        assert!(m.is_prefixed_tool(&name), "{name}");
+    }
+    for not_a_tool in [
+        "memory-markdown.forget",
+        "memory-markdown",
+        "memory-markdownretain",
+        "retain",
+        "other.retain",
+        "presets.list",
+    ] {
+        assert!(!m.is_prefixed_tool(not_a_tool), "{not_a_tool}");
+    }
     assert_eq!(m.methods, ["presets.list"]);
     assert_eq!(m.notifications, ["catalog.updated"]);
     let knob_names: Vec<&str> = m.knobs.iter().map(|(k, _)| k.as_str()).collect();

@@ -41,19 +41,12 @@ pub(super) async fn run(
     // Tools are dispatched by agents: without --context, a tool gets the
     // primary agent's context of a CLI session.
     let ctx = match ctx {
-        None if session
-            .manifest()
-            .prefixed_tool_names()
-            .iter()
-            .any(|t| t == method) =>
-        {
-            Some(PluginCallContext::agent(
-                CLI_PROJECT,
-                "primary",
-                "ses_cli",
-                "req_cli_1",
-            ))
-        }
+        None if session.manifest().is_prefixed_tool(method) => Some(PluginCallContext::agent(
+            CLI_PROJECT,
+            "primary",
+            "ses_cli",
+            "req_cli_1",
+        )),
         other => other,
     };
     let result = session.call(method, params, ctx).await;

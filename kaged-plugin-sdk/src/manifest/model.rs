@@ -222,6 +222,15 @@ impl Manifest {
             .collect()
     }
 
+    /// Whether `method` is one of [`Manifest::prefixed_tool_names`]
+    /// (without building them).
+    pub fn is_prefixed_tool(&self, method: &str) -> bool {
+        method
+            .strip_prefix(self.name.as_str())
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|tool| self.tools.iter().any(|t| t.name == tool))
+    }
+
     /// Every method the host may call besides system methods and hooks:
     /// custom methods, then prefixed tool names.
     pub fn declared_methods(&self) -> Vec<String> {
