@@ -17,6 +17,7 @@ use super::{plugins, AgentHost};
 use crate::agents::config::merge_config;
 use crate::audit::AuditEvent;
 use crate::call::CallError;
+use crate::validate::KnobType;
 
 /// Why a knob write was refused.
 #[derive(Debug, thiserror::Error)]
@@ -94,13 +95,16 @@ pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
         Some(n) if s.chars().count() as u64 > n => Err(format!("longer than max_length {n}")),
         _ => Ok(()),
     };
-    match (knob.kind.as_str(), value) {
-        ("range", Value::Number(n)) => bounds(n.as_f64().unwrap_or(f64::NAN)),
-        ("int_range", Value::Number(n)) if n.is_i64() || n.is_u64() => {
+    let Some(kind) = KnobType::parse(&knob.kind) else {
+        return Err(format!("unknown knob type {:?}", knob.kind));
+    };
+    match (kind, value) {
+        (KnobType::Range, Value::Number(n)) => bounds(n.as_f64().unwrap_or(f64::NAN)),
+        (KnobType::IntRange, Value::Number(n)) if n.is_i64() || n.is_u64() => {
             bounds(n.as_f64().unwrap_or(f64::NAN))
         }
-        ("int_range", _) => Err(format!("{value} is not an integer")),
-        ("enum", Value::String(s)) => {
+        (KnobType::IntRange, _) => Err(format!("{value} is not an integer")),
+        (KnobType::Enum, Value::String(s)) => {
             let values = f("values")
                 .and_then(Value::as_array)
                 .cloned()
@@ -111,8 +115,8 @@ pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
                 Err(format!("{s:?} is not one of {}", Value::Array(values)))
             }
         }
-        ("boolean", Value::Bool(_)) => Ok(()),
-        ("text", Value::String(s)) => {
+        (KnobType::Boolean, Value::Bool(_)) => Ok(()),
+        (KnobType::Text, Value::String(s)) => {
             max_len(s)?;
             match f("pattern").and_then(Value::as_str) {
                 Some(p) => match regex::Regex::new(p) {
@@ -123,9 +127,9 @@ pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
                 None => Ok(()),
             }
         }
-        ("multiline", Value::String(s)) => max_len(s),
-        ("model_alias", Value::String(_) | Value::Null) => Ok(()),
-        ("path", Value::String(s)) => {
+        (KnobType::Multiline, Value::String(s)) => max_len(s),
+        (KnobType::ModelAlias, Value::String(_) | Value::Null) => Ok(()),
+        (KnobType::Path, Value::String(s)) => {
             let prefixes: Vec<&str> = f("prefixes")
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
@@ -136,7 +140,7 @@ pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
                 Err(format!("{s:?} does not start with one of {prefixes:?}"))
             }
         }
-        (kind, v) => Err(format!("{v} is not a valid {kind} value")),
+        (kind, v) => Err(format!("{v} is not a valid {} value", kind.as_str())),
     }
 }
 
