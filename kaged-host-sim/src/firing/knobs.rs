@@ -201,16 +201,17 @@ impl AgentHost {
         let merged = match merge_config(manifest, &project, Some(&active.system_config)) {
             Ok(m) => m,
             Err(failures) => {
-                let errors: Vec<String> = failures.into_iter().flat_map(|f| f.errors).collect();
-                self.host.audit().emit(
-                    AuditEvent::ConfigValidationFailed,
-                    &active.name,
-                    json!({"side": "project", "errors": errors, "agent_path": agent_path,
-                           "key": active.key, "knob": knob}),
-                );
+                for f in &failures {
+                    self.host.audit().emit(
+                        AuditEvent::ConfigValidationFailed,
+                        &active.name,
+                        json!({"side": f.side.as_str(), "errors": f.errors, "agent_path": agent_path,
+                               "key": active.key, "knob": knob}),
+                    );
+                }
                 return Err(KnobWriteError::InvalidConfig {
                     knob: knob.to_string(),
-                    errors,
+                    errors: failures.into_iter().flat_map(|f| f.errors).collect(),
                 });
             }
         };
