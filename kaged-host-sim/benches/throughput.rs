@@ -10,10 +10,20 @@
 //! cargo bench -p kaged-host-sim --bench throughput
 //! ```
 //!
-//! `KAGED_BENCH_CALLS` sets the number of calls per measurement (default
-//! 5000), `KAGED_BENCH_ROUNDS` the rounds (default 5): the SDK and the
-//! baseline alternate within each round and the medians are printed, so
-//! load from elsewhere on the machine hits both alike.
+//! Each measurement runs in three placements (see `placement.rs`): `split`
+//! (the host's threads on one CPU, the plugin on another), `shared` (both on
+//! one CPU) and `free` (unpinned). The goal is judged on the pinned two;
+//! `free` is printed for information, since there the kernel's placement,
+//! not the code, decides the ratio.
+//!
+//! Environment: `KAGED_BENCH_CALLS` (calls per measurement, default 5000),
+//! `KAGED_BENCH_ROUNDS` (default 5; the SDK and the baseline alternate
+//! within each round, and which goes first alternates between rounds; the
+//! medians are printed) and `KAGED_BENCH_LAYOUTS` (comma-separated, default
+//! `split,shared,free`).
+
+#[path = "throughput/placement.rs"]
+mod placement;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -22,10 +32,14 @@ use kaged_host_sim::host::{HostConfig, HostSim};
 use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_plugin_sdk::protocol::PluginCallContext;
+use placement::Layout;
 use serde_json::json;
 
 /// Calls in flight at once in the pipelined measurement.
 const WINDOW: usize = 64;
+
+/// The goal: the SDK's throughput as a share of the baseline's.
+const GOAL: f64 = 0.80;
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -46,26 +60,22 @@ fn release_bin(name: &str) -> Result<PathBuf, String> {
     }
 }
 
-async fn one_at_a_time(s: &PluginSession, n: usize) -> f64 {
+async fn one_at_a_time(s: &PluginSession, n: usize) -> Result<f64, String> {
     let ctx = PluginCallContext::agent("bench", "primary", "ses_bench", "req_bench");
     let start = Instant::now();
     for i in 0..n {
-        let r = s
-            .call(
-                "echo.say",
-                Some(json!({"text": format!("call {i}")})),
-                Some(ctx.clone()),
-            )
-            .await;
-        if let Err(e) = r {
-            eprintln!("call failed: {e}");
-            std::process::exit(1);
-        }
+        s.call(
+            "echo.say",
+            Some(json!({"text": format!("call {i}")})),
+            Some(ctx.clone()),
+        )
+        .await
+        .map_err(|e| format!("call failed: {e}"))?;
     }
-    n as f64 / start.elapsed().as_secs_f64()
+    Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
-async fn pipelined(s: &PluginSession, n: usize) -> f64 {
+async fn pipelined(s: &PluginSession, n: usize) -> Result<f64, String> {
     let ctx = PluginCallContext::agent("bench", "primary", "ses_bench", "req_bench");
     let start = Instant::now();
     let mut done = 0;
@@ -79,14 +89,11 @@ async fn pipelined(s: &PluginSession, n: usize) -> f64 {
             )
         });
         for r in futures_util::future::join_all(calls).await {
-            if let Err(e) = r {
-                eprintln!("call failed: {e}");
-                std::process::exit(1);
-            }
+            r.map_err(|e| format!("call failed: {e}"))?;
         }
         done += batch;
     }
-    n as f64 / start.elapsed().as_secs_f64()
+    Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
 fn rss_kib(pid: u32) -> Option<u64> {
@@ -95,19 +102,13 @@ fn rss_kib(pid: u32) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-struct Measure {
-    seq: f64,
-    pipe: f64,
-    rss_kib: Option<u64>,
-}
-
-/// A launched plugin, kept running across rounds.
+/// A launched plugin, kept running across rounds and layouts.
 struct Bench {
     _staged: StagedPlugin,
     session: PluginSession,
 }
 
-async fn launch(plugin_dir: &str, bin: &str, n: usize) -> Result<Bench, String> {
+async fn launch(plugin_dir: &str, bin: &str) -> Result<Bench, String> {
     let staged = StagedPlugin::new(&workspace().join(plugin_dir), release_bin(bin)?)
         .map_err(|e| e.to_string())?;
     let host = HostSim::new(HostConfig::default());
@@ -115,13 +116,39 @@ async fn launch(plugin_dir: &str, bin: &str, n: usize) -> Result<Bench, String> 
         .launch(staged.dir())
         .await
         .map_err(|e| format!("{e}"))?;
-    // Warm up.
-    one_at_a_time(&session, n / 10 + 1).await;
-    pipelined(&session, n / 10 + 1).await;
     Ok(Bench {
         _staged: staged,
         session,
     })
+}
+
+/// Medians of one layout's rounds.
+struct Row {
+    layout: Layout,
+    mode: String,
+    sdk: f64,
+    raw: f64,
+    /// The lowest and highest per-round ratio.
+    spread: (f64, f64),
+}
+
+impl Row {
+    fn new(layout: Layout, mode: String, sdk: Vec<f64>, raw: Vec<f64>) -> Row {
+        let ratios: Vec<f64> = sdk.iter().zip(&raw).map(|(s, r)| s / r).collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(0.0, f64::max);
+        Row {
+            layout,
+            mode,
+            sdk: median(sdk),
+            raw: median(raw),
+            spread: (lo, hi),
+        }
+    }
+
+    fn ratio(&self) -> f64 {
+        self.sdk / self.raw
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -129,27 +156,185 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// `rounds` rounds, the SDK and the baseline alternating within each
-/// round so that load from elsewhere hits both alike; medians per mode.
-async fn measure_all(n: usize, rounds: usize) -> Result<(Measure, Measure), String> {
-    let sdk = launch("examples/echo", "echo", n).await?;
-    let raw = launch("examples/raw-baseline", "raw-baseline", n).await?;
-    let (mut s_seq, mut s_pipe, mut r_seq, mut r_pipe) = (vec![], vec![], vec![], vec![]);
-    for _ in 0..rounds {
-        s_seq.push(one_at_a_time(&sdk.session, n).await);
-        r_seq.push(one_at_a_time(&raw.session, n).await);
-        s_pipe.push(pipelined(&sdk.session, n).await);
-        r_pipe.push(pipelined(&raw.session, n).await);
-    }
-    let m = |seq, pipe, b: &Bench| Measure {
-        seq: median(seq),
-        pipe: median(pipe),
-        rss_kib: b.session.pid().and_then(rss_kib),
+/// Pin the host and both plugins for `layout`; false when it cannot apply.
+fn place(layout: Layout, allowed: &[usize], plugins: &[&Bench]) -> Result<bool, String> {
+    let Some((host, plugin)) = layout.cpus(allowed) else {
+        return Ok(false);
     };
-    let out = (m(s_seq, s_pipe, &sdk), m(r_seq, r_pipe, &raw));
+    placement::pin(None, &host)?;
+    for b in plugins {
+        let pid = b.session.pid().ok_or("a plugin has no pid")?;
+        placement::pin(Some(pid), &plugin)?;
+    }
+    Ok(true)
+}
+
+/// One layout: a warm-up, then `rounds` rounds with the SDK and the
+/// baseline alternating, the first of each round alternating too.
+async fn measure(
+    layout: Layout,
+    sdk: &Bench,
+    raw: &Bench,
+    n: usize,
+    rounds: usize,
+) -> Result<[Row; 2], String> {
+    for b in [sdk, raw] {
+        one_at_a_time(&b.session, n / 10 + 1).await?;
+        pipelined(&b.session, n / 10 + 1).await?;
+    }
+    let (mut s_seq, mut s_pipe, mut r_seq, mut r_pipe) = (vec![], vec![], vec![], vec![]);
+    for round in 0..rounds {
+        let sdk_first = round % 2 == 0;
+        let order: [(&Bench, bool); 2] = if sdk_first {
+            [(sdk, true), (raw, false)]
+        } else {
+            [(raw, false), (sdk, true)]
+        };
+        for (b, is_sdk) in order {
+            let v = one_at_a_time(&b.session, n).await?;
+            if is_sdk {
+                s_seq.push(v)
+            } else {
+                r_seq.push(v)
+            }
+        }
+        for (b, is_sdk) in order {
+            let v = pipelined(&b.session, n).await?;
+            if is_sdk {
+                s_pipe.push(v)
+            } else {
+                r_pipe.push(v)
+            }
+        }
+    }
+    Ok([
+        Row::new(layout, "one at a time".into(), s_seq, r_seq),
+        Row::new(layout, format!("pipelined x{WINDOW}"), s_pipe, r_pipe),
+    ])
+}
+
+#[derive(Clone)]
+struct Settings {
+    n: usize,
+    rounds: usize,
+    layouts: Vec<Layout>,
+}
+
+fn settings() -> Result<Settings, String> {
+    let num = |k: &str, d: usize| match std::env::var(k) {
+        Err(_) => Ok(d),
+        Ok(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("{k}={v:?} is not a positive whole number")),
+    };
+    let layouts = match std::env::var("KAGED_BENCH_LAYOUTS") {
+        Err(_) => Layout::ALL.to_vec(),
+        Ok(v) => v
+            .split(',')
+            .map(|s| {
+                Layout::parse(s).ok_or_else(|| {
+                    format!(
+                        "KAGED_BENCH_LAYOUTS: unknown layout {s:?} (known: split, shared, free)"
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    Ok(Settings {
+        n: num("KAGED_BENCH_CALLS", 5000)?,
+        rounds: num("KAGED_BENCH_ROUNDS", 5)?,
+        layouts,
+    })
+}
+
+struct Outcome {
+    rows: Vec<Row>,
+    skipped: Vec<Layout>,
+    rss_kib: (Option<u64>, Option<u64>),
+}
+
+async fn run_all(cfg: Settings) -> Result<Outcome, String> {
+    let allowed =
+        placement::allowed_cpus().map_err(|e| format!("reading the CPU affinity: {e}"))?;
+    let sdk = launch("examples/echo", "echo").await?;
+    let raw = launch("examples/raw-baseline", "raw-baseline").await?;
+    let (mut rows, mut skipped) = (vec![], vec![]);
+    for &layout in &cfg.layouts {
+        if place(layout, &allowed, &[&sdk, &raw])? {
+            rows.extend(measure(layout, &sdk, &raw, cfg.n, cfg.rounds).await?);
+        } else {
+            skipped.push(layout);
+        }
+    }
+    // Leave the process unpinned, as it started.
+    place(Layout::Free, &allowed, &[&sdk, &raw])?;
+    let rss = |b: &Bench| b.session.pid().and_then(rss_kib);
+    let rss_kib = (rss(&sdk), rss(&raw));
     sdk.session.shutdown().await;
     raw.session.shutdown().await;
-    Ok(out)
+    Ok(Outcome {
+        rows,
+        skipped,
+        rss_kib,
+    })
+}
+
+fn report(cfg: &Settings, out: &Outcome) {
+    println!(
+        "kaged plugin throughput: {} echo.say calls per measurement through kaged-host-sim over real pipes, median of {} rounds",
+        cfg.n, cfg.rounds
+    );
+    for l in &cfg.layouts {
+        println!("  {:<7} {}", l.name(), l.describe());
+    }
+    println!(
+        "\n{:<7} {:<16} {:>12} {:>13} {:>7}   per-round range",
+        "layout", "mode", "SDK (echo)", "raw baseline", "ratio"
+    );
+    for r in &out.rows {
+        println!(
+            "{:<7} {:<16} {:>10.0}/s {:>11.0}/s {:>6.0}%   {:.0}%..{:.0}%",
+            r.layout.name(),
+            r.mode,
+            r.sdk,
+            r.raw,
+            100.0 * r.ratio(),
+            100.0 * r.spread.0,
+            100.0 * r.spread.1
+        );
+    }
+    for l in &out.skipped {
+        println!(
+            "{:<7} skipped: needs more CPUs than this process may use",
+            l.name()
+        );
+    }
+    match out.rss_kib {
+        (Some(s), Some(r)) => println!(
+            "\nresident memory: SDK (echo) {:.1} MiB, raw baseline {:.1} MiB (goal: SDK under 10 MiB: {})",
+            s as f64 / 1024.0,
+            r as f64 / 1024.0,
+            if s < 10 * 1024 { "met" } else { "NOT met" }
+        ),
+        _ => println!("\nresident memory: unavailable (no /proc)"),
+    }
+    let judged: Vec<&Row> = out.rows.iter().filter(|r| r.layout.judged()).collect();
+    let misses: Vec<String> = judged
+        .iter()
+        .filter(|r| r.ratio() < GOAL)
+        .map(|r| format!("{} {}", r.layout.name(), r.mode))
+        .collect();
+    let verdict = match (judged.is_empty(), misses.is_empty()) {
+        (true, _) => "not judged (no pinned layout was measured)".to_string(),
+        (false, true) => "met on every pinned layout".to_string(),
+        (false, false) => format!("NOT met: {}", misses.join(", ")),
+    };
+    println!(
+        "throughput goal: SDK at {:.0}% or more of the raw baseline on the pinned layouts: {verdict}",
+        100.0 * GOAL
+    );
 }
 
 fn main() {
@@ -157,52 +342,36 @@ fn main() {
         // `cargo bench -- --list` / `cargo test --benches` probe: nothing to list.
         return;
     }
-    let env = |k: &str, d: usize| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let n = env("KAGED_BENCH_CALLS", 5000);
-    let rounds = env("KAGED_BENCH_ROUNDS", 5).max(1);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    let (sdk, raw) = match rt.block_on(measure_all(n, rounds)) {
-        Ok(r) => r,
+    let cfg = match settings() {
+        Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);
         }
     };
-    println!("kaged plugin throughput, {n} echo.say calls per measurement, median of {rounds} interleaved rounds, through kaged-host-sim over real pipes");
-    println!(
-        "{:<26} {:>14} {:>14} {:>8}",
-        "", "SDK (echo)", "raw baseline", "ratio"
-    );
-    println!(
-        "{:<26} {:>14.0} {:>14.0} {:>7.0}%",
-        "one at a time (calls/s)",
-        sdk.seq,
-        raw.seq,
-        100.0 * sdk.seq / raw.seq
-    );
-    println!(
-        "{:<26} {:>14.0} {:>14.0} {:>7.0}%",
-        format!("pipelined x{WINDOW} (calls/s)"),
-        sdk.pipe,
-        raw.pipe,
-        100.0 * sdk.pipe / raw.pipe
-    );
-    match (sdk.rss_kib, raw.rss_kib) {
-        (Some(s), Some(r)) => println!(
-            "{:<26} {:>11.1} MiB {:>10.1} MiB   (goal: SDK under 10 MiB)",
-            "resident memory",
-            s as f64 / 1024.0,
-            r as f64 / 1024.0
-        ),
-        _ => println!("resident memory: unavailable (no /proc)"),
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the tokio runtime: {e}");
+            std::process::exit(2);
+        }
+    };
+    // Calls are made from a task on the runtime's workers, as a daemon
+    // makes them, not from the thread blocked in `block_on`.
+    let job = cfg.clone();
+    let outcome = rt.block_on(async move {
+        tokio::spawn(run_all(job))
+            .await
+            .map_err(|e| format!("the bench task failed: {e}"))?
+    });
+    match outcome {
+        Ok(out) => report(&cfg, &out),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
     }
-    println!("goal: SDK at 80% or more of the raw baseline's throughput");
 }

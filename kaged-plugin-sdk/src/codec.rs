@@ -57,6 +57,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
     }
 
+    /// The underlying reader, e.g. to see whether it holds more input
+    /// already read (`tokio::io::BufReader::buffer`).
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// The next frame, or `None` at end of input.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         let mut discarding: Option<usize> = None;

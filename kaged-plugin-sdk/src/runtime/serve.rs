@@ -125,6 +125,13 @@ impl Plugin {
                     if self.on_request(r, &host, &mut phase) {
                         break ServeExit::Shutdown;
                     }
+                    // More requests already read: let the handler and the
+                    // writer run first, so this answer leaves now instead
+                    // of with the whole read's (a pipelining host then works
+                    // on answers while we work on requests).
+                    if !frames.get_ref().buffer().is_empty() {
+                        YieldOnce(false).await;
+                    }
                 }
             }
         };
@@ -281,6 +288,27 @@ impl Plugin {
             notifications: self.def.notifications.clone(),
             capabilities_used: self.def.capabilities_used.clone(),
         }))
+    }
+}
+
+/// Go to the back of the run queue once. Unlike `tokio::task::yield_now`,
+/// which defers the wake until the runtime has polled its I/O driver (a
+/// syscall), this wakes at once: the yield costs no syscall.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            std::task::Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
     }
 }
 
