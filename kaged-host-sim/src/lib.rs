@@ -19,6 +19,7 @@ pub mod handler;
 pub mod handshake;
 pub mod health;
 pub mod host;
+pub mod in_flight;
 pub mod install;
 pub mod probe;
 pub mod process;

@@ -14,7 +14,6 @@ mod case;
 mod context;
 mod handshake;
 mod hooks;
-mod inflight;
 mod launch;
 mod lifecycle;
 mod manifest;
@@ -28,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
+use kaged_host_sim::in_flight::InFlight;
 use kaged_host_sim::storage::StorageBroker;
 use kaged_host_sim::storage_handler::BrokerHandler;
 use kaged_host_sim::time::TimeScale;
@@ -146,7 +146,7 @@ async fn run_checked(
         path: options.storage_db.clone(),
         source,
     })?;
-    let storage = inflight::Tracked::new(Arc::new(BrokerHandler::new(broker)));
+    let storage = InFlight::new(Arc::new(BrokerHandler::new(broker)));
     let mut suite = Suite::new(dir, options, storage, on_case);
     suite.run().await;
     Ok(suite.into_report())

@@ -14,10 +14,10 @@ use kaged_plugin_sdk::manifest::Manifest;
 
 use super::case::{file_name, Scope};
 use super::handshake::Primary;
-use super::inflight::{Tracked, Waiter};
 use super::{Options, Verdict};
 use crate::catalogue::{self, Level};
 use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report, Status};
+use kaged_host_sim::in_flight::{InFlight, InFlightWaiter};
 
 /// How the cases after the handshake get a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub(crate) struct Suite<'a> {
     /// shared by every spawn.
     pub storage: Arc<dyn PluginRequestHandler>,
     /// Waits for the plugin-to-host requests still being answered.
-    pub in_flight: Waiter,
+    pub in_flight: InFlightWaiter,
     results: Vec<CaseResult>,
     on_case: &'a mut dyn FnMut(&CaseResult),
 }
@@ -59,7 +59,7 @@ impl<'a> Suite<'a> {
     pub fn new(
         dir: &Path,
         opts: &'a Options,
-        storage: Tracked,
+        storage: InFlight,
         on_case: &'a mut dyn FnMut(&CaseResult),
     ) -> Suite<'a> {
         Suite {

@@ -19,6 +19,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::audit::AuditLog;
 use crate::host::{HostConfig, HostSim};
+use crate::in_flight::{InFlight, InFlightWaiter};
 use crate::storage::StorageBroker;
 use crate::storage_handler::BrokerHandler;
 use crate::time::TimeScale;
@@ -217,8 +218,9 @@ fn audit_for(global: &GlobalOpts) -> Result<AuditLog, CliError> {
     })
 }
 
-/// A host whose plugins get the `--storage-db` broker (or a temporary one).
-fn host_for(global: &GlobalOpts) -> Result<HostSim, CliError> {
+/// A host whose plugins get the `--storage-db` broker (or a temporary one),
+/// and a waiter for the storage requests it is still answering.
+fn host_for(global: &GlobalOpts) -> Result<(HostSim, InFlightWaiter), CliError> {
     let audit = audit_for(global)?;
     let transcript = match &global.transcript {
         Some(p) => Transcript::to_file(p).map_err(|e| {
@@ -240,14 +242,31 @@ fn host_for(global: &GlobalOpts) -> Result<HostSim, CliError> {
             CliError::Failed(one_line("cannot create a temporary storage database", &e))
         })?,
     };
-    Ok(HostSim::new(HostConfig {
+    let handler = InFlight::new(Arc::new(BrokerHandler::new(broker)));
+    let in_flight = handler.waiter();
+    let host = HostSim::new(HostConfig {
         time_scale: global.time_scale,
         audit,
         transcript,
         storage_available: true,
-        handler: Arc::new(BrokerHandler::new(broker)),
+        handler: Arc::new(handler),
         ..HostConfig::default()
-    }))
+    });
+    Ok((host, in_flight))
+}
+
+/// Let the storage requests still being answered finish (and audit, e.g.
+/// a late `plugin.storage_denied`) before the command exits, for at most
+/// the request timeout.
+async fn settled<T>(in_flight: &InFlightWaiter, global: &GlobalOpts, outcome: T) -> T {
+    let limit = crate::time::Timeouts::defaults(global.time_scale).request;
+    if !in_flight.settle(limit).await {
+        tracing::warn!(
+            "{} storage request(s) still unanswered after {limit:?}",
+            in_flight.count()
+        );
+    }
+    outcome
 }
 
 fn require_dir(dir: &Path) -> Result<(), CliError> {
@@ -287,8 +306,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             json,
         } => {
             require_dir(&dir)?;
-            let host = host_for(&cli.global)?;
-            call::run(
+            let (host, in_flight) = host_for(&cli.global)?;
+            let outcome = call::run(
                 &host,
                 &dir,
                 &method,
@@ -296,7 +315,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 context.as_deref(),
                 json,
             )
-            .await
+            .await;
+            settled(&in_flight, &cli.global, outcome).await
         }
         Command::Session {
             dir,
@@ -308,7 +328,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             json,
         } => {
             if let Some(project) = project {
-                let host = host_for(&cli.global)?;
+                let (host, in_flight) = host_for(&cli.global)?;
                 let args = project::ProjectArgs {
                     project,
                     plugins,
@@ -316,13 +336,15 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                     local,
                     json,
                 };
-                return project::run(&host, &args, &script).await;
+                let outcome = project::run(&host, &args, &script).await;
+                return settled(&in_flight, &cli.global, outcome).await;
             }
             let dir =
                 dir.ok_or_else(|| CliError::Usage("session needs DIR or --project".into()))?;
             require_dir(&dir)?;
-            let host = host_for(&cli.global)?;
-            script::run(&host, &dir, &script).await
+            let (host, in_flight) = host_for(&cli.global)?;
+            let outcome = script::run(&host, &dir, &script).await;
+            settled(&in_flight, &cli.global, outcome).await
         }
         Command::Plugin { action } => {
             let audit = audit_for(&cli.global)?;
