@@ -31,18 +31,7 @@ impl Plugin {
             std::process::exit(self.print_manifest());
         }
         crate::logging::init();
-        // One thread by default: the reader, the handlers and the writer
-        // take turns, and a call's notification and answer leave in one
-        // write (see `PluginBuilder::worker_threads`).
-        let mut builder = match self.def.worker_threads {
-            0 => tokio::runtime::Builder::new_current_thread(),
-            n => {
-                let mut b = tokio::runtime::Builder::new_multi_thread();
-                b.worker_threads(n);
-                b
-            }
-        };
-        let runtime = match builder.enable_all().build() {
+        let runtime = match self.build_runtime() {
             Ok(rt) => rt,
             Err(e) => {
                 eprintln!("error: cannot start the tokio runtime: {e}");
@@ -80,6 +69,24 @@ impl Plugin {
         // flush it, since exit() runs no destructors.
         let _ = std::io::Write::flush(&mut std::io::stdout());
         std::process::exit(code)
+    }
+}
+
+impl Plugin {
+    /// The runtime [`Plugin::run`] serves on. One thread by default: the
+    /// reader, the handlers and the writer take turns, and a call's
+    /// notification and answer leave in one write; n worker threads with
+    /// [`crate::PluginBuilder::worker_threads`].
+    pub(crate) fn build_runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
+        let mut builder = match self.def.worker_threads {
+            0 => tokio::runtime::Builder::new_current_thread(),
+            n => {
+                let mut b = tokio::runtime::Builder::new_multi_thread();
+                b.worker_threads(n);
+                b
+            }
+        };
+        builder.enable_all().build()
     }
 }
 
@@ -199,3 +206,6 @@ pub trait KagedPlugin: Sized {
         self.plugin_builder().run()
     }
 }
+
+#[cfg(test)]
+mod runtime_tests;
