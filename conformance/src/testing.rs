@@ -17,7 +17,7 @@ use std::path::Path;
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::time::TimeScale;
 
-use crate::report::{render_human, Report, Status};
+use crate::report::{render_human, CaseResult, Report, Status};
 use crate::{run_suite, Options};
 
 /// The time scale of [`assert_conforms`]: a quarter of every spec timeout,
@@ -54,5 +54,14 @@ impl Report {
             .filter(|c| c.status == Status::Skip)
             .map(|c| c.id.as_str())
             .collect()
+    }
+
+    /// The case `id`; panics naming it, with the whole report, when the
+    /// suite ran no such case.
+    pub fn case(&self, id: &str) -> &CaseResult {
+        self.cases
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap_or_else(|| panic!("no case {id} in\n{}", render_human(self, false, true)))
     }
 }

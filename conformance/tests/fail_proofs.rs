@@ -9,7 +9,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{assert_broken, case, own_fixture, Expected};
+use common::{assert_broken, own_fixture, Expected};
 use kaged_conformance::catalogue::{Level, CATALOGUE};
 use kaged_conformance::report::Status::{Fail, Pass, Warn};
 use kaged_conformance::selection::{Pattern, Selection};
@@ -21,9 +21,9 @@ fn bad_ping() {
     let r = common::run(own_fixture("bad-ping"));
     assert_broken(&r, &[("protocol.ping", Fail, None)]);
     assert!(
-        case(&r, "protocol.ping").detail.contains("healthy"),
+        r.case("protocol.ping").detail.contains("healthy"),
         "{}",
-        case(&r, "protocol.ping").detail
+        r.case("protocol.ping").detail
     );
 }
 
@@ -31,7 +31,8 @@ fn bad_ping() {
 fn unknown_method_ok() {
     let r = common::run(own_fixture("unknown-method-ok"));
     assert_broken(&r, &[("protocol.unknown_method", Fail, None)]);
-    assert!(case(&r, "protocol.unknown_method")
+    assert!(r
+        .case("protocol.unknown_method")
         .detail
         .contains("actual: result null"));
 }
@@ -40,7 +41,8 @@ fn unknown_method_ok() {
 fn drops_when_busy() {
     let r = common::run(own_fixture("drops-when-busy"));
     assert_broken(&r, &[("protocol.concurrent_calls", Fail, None)]);
-    assert!(case(&r, "protocol.concurrent_calls")
+    assert!(r
+        .case("protocol.concurrent_calls")
         .detail
         .contains("unanswered within"));
 }
@@ -56,15 +58,16 @@ fn schema_lies() {
             Some("plugin.method_returned"),
         )],
     );
-    let d = &case(&r, "methods.tool_valid_args[schema-lies.search]").detail;
+    let d = &r.case("methods.tool_valid_args[schema-lies.search]").detail;
     assert!(
         d.contains("the schema is incomplete") && d.contains("as agent `primary`"),
         "{d}"
     );
     // The same tool still answers, and rejects arguments that break its schema.
-    assert_eq!(case(&r, "methods.answers[schema-lies.search]").status, Pass);
+    assert_eq!(r.case("methods.answers[schema-lies.search]").status, Pass);
     assert_eq!(
-        case(&r, "methods.tool_invalid_args[schema-lies.search]").status,
+        r.case("methods.tool_invalid_args[schema-lies.search]")
+            .status,
         Pass
     );
 }
@@ -87,8 +90,9 @@ fn hook_errors_get_one_verdict_per_hook() {
             ),
         ],
     );
-    assert_eq!(case(&r, "hooks.answers[on_session_idle]").status, Pass);
-    assert!(case(&r, "hooks.answers[post_compact]")
+    assert_eq!(r.case("hooks.answers[on_session_idle]").status, Pass);
+    assert!(r
+        .case("hooks.answers[post_compact]")
         .detail
         .contains("{\"retain\":\"msg_002\"}"));
 }
@@ -97,7 +101,7 @@ fn hook_errors_get_one_verdict_per_hook() {
 fn manifest_warning() {
     let r = common::run(own_fixture("manifest-warning"));
     assert_broken(&r, &[("manifest.no_warnings", Warn, None)]);
-    assert!(case(&r, "manifest.no_warnings").detail.contains("homepage"));
+    assert!(r.case("manifest.no_warnings").detail.contains("homepage"));
 }
 
 /// A plugin that answers `initialize` and nothing else (shutdown, EOF and
@@ -155,7 +159,7 @@ fn hangs_everywhere_fails_by_the_timeouts() {
     ];
     assert_broken(&r, &expected);
     assert_eq!(
-        case(&r, "lifecycle.no_orphans").status,
+        r.case("lifecycle.no_orphans").status,
         Pass,
         "the host's SIGKILL leaves nothing behind"
     );
@@ -176,7 +180,7 @@ fn the_storage_db_option_keeps_the_plugins_tables() {
         ..common::options()
     };
     let r = run_suite(&own_fixture("storage-snooper"), &opts).expect("runs");
-    assert_eq!(case(&r, "storage.no_denials").status, Fail);
+    assert_eq!(r.case("storage.no_denials").status, Fail);
     assert!(db.is_file(), "the broker wrote {}", db.display());
     let bad = Options {
         storage_db: Some(tmp.path().join("no/such/dir/db.sqlite3")),

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_broken, case, own_fixture, run};
+use common::{assert_broken, own_fixture, run};
 use kaged_conformance::report::Status::{Fail, Warn};
 
 macro_rules! breaks_one_rule {
@@ -42,7 +42,7 @@ fn bad_compactor_emits_the_fallback_chain_in_order() {
             Some("compaction.failed"),
         )],
     );
-    let c = case(&r, "compaction.compactor_contract");
+    let c = r.case("compaction.compactor_contract");
     let i = c
         .audit_events
         .iter()

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_broken, case, host_fixture, options, own_fixture, run, Expected, KPROTO_GAPS};
+use common::{assert_broken, host_fixture, options, own_fixture, run, Expected, KPROTO_GAPS};
 use kaged_conformance::report::Status::{Fail, Pass, Skip, Warn};
 use kaged_conformance::selection::Baseline;
 use kaged_conformance::{run_suite, Options};
@@ -24,20 +24,20 @@ fn conforming_passes_every_case() {
         kaged_conformance::report::render_human(&r, false, true)
     );
     assert_eq!(r.exit_code(true), 0);
-    assert_eq!(case(&r, "compaction.compactor_contract").status, Pass);
+    assert_eq!(r.case("compaction.compactor_contract").status, Pass);
     assert_eq!(
-        case(&r, "methods.tool_invalid_args[conforming.shout]").status,
+        r.case("methods.tool_invalid_args[conforming.shout]").status,
         Pass
     );
     // The tool needs an agent context (-32006 without one): tools are called as an agent.
-    let tool = &case(&r, "methods.tool_valid_args[conforming.shout]").detail;
+    let tool = &r.case("methods.tool_valid_args[conforming.shout]").detail;
     assert!(
         tool.contains("as agent `primary` of project `conformance-project`")
             && tool.contains("CONFORMANCE!"),
         "{tool}"
     );
     // A custom method is a daemon-level call; its well-formed -32006 is an answer.
-    let custom = &case(&r, "methods.answers[notes.count]").detail;
+    let custom = &r.case("methods.answers[notes.count]").detail;
     assert!(
         custom.contains("with a daemon-level _context answered a well-formed error -32006"),
         "{custom}"
@@ -70,9 +70,9 @@ fn good_passes_but_for_its_known_non_conformities() {
             c.detail
         );
     }
-    assert_eq!(case(&r, "hooks.answers[on_session_start]").status, Pass);
-    assert_eq!(case(&r, "methods.tool_valid_args[good.echo]").status, Pass);
-    assert_eq!(case(&r, "notifications.declared_only").status, Pass);
+    assert_eq!(r.case("hooks.answers[on_session_start]").status, Pass);
+    assert_eq!(r.case("methods.tool_valid_args[good.echo]").status, Pass);
+    assert_eq!(r.case("notifications.declared_only").status, Pass);
 }
 
 #[test]
@@ -86,10 +86,11 @@ fn silent_times_out_and_the_rest_is_skipped() {
             Some("plugin.initialize_timeout"),
         )],
     );
-    assert!(case(&r, "handshake.answers_in_time")
+    assert!(r
+        .case("handshake.answers_in_time")
         .audit_events
         .contains(&"plugin.killed".to_string()));
-    let ping = case(&r, "protocol.ping");
+    let ping = r.case("protocol.ping");
     assert_eq!(ping.status, Skip);
     assert!(
         ping.detail.contains("does not answer initialize"),
@@ -109,10 +110,10 @@ fn api_mismatch_fails_one_case_and_the_rest_runs_leniently() {
             Some("plugin.api_mismatch"),
         )]),
     );
-    assert_eq!(case(&r, "handshake.name_matches").status, Pass);
-    assert_eq!(case(&r, "protocol.ping").status, Pass);
-    assert_eq!(case(&r, "methods.answers[status.get]").status, Pass);
-    assert_eq!(case(&r, "lifecycle.shutdown_exits_zero").status, Pass);
+    assert_eq!(r.case("handshake.name_matches").status, Pass);
+    assert_eq!(r.case("protocol.ping").status, Pass);
+    assert_eq!(r.case("methods.answers[status.get]").status, Pass);
+    assert_eq!(r.case("lifecycle.shutdown_exits_zero").status, Pass);
 }
 
 #[test]
@@ -122,10 +123,11 @@ fn name_mismatch() {
         &r,
         &with_gaps(&[("handshake.name_matches", Fail, Some("plugin.name_mismatch"))]),
     );
-    assert!(case(&r, "handshake.name_matches")
+    assert!(r
+        .case("handshake.name_matches")
         .detail
         .contains("someone-else"));
-    assert_eq!(case(&r, "protocol.unknown_method").status, Pass);
+    assert_eq!(r.case("protocol.unknown_method").status, Pass);
 }
 
 #[test]
@@ -152,7 +154,8 @@ fn capability_overreach() {
             Some("plugin.capability_overreach"),
         )]),
     );
-    assert!(case(&r, "handshake.capabilities_within_manifest")
+    assert!(r
+        .case("handshake.capabilities_within_manifest")
         .detail
         .contains("exec:bash:/usr/bin"));
 }
@@ -168,7 +171,7 @@ fn speaks_before_initialize() {
             Some("plugin.protocol_violation"),
         )],
     );
-    assert_eq!(case(&r, "lifecycle.stdin_eof_exits").status, Skip);
+    assert_eq!(r.case("lifecycle.stdin_eof_exits").status, Skip);
 }
 
 #[test]
@@ -182,9 +185,9 @@ fn malformed_initialize_result() {
             Some("plugin.protocol_violation"),
         )]),
     );
-    assert_eq!(case(&r, "handshake.name_matches").status, Skip);
+    assert_eq!(r.case("handshake.name_matches").status, Skip);
     assert_eq!(
-        case(&r, "protocol.ping").status,
+        r.case("protocol.ping").status,
         Pass,
         "lenient sessions still run"
     );
@@ -235,7 +238,7 @@ fn oversize_line() {
         ]),
     );
     // The shared session was killed; later cases got a new one.
-    assert_eq!(case(&r, "lifecycle.shutdown_exits_zero").status, Pass);
+    assert_eq!(r.case("lifecycle.shutdown_exits_zero").status, Pass);
 }
 
 #[test]
@@ -293,7 +296,7 @@ fn never_answers_a_method() {
         &with_gaps(&[("methods.answers[hang.forever]", Fail, Some("plugin.killed"))]),
     );
     assert_eq!(
-        case(&r, "methods.answers[status.get]").status,
+        r.case("methods.answers[status.get]").status,
         Pass,
         "a new session after the kill"
     );
@@ -312,7 +315,7 @@ fn child_spawning() {
 fn exits_at_once() {
     let r = run(host_fixture("exits-at-once"));
     assert_broken(&r, &[("launch.starts", Fail, Some("plugin.crashed"))]);
-    let d = &case(&r, "launch.starts").detail;
+    let d = &r.case("launch.starts").detail;
     assert!(
         d.contains("exits at once (exit code 1)")
             && d.contains("cannot start: missing configuration"),
@@ -324,19 +327,18 @@ fn exits_at_once() {
 fn not_executable() {
     let r = run(host_fixture("not-executable"));
     assert_broken(&r, &[("launch.command_exists", Fail, None)]);
-    assert!(case(&r, "launch.command_exists")
+    assert!(r
+        .case("launch.command_exists")
         .detail
         .contains("not executable"));
-    assert_eq!(case(&r, "launch.starts").status, Skip);
+    assert_eq!(r.case("launch.starts").status, Skip);
 }
 
 #[test]
 fn missing_command() {
     let r = run(host_fixture("missing-command"));
     assert_broken(&r, &[("launch.command_exists", Fail, None)]);
-    assert!(case(&r, "launch.command_exists")
-        .detail
-        .contains("not found"));
+    assert!(r.case("launch.command_exists").detail.contains("not found"));
 }
 
 #[test]
@@ -349,7 +351,7 @@ fn methods_drift() {
             ("handshake.methods_complete", Warn, None),
         ]),
     );
-    assert_eq!(case(&r, "methods.answers[missing.thing]").status, Skip);
+    assert_eq!(r.case("methods.answers[missing.thing]").status, Skip);
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use kaged_plugin_sdk::codec::encode_line;
 use kaged_plugin_sdk::{Call, Plugin, PluginError, ServeExit};
 use serde_json::{json, Value};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -51,12 +52,6 @@ impl AsyncWrite for Recorder {
     }
 }
 
-fn line(v: Value) -> Vec<u8> {
-    let mut l = serde_json::to_vec(&v).expect("json");
-    l.push(b'\n');
-    l
-}
-
 #[tokio::test]
 async fn the_first_answer_of_a_read_is_written_before_the_next_request_runs() {
     let second_started = Arc::new(AtomicBool::new(false));
@@ -84,14 +79,16 @@ async fn the_first_answer_of_a_read_is_written_before_the_next_request_runs() {
     // them in one go.
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                       "params": support::init_params()});
-    host.write_all(&line(init)).await.expect("write");
+    host.write_all(&encode_line(&init).expect("line"))
+        .await
+        .expect("write");
     let calls: Vec<u8> = [
         json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
         json!({"jsonrpc": "2.0", "id": 1, "method": "t.first", "params": {}}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "t.second", "params": {}}),
     ]
     .into_iter()
-    .flat_map(line)
+    .flat_map(|v| encode_line(&v).expect("line"))
     .collect();
     host.write_all(&calls).await.expect("write");
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kaged_conformance::report::{render_human, CaseResult, Report, Status};
+use kaged_conformance::report::{render_human, Report, Status};
 use kaged_conformance::{run_suite, Options};
 use kaged_host_sim::time::TimeScale;
 
@@ -36,14 +36,6 @@ pub fn options() -> Options {
 /// Run the suite as a library call.
 pub fn run(dir: PathBuf) -> Report {
     run_suite(&dir, &options()).expect("the suite runs")
-}
-
-/// The case `id`.
-pub fn case<'a>(r: &'a Report, id: &str) -> &'a CaseResult {
-    r.cases
-        .iter()
-        .find(|c| c.id == id)
-        .unwrap_or_else(|| panic!("no case {id} in\n{}", render_human(r, false, true)))
 }
 
 /// Cases that did not pass or skip: id -> status.
@@ -79,7 +71,7 @@ pub fn assert_broken(r: &Report, expected: &[Expected]) {
     assert_eq!(broken(r), want, "\n{}", render_human(r, false, true));
     for (id, _, event) in expected {
         if let Some(event) = event {
-            let c = case(r, id);
+            let c = r.case(id);
             assert!(
                 c.audit_events.iter().any(|e| e == event),
                 "{id} lacks audit event {event}: {:?}",

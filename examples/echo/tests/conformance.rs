@@ -16,10 +16,6 @@ fn echo_passes_the_conformance_suite() {
         ["hooks.answers", "compaction.compactor_contract"],
         "only what does not apply is skipped"
     );
-    let tool = report
-        .cases
-        .iter()
-        .find(|c| c.id == "methods.tool_invalid_args[echo.shout]")
-        .expect("tool case");
+    let tool = report.case("methods.tool_invalid_args[echo.shout]");
     assert_eq!(tool.status, Status::Pass, "{}", tool.detail);
 }

@@ -21,10 +21,6 @@ fn oh_my_pi_passes_the_conformance_suite() {
         ],
         "it declares no tools, hooks or compactor role"
     );
-    let storage = report
-        .cases
-        .iter()
-        .find(|c| c.id == "storage.no_denials")
-        .expect("storage case");
+    let storage = report.case("storage.no_denials");
     assert_eq!(storage.status, Status::Pass, "{}", storage.detail);
 }

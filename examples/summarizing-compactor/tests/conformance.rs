@@ -20,10 +20,6 @@ fn summarizing_compactor_passes_the_conformance_suite() {
         ],
         "it declares no methods and no tools"
     );
-    let compactor = report
-        .cases
-        .iter()
-        .find(|c| c.id == "compaction.compactor_contract")
-        .expect("compactor case");
+    let compactor = report.case("compaction.compactor_contract");
     assert_eq!(compactor.status, Status::Pass, "{}", compactor.detail);
 }

@@ -9,17 +9,11 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::runtime::RuntimeFlavor;
 
-use crate::codec::{Frame, LineReader};
+use crate::codec::{encode_line, Frame, LineReader};
 use crate::{Call, Plugin, PluginError};
 
 /// Guards against a hang; not a timing assertion.
 const GUARD: Duration = Duration::from_secs(60);
-
-fn line(v: Value) -> Vec<u8> {
-    let mut l = serde_json::to_vec(&v).expect("json");
-    l.push(b'\n');
-    l
-}
 
 /// The id of the plugin's next answer.
 async fn next_id<R: tokio::io::AsyncBufRead + Unpin>(answers: &mut LineReader<R>) -> Option<u64> {
@@ -79,7 +73,9 @@ fn worker_threads_answer_ping_while_a_handler_blocks_its_thread() {
             json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
         ];
         for l in lines {
-            host.write_all(&line(l)).await.expect("write");
+            host.write_all(&encode_line(&l).expect("line"))
+                .await
+                .expect("write");
         }
         let (h_read, mut h_write) = tokio::io::split(host);
         let mut answers = LineReader::new(BufReader::new(h_read));
