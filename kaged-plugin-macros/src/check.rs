@@ -1,5 +1,5 @@
-//! The name rules, checked at compile time with the SDK's own code
-//! (`protocol/names.rs`, included), and the consistency of the declarations.
+//! The name rules, checked at compile time with the protocol's own code
+//! (`kaged_plugin_protocol::names`), and the consistency of the declarations.
 
 use proc_macro2::Span;
 use syn::Ident;

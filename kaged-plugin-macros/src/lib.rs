@@ -4,9 +4,10 @@
 //! into a plugin: `#[method("a.b")]`, `#[tool]`, `#[hook]`, `#[config]` and
 //! `#[shutdown]`. It expands to calls on the SDK's builder API
 //! (`kaged_plugin_sdk::Plugin::builder`), which stays a first-class way to
-//! write a plugin by hand. Names are checked at compile time with the SDK's
-//! own rules (`protocol/names.rs`, included below), so a bad name is an
-//! error at the offending token rather than at run time.
+//! write a plugin by hand. Names are checked at compile time with the
+//! protocol's own rules (`kaged_plugin_protocol::names`, the code the SDK and
+//! the host run), so a bad name is an error at the offending token rather
+//! than at run time.
 //!
 //! See the SDK's documentation of `kaged_plugin` for the full syntax.
 
@@ -19,11 +20,9 @@ use proc_macro::TokenStream;
 use syn::spanned::Spanned;
 use syn::{ImplItem, ItemImpl};
 
-/// The SDK's name rules, compiled into the macro: one source of rules.
-#[allow(dead_code)]
-mod rules {
-    include!("../../kaged-plugin-sdk/src/protocol/names.rs");
-}
+/// The protocol's name rules: one source of rules for the macros, the SDK
+/// and the host.
+use kaged_plugin_protocol::names as rules;
 
 /// One handler function of the impl block.
 pub(crate) struct Handler {

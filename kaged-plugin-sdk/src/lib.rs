@@ -23,10 +23,13 @@
 //! }
 //! ```
 //!
-//! Modules: [`protocol`] (wire types, shared with the host simulator),
-//! [`codec`] (line framing, shared too), [`manifest`] (`kaged-plugin.yaml`),
-//! the runtime ([`Plugin`], [`Call`], [`Host`]), [`storage`], [`tool`],
-//! [`logging`].
+//! Modules: [`protocol`] (the `kaged-plugin-protocol` crate, re-exported:
+//! wire types, name rules, capabilities, shared with the host simulator),
+//! [`codec`] (line framing: the protocol crate's, plus an async reader),
+//! [`manifest`] (`kaged-plugin.yaml`, from the protocol crate too), the
+//! runtime ([`Plugin`], [`Call`], [`Host`]), [`storage`], [`tool`],
+//! [`logging`], [`describe`] (the manifest the code implies) and
+//! [`testing`].
 
 extern crate self as kaged_plugin_sdk;
 
@@ -34,12 +37,15 @@ pub mod codec;
 pub mod describe;
 mod error;
 pub mod logging;
-pub mod manifest;
-pub mod protocol;
 mod runtime;
 pub mod storage;
 pub mod testing;
 pub mod tool;
+
+/// The wire protocol: the `kaged-plugin-protocol` crate.
+pub use kaged_plugin_protocol as protocol;
+/// The `kaged-plugin.yaml` model and parser (`kaged_plugin_protocol::manifest`).
+pub use kaged_plugin_protocol::manifest;
 
 pub use kaged_plugin_macros::kaged_plugin;
 #[doc(hidden)]

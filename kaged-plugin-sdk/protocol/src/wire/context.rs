@@ -13,7 +13,7 @@ pub const CONTEXT_KEY: &str = "_context";
 /// from an agent run and are all null for daemon-level calls.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::PluginCallContext;
+/// use kaged_plugin_protocol::PluginCallContext;
 /// let ctx = PluginCallContext::agent("music", "primary", "ses_1", "req_1");
 /// assert!(ctx.check().is_ok());
 /// let daemon = PluginCallContext::daemon("req_2");
@@ -101,7 +101,7 @@ impl PluginCallContext {
 /// well-formed) and leaving the rest of the params in place.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::take_context;
+/// use kaged_plugin_protocol::take_context;
 /// let mut params = serde_json::json!({"_context": {"project_id": null, "agent_path": null,
 ///     "session_id": null, "request_id": "r1"}, "filter": "web"});
 /// let ctx = take_context(params.as_object_mut().unwrap()).unwrap().unwrap();

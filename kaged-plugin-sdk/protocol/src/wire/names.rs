@@ -1,8 +1,6 @@
-// Name rules of the kaged plugin protocol, written once.
-//
-// This file is plain `std` Rust with no imports so that the macros crate can
-// `include!` it and check names at compile time with exactly the rules the
-// SDK and the host use at run time.
+//! Name rules of the kaged plugin protocol, written once: the macros crate
+//! checks names at compile time, and the SDK and the host at run time, with
+//! exactly these functions.
 
 /// Namespaces a custom method may not start with.
 pub const RESERVED_METHOD_PREFIXES: [&str; 2] = ["kaged.", "system."];
@@ -70,6 +68,17 @@ pub fn is_registered_tool_name(name: &str) -> bool {
 /// `<plugin>.<tool>`: the name a tool is registered and called under.
 pub fn prefixed_tool_name(plugin: &str, tool: &str) -> String {
     format!("{plugin}.{tool}")
+}
+
+/// The storage table prefix of a plugin: `plugin_<name with - as _>_`
+/// (plugin-host.md § Storage). The host prefixes every table a plugin
+/// names with it; the plugin never sees it.
+///
+/// ```
+/// assert_eq!(kaged_plugin_protocol::names::storage_prefix("oh-my-pi"), "plugin_oh_my_pi_");
+/// ```
+pub fn storage_prefix(plugin: &str) -> String {
+    format!("plugin_{}_", plugin.replace('-', "_"))
 }
 
 /// `[a-z][a-z0-9_]*`: a knob name.

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
-use kaged_plugin_sdk::manifest::{
+use kaged_plugin_protocol::manifest::{
     parse_yaml, CapabilityEntry, Manifest, ManifestError, Pos, YamlValue, MANIFEST_FILE,
 };
-use kaged_plugin_sdk::protocol::{HookName, PluginRole};
+use kaged_plugin_protocol::{HookName, PluginRole};
 
 fn fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// A JSON-RPC error code defined by the spec (`plugin-host.md`, Error codes).
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::ErrorCode;
+/// use kaged_plugin_protocol::ErrorCode;
 /// assert_eq!(ErrorCode::NotInitialized.code(), -32002);
 /// assert_eq!(ErrorCode::from_code(-32601), Some(ErrorCode::MethodNotFound));
 /// assert_eq!(ErrorCode::StorageAccessDenied.name(), "storage_access_denied");

@@ -61,7 +61,7 @@ pub fn always_keep_ids(params: &CompactParams) -> HashSet<&str> {
 /// Validate a designated compactor's raw answer against ADDENDUM §5.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::*;
+/// use kaged_plugin_protocol::*;
 /// let ctx = PluginCallContext::agent("p", "primary", "s", "r");
 /// let params = CompactParams { context: ctx, role: PluginRole::Compactor,
 ///     messages_being_compacted: vec![Message::new("m1", MessageRole::User, "a"),
@@ -189,7 +189,7 @@ pub fn parse_session_start_answer(answer: &Value) -> Result<Option<String>, Stri
 /// (ADDENDUM §6); an empty inject yields `None`.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::wrap_inject;
+/// use kaged_plugin_protocol::wrap_inject;
 /// assert_eq!(wrap_inject("mem", "hi").unwrap(), "<plugin:mem>\nhi\n</plugin:mem>");
 /// assert_eq!(wrap_inject("mem", ""), None);
 /// ```
@@ -201,7 +201,7 @@ pub fn wrap_inject(plugin: &str, inject: &str) -> Option<String> {
 /// always-keep messages are kept whatever the caller asks.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::*;
+/// use kaged_plugin_protocol::*;
 /// # let ctx = PluginCallContext::agent("p", "primary", "s", "r");
 /// # let params = CompactParams { context: ctx, role: PluginRole::Compactor,
 /// #     messages_being_compacted: vec![Message::new("m1", MessageRole::User, "a"),

@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::protocol::{HookName, PluginRole};
+use crate::capability::{Capability, CapabilityError};
+use crate::{HookName, PluginRole};
 
 /// Default `shutdown_timeout_sec`.
 pub const DEFAULT_SHUTDOWN_TIMEOUT_SEC: u64 = 5;
@@ -109,6 +110,19 @@ impl CapabilityEntry {
                 .collect::<Vec<_>>()
                 .join(","),
         }
+    }
+
+    /// The entry as a typed [`Capability`]: [`CapabilityEntry::canonical`],
+    /// parsed.
+    pub fn capability(&self) -> Result<Capability, CapabilityError> {
+        Capability::parse(&self.canonical())
+    }
+}
+
+impl From<Capability> for CapabilityEntry {
+    /// The string form of the capability's canonical text.
+    fn from(cap: Capability) -> CapabilityEntry {
+        CapabilityEntry::Text(cap.to_string())
     }
 }
 
@@ -218,7 +232,7 @@ impl Manifest {
     pub fn prefixed_tool_names(&self) -> Vec<String> {
         self.tools
             .iter()
-            .map(|t| crate::protocol::names::prefixed_tool_name(&self.name, &t.name))
+            .map(|t| crate::names::prefixed_tool_name(&self.name, &t.name))
             .collect()
     }
 
@@ -254,9 +268,9 @@ impl Manifest {
         non_negative(self.hook_timeout_sec, DEFAULT_HOOK_TIMEOUT_SEC)
     }
 
-    /// The storage table prefix: `plugin_<name with - as _>_`.
+    /// The storage table prefix: [`crate::names::storage_prefix`] of the name.
     pub fn storage_prefix(&self) -> String {
-        format!("plugin_{}_", self.name.replace('-', "_"))
+        crate::names::storage_prefix(&self.name)
     }
 }
 

@@ -34,7 +34,7 @@ impl<'de> Deserialize<'de> for Version {
 /// peer's id may be any JSON value and is answered verbatim.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::Id;
+/// use kaged_plugin_protocol::Id;
 /// assert_eq!(Id::from(7u64).as_u64(), Some(7));
 /// assert_eq!(serde_json::to_string(&Id::null()).unwrap(), "null");
 /// ```
@@ -128,7 +128,7 @@ impl std::fmt::Display for Id {
 /// A JSON-RPC error object.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::{ErrorCode, RpcError};
+/// use kaged_plugin_protocol::{ErrorCode, RpcError};
 /// let e = RpcError::new(ErrorCode::MethodNotFound, "no such method: foo.bar");
 /// assert_eq!(e.code, -32601);
 /// ```
@@ -339,7 +339,7 @@ impl RpcMessage {
     /// Classify one line of input.
     ///
     /// ```
-    /// use kaged_plugin_sdk::protocol::{RpcMessage, MessageError};
+    /// use kaged_plugin_protocol::{RpcMessage, MessageError};
     /// let m = RpcMessage::from_slice(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
     /// assert!(matches!(m, RpcMessage::Request(_)));
     /// assert_eq!(RpcMessage::from_slice(b"[]"), Err(MessageError::Batch));

@@ -2,7 +2,7 @@
 //! `tests/fixtures/spec-json/`) deserializes into the protocol types and
 //! re-serializes unchanged.
 
-use kaged_plugin_sdk::protocol::*;
+use kaged_plugin_protocol::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;

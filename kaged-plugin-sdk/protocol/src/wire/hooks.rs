@@ -10,7 +10,7 @@ use super::context::PluginCallContext;
 /// The closed set of lifecycle hooks.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::HookName;
+/// use kaged_plugin_protocol::HookName;
 /// assert_eq!(HookName::PreCompact.method(), "kaged.hook.pre_compact");
 /// assert_eq!(HookName::parse("on_session_idle"), Some(HookName::OnSessionIdle));
 /// assert!(HookName::OnSessionStart.primary_only());
@@ -99,7 +99,7 @@ impl MessageRole {
     /// The wire name (`system`, `user`, `assistant`, `tool`).
     ///
     /// ```
-    /// use kaged_plugin_sdk::protocol::MessageRole;
+    /// use kaged_plugin_protocol::MessageRole;
     /// for role in [MessageRole::System, MessageRole::User, MessageRole::Assistant, MessageRole::Tool] {
     ///     assert_eq!(serde_json::to_value(role).unwrap(), role.as_str());
     /// }
@@ -118,8 +118,8 @@ impl MessageRole {
 /// fields are preserved untouched.
 ///
 /// ```
-/// use kaged_plugin_sdk::protocol::MessageRole;
-/// use kaged_plugin_sdk::protocol::Message;
+/// use kaged_plugin_protocol::MessageRole;
+/// use kaged_plugin_protocol::Message;
 /// let m: Message = serde_json::from_str(
 ///     r#"{"id":"m1","role":"user","content":"hi","always_keep":true,"tokens":3}"#).unwrap();
 /// assert!(m.always_keep && m.role == MessageRole::User);

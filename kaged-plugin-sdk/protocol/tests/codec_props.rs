@@ -2,29 +2,29 @@
 //! never panic or hang, lines come back exactly, oversize lines are
 //! reported and skipped, and protocol types round-trip.
 
-use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
-use kaged_plugin_sdk::protocol::*;
+use kaged_plugin_protocol::codec::{encode_line, Frame, LineDecoder};
+use kaged_plugin_protocol::*;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
 fn frames_of(input: &[u8], limit: usize, chunk: usize) -> Vec<Frame> {
-    // A reader that hands out `chunk` bytes at a time exercises partial lines.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let reader = tokio::io::BufReader::with_capacity(chunk.max(1), input);
-        let mut r = LineReader::with_limit(reader, limit);
-        let mut out = Vec::new();
-        while let Some(f) = r.next_frame().await.expect("in-memory read") {
-            out.push(f);
-            assert!(
-                out.len() <= input.len() + 1,
-                "more frames than bytes: a hang in disguise"
-            );
+    // Bytes arriving `chunk` at a time exercise partial lines.
+    let mut d = LineDecoder::with_limit(limit);
+    let mut out = Vec::new();
+    for mut piece in input.chunks(chunk.max(1)) {
+        while !piece.is_empty() {
+            let (used, frame) = d.feed(piece);
+            assert!(used > 0, "the decoder took nothing: a hang in disguise");
+            piece = &piece[used..];
+            out.extend(frame);
         }
-        out
-    })
+    }
+    out.extend(d.finish());
+    assert!(
+        out.len() <= input.len() + 1,
+        "more frames than bytes: a hang in disguise"
+    );
+    out
 }
 
 proptest! {
@@ -151,7 +151,7 @@ fn arb_json() -> impl Strategy<Value = Value> {
 
 #[test]
 fn encode_refuses_lines_over_4_mib() {
-    let big = "x".repeat(kaged_plugin_sdk::codec::MAX_LINE_BYTES);
+    let big = "x".repeat(kaged_plugin_protocol::codec::MAX_LINE_BYTES);
     assert!(
         encode_line(&big).is_err(),
         "with quotes the line is over the limit"

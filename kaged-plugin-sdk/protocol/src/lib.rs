@@ -1,0 +1,42 @@
+//! # kaged-plugin-protocol
+//!
+//! The kaged plugin protocol as data, with no runtime: what both sides of a
+//! plugin connection must agree on, and nothing about how either side runs.
+//! Like `nu-plugin-protocol` next to nushell's plugin engine, or
+//! `jsonrpsee-types` under jsonrpsee's client and server, it is types only:
+//! no async runtime, no processes, no I/O.
+//!
+//! - the wire types, at the crate root: JSON-RPC 2.0 envelopes
+//!   ([`RpcMessage`], [`Request`], [`Response`], [`Notification`], [`Id`]),
+//!   [`ErrorCode`]s, the handshake ([`InitializeParams`],
+//!   [`InitializeResult`]), the call context ([`PluginCallContext`]), hooks
+//!   and compaction ([`HookName`], [`CompactParams`], ...), storage
+//!   ([`StorageMethod`], [`SqlValue`], ...) and system methods;
+//! - [`methods`]: the system method names; [`names`]: the name rules
+//!   (methods, tools, plugins, knobs, hooks, roles, the storage prefix);
+//! - [`codec`]: line framing (one JSON message per line, at most 4 MiB), as
+//!   a decoder fed bytes and an encoder;
+//! - [`capability`]: the capability grammar, typed;
+//! - [`manifest`]: the `kaged-plugin.yaml` model and its located YAML
+//!   parser (rule checks live in the host's validator);
+//! - [`error_chain`]: an error and its causes as one line of text.
+//!
+//! `kaged-plugin-sdk` (the plugin side, which re-exports this crate as
+//! `kaged_plugin_sdk::protocol`), `kaged-plugin-macros` (compile-time name
+//! checks) and `kaged-host-sim` (the daemon side) all build on it.
+//!
+//! ```
+//! use kaged_plugin_protocol::{codec, methods, Request, RpcMessage};
+//! let line = codec::encode_line(&Request::new(1, methods::PING, None)).unwrap();
+//! assert_eq!(line, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+//! let back = RpcMessage::from_slice(&line[..line.len() - 1]).unwrap();
+//! assert!(matches!(back, RpcMessage::Request(r) if r.method == methods::PING));
+//! ```
+
+pub mod capability;
+pub mod codec;
+pub mod error_chain;
+pub mod manifest;
+mod wire;
+
+pub use wire::*;
