@@ -6,7 +6,7 @@ use syn::Ident;
 
 use crate::parse::{Kind, PluginArgs};
 use crate::rules;
-use crate::Handler;
+use crate::handler::Handler;
 
 /// Collects every problem so that all of them are reported at once.
 #[derive(Default)]

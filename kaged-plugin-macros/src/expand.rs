@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Ident, ItemImpl, Path, Type};
 
 use crate::parse::{Kind, PluginArgs};
-use crate::Handler;
+use crate::handler::Handler;
 
 /// The path of the SDK: the `crate = ..` override, else the dependency as
 /// named in the user's Cargo.toml (renames included).

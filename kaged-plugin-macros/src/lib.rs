@@ -13,6 +13,7 @@
 
 mod check;
 mod expand;
+mod handler;
 mod parse;
 mod sig;
 
@@ -20,17 +21,12 @@ use proc_macro::TokenStream;
 use syn::spanned::Spanned;
 use syn::{ImplItem, ItemImpl};
 
+use handler::Handler;
+
 /// The protocol's name rules: one source of rules for the macros, the SDK
 /// and the host.
 use kaged_plugin_protocol::names as rules;
 
-/// One handler function of the impl block.
-pub(crate) struct Handler {
-    pub kind: parse::Kind,
-    pub attr_span: proc_macro2::Span,
-    pub ident: syn::Ident,
-    pub sig: sig::Sig,
-}
 
 /// Declare a kaged plugin from an `impl` block (runnable examples: the
 /// SDK's `KagedPlugin` trait and `docs/authoring.md`).

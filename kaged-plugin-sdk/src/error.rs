@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::codec::EncodeError;
-use crate::protocol::{ErrorCode, RpcError};
+use crate::protocol::{error_chain, ErrorCode, RpcError};
 
 /// An error returned by a plugin handler, sent to the host as a JSON-RPC
 /// error. The default code is `-32000` (`plugin_error`).
@@ -81,12 +81,7 @@ impl PluginError {
     /// Build a `-32000` error from any error, with its cause chain in
     /// `data.causes`.
     pub fn from_error(err: &(dyn std::error::Error + 'static)) -> PluginError {
-        let mut causes = Vec::new();
-        let mut source = err.source();
-        while let Some(s) = source {
-            causes.push(s.to_string());
-            source = s.source();
-        }
+        let causes = error_chain::causes(err);
         PluginError::new(err.to_string()).with_data(json!({ "causes": causes }))
     }
 
@@ -139,12 +134,6 @@ impl From<std::io::Error> for PluginError {
 
 impl From<serde_json::Error> for PluginError {
     fn from(e: serde_json::Error) -> PluginError {
-        PluginError::from_error(&e)
-    }
-}
-
-impl From<crate::storage::StorageError> for PluginError {
-    fn from(e: crate::storage::StorageError) -> PluginError {
         PluginError::from_error(&e)
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::protocol::{
     ErrorCode, ExecResult, QueryResult, RpcError, SchemaResult, SqlValue, StorageMethod,
 };
+use crate::error::{PluginError, SdkError};
 use crate::runtime::{Host, HostCallError};
 
 /// Build a `Vec<SqlValue>` from mixed values.
@@ -42,7 +43,7 @@ pub enum StorageError {
     Decode(#[from] serde_json::Error),
     /// The request could not be sent or answered.
     #[error(transparent)]
-    Connection(crate::error::SdkError),
+    Connection(SdkError),
 }
 
 impl StorageError {
@@ -72,6 +73,21 @@ impl From<HostCallError> for StorageError {
     }
 }
 
+impl From<StorageError> for PluginError {
+    /// A `-32000` error with the storage error's causes (see
+    /// [`PluginError::from_error`]), so that `?` works in handlers.
+    fn from(e: StorageError) -> PluginError {
+        PluginError::from_error(&e)
+    }
+}
+
+impl Host {
+    /// The typed storage client.
+    pub fn storage(&self) -> Storage {
+        Storage::new(self.clone())
+    }
+}
+
 /// The typed storage client, from [`Host::storage`].
 #[derive(Debug, Clone)]
 pub struct Storage {
@@ -79,7 +95,7 @@ pub struct Storage {
 }
 
 impl Storage {
-    pub(crate) fn new(host: Host) -> Storage {
+    fn new(host: Host) -> Storage {
         Storage { host }
     }
 

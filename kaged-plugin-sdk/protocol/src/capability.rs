@@ -189,6 +189,14 @@ impl fmt::Display for Capability {
     }
 }
 
+impl From<Capability> for String {
+    /// The canonical string, so that APIs taking `impl Into<String>` (the
+    /// SDK's `capability_used`) take a [`Capability`] too.
+    fn from(cap: Capability) -> String {
+        cap.to_string()
+    }
+}
+
 fn check_path(cap: &str, path: &str) -> Result<(), CapabilityError> {
     let rooted = path.starts_with('/') || PATH_URI_PREFIXES.iter().any(|p| path.starts_with(p));
     if !rooted {

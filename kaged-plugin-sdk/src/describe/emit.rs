@@ -172,7 +172,7 @@ mod tests {
             "../../target/debug/echo",
             "Upper-case the text.",
             "MIT OR Apache-2.0",
-            "kaged:storage:read",
+            crate::protocol::capability::STORAGE_READ,
         ] {
             assert!(is_plain(s), "{s:?} should be plain");
         }

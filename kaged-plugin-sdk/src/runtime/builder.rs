@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::handler::{decode, erase, BoxFut, Call, ConfigHandler, Route, ShutdownHandler};
 use super::macro_support::{HandlerParams, SchemaParams};
 use super::Host;
+use crate::describe::ManifestBase;
 use crate::error::{PluginError, SdkError};
 use crate::protocol::{
     names, CompactParams, ErrorCode, HookName, PluginRole, ProjectActivatedParams,
@@ -36,7 +37,7 @@ pub(crate) struct PluginDef {
     pub on_shutdown: Option<ShutdownHandler>,
     pub errors: Vec<String>,
     /// What the manifest needs and the code cannot say (description...).
-    pub meta: crate::describe::ManifestMeta,
+    pub base: ManifestBase,
     /// 0: [`Plugin::run`] serves on one thread; n: on n worker threads.
     pub worker_threads: usize,
 }
@@ -185,7 +186,9 @@ impl PluginBuilder {
         self
     }
 
-    /// A capability reported in `capabilities_used` (must be in the manifest).
+    /// A capability reported in `capabilities_used` (must be in the
+    /// manifest): a string or a typed
+    /// [`Capability`](crate::protocol::capability::Capability).
     pub fn capability_used(mut self, capability: impl Into<String>) -> Self {
         self.def.capabilities_used.push(capability.into());
         self

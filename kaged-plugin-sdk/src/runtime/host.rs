@@ -97,11 +97,6 @@ impl Host {
         }
     }
 
-    /// The typed storage client.
-    pub fn storage(&self) -> crate::storage::Storage {
-        crate::storage::Storage::new(self.clone())
-    }
-
     fn send_after_handshake(&self, line: Vec<u8>) -> Result<(), SdkError> {
         let mut held = lock(&self.inner.held);
         match held.as_mut() {

@@ -4,6 +4,7 @@ mod builder;
 mod handler;
 mod host;
 pub mod macro_support;
+mod metadata;
 mod serve;
 pub mod stdio;
 
