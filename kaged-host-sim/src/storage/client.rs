@@ -1,13 +1,16 @@
 //! Who calls the broker, and how a call fails.
 
+use kaged_plugin_protocol::capability::Capability;
 use kaged_plugin_sdk::protocol::{ErrorCode, RpcError};
 
 use super::redact::redact_sql;
 
-/// The capability `kaged:storage:read`.
-pub const CAP_READ: &str = "kaged:storage:read";
-/// The capability `kaged:storage:write` (implies read).
-pub const CAP_WRITE: &str = "kaged:storage:write";
+/// The capability `kaged:storage:read` (the protocol's
+/// [`kaged_plugin_protocol::capability::STORAGE_READ`]).
+pub use kaged_plugin_protocol::capability::STORAGE_READ as CAP_READ;
+/// The capability `kaged:storage:write`, which implies read (the protocol's
+/// [`kaged_plugin_protocol::capability::STORAGE_WRITE`]).
+pub use kaged_plugin_protocol::capability::STORAGE_WRITE as CAP_WRITE;
 
 /// Who is calling: the plugin and what it may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +44,11 @@ impl StorageClient {
     ) -> StorageClient {
         let (mut can_read, mut can_write) = (false, false);
         for c in capabilities {
-            can_read |= c == CAP_READ;
-            can_write |= c == CAP_WRITE;
+            match Capability::parse(c) {
+                Ok(Capability::StorageRead) => can_read = true,
+                Ok(Capability::StorageWrite) => can_write = true,
+                _ => {}
+            }
         }
         StorageClient {
             plugin: plugin.into(),

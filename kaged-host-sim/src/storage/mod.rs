@@ -153,12 +153,6 @@ pub use rewrite::{
 };
 pub use values::{base64, parse_params, to_json, ParsedParams, BLOB_KEY};
 
-/// The storage prefix of a plugin: `plugin_<name with - replaced by _>_`
-/// (as `Manifest::storage_prefix` in the SDK).
-///
-/// ```
-/// assert_eq!(kaged_host_sim::storage::storage_prefix("oh-my-pi"), "plugin_oh_my_pi_");
-/// ```
-pub fn storage_prefix(plugin_name: &str) -> String {
-    format!("plugin_{}_", plugin_name.replace('-', "_"))
-}
+/// The storage prefix of a plugin: `plugin_<name with - replaced by _>_`,
+/// written once in the protocol crate (`Manifest::storage_prefix` uses it too).
+pub use kaged_plugin_protocol::names::storage_prefix;
