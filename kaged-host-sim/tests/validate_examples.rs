@@ -8,7 +8,7 @@ use kaged_host_sim::validate::{validate_dir, validate_str, Rule, Severity};
 fn spec_fixture(name: &str) -> String {
     // Shared with the SDK's parse tests (copies of the spec's examples).
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../kaged-plugin-sdk/tests/fixtures/spec")
+        .join("../kaged-plugin-sdk/protocol/tests/fixtures/spec")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
