@@ -30,7 +30,8 @@ pub enum ServeExit {
 enum Phase {
     /// Waiting for `initialize`.
     Fresh,
-    /// `initialize` answered, waiting for `initialized`.
+    /// `initialize` answered, waiting for `initialized`; only
+    /// `config.update` is served (ADDENDUM §12).
     Answered,
     /// Serving calls.
     Ready,
@@ -153,10 +154,8 @@ impl Plugin {
                 *phase = Phase::Ready;
                 host.mark_ready();
             }
-            _ if *phase != Phase::Ready => {
-                tracing::warn!(method = %n.method, "notification before the handshake completed, ignored");
-            }
-            methods::CONFIG_UPDATE => {
+            // Accepted once initialize is answered (ADDENDUM §12).
+            methods::CONFIG_UPDATE if *phase != Phase::Fresh => {
                 if let Some(cfg) = &self.def.config {
                     let (cfg, host, params) =
                         (Arc::clone(cfg), host.clone(), n.params.unwrap_or(json!({})));
@@ -166,6 +165,9 @@ impl Plugin {
                         }
                     });
                 }
+            }
+            _ if *phase != Phase::Ready => {
+                tracing::warn!(method = %n.method, "notification before the handshake completed, ignored");
             }
             methods::SYSTEM_RATE_LIMITED => {
                 tracing::warn!(params = ?n.params, "the host dropped notifications (rate limited)");
@@ -211,15 +213,10 @@ impl Plugin {
                 reply(Ok(result_of(StatusOk::ok())));
                 return true;
             }
-            (_, Phase::Fresh | Phase::Answered) => reply(Err(RpcError::new(
-                ErrorCode::NotInitialized,
-                format!(
-                    "not initialized: `{}` arrived before the handshake completed",
-                    r.method
-                ),
-            ))),
-            (methods::PING, Phase::Ready) => reply(Ok(result_of(StatusOk::ok()))),
-            (methods::CONFIG_UPDATE, Phase::Ready) => {
+            // The one call accepted between the initialize answer and
+            // `initialized` (ADDENDUM §12); what its handler sends to the
+            // host is held until `initialized`.
+            (methods::CONFIG_UPDATE, Phase::Answered | Phase::Ready) => {
                 let (cfg, host, id) = (self.def.config.clone(), host.clone(), r.id.clone());
                 let params = strip_context(r.params.unwrap_or(json!({})));
                 tokio::spawn(async move {
@@ -236,6 +233,14 @@ impl Plugin {
                     let _ = host.send_line(encode_response(&resp));
                 });
             }
+            (_, Phase::Fresh | Phase::Answered) => reply(Err(RpcError::new(
+                ErrorCode::NotInitialized,
+                format!(
+                    "not initialized: `{}` arrived before the handshake completed",
+                    r.method
+                ),
+            ))),
+            (methods::PING, Phase::Ready) => reply(Ok(result_of(StatusOk::ok()))),
             (method, Phase::Ready) => match self.def.routes.get(method).cloned() {
                 Some(route) => {
                     let (host, id, method, params) =
