@@ -40,3 +40,8 @@ pub mod manifest;
 mod wire;
 
 pub use wire::*;
+
+/// The README's example, compiled as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
