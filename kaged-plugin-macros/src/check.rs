@@ -4,9 +4,9 @@
 use proc_macro2::Span;
 use syn::Ident;
 
+use crate::handler::Handler;
 use crate::parse::{Kind, PluginArgs};
 use crate::rules;
-use crate::handler::Handler;
 
 /// Collects every problem so that all of them are reported at once.
 #[derive(Default)]

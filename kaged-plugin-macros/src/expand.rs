@@ -6,8 +6,8 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, ItemImpl, Path, Type};
 
-use crate::parse::{Kind, PluginArgs};
 use crate::handler::Handler;
+use crate::parse::{Kind, PluginArgs};
 
 /// The path of the SDK: the `crate = ..` override, else the dependency as
 /// named in the user's Cargo.toml (renames included).

@@ -27,7 +27,6 @@ use handler::Handler;
 /// and the host.
 use kaged_plugin_protocol::names as rules;
 
-
 /// Declare a kaged plugin from an `impl` block (runnable examples: the
 /// SDK's `KagedPlugin` trait and `docs/authoring.md`).
 ///

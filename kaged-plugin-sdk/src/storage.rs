@@ -4,10 +4,10 @@
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use crate::error::{PluginError, SdkError};
 use crate::protocol::{
     ErrorCode, ExecResult, QueryResult, RpcError, SchemaResult, SqlValue, StorageMethod,
 };
-use crate::error::{PluginError, SdkError};
 use crate::runtime::{Host, HostCallError};
 
 /// Build a `Vec<SqlValue>` from mixed values.

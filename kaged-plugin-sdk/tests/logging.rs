@@ -84,7 +84,9 @@ fn send(stdin: &mut ChildStdin, msg: Value) {
 
 fn recv(stdout: &mut BufReader<ChildStdout>, seen: &mut Vec<String>) -> Value {
     let mut line = String::new();
-    let n = stdout.read_line(&mut line).expect("read the plugin's stdout");
+    let n = stdout
+        .read_line(&mut line)
+        .expect("read the plugin's stdout");
     assert!(n > 0, "the plugin closed its stdout early");
     let line = line.trim_end_matches('\n').to_string();
     seen.push(line.clone());

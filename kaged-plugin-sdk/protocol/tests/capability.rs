@@ -9,19 +9,49 @@ use kaged_plugin_protocol::manifest::{CapabilityEntry, Manifest};
 fn every_form_parses_and_displays_canonically() {
     let cases = [
         ("read:fs:/opt/x", Capability::ReadFs("/opt/x".into())),
-        ("read:fs:config:/presets", Capability::ReadFs("config:/presets".into())),
-        ("write:fs:project:/out", Capability::WriteFs("project:/out".into())),
+        (
+            "read:fs:config:/presets",
+            Capability::ReadFs("config:/presets".into()),
+        ),
+        (
+            "write:fs:project:/out",
+            Capability::WriteFs("project:/out".into()),
+        ),
         (
             "exec:git:/srv/repo",
-            Capability::Exec { binary: "git".into(), path: "/srv/repo".into() },
+            Capability::Exec {
+                binary: "git".into(),
+                path: "/srv/repo".into(),
+            },
         ),
         (
             "exec:/usr/bin/rg:/srv",
-            Capability::Exec { binary: "/usr/bin/rg".into(), path: "/srv".into() },
+            Capability::Exec {
+                binary: "/usr/bin/rg".into(),
+                path: "/srv".into(),
+            },
         ),
-        ("net:api.example.com:443", Capability::Net { host: "api.example.com".into(), port: Some(443) }),
-        ("net:10.0.0.1:*", Capability::Net { host: "10.0.0.1".into(), port: None }),
-        ("net:[::1]:8080", Capability::Net { host: "[::1]".into(), port: Some(8080) }),
+        (
+            "net:api.example.com:443",
+            Capability::Net {
+                host: "api.example.com".into(),
+                port: Some(443),
+            },
+        ),
+        (
+            "net:10.0.0.1:*",
+            Capability::Net {
+                host: "10.0.0.1".into(),
+                port: None,
+            },
+        ),
+        (
+            "net:[::1]:8080",
+            Capability::Net {
+                host: "[::1]".into(),
+                port: Some(8080),
+            },
+        ),
         ("net:*", Capability::NetAll),
         ("net:[]", Capability::NetNone),
         ("kaged:storage:read", Capability::StorageRead),

@@ -55,7 +55,6 @@ impl Plugin {
             }
         }
     }
-
 }
 
 /// Manifest metadata on the builder. Later calls win: a builder call after
