@@ -62,7 +62,7 @@ impl Plugin {
 /// field, and a base merged later overrides the fields it sets.
 impl PluginBuilder {
     /// Merge a base file's metadata (YAML text with only the fields the
-    /// code cannot know; see [`ManifestBase`]). Usually
+    /// code cannot know; see [`crate::describe::ManifestBase`]). Usually
     /// `.manifest_base(include_str!("../kaged-plugin.base.yaml"))`. A base
     /// that does not parse, or that sets a field the code decides (`methods`,
     /// `tools`...), makes [`PluginBuilder::build`] fail.
