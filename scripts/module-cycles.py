@@ -127,6 +127,7 @@ class Crate:
         self.src = src
         self.root = Module((), root_file, True, None)
         self.modules: list[Module] = []
+        self.macro_files: dict[str, str] = {}
         self._load(self.root, root_file, owns_dir=True)
 
     # -- loading --------------------------------------------------------
@@ -212,9 +213,10 @@ class Crate:
                 if depth == 0:
                     module.items.add(m.group("name"))
             elif m.group("macro"):
-                # `#[macro_export]` puts it at the crate root; record both.
+                # `#[macro_export]` puts it at the crate root (`crate::m!`),
+                # defined in this file.
                 module.items.add(m.group("macroname") + "!")
-                self.root.items.add(m.group("macroname") + "!")
+                self.macro_files[m.group("macroname") + "!"] = module.file
         self._collect_code(module, _blank(text, inline_spans))
 
     def _child_file(self, child_dir: str, name: str, module: Module) -> str | None:
@@ -303,6 +305,8 @@ class Crate:
         """The file defining `name` as seen in `module` (with `rest` after it)."""
         if name in module.items:
             return module.file
+        if module is self.root and name in self.macro_files:
+            return self.macro_files[name]
         if name in module.reexports:
             return self.resolve(module, module.reexports[name] + rest, seen) or None
         for g in module.glob_reexports:
