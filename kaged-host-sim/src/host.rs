@@ -21,15 +21,15 @@ use kaged_plugin_sdk::protocol::{InitializeParams, API_VERSION};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::audit::{AuditEvent, AuditLog};
-use crate::connection::{Connection, ConnectionConfig};
-use crate::handler::{DefaultHandler, PluginRequestHandler};
-use crate::handshake::HandshakeError;
-use crate::process::{become_subreaper, ExitInfo, Lifecycle};
-use crate::session::PluginSession;
-use crate::spawn::{spawn_plugin, SpawnError};
+use crate::observe::audit::{AuditEvent, AuditLog};
+use crate::observe::transcript::Transcript;
+use crate::plugin::connection::{Connection, ConnectionConfig};
+use crate::plugin::handshake::HandshakeError;
+use crate::plugin::process::{become_subreaper, ExitInfo, Lifecycle};
+use crate::plugin::session::PluginSession;
+use crate::plugin::spawn::{spawn_plugin, SpawnError};
+use crate::requests::handler::{DefaultHandler, PluginRequestHandler};
 use crate::time::{TimeScale, Timeouts};
-use crate::transcript::Transcript;
 
 /// How the simulated daemon behaves.
 #[derive(Clone)]

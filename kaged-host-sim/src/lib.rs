@@ -10,27 +10,20 @@
 //!   audit event name, [`transcript`] the wire transcript.
 
 pub mod agents;
-pub mod audit;
-pub mod call;
-pub mod cli;
-pub mod connection;
 pub mod firing;
-pub mod handler;
-pub mod handshake;
-pub mod health;
 pub mod host;
-pub mod in_flight;
 pub mod install;
-pub mod probe;
-pub mod process;
-pub mod reference;
-pub mod session;
-pub mod shutdown;
-pub mod spawn;
+mod observe;
+mod plugin;
+mod requests;
 pub mod storage;
-pub mod storage_handler;
 pub mod supervisor;
 pub mod testing;
 pub mod time;
-pub mod transcript;
 pub mod validate;
+
+// Transitional: the old module paths (replaced by the front door next).
+pub use observe::{audit, one_line, reference, transcript};
+pub use plugin::session::{call, health, shutdown};
+pub use plugin::{connection, handshake, probe, process, session, spawn};
+pub use requests::{handler, in_flight, storage as storage_handler};

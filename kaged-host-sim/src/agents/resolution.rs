@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::error::ResolveWarning;
 use super::project::{Isolation, PRIMARY};
-use crate::audit::{AuditEvent, AuditLog};
+use crate::observe::audit::{AuditEvent, AuditLog};
 
 /// An audit event produced by resolution, for the caller to emit.
 #[derive(Debug, Clone, PartialEq)]

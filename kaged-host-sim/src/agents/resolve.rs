@@ -49,7 +49,7 @@ use super::error::{ResolveError, ResolveErrors, ResolveWarning};
 use super::project::{AgentSpec, Project};
 use super::resolution::{ActivePlugin, AgentResolution, HostEvent, Resolution};
 use super::tools::{is_builtin_namespace, ToolRegistry, ToolRejection};
-use crate::audit::AuditEvent;
+use crate::observe::audit::AuditEvent;
 
 /// Resolve every agent of `project` against `catalog`.
 ///

@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 
 use super::{plugins, AgentHost};
 use crate::agents::config::merge_config;
-use crate::audit::AuditEvent;
-use crate::call::CallError;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::session::call::CallError;
 use crate::validate::KnobType;
 
 /// Why a knob write was refused.

@@ -84,11 +84,11 @@ use crate::agents::{
     resolve, ActivePlugin, AgentResolution, Project, ProjectError, Resolution, ResolveErrors,
     SystemConfig,
 };
-use crate::audit::{AuditEvent, AuditLog, AuditRecord};
-use crate::call::CallError;
 use crate::host::{HostSim, LaunchError};
-use crate::session::PluginSession;
-use crate::shutdown::ShutdownOutcome;
+use crate::observe::audit::{AuditEvent, AuditLog, AuditRecord};
+use crate::plugin::session::call::CallError;
+use crate::plugin::session::shutdown::ShutdownOutcome;
+use crate::plugin::session::PluginSession;
 
 pub use compact::{CompactRequest, CompactionOutcome};
 pub use knobs::{KnobWrite, KnobWriteError};

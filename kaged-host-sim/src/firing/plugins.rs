@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::AgentHostError;
 use crate::agents::{ActivePlugin, Catalog, Resolution};
 use crate::host::HostSim;
-use crate::session::PluginSession;
+use crate::plugin::session::PluginSession;
 
 /// The plugin directories a project's packages map to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -36,7 +36,7 @@ use serde_json::json;
 pub use registry::InstalledPlugin;
 use registry::Registry;
 
-use crate::audit::{AuditEvent, AuditLog};
+use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::storage::{StorageBroker, StorageError};
 use crate::validate::validate_dir;
 

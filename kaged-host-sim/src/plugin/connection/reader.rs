@@ -14,9 +14,9 @@ use tokio::io::{AsyncRead, BufReader};
 
 use super::ratelimit::Verdict;
 use super::{Fatal, Phase, Shared};
-use crate::audit::AuditEvent;
-use crate::handler::RequestContext;
-use crate::transcript::Direction;
+use crate::observe::audit::AuditEvent;
+use crate::observe::transcript::Direction;
+use crate::requests::handler::RequestContext;
 
 /// `plugin.stdout_noise` keeps this many chars of the line.
 pub const NOISE_CHARS: usize = 200;

@@ -29,8 +29,8 @@ use futures_util::future::BoxFuture;
 use kaged_plugin_sdk::protocol::{ErrorCode, Request, RpcError, StorageMethod};
 use serde_json::{json, Value};
 
-use crate::audit::AuditEvent;
-use crate::handler::{PluginRequestHandler, RequestContext};
+use crate::observe::audit::AuditEvent;
+use crate::requests::handler::{PluginRequestHandler, RequestContext};
 use crate::storage::{StorageBroker, StorageClient, StorageError};
 
 /// Answers storage requests with a broker; anything else `-32601`.

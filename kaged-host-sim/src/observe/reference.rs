@@ -5,7 +5,7 @@
 
 use kaged_plugin_sdk::protocol::{methods, ErrorCode, HookName, StorageMethod};
 
-use crate::audit::AuditEvent;
+use crate::observe::audit::AuditEvent;
 use crate::validate::{Rule, Severity};
 
 /// Marker lines around the generated part of `docs/protocol.md`.

@@ -22,7 +22,7 @@ use kaged_plugin_sdk::manifest::Manifest;
 use kaged_plugin_sdk::protocol::{ErrorCode, Request, RpcError, StorageMethod};
 use serde_json::Value;
 
-use crate::audit::AuditLog;
+use crate::observe::audit::AuditLog;
 
 /// What a handler knows about the plugin that asked.
 #[derive(Debug, Clone)]

@@ -37,10 +37,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::AbortHandle;
 
-use crate::audit::{AuditEvent, AuditLog};
-use crate::handler::PluginRequestHandler;
+use crate::observe::audit::{AuditEvent, AuditLog};
+use crate::observe::transcript::Transcript;
+use crate::requests::handler::PluginRequestHandler;
 use crate::time::Timeouts;
-use crate::transcript::Transcript;
 
 pub(crate) use pending::Pending;
 use ratelimit::RateLimiter;

@@ -16,8 +16,8 @@ use serde_json::json;
 use tokio::process::Child;
 use tokio::sync::watch;
 
-use crate::audit::AuditEvent;
-use crate::connection::{Connection, Ending};
+use crate::observe::audit::AuditEvent;
+use crate::plugin::connection::{Connection, Ending};
 use crate::time::{Timeouts, KILL_CONFIRM_MIN, REAP_POLL};
 
 /// How a plugin ended.

@@ -1,7 +1,7 @@
 //! `kaged-host-sim plugin (install | uninstall | enable | disable | list)`:
 //! the install flow of plugin-host.md § Install flow over a plugin store
 //! directory (`--store DIR`, default `$KAGED_HOME`), see
-//! [`crate::install`].
+//! [`kaged_host_sim::install`].
 //!
 //! ```text
 //! $ kaged-host-sim plugin install ./oh-my-pi --store ~/.kaged --yes
@@ -25,8 +25,8 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::{one_line, CliError};
-use crate::audit::AuditLog;
-use crate::install::{InstallError, InstallPlan, PluginStore};
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::install::{InstallError, InstallPlan, PluginStore};
 
 /// The `plugin` subcommands.
 #[derive(Debug, Subcommand)]

@@ -24,8 +24,8 @@ use kaged_plugin_sdk::protocol::{
 };
 use serde_json::{json, Value};
 
-use crate::audit::AuditEvent;
-use crate::connection::{Connection, Fatal, Phase, RequestError};
+use crate::observe::audit::AuditEvent;
+use crate::plugin::connection::{Connection, Fatal, Phase, RequestError};
 
 /// What the handshake established.
 #[derive(Debug, Clone, PartialEq, Eq)]

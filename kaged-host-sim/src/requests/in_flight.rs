@@ -35,7 +35,7 @@ use kaged_plugin_sdk::protocol::{Request, RpcError};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::handler::{PluginRequestHandler, RequestContext};
+use crate::requests::handler::{PluginRequestHandler, RequestContext};
 
 /// A handler that counts the requests it is still answering.
 pub struct InFlight {
@@ -155,7 +155,7 @@ mod tests {
         RequestContext {
             plugin: "p".into(),
             manifest: Arc::new(m),
-            audit: crate::audit::AuditLog::discard(),
+            audit: crate::observe::audit::AuditLog::discard(),
         }
     }
 

@@ -55,12 +55,12 @@ use serde_json::{json, Value};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::audit::AuditEvent;
-use crate::connection::Ending;
-use crate::health::HealthMonitor;
 use crate::host::HostSim;
-use crate::session::PluginSession;
-use crate::shutdown::ShutdownOutcome;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::connection::Ending;
+use crate::plugin::session::health::HealthMonitor;
+use crate::plugin::session::shutdown::ShutdownOutcome;
+use crate::plugin::session::PluginSession;
 use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
 use failures::FailureHistory;
 pub use state::{PluginState, SupervisorError};

@@ -15,10 +15,10 @@ use kaged_plugin_sdk::protocol::methods;
 use rustix::process::Signal;
 use serde_json::json;
 
-use crate::audit::AuditEvent;
-use crate::connection::Ending;
-use crate::process::{audit_crash, kill_and_reap_group, signal_group, ExitInfo};
-use crate::session::PluginSession;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::connection::Ending;
+use crate::plugin::process::{audit_crash, kill_and_reap_group, signal_group, ExitInfo};
+use crate::plugin::session::PluginSession;
 
 /// How [`PluginSession::shutdown`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

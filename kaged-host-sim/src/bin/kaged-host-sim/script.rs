@@ -31,10 +31,10 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::{one_line, CliError};
-use crate::audit::AuditEvent;
-use crate::host::HostSim;
-use crate::session::PluginSession;
-use crate::time::SCRIPT_WAIT_SEC;
+use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::host::HostSim;
+use kaged_host_sim::session::PluginSession;
+use kaged_host_sim::time::SCRIPT_WAIT_SEC;
 
 /// A scenario file.
 #[derive(Debug, Clone, Deserialize)]

@@ -1,4 +1,9 @@
-//! One running plugin, as the host sees it.
+//! One running plugin, as the host sees it: [`call`]ing it, its
+//! [`health`] checks and its graceful [`shutdown`].
+
+pub mod call;
+pub mod health;
+pub mod shutdown;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,10 +15,10 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 
-use crate::audit::{AuditEvent, AuditLog};
-use crate::connection::{Connection, Ending, Phase, RequestError};
-use crate::handshake::{self, HandshakeError, HandshakeInfo};
-use crate::process::{ExitInfo, Lifecycle};
+use crate::observe::audit::{AuditEvent, AuditLog};
+use crate::plugin::connection::{Connection, Ending, Phase, RequestError};
+use crate::plugin::handshake::{self, HandshakeError, HandshakeInfo};
+use crate::plugin::process::{ExitInfo, Lifecycle};
 use crate::time::Timeouts;
 
 /// A plugin started by [`crate::host::HostSim`]: call it, notify it, watch

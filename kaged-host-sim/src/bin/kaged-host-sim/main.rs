@@ -16,18 +16,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
+use kaged_host_sim::one_line;
 
-use crate::audit::AuditLog;
-use crate::host::{HostConfig, HostSim};
-use crate::in_flight::{InFlight, InFlightWaiter};
-use crate::storage::StorageBroker;
-use crate::storage_handler::BrokerHandler;
-use crate::time::TimeScale;
-use crate::transcript::Transcript;
-
-pub use plugin::PluginCommand;
-pub use script::{Expect, Script, Step};
-pub use storage::StorageCommand;
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::host::{HostConfig, HostSim};
+use kaged_host_sim::in_flight::{InFlight, InFlightWaiter};
+use kaged_host_sim::storage::StorageBroker;
+use kaged_host_sim::storage_handler::BrokerHandler;
+use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::transcript::Transcript;
 
 /// A simulated kaged daemon for plugin authors.
 #[derive(Debug, Parser)]
@@ -139,20 +136,8 @@ pub enum CliError {
     Failed(String),
 }
 
-/// `what`: `err`, then every cause, on one line.
-pub fn one_line(what: &str, err: &dyn std::error::Error) -> String {
-    let mut s = format!("{what}: {err}");
-    let mut cur = err.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 /// Parse the process arguments and run; returns the exit status.
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -259,7 +244,7 @@ fn host_for(global: &GlobalOpts) -> Result<(HostSim, InFlightWaiter), CliError> 
 /// a late `plugin.storage_denied`) before the command exits, for at most
 /// the request timeout.
 async fn settled<T>(in_flight: &InFlightWaiter, global: &GlobalOpts, outcome: T) -> T {
-    let limit = crate::time::Timeouts::defaults(global.time_scale).request;
+    let limit = kaged_host_sim::time::Timeouts::defaults(global.time_scale).request;
     if !in_flight.settle(limit).await {
         tracing::warn!(
             "{} storage request(s) still unanswered after {limit:?}",
@@ -285,7 +270,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Validate { dir } => {
             require_dir(&dir)?;
-            let report = crate::validate::validate_dir(&dir);
+            let report = kaged_host_sim::validate::validate_dir(&dir);
             let text = report.render_human();
             if !text.is_empty() {
                 println!("{text}");

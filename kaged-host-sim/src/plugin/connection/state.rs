@@ -6,7 +6,7 @@ use std::time::Duration;
 use kaged_plugin_sdk::codec::EncodeError;
 use kaged_plugin_sdk::protocol::RpcError;
 
-use crate::audit::AuditEvent;
+use crate::observe::audit::AuditEvent;
 
 /// Where the connection stands in the handshake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

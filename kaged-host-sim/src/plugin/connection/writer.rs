@@ -8,7 +8,7 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 
 use super::Shared;
-use crate::transcript::Direction;
+use crate::observe::transcript::Direction;
 
 pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
     shared: Arc<Shared>,

@@ -9,8 +9,8 @@ use std::sync::Weak;
 use serde_json::json;
 use tokio::task::AbortHandle;
 
-use crate::audit::AuditEvent;
-use crate::session::PluginSession;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::session::PluginSession;
 
 /// Consecutive failures that get a plugin killed.
 pub const MAX_HEALTH_FAILURES: u32 = 3;

@@ -10,9 +10,9 @@ use kaged_plugin_sdk::protocol::{
 };
 use serde_json::{json, Value};
 
-use crate::audit::AuditEvent;
-use crate::connection::RequestError;
-use crate::session::PluginSession;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::connection::RequestError;
+use crate::plugin::session::PluginSession;
 
 /// Why a call produced no result.
 #[derive(Debug, thiserror::Error)]
