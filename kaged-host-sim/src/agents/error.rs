@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::HostEvent;
+use super::event::HostEvent;
 
 /// A place in a source file (`project.yaml:12:9`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -46,8 +46,9 @@ use super::cascade::{cascade, Effective};
 use super::catalog::Catalog;
 use super::config::merge_config;
 use super::error::{ResolveError, ResolveErrors, ResolveWarning};
+use super::event::HostEvent;
 use super::project::{AgentSpec, Project};
-use super::resolution::{ActivePlugin, AgentResolution, HostEvent, Resolution};
+use super::resolution::{ActivePlugin, AgentResolution, Resolution};
 use super::tools::{is_builtin_namespace, ToolRegistry, ToolRejection};
 use crate::observe::audit::AuditEvent;
 

@@ -14,22 +14,10 @@ use serde_json::{json, Value};
 use super::authorizer::{install, AuthPolicy, Owners};
 use super::cache::RewriteCache;
 use super::client::{StorageClient, StorageDenial, StorageError, CAP_READ, CAP_WRITE};
-use super::exec::{exec, query, unprefix, ExecEnv};
+use super::exec::{exec, query, unprefix, ExecEnv, PluginDb, OWNERS_TABLE};
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
 use super::values::parse_params;
-
-/// The broker's own table (outside every plugin prefix): which plugin
-/// created which prefixed object.
-pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
-
-/// One plugin's connection and its authorizer policy.
-pub(super) struct PluginDb {
-    pub(super) plugin: String,
-    pub(super) prefix: String,
-    pub(super) policy: Arc<AuthPolicy>,
-    pub(super) conn: Mutex<Connection>,
-}
 
 /// The storage broker (see the [module docs](super)). `Send + Sync`; every
 /// method blocks (call it from `spawn_blocking`).
