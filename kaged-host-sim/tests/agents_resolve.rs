@@ -415,8 +415,8 @@ fn a_failed_resolution_keeps_the_events_produced_so_far() {
 
 #[test]
 fn packages_map_to_plugins_by_exact_key_then_by_name() {
-    use kaged_host_sim::agents::catalog::package_short_name;
-    let mut cat = support::catalog();
+    use kaged_host_sim::agents::catalogue::package_short_name;
+    let mut cat = support::catalogue();
     assert_eq!(cat.get("@kaged/audit-sink").unwrap().name, "audit-sink");
     assert_eq!(cat.get("audit-sink").unwrap().name, "audit-sink");
     assert_eq!(cat.get("@any/scope/audit-sink").unwrap().name, "audit-sink");

@@ -8,7 +8,7 @@ use kaged_host_sim::agents::tools::{is_builtin_namespace, ToolRegistry, ToolReje
 use kaged_host_sim::agents::{resolve, ResolveWarning};
 use kaged_host_sim::audit::AuditEvent;
 use kaged_plugin_sdk::manifest::Manifest;
-use support::{catalog, events, fixture, inline, ok};
+use support::{catalogue, events, fixture, inline, ok};
 
 const RESEARCHER: &str = "primary.subagents.researcher";
 
@@ -91,7 +91,7 @@ fn a_plugin_named_like_a_builtin_namespace_warns_but_loads() {
 
 #[test]
 fn a_second_plugin_registering_the_same_tool_fails_and_the_first_stays() {
-    let mut cat = catalog();
+    let mut cat = catalogue();
     let mut fork = markdown();
     fork.version = "9.9.9".into();
     cat.insert("@acme/memory-markdown", fork);

@@ -182,7 +182,7 @@ impl AgentHost {
         plugins: &PluginDirs,
     ) -> Result<AgentHost, AgentHostError> {
         let found = plugins::load(plugins)?;
-        let resolution = match resolve(project, &found.catalog) {
+        let resolution = match resolve(project, &found.catalogue) {
             Ok(r) => r,
             Err(e) => {
                 for ev in &e.events {

@@ -37,7 +37,7 @@ pub use registry::InstalledPlugin;
 use registry::Registry;
 
 use crate::observe::audit::{AuditEvent, AuditLog};
-use crate::storage::{StorageBroker, StorageError};
+use crate::storage::{BrokerError, StorageBroker};
 use crate::validate::validate_dir;
 
 /// Why an install, upgrade or uninstall did not happen.
@@ -104,7 +104,7 @@ pub enum InstallError {
         name: String,
         /// The broker's error.
         #[source]
-        source: StorageError,
+        source: BrokerError,
     },
     /// A file operation failed.
     #[error("{}", path.display())]

@@ -31,7 +31,7 @@ use serde_json::{json, Value};
 
 use crate::observe::audit::AuditEvent;
 use crate::requests::handler::{PluginRequestHandler, RequestContext};
-use crate::storage::{StorageBroker, StorageClient, StorageError};
+use crate::storage::{BrokerError, StorageBroker, StorageClient};
 
 /// Answers storage requests with a broker; anything else `-32601`.
 #[derive(Clone)]
@@ -54,7 +54,7 @@ impl BrokerHandler {
     }
 
     /// A handler over a fresh temporary database.
-    pub fn temp() -> Result<BrokerHandler, StorageError> {
+    pub fn temp() -> Result<BrokerHandler, BrokerError> {
         StorageBroker::open_temp().map(BrokerHandler::new)
     }
 }

@@ -1,14 +1,14 @@
-//! The catalog of loaded plugins a project is resolved against.
+//! The catalogue of loaded plugins a project is resolved against.
 //!
 //! A declaration's `package` maps to a plugin in this order:
 //!
 //! 1. an entry inserted under exactly that package string
-//!    ([`Catalog::insert`]);
+//!    ([`Catalogue::insert`]);
 //! 2. otherwise the first entry whose manifest `name` equals the package
 //!    string, or its last segment without the scope (`@kaged/memory-markdown`
 //!    → `memory-markdown`).
 //!
-//! So a catalog built from plugin directories ([`Catalog::insert_manifest`],
+//! So a catalogue built from plugin directories ([`Catalogue::insert_manifest`],
 //! keyed by manifest name) answers to `@kaged/<name>` and to `<name>`, while
 //! an explicit package key wins when two scopes ship the same name.
 
@@ -18,14 +18,14 @@ use kaged_plugin_sdk::manifest::{Manifest, ManifestError};
 
 /// Plugins by package name.
 #[derive(Debug, Clone, Default)]
-pub struct Catalog {
+pub struct Catalogue {
     entries: Vec<(String, Manifest)>,
 }
 
-impl Catalog {
-    /// An empty catalog.
-    pub fn new() -> Catalog {
-        Catalog::default()
+impl Catalogue {
+    /// An empty catalogue.
+    pub fn new() -> Catalogue {
+        Catalogue::default()
     }
 
     /// Register `manifest` under `package` (replacing a previous entry).
@@ -42,7 +42,7 @@ impl Catalog {
 
     /// Register the manifest of every subdirectory of `dir` holding a
     /// `kaged-plugin.yaml`, under its manifest name, in file-name order.
-    pub fn load_dir(dir: &Path) -> Result<Catalog, ManifestError> {
+    pub fn load_dir(dir: &Path) -> Result<Catalogue, ManifestError> {
         let io = |source| ManifestError::Io {
             path: dir.to_path_buf(),
             source,
@@ -54,11 +54,11 @@ impl Catalog {
             .filter(|p| p.join(kaged_plugin_sdk::manifest::MANIFEST_FILE).is_file())
             .collect();
         dirs.sort();
-        let mut catalog = Catalog::new();
+        let mut catalogue = Catalogue::new();
         for d in dirs {
-            catalog.insert_manifest(Manifest::load_dir(&d)?);
+            catalogue.insert_manifest(Manifest::load_dir(&d)?);
         }
-        Ok(catalog)
+        Ok(catalogue)
     }
 
     /// The plugin a declared `package` maps to (see the module docs).
