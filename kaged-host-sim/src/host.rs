@@ -3,8 +3,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kaged_host_sim::host::{HostConfig, HostSim};
-//! use kaged_host_sim::time::TimeScale;
+//! use kaged_host_sim::{HostConfig, HostSim, TimeScale};
 //! let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.1)?, ..HostConfig::default() });
 //! let session = host.launch("plugins/echo".as_ref()).await?;
 //! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
@@ -257,7 +256,7 @@ impl HostSim {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use kaged_host_sim::host::HostSim;
+    /// use kaged_host_sim::HostSim;
     /// use kaged_plugin_sdk::{plugin, Call, PluginError};
     /// let p = plugin!("demo")
     ///     .method("demo.ping", |_: serde_json::Value, _: Call| async { Ok::<_, PluginError>("pong") })

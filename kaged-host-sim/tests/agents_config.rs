@@ -4,9 +4,11 @@
 #[path = "fixtures/projects/support.rs"]
 mod support;
 
-use kaged_host_sim::agents::config::{apply_defaults, merge_config, validate, ConfigSide};
-use kaged_host_sim::agents::Project;
-use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::agents::{
+    config::{apply_defaults, merge_config, validate, ConfigSide},
+    Project,
+};
+use kaged_host_sim::AuditEvent;
 use kaged_plugin_sdk::manifest::Manifest;
 use serde_json::{json, Map, Value};
 use support::{events, inline, ok};

@@ -5,7 +5,7 @@
 mod support;
 
 use kaged_host_sim::agents::{Isolation, ResolveError};
-use kaged_host_sim::audit::{AuditEvent, AuditLog};
+use kaged_host_sim::{AuditEvent, AuditLog};
 use kaged_plugin_sdk::protocol::HookName;
 use serde_json::json;
 use support::{err, events, fixture, inline, ok};

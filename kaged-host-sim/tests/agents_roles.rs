@@ -5,7 +5,7 @@
 mod support;
 
 use kaged_host_sim::agents::{ResolveError, ResolveWarning};
-use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::AuditEvent;
 use kaged_plugin_sdk::protocol::{HookName, PluginRole};
 use support::{err, events, fixture, inline, ok};
 

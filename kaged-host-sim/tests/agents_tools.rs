@@ -4,9 +4,12 @@
 #[path = "fixtures/projects/support.rs"]
 mod support;
 
-use kaged_host_sim::agents::tools::{is_builtin_namespace, ToolRegistry, ToolRejection};
-use kaged_host_sim::agents::{resolve, ResolveWarning};
-use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::agents::{
+    resolve,
+    tools::{is_builtin_namespace, ToolRegistry, ToolRejection},
+    ResolveWarning,
+};
+use kaged_host_sim::AuditEvent;
 use kaged_plugin_sdk::manifest::Manifest;
 use support::{catalogue, events, fixture, inline, ok};
 
@@ -180,7 +183,8 @@ fn the_registry_checks_names_and_collisions_all_or_nothing() {
 
 #[test]
 fn fixture_manifests_pass_the_validator_except_the_one_letter_plugin() {
-    use kaged_host_sim::validate::{validate_dir, Rule};
+    use kaged_host_sim::validate::Rule;
+    use kaged_host_sim::validate_dir;
     let plugins = support::dir().join("plugins");
     for name in [
         "memory-hindsight",

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{assert_group_gone, fixture, host, one, EASY, FAST, LIMIT};
-use kaged_host_sim::call::CallError;
+use kaged_host_sim::CallError;
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::json;
 
@@ -234,7 +234,7 @@ async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
     let stderr: Vec<_> = transcript
         .records()
         .into_iter()
-        .filter(|r| r.dir == kaged_host_sim::transcript::Direction::PluginStderr)
+        .filter(|r| r.dir == kaged_host_sim::Direction::PluginStderr)
         .map(|r| r.msg)
         .collect();
     assert_eq!(stderr.len(), 3);
@@ -242,7 +242,7 @@ async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
     assert_group_gone(pid);
     assert_eq!(
         s.shutdown().await,
-        kaged_host_sim::shutdown::ShutdownOutcome::AlreadyEnded
+        kaged_host_sim::ShutdownOutcome::AlreadyEnded
     );
 }
 

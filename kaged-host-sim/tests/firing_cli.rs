@@ -7,7 +7,7 @@ mod support;
 use std::process::Output;
 
 use assert_cmd::Command;
-use kaged_host_sim::process::group_alive;
+use kaged_host_sim::group_alive;
 use serde_json::Value;
 use support::{fixtures, FIXTURES};
 

@@ -6,9 +6,8 @@
 #[path = "fixtures/projects/firing-support.rs"]
 mod support;
 
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::firing::CompactionOutcome;
-use kaged_host_sim::transcript::{normalise, Transcript};
+use kaged_host_sim::transcript::normalise;
+use kaged_host_sim::{AuditEvent, CompactionOutcome, Transcript};
 use serde_json::Value;
 use support::{finish, ids, of, outcome_snapshot, request, sent, start, trail};
 

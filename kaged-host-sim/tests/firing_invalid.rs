@@ -6,9 +6,8 @@
 #[path = "fixtures/projects/firing-support.rs"]
 mod support;
 
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::firing::CompactionOutcome;
 use kaged_host_sim::transcript::normalise;
+use kaged_host_sim::{AuditEvent, CompactionOutcome};
 use kaged_plugin_sdk::protocol::{
     drop_fallback, CompactParams, CompactorViolation, PluginCallContext, PluginRole,
 };

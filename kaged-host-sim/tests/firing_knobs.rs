@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 
 use common::*;
 use kaged_host_sim::agents::Project;
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::firing::{AgentHost, KnobWriteError, PluginDirs};
+use kaged_host_sim::{AgentHost, AuditLog, KnobWriteError, PluginDirs};
 use serde_json::{json, Value};
 
 async fn start() -> (AgentHost, AuditLog) {
@@ -133,9 +132,7 @@ async fn values_outside_the_knob_bounds_or_the_schema_are_refused_before_the_plu
         1,
         "only the launch config reached the plugin"
     );
-    assert!(audit
-        .of(kaged_host_sim::audit::AuditEvent::KnobWrite)
-        .is_empty());
+    assert!(audit.of(kaged_host_sim::AuditEvent::KnobWrite).is_empty());
     stop(agents).await;
 }
 
@@ -147,9 +144,7 @@ async fn a_config_the_plugin_refuses_leaves_the_previous_one_in_force() {
         .await
         .expect_err("refused");
     assert!(matches!(e, KnobWriteError::Rejected { .. }), "{e}");
-    assert!(audit
-        .of(kaged_host_sim::audit::AuditEvent::KnobWrite)
-        .is_empty());
+    assert!(audit.of(kaged_host_sim::AuditEvent::KnobWrite).is_empty());
     agents
         .write_knob("primary", "tuned", "retain_every", json!(4))
         .await
@@ -166,9 +161,6 @@ async fn a_config_the_plugin_refuses_leaves_the_previous_one_in_force() {
         ),
         (Some(4), Some("mid"))
     );
-    assert_eq!(
-        audit.of(kaged_host_sim::audit::AuditEvent::KnobWrite).len(),
-        2
-    );
+    assert_eq!(audit.of(kaged_host_sim::AuditEvent::KnobWrite).len(), 2);
     stop(agents).await;
 }

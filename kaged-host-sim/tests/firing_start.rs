@@ -7,8 +7,7 @@ mod support;
 
 use std::collections::HashSet;
 
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::firing::{AgentHost, AgentHostError};
+use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent};
 use kaged_plugin_sdk::protocol::{Message, MessageRole};
 use serde_json::json;
 use support::{finish, of, plugin_dirs, sent, start, trail, PROJECT_ID};
@@ -249,13 +248,9 @@ async fn a_plugin_that_cannot_launch_leaves_nothing_running() {
         "@kaged/missing-command".to_string(),
         plugins.join("missing-command"),
     );
-    let err = AgentHost::start(
-        host,
-        &project,
-        &kaged_host_sim::firing::PluginDirs::Map(map),
-    )
-    .await
-    .expect_err("the second plugin cannot start");
+    let err = AgentHost::start(host, &project, &kaged_host_sim::PluginDirs::Map(map))
+        .await
+        .expect_err("the second plugin cannot start");
     assert!(
         matches!(&err, AgentHostError::Launch { package, .. } if package == "@kaged/missing-command"),
         "{err:?}"
@@ -265,5 +260,5 @@ async fn a_plugin_that_cannot_launch_leaves_nothing_running() {
     assert_eq!(spawned.len(), 1);
     assert_eq!(spawned[0].plugin, "hooks-observer");
     let pid = spawned[0].get("pid").as_u64().expect("pid") as u32;
-    assert!(!kaged_host_sim::process::group_alive(pid));
+    assert!(!kaged_host_sim::group_alive(pid));
 }

@@ -4,10 +4,8 @@
 mod common;
 
 use common::{assert_group_gone, fixture, host, one, EASY, FAST};
-use kaged_host_sim::handshake::HandshakeError;
-use kaged_host_sim::host::LaunchError;
-use kaged_host_sim::spawn::SpawnError;
 use kaged_host_sim::transcript::normalise;
+use kaged_host_sim::{HandshakeError, LaunchError, SpawnError};
 
 #[tokio::test]
 async fn good_plugin_handshake_is_clean_and_snapshotted() {
@@ -42,7 +40,7 @@ async fn good_plugin_handshake_is_clean_and_snapshotted() {
 }
 
 /// Launch a fixture that must fail; return the error and the audit names.
-async fn failing(name: &str, scale: f64) -> (LaunchError, kaged_host_sim::audit::AuditLog) {
+async fn failing(name: &str, scale: f64) -> (LaunchError, kaged_host_sim::AuditLog) {
     let (host, audit, _t) = host(scale);
     let err = match host.launch(&fixture(name)).await {
         Ok(s) => panic!("{name} launched: {:?}", s.handshake_info()),
@@ -64,7 +62,7 @@ fn handshake_error(e: LaunchError) -> HandshakeError {
     }
 }
 
-fn killed_reason(audit: &kaged_host_sim::audit::AuditLog) -> String {
+fn killed_reason(audit: &kaged_host_sim::AuditLog) -> String {
     one(audit, "plugin.killed")
         .get("reason")
         .as_str()
@@ -320,9 +318,9 @@ async fn a_lenient_session_can_drive_the_handshake_by_hand() {
         .await
         .expect("initialize answered");
     assert_eq!(r["name"], "good");
-    assert_eq!(s.phase(), kaged_host_sim::connection::Phase::InitializeSent);
+    assert_eq!(s.phase(), kaged_host_sim::Phase::InitializeSent);
     assert!(raw.send_line(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#));
-    assert_eq!(s.phase(), kaged_host_sim::connection::Phase::Ready);
+    assert_eq!(s.phase(), kaged_host_sim::Phase::Ready);
     let ctx =
         kaged_plugin_sdk::protocol::PluginCallContext::agent("music", "primary", "ses_1", "req_1");
     let v = s.call("good.echo", None, Some(ctx)).await.expect("call");

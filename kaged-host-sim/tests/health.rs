@@ -5,7 +5,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{assert_group_gone, fixture, host, FAST, LIMIT};
-use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::AuditEvent;
 
 #[tokio::test]
 async fn three_failed_pings_kill_the_plugin() {

@@ -6,9 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::{host, one, EASY, LIMIT};
-use kaged_host_sim::handshake::HandshakeError;
-use kaged_host_sim::host::LaunchError;
-use kaged_host_sim::shutdown::ShutdownOutcome;
+use kaged_host_sim::{HandshakeError, LaunchError, ShutdownOutcome};
 use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
 use kaged_plugin_sdk::manifest::Manifest;
 use kaged_plugin_sdk::protocol::{Response, RpcMessage};

@@ -8,9 +8,8 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::install::{InstallError, PluginStore};
-use kaged_host_sim::storage::{StorageBroker, StorageClient};
+use kaged_host_sim::storage::StorageClient;
+use kaged_host_sim::{AuditLog, InstallError, PluginStore, StorageBroker};
 use kaged_plugin_sdk::protocol::StorageMethod;
 use serde_json::json;
 

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{assert_group_gone, fixture, host, one, process_exists, EASY, FAST};
-use kaged_host_sim::shutdown::ShutdownOutcome;
+use kaged_host_sim::ShutdownOutcome;
 
 #[tokio::test]
 async fn ignoring_shutdown_and_sigterm_ends_in_sigkill() {
@@ -72,7 +72,7 @@ async fn dropping_a_session_kills_its_group() {
     // SIGKILL was sent synchronously; the session's exit monitor reaps the
     // leader and (as subreaper) the grandchild in the background.
     let gone = tokio::time::timeout(common::LIMIT, async {
-        while kaged_host_sim::process::group_alive(pid) {
+        while kaged_host_sim::group_alive(pid) {
             tokio::time::sleep(kaged_host_sim::time::REAP_POLL).await;
         }
     })
@@ -87,8 +87,5 @@ async fn shutdown_twice_is_harmless() {
     let s = host.launch(&fixture("good")).await.expect("launch");
     assert!(s.shutdown().await.is_clean());
     assert_eq!(s.shutdown().await, ShutdownOutcome::AlreadyEnded);
-    assert_eq!(
-        audit.of(kaged_host_sim::audit::AuditEvent::Stopped).len(),
-        1
-    );
+    assert_eq!(audit.of(kaged_host_sim::AuditEvent::Stopped).len(), 1);
 }

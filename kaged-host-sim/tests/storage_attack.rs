@@ -10,7 +10,8 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use kaged_host_sim::storage::{install_authorizer, AuthPolicy, Owners, Phase, StorageBroker};
+use kaged_host_sim::storage::{install_authorizer, AuthPolicy, Owners, Phase};
+use kaged_host_sim::StorageBroker;
 use serde_json::json;
 
 fn arena() -> (

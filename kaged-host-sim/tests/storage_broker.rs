@@ -5,7 +5,8 @@
 mod common;
 
 use common::*;
-use kaged_host_sim::storage::{StorageBroker, StorageClient};
+use kaged_host_sim::storage::StorageClient;
+use kaged_host_sim::StorageBroker;
 use kaged_plugin_sdk::protocol::StorageMethod;
 use serde_json::json;
 

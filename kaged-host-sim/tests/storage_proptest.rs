@@ -12,7 +12,8 @@
 mod common;
 
 use common::*;
-use kaged_host_sim::storage::{redact_sql, rewrite, StorageBroker, StorageClient};
+use kaged_host_sim::storage::{redact_sql, rewrite, StorageClient};
+use kaged_host_sim::StorageBroker;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::json;

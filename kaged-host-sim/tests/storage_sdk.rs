@@ -10,12 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{one, EASY};
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::session::PluginSession;
-use kaged_host_sim::storage::StorageBroker;
-use kaged_host_sim::storage_handler::BrokerHandler;
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::{
+    AuditLog, BrokerHandler, HostConfig, HostSim, PluginSession, StorageBroker, TimeScale,
+};
 use kaged_plugin_sdk::storage::StorageError;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginBuilder, PluginError};
 use serde::{Deserialize, Serialize};
@@ -258,11 +255,6 @@ async fn read_only_client_gets_a_typed_denial_for_writes_and_ddl() {
     );
     // Reading still works (an empty schema).
     assert_eq!(call(&s, "db.schema", json!({})).await, json!([]));
-    assert_eq!(
-        audit
-            .of(kaged_host_sim::audit::AuditEvent::StorageDenied)
-            .len(),
-        2
-    );
+    assert_eq!(audit.of(kaged_host_sim::AuditEvent::StorageDenied).len(), 2);
     s.shutdown().await;
 }

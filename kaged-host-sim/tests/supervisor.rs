@@ -12,7 +12,7 @@ mod operator;
 mod support;
 
 use common::fixture;
-use kaged_host_sim::supervisor::{PluginState, SupervisorError};
+use kaged_host_sim::{PluginState, SupervisorError};
 use serde_json::json;
 use support::{
     assert_no_generation_left, names, of, pid, staged_flaky, supervise, wait_restarted, wait_state,

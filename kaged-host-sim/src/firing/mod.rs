@@ -43,8 +43,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kaged_host_sim::firing::{AgentHost, CompactRequest, PluginDirs};
-//! use kaged_host_sim::host::HostSim;
+//! use kaged_host_sim::{AgentHost, CompactRequest, HostSim, PluginDirs};
 //! use kaged_plugin_sdk::protocol::{Message, MessageRole};
 //!
 //! let agents = AgentHost::from_files(

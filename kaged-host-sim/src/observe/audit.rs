@@ -15,7 +15,7 @@
 //!   `compaction.completed` (ADDENDUM §9).
 //!
 //! ```
-//! use kaged_host_sim::audit::{AuditEvent, AuditLog};
+//! use kaged_host_sim::{AuditEvent, AuditLog};
 //! let log = AuditLog::memory();
 //! log.emit(AuditEvent::Spawned, "good", serde_json::json!({"version": "1.0.0", "pid": 42}));
 //! assert_eq!(log.names(), ["plugin.spawned"]);

@@ -7,4 +7,6 @@ pub mod error_chain;
 pub mod reference;
 pub mod transcript;
 
+pub use audit::{AuditEvent, AuditLog, AuditRecord};
 pub use error_chain::one_line;
+pub use transcript::{Direction, Transcript, TranscriptRecord};

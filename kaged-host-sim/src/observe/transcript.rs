@@ -4,7 +4,8 @@
 //! normaliser for deterministic snapshots.
 //!
 //! ```
-//! use kaged_host_sim::transcript::{normalise, Direction, Transcript};
+//! use kaged_host_sim::transcript::normalise;
+//! use kaged_host_sim::{Direction, Transcript};
 //! let t = Transcript::memory();
 //! t.record(Direction::HostToPlugin, br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
 //! t.record(Direction::PluginStderr, b"not json");

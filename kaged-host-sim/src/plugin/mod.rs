@@ -11,3 +11,9 @@ pub mod probe;
 pub mod process;
 pub mod session;
 pub mod spawn;
+
+pub use connection::{Phase, RequestError};
+pub use handshake::{canonical_capability, HandshakeError, HandshakeInfo};
+pub use process::{group_alive, ExitInfo};
+pub use session::{CallError, HealthMonitor, PluginSession, RawChannel, ShutdownOutcome};
+pub use spawn::{resolve_command, SpawnError};

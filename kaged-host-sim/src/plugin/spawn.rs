@@ -1,17 +1,5 @@
 //! Spawning a plugin process: command resolution (ADDENDUM §3), the Spawn
 //! environment table, its own process group, piped stdio.
-//!
-//! ```
-//! use std::path::Path;
-//! use kaged_host_sim::spawn::spawn_env;
-//! let m = kaged_plugin_sdk::manifest::Manifest::from_yaml_str(
-//!     "name: demo\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [./run]\n\
-//!      capabilities: []\nenv: {KAGED_PLUGIN_NAME: evil, LOG_LEVEL: debug}\n").unwrap();
-//! let env = spawn_env(&m, Path::new("/opt/demo"), "info");
-//! assert_eq!(env["KAGED_PLUGIN_NAME"], "demo");
-//! assert_eq!(env["LOG_LEVEL"], "debug");
-//! assert_eq!(env["PATH"], "/usr/bin:/usr/local/bin");
-//! ```
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -24,10 +12,6 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 /// The restricted `PATH` of every plugin (Spawn environment).
 pub const PLUGIN_PATH: &str = "/usr/bin:/usr/local/bin";
-
-/// Variables a manifest `env` block cannot override.
-pub const DAEMON_CONTROLLED: [&str; 3] =
-    ["KAGED_PLUGIN_NAME", "KAGED_PLUGIN_DIR", "KAGED_API_VERSION"];
 
 /// Why a plugin process could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +86,8 @@ pub fn resolve_command(program: &str, plugin_dir: &Path) -> Result<PathBuf, Spaw
 
 /// The complete environment of a plugin: the Spawn environment table, the
 /// manifest `env` merged on top, then the daemon-controlled variables
-/// forced back (`plugin_dir` should be absolute).
+/// (`KAGED_PLUGIN_NAME`, `KAGED_PLUGIN_DIR`, `KAGED_API_VERSION`) forced
+/// back (`plugin_dir` should be absolute).
 pub fn spawn_env(
     manifest: &Manifest,
     plugin_dir: &Path,
@@ -190,4 +175,22 @@ pub fn spawn_plugin(
         stderr,
         dir,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_env_merges_but_cannot_override_daemon_variables() {
+        let m = Manifest::from_yaml_str(
+            "name: demo\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [./run]\n\
+             capabilities: []\nenv: {KAGED_PLUGIN_NAME: evil, LOG_LEVEL: debug}\n",
+        )
+        .unwrap();
+        let env = spawn_env(&m, Path::new("/opt/demo"), "info");
+        assert_eq!(env["KAGED_PLUGIN_NAME"], "demo");
+        assert_eq!(env["LOG_LEVEL"], "debug");
+        assert_eq!(env["PATH"], "/usr/bin:/usr/local/bin");
+    }
 }

@@ -4,12 +4,12 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use std::sync::Arc;
-//! use kaged_host_sim::handler::{DefaultHandler, PluginRequestHandler, RequestContext};
+//! use kaged_host_sim::{DefaultHandler, PluginRequestHandler, RequestContext};
 //! use kaged_plugin_sdk::protocol::Request;
 //! let m = kaged_plugin_sdk::manifest::Manifest::from_yaml_str(
 //!     "name: p\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [x]\ncapabilities: []\n").unwrap();
 //! let ctx = RequestContext { plugin: "p".into(), manifest: Arc::new(m),
-//!     audit: kaged_host_sim::audit::AuditLog::discard() };
+//!     audit: kaged_host_sim::AuditLog::discard() };
 //! let req = Request::new(1u64, "kaged.storage.query", None);
 //! assert_eq!(DefaultHandler.handle(ctx, req).await.unwrap_err().code, -32003);
 //! # });

@@ -11,9 +11,7 @@
 //! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 //! use std::sync::Arc;
 //! use std::time::Duration;
-//! use kaged_host_sim::handler::DefaultHandler;
-//! use kaged_host_sim::host::{HostConfig, HostSim};
-//! use kaged_host_sim::in_flight::InFlight;
+//! use kaged_host_sim::{DefaultHandler, HostConfig, HostSim, InFlight};
 //! let tracked = InFlight::new(Arc::new(DefaultHandler));
 //! let waiter = tracked.waiter();
 //! let host = HostSim::new(HostConfig {

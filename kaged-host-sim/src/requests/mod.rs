@@ -6,3 +6,7 @@
 pub mod handler;
 pub mod in_flight;
 pub mod storage;
+
+pub use handler::{DefaultHandler, PluginRequestHandler, RequestContext};
+pub use in_flight::{InFlight, InFlightWaiter};
+pub use storage::BrokerHandler;

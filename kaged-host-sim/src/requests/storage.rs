@@ -7,9 +7,7 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use std::sync::Arc;
-//! use kaged_host_sim::audit::AuditLog;
-//! use kaged_host_sim::handler::{PluginRequestHandler, RequestContext};
-//! use kaged_host_sim::storage_handler::BrokerHandler;
+//! use kaged_host_sim::{AuditLog, BrokerHandler, PluginRequestHandler, RequestContext};
 //! use kaged_plugin_sdk::protocol::Request;
 //! let m = kaged_plugin_sdk::manifest::Manifest::from_yaml_str(
 //!     "name: p\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [x]\ncapabilities: [kaged:storage:read]\n").unwrap();

@@ -4,11 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kaged_host_sim::audit::{AuditLog, AuditRecord};
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::time::TimeScale;
-use kaged_host_sim::transcript::Transcript;
+use kaged_host_sim::{
+    group_alive, AuditLog, AuditRecord, HostConfig, HostSim, TimeScale, Transcript,
+};
 
 /// Scale for tests that expect a timeout to fire (10 s initialize -> 0.5 s).
 pub const FAST: f64 = 0.05;

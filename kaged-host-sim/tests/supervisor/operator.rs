@@ -2,10 +2,8 @@
 //! disable, enable, dropping the supervisor, stopping mid-launch or during
 //! a pending restart.
 
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::shutdown::ShutdownOutcome;
-use kaged_host_sim::supervisor::{PluginState, SupervisorError};
 use kaged_host_sim::time::REAP_POLL;
+use kaged_host_sim::{group_alive, PluginState, ShutdownOutcome, SupervisorError};
 use serde_json::json;
 
 use crate::common::{self, assert_group_gone, fixture, LIMIT};

@@ -2,8 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::audit::{AuditLog, AuditRecord};
-use kaged_host_sim::supervisor::{PluginState, Supervisor};
+use kaged_host_sim::{AuditLog, AuditRecord, PluginState, Supervisor};
 use serde_json::json;
 
 use crate::common::{assert_group_gone, fixture, host, LIMIT};

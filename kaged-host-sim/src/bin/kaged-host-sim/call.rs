@@ -7,7 +7,7 @@ use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::Value;
 
 use super::{one_line, CliError};
-use kaged_host_sim::host::HostSim;
+use kaged_host_sim::HostSim;
 
 /// The project id of the default agent context a tool call gets from the
 /// CLI when `--context` is absent.

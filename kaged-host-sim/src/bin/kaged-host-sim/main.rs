@@ -16,15 +16,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
-use kaged_host_sim::one_line;
-
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::in_flight::{InFlight, InFlightWaiter};
-use kaged_host_sim::storage::StorageBroker;
-use kaged_host_sim::storage_handler::BrokerHandler;
-use kaged_host_sim::time::TimeScale;
-use kaged_host_sim::transcript::Transcript;
+use kaged_host_sim::{
+    one_line, AuditLog, BrokerHandler, HostConfig, HostSim, InFlight, InFlightWaiter,
+    StorageBroker, TimeScale, Transcript,
+};
 
 /// A simulated kaged daemon for plugin authors.
 #[derive(Debug, Parser)]
@@ -244,7 +239,7 @@ fn host_for(global: &GlobalOpts) -> Result<(HostSim, InFlightWaiter), CliError> 
 /// a late `plugin.storage_denied`) before the command exits, for at most
 /// the request timeout.
 async fn settled<T>(in_flight: &InFlightWaiter, global: &GlobalOpts, outcome: T) -> T {
-    let limit = kaged_host_sim::time::Timeouts::defaults(global.time_scale).request;
+    let limit = kaged_host_sim::Timeouts::defaults(global.time_scale).request;
     if !in_flight.settle(limit).await {
         tracing::warn!(
             "{} storage request(s) still unanswered after {limit:?}",
@@ -270,7 +265,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Validate { dir } => {
             require_dir(&dir)?;
-            let report = kaged_host_sim::validate::validate_dir(&dir);
+            let report = kaged_host_sim::validate_dir(&dir);
             let text = report.render_human();
             if !text.is_empty() {
                 println!("{text}");

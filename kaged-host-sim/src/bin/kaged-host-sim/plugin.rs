@@ -25,8 +25,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::{one_line, CliError};
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::install::{InstallError, InstallPlan, PluginStore};
+use kaged_host_sim::{AuditLog, InstallError, InstallPlan, PluginStore};
 
 /// The `plugin` subcommands.
 #[derive(Debug, Subcommand)]

@@ -32,9 +32,7 @@ use serde_json::{json, Value};
 
 use super::script::{subset, Script, Step};
 use super::{one_line, CliError};
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::firing::{AgentHost, AgentHostError, CompactRequest, PluginDirs};
-use kaged_host_sim::host::HostSim;
+use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent, CompactRequest, HostSim, PluginDirs};
 
 /// The session id of project steps without `session_id`.
 pub const DEFAULT_SESSION: &str = "ses_1";

@@ -31,10 +31,8 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::{one_line, CliError};
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::host::HostSim;
-use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::time::SCRIPT_WAIT_SEC;
+use kaged_host_sim::{AuditEvent, HostSim, PluginSession};
 
 /// A scenario file.
 #[derive(Debug, Clone, Deserialize)]

@@ -22,8 +22,8 @@ use kaged_plugin_sdk::protocol::names::is_plugin_name;
 use serde_json::json;
 
 use super::{one_line, CliError};
-use kaged_host_sim::audit::{AuditEvent, AuditLog};
-use kaged_host_sim::storage::{storage_prefix, unprefix, StorageBroker};
+use kaged_host_sim::storage::{storage_prefix, unprefix};
+use kaged_host_sim::{AuditEvent, AuditLog, StorageBroker};
 
 /// The `storage` subcommands.
 #[derive(Debug, Subcommand)]

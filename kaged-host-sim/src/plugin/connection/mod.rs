@@ -266,11 +266,6 @@ impl Connection {
         lock(&self.shared.stderr).iter().cloned().collect()
     }
 
-    /// Raise a fatal condition (first one wins); the session kills the plugin.
-    pub fn fail(&self, fatal: Fatal) {
-        self.shared.fail(fatal)
-    }
-
     /// Wait until a fatal condition is raised.
     pub async fn wait_fatal(&self) -> Fatal {
         let mut rx = self.shared.fatal.subscribe();
@@ -294,11 +289,6 @@ impl Connection {
     pub async fn wait_closed(&self) {
         let mut rx = self.shared.closed.subscribe();
         let _ = rx.wait_for(|c| *c).await;
-    }
-
-    /// Whether the connection is closed.
-    pub fn is_closed(&self) -> bool {
-        *self.shared.closed.borrow()
     }
 
     /// Wait (up to `timeout`) until stderr reached its end.

@@ -5,6 +5,10 @@ pub mod call;
 pub mod health;
 pub mod shutdown;
 
+pub use call::CallError;
+pub use health::HealthMonitor;
+pub use shutdown::ShutdownOutcome;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,7 +25,7 @@ use crate::plugin::handshake::{self, HandshakeError, HandshakeInfo};
 use crate::plugin::process::{ExitInfo, Lifecycle};
 use crate::time::Timeouts;
 
-/// A plugin started by [`crate::host::HostSim`]: call it, notify it, watch
+/// A plugin started by [`HostSim`](crate::HostSim): call it, notify it, watch
 /// its notifications, shut it down. Dropping a session kills the plugin's
 /// whole process group.
 #[derive(Debug)]
