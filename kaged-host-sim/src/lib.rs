@@ -88,10 +88,12 @@ pub use storage::StorageBroker;
 pub use install::{InstallError, InstallPlan, InstalledPlugin, PluginStore, Uninstalled, Upgrade};
 pub use validate::validate_dir;
 
-// What the host records.
-pub use observe::TranscriptRecord;
+// What the host records (whole modules: `audit`, `transcript`, and the
+// generated `reference` of docs/protocol.md).
 pub use observe::{audit, reference, transcript};
-pub use observe::{one_line, AuditEvent, AuditLog, AuditRecord, Direction, Transcript};
+pub use observe::{
+    one_line, AuditEvent, AuditLog, AuditRecord, Direction, Transcript, TranscriptRecord,
+};
 
 // Process probes for conformance checks.
 pub use plugin::probe;

@@ -4,7 +4,7 @@
 //! `on_session_idle`, `pre_compact` and `post_compact` on an agent path.
 //!
 //! * [`AgentHost::start`] / [`AgentHost::from_files`]: resolve
-//!   ([`crate::agents::resolve`]), emit the resolution events into the audit
+//!   ([`crate::agents::resolve()`]), emit the resolution events into the audit
 //!   log (also when resolution fails), then launch one process per plugin
 //!   directory, shared by every agent declaring it.
 //! * [`AgentHost::start_session`] ([`mod@start`]): `on_session_start`, primary only.

@@ -1,7 +1,7 @@
 //! `kaged-host-sim plugin (install | uninstall | enable | disable | list)`:
 //! the install flow of plugin-host.md § Install flow over a plugin store
 //! directory (`--store DIR`, default `$KAGED_HOME`), see
-//! [`kaged_host_sim::install`].
+//! [`kaged_host_sim::PluginStore`].
 //!
 //! ```text
 //! $ kaged-host-sim plugin install ./oh-my-pi --store ~/.kaged --yes
