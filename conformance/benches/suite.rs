@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use kaged_conformance::report::{EffectiveTimeouts, Report};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::TimeScale;
 
 /// What the suite may spend on a correct plugin at time scale 1.
 const CORRECT_BUDGET: Duration = Duration::from_secs(3);

@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::TimeScale;
 
 use crate::list;
 use crate::report::{render_case_line, render_human, render_junit, render_tap, Report};

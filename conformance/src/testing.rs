@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::TimeScale;
 
 use crate::report::{render_human, CaseResult, Report, Status};
 use crate::{run_suite, Options};

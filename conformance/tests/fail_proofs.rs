@@ -14,7 +14,7 @@ use kaged_conformance::catalogue::{Level, CATALOGUE};
 use kaged_conformance::report::Status::{Fail, Pass, Warn};
 use kaged_conformance::selection::{Pattern, Selection};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::TimeScale;
 
 #[test]
 fn bad_ping() {

@@ -23,11 +23,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::session::PluginSession;
-use kaged_host_sim::storage::{rewrite, RewriteCache, StorageBroker, StorageClient};
-use kaged_host_sim::storage_handler::BrokerHandler;
+use kaged_host_sim::storage::{rewrite, RewriteCache, StorageClient};
 use kaged_host_sim::testing::StagedPlugin;
+use kaged_host_sim::{BrokerHandler, HostConfig, HostSim, PluginSession, StorageBroker};
 use kaged_plugin_sdk::protocol::StorageMethod;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
 use serde_json::{json, Value};

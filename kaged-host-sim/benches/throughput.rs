@@ -28,9 +28,8 @@ mod placement;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::testing::StagedPlugin;
+use kaged_host_sim::{HostConfig, HostSim, PluginSession};
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use placement::Layout;
 use serde_json::json;

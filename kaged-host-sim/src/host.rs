@@ -3,8 +3,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kaged_host_sim::host::{HostConfig, HostSim};
-//! use kaged_host_sim::time::TimeScale;
+//! use kaged_host_sim::{HostConfig, HostSim, TimeScale};
 //! let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.1)?, ..HostConfig::default() });
 //! let session = host.launch("plugins/echo".as_ref()).await?;
 //! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
@@ -21,15 +20,15 @@ use kaged_plugin_sdk::protocol::{InitializeParams, API_VERSION};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::audit::{AuditEvent, AuditLog};
-use crate::connection::{Connection, ConnectionConfig};
-use crate::handler::{DefaultHandler, PluginRequestHandler};
-use crate::handshake::HandshakeError;
-use crate::process::{become_subreaper, ExitInfo, Lifecycle};
-use crate::session::PluginSession;
-use crate::spawn::{spawn_plugin, SpawnError};
+use crate::observe::audit::{AuditEvent, AuditLog};
+use crate::observe::transcript::Transcript;
+use crate::plugin::connection::{Connection, ConnectionConfig};
+use crate::plugin::handshake::HandshakeError;
+use crate::plugin::process::{become_subreaper, ExitInfo, Lifecycle};
+use crate::plugin::session::PluginSession;
+use crate::plugin::spawn::{spawn_plugin, SpawnError};
+use crate::requests::handler::{DefaultHandler, PluginRequestHandler};
 use crate::time::{TimeScale, Timeouts};
-use crate::transcript::Transcript;
 
 /// How the simulated daemon behaves.
 #[derive(Clone)]
@@ -257,7 +256,7 @@ impl HostSim {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use kaged_host_sim::host::HostSim;
+    /// use kaged_host_sim::HostSim;
     /// use kaged_plugin_sdk::{plugin, Call, PluginError};
     /// let p = plugin!("demo")
     ///     .method("demo.ping", |_: serde_json::Value, _: Call| async { Ok::<_, PluginError>("pong") })

@@ -1,36 +1,99 @@
 //! # kaged-host-sim
 //!
 //! A simulated kaged daemon: the only daemon-side code of this workspace.
-//! Its CLI, the conformance suite and every test drive it.
+//! Its command line (`src/bin/kaged-host-sim/`), the conformance suite and
+//! every test drive it, through the items below.
 //!
-//! * [`host::HostSim`] launches a plugin directory (validate, spawn,
-//!   handshake) or connects to an in-process peer, giving a
-//!   [`session::PluginSession`] to call, notify and shut down.
-//! * [`time`] holds every timeout (scaled by `--time-scale`), [`audit`] every
-//!   audit event name, [`transcript`] the wire transcript.
+//! ## Layers
+//!
+//! ```text
+//!  kaged-host-sim CLI (src/bin/)    kaged-conformance    tests, examples
+//!              |                            |
+//!              v                            v
+//!  firing      AgentHost: hooks fired on agent paths
+//!              (agents: projects resolved against manifests, pure logic)
+//!  supervisor  Supervisor: one plugin kept alive, restart policy
+//!              |
+//!              v
+//!  host        HostSim: validate, spawn, handshake -> PluginSession
+//!              |
+//!              v
+//!  plugin      session: call, health checks, shutdown; handshake
+//!              connection: JSON-RPC 2.0 over line-delimited stdio
+//!              process, spawn, probe: the OS process and its group
+//!              |
+//!              v
+//!  requests    plugin-to-host requests: PluginRequestHandler,
+//!              BrokerHandler, InFlight
+//!  storage     the SQLite broker behind kaged.storage.*
+//!
+//!  install     the plugin store (install flow), over storage and validate
+//!  observe     audit log, wire transcript, generated reference (every layer)
+//!  validate    manifest validation        time   every timeout, scaled
+//! ```
+//!
+//! [`HostSim`] launches a plugin directory (validate, spawn, handshake) or
+//! connects to an in-process peer, giving a [`PluginSession`] to call,
+//! notify and shut down. [`time`] holds every timeout (scaled by
+//! `--time-scale`), [`audit`] every audit event name, [`transcript`] the
+//! wire transcript.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use kaged_host_sim::{HostConfig, HostSim, TimeScale};
+//! let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.1)?, ..HostConfig::default() });
+//! let session = host.launch("plugins/echo".as_ref()).await?;
+//! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
+//! println!("{out}");
+//! session.shutdown().await;
+//! # Ok(()) }
+//! ```
 
 pub mod agents;
-pub mod audit;
-pub mod call;
-pub mod cli;
-pub mod connection;
-pub mod firing;
-pub mod handler;
-pub mod handshake;
-pub mod health;
-pub mod host;
-pub mod in_flight;
-pub mod install;
-pub mod probe;
-pub mod process;
-pub mod reference;
-pub mod session;
-pub mod shutdown;
-pub mod spawn;
+mod firing;
+mod host;
+mod install;
+mod observe;
+mod plugin;
+mod requests;
 pub mod storage;
-pub mod storage_handler;
-pub mod supervisor;
+mod supervisor;
 pub mod testing;
 pub mod time;
-pub mod transcript;
 pub mod validate;
+
+// Running plugins.
+pub use host::{HostConfig, HostSim, LaunchError};
+pub use plugin::{
+    canonical_capability, group_alive, resolve_command, CallError, ExitInfo, HandshakeError,
+    HandshakeInfo, HealthMonitor, Phase, PluginSession, RawChannel, RequestError, ShutdownOutcome,
+    SpawnError,
+};
+pub use supervisor::{PluginState, Supervisor, SupervisorError};
+pub use time::{TimeScale, Timeouts};
+
+// Projects and their hooks.
+pub use firing::{
+    AgentHost, AgentHostError, CompactRequest, CompactionOutcome, IdleOutcome, KnobWrite,
+    KnobWriteError, PluginDirs, SessionStart,
+};
+
+// Requests from plugins, and storage.
+pub use requests::{
+    BrokerHandler, DefaultHandler, InFlight, InFlightWaiter, PluginRequestHandler, RequestContext,
+};
+pub use storage::StorageBroker;
+
+// Installing plugins and checking manifests.
+pub use install::{InstallError, InstallPlan, InstalledPlugin, PluginStore, Uninstalled, Upgrade};
+pub use validate::validate_dir;
+
+// What the host records (whole modules: `audit`, `transcript`, and the
+// generated `reference` of docs/protocol.md).
+pub use observe::{audit, reference, transcript};
+pub use observe::{
+    one_line, AuditEvent, AuditLog, AuditRecord, Direction, Transcript, TranscriptRecord,
+};
+
+// Process probes for conformance checks.
+pub use plugin::probe;

@@ -3,16 +3,16 @@
 //! with a capability diff, uninstall refused with active sessions unless
 //! forced, and cleanup of the plugin's storage on uninstall.
 
-mod common;
+#[path = "support/mod.rs"]
+mod support;
 
 use std::path::Path;
 
-use common::*;
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::install::{InstallError, PluginStore};
-use kaged_host_sim::storage::{StorageBroker, StorageClient};
+use kaged_host_sim::storage::StorageClient;
+use kaged_host_sim::{AuditLog, InstallError, PluginStore, StorageBroker};
 use kaged_plugin_sdk::protocol::StorageMethod;
 use serde_json::json;
+use support::host::*;
 
 fn manifest(dir: &Path, version: &str, capabilities: &[&str]) {
     let caps: Vec<String> = capabilities

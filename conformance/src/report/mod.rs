@@ -115,7 +115,7 @@ pub struct EffectiveTimeouts {
 
 impl EffectiveTimeouts {
     /// The values of the host-sim's timeouts.
-    pub fn from_timeouts(t: &kaged_host_sim::time::Timeouts) -> EffectiveTimeouts {
+    pub fn from_timeouts(t: &kaged_host_sim::Timeouts) -> EffectiveTimeouts {
         let ms = |d: std::time::Duration| d.as_millis() as u64;
         EffectiveTimeouts {
             initialize_ms: ms(t.initialize),

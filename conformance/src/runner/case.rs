@@ -3,8 +3,7 @@
 
 use std::time::Instant;
 
-use kaged_host_sim::audit::AuditRecord;
-use kaged_host_sim::transcript::{Transcript, TranscriptRecord};
+use kaged_host_sim::{AuditRecord, Transcript, TranscriptRecord};
 
 use crate::catalogue::CaseDef;
 

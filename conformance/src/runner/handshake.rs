@@ -6,12 +6,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use kaged_host_sim::audit::AuditRecord;
-use kaged_host_sim::handshake::{canonical_capability, HandshakeError, HandshakeInfo};
-use kaged_host_sim::process::ExitInfo;
-use kaged_host_sim::session::PluginSession;
-use kaged_host_sim::time::Timeouts;
-use kaged_host_sim::transcript::Transcript;
+use kaged_host_sim::{
+    canonical_capability, AuditRecord, ExitInfo, HandshakeError, HandshakeInfo, PluginSession,
+    Timeouts, Transcript,
+};
 use kaged_plugin_sdk::protocol::{methods, HookName, InitializeResult, API_VERSION};
 use serde_json::Value;
 

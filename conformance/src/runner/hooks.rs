@@ -4,13 +4,10 @@
 //! compactor's `pre_compact` answer is a valid `CompactorResult`, judged by
 //! the host's own compaction (`kaged_host_sim::firing`).
 
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::call::CallError;
+use kaged_host_sim::agents::Project;
+use kaged_host_sim::{group_alive, AgentHost, AuditEvent, CallError, CompactRequest, PluginDirs};
 use std::collections::BTreeMap;
 
-use kaged_host_sim::agents::Project;
-use kaged_host_sim::firing::{AgentHost, CompactRequest, PluginDirs};
-use kaged_host_sim::process::group_alive;
 use kaged_plugin_sdk::protocol::{
     parse_observer_answer, parse_session_start_answer, CompactParams, HookName, Message,
     MessageRole, PluginCallContext, PluginRole,
@@ -175,7 +172,7 @@ async fn compactor(suite: &mut Suite<'_>) {
 /// project and let the host's firing API compact a window (ADDENDUM §5:
 /// `validate_compactor_result`, drop fallback and audit chain).
 async fn compact_as_delegate(
-    host: kaged_host_sim::host::HostSim,
+    host: kaged_host_sim::HostSim,
     dir: &std::path::Path,
     name: &str,
 ) -> Verdict {

@@ -2,7 +2,7 @@
 //! process start and stay up for the handshake? The start is the first
 //! half of the primary spawn; `handshake.rs` runs the second half.
 
-use kaged_host_sim::spawn::{resolve_command, SpawnError};
+use kaged_host_sim::{resolve_command, SpawnError};
 
 use super::handshake::{Primary, QuietWindow};
 use super::sessions::describe_launch;

@@ -4,14 +4,12 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::probe::{descendants, group_members};
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::shutdown::ShutdownOutcome;
+use kaged_host_sim::probe::{descendants, group_members, ExitWatch};
+use kaged_host_sim::{group_alive, ShutdownOutcome};
 use rustix::process::Signal;
 
 use super::sessions::{describe_exit, retire};
 use super::{Suite, Verdict};
-use kaged_host_sim::probe::ExitWatch;
 
 /// How often the exit watch polls `/proc`.
 const WATCH_POLL: Duration = Duration::from_millis(1);

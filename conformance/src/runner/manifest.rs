@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kaged_host_sim::validate::validate_dir;
+use kaged_host_sim::validate_dir;
 
 use super::{Suite, Verdict};
 

@@ -7,8 +7,7 @@
 //! calls. A well-formed error (e.g. `-32006 not_applicable` from a method
 //! that needs a project) still counts as an answer for `methods.answers`.
 
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::call::CallError;
+use kaged_host_sim::{AuditEvent, CallError};
 use kaged_plugin_sdk::protocol::{
     methods, names::prefixed_tool_name, ErrorCode, PluginCallContext, INVALID_PARAMS,
     NOT_APPLICABLE, NOT_INITIALIZED,
@@ -161,10 +160,7 @@ async fn call_case(
 
 /// After a call that ended the plugin, wait (bounded) until the host has
 /// handled the end, so that the next case starts a new session.
-pub(crate) async fn settle(
-    s: &kaged_host_sim::session::PluginSession,
-    r: &Result<Value, CallError>,
-) {
+pub(crate) async fn settle(s: &kaged_host_sim::PluginSession, r: &Result<Value, CallError>) {
     if matches!(r, Err(CallError::Closed { .. })) {
         let t = s.timeouts();
         let _ = s

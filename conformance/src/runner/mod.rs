@@ -27,10 +27,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use kaged_host_sim::in_flight::InFlight;
-use kaged_host_sim::storage::StorageBroker;
-use kaged_host_sim::storage_handler::BrokerHandler;
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::{BrokerHandler, InFlight, StorageBroker, TimeScale};
 
 use crate::report::{CaseResult, Report};
 use crate::selection::{Baseline, Selection};
@@ -79,7 +76,7 @@ pub enum SuiteError {
         path: Option<PathBuf>,
         /// The cause.
         #[source]
-        source: kaged_host_sim::storage::StorageError,
+        source: kaged_host_sim::storage::BrokerError,
     },
     /// The async runtime could not start.
     #[error("cannot start the async runtime")]

@@ -3,8 +3,7 @@
 //! plugin wrote to stderr, over every spawn of the run. Their
 //! `audit_events` are the matching events of the whole run.
 
-use kaged_host_sim::audit::{AuditEvent, AuditRecord};
-use kaged_host_sim::transcript::Direction;
+use kaged_host_sim::{AuditEvent, AuditRecord, Direction};
 use serde_json::Value;
 
 use super::{Suite, Verdict};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::connection::RequestError;
+use kaged_host_sim::RequestError;
 use kaged_plugin_sdk::protocol::{
     methods, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED, PARSE_ERROR,
 };
@@ -40,7 +40,7 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
 }
 
 type CaseFn = for<'s> fn(
-    &'s kaged_host_sim::session::PluginSession,
+    &'s kaged_host_sim::PluginSession,
     Duration,
 ) -> futures_util::future::BoxFuture<'s, Verdict>;
 
@@ -80,7 +80,7 @@ pub(crate) async fn wait_for(
 }
 
 fn ping(
-    s: &kaged_host_sim::session::PluginSession,
+    s: &kaged_host_sim::PluginSession,
     _limit: Duration,
 ) -> futures_util::future::BoxFuture<'_, Verdict> {
     Box::pin(async move {
@@ -95,7 +95,7 @@ fn ping(
 }
 
 fn unknown_method(
-    s: &kaged_host_sim::session::PluginSession,
+    s: &kaged_host_sim::PluginSession,
     limit: Duration,
 ) -> futures_util::future::BoxFuture<'_, Verdict> {
     Box::pin(async move {
@@ -196,7 +196,7 @@ fn brief(seen: &[Value]) -> String {
 }
 
 fn ids_echoed(
-    s: &kaged_host_sim::session::PluginSession,
+    s: &kaged_host_sim::PluginSession,
     limit: Duration,
 ) -> futures_util::future::BoxFuture<'_, Verdict> {
     Box::pin(async move {
@@ -242,7 +242,7 @@ fn ids_echoed(
 }
 
 fn concurrent(
-    s: &kaged_host_sim::session::PluginSession,
+    s: &kaged_host_sim::PluginSession,
     limit: Duration,
 ) -> futures_util::future::BoxFuture<'_, Verdict> {
     Box::pin(async move {

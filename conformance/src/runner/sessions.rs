@@ -4,12 +4,10 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::connection::RequestError;
-use kaged_host_sim::host::{HostConfig, HostSim, LaunchError};
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::time::REAP_POLL;
-use kaged_host_sim::transcript::Transcript;
+use kaged_host_sim::{
+    group_alive, HostConfig, HostSim, LaunchError, PluginSession, RequestError, Transcript,
+};
 use kaged_plugin_sdk::protocol::{methods, InitializeParams, API_VERSION};
 use serde_json::json;
 
@@ -185,7 +183,7 @@ pub(crate) async fn retire(s: PluginSession) -> Option<String> {
 
 /// One line for a launch failure, classified.
 pub(crate) fn describe_launch(e: &LaunchError) -> String {
-    use kaged_host_sim::spawn::SpawnError;
+    use kaged_host_sim::SpawnError;
     match e {
         LaunchError::InvalidManifest { report, .. } => format!("invalid manifest: {report}"),
         LaunchError::Spawn { source, .. } => match source {

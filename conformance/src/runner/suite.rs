@@ -5,11 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::handler::PluginRequestHandler;
-use kaged_host_sim::session::PluginSession;
-use kaged_host_sim::time::Timeouts;
-use kaged_host_sim::transcript::Transcript;
+use kaged_host_sim::{
+    AuditLog, InFlight, InFlightWaiter, PluginRequestHandler, PluginSession, Timeouts, Transcript,
+};
 use kaged_plugin_sdk::manifest::Manifest;
 
 use super::case::{file_name, Scope};
@@ -17,7 +15,6 @@ use super::handshake::Primary;
 use super::{Options, Verdict};
 use crate::catalogue::{self, Level};
 use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report, Status};
-use kaged_host_sim::in_flight::{InFlight, InFlightWaiter};
 
 /// How the cases after the handshake get a session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use kaged_conformance::report::{render_human, Report, Status};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::TimeScale;
 
 /// Fast enough for fixtures that hang (initialize 0.5 s, request 1.5 s).
 pub const SCALE: f64 = 0.05;

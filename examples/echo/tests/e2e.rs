@@ -3,13 +3,11 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::call::CallError;
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::shutdown::ShutdownOutcome;
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::time::TimeScale;
-use kaged_host_sim::transcript::{normalise, Transcript};
+use kaged_host_sim::transcript::normalise;
+use kaged_host_sim::{
+    AuditLog, CallError, HostConfig, HostSim, ShutdownOutcome, TimeScale, Transcript,
+};
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::json;
 
@@ -134,7 +132,7 @@ async fn shutdown_as_a_request_is_answered_and_the_plugin_exits_zero() {
         .await
         .expect("exited within the shutdown timeout");
     assert_eq!(exit.code, Some(0));
-    assert!(!kaged_host_sim::process::group_alive(pid));
+    assert!(!kaged_host_sim::group_alive(pid));
 }
 
 #[tokio::test]

@@ -6,9 +6,7 @@
 mod common;
 
 use common::{catalogue, host_without_storage, Omp, Place, WEB_DEV};
-use kaged_host_sim::host::HostSim;
-use kaged_host_sim::session::PluginSession;
-use kaged_host_sim::storage::StorageBroker;
+use kaged_host_sim::{HostSim, PluginSession, StorageBroker};
 use kaged_plugin_sdk::storage::StorageError;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
 use serde_json::{json, Value};
@@ -102,7 +100,7 @@ async fn the_database_holds_only_plugin_oh_my_pi_objects() {
         Some("oh-my-pi")
     );
     assert!(audit
-        .of(kaged_host_sim::audit::AuditEvent::StorageDenied)
+        .of(kaged_host_sim::AuditEvent::StorageDenied)
         .is_empty());
 }
 
@@ -163,12 +161,7 @@ async fn rows_never_leak_to_another_plugin() {
     .await;
     assert!(v["denied"].is_string(), "{v}");
     assert_eq!(omp.names().await, ["k8s-ops", "web-dev"]);
-    assert_eq!(
-        audit
-            .of(kaged_host_sim::audit::AuditEvent::StorageDenied)
-            .len(),
-        7
-    );
+    assert_eq!(audit.of(kaged_host_sim::AuditEvent::StorageDenied).len(), 7);
     for s in [&other, &lookalike, &omp.session] {
         s.shutdown().await;
     }

@@ -4,12 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::time::TimeScale;
-use kaged_host_sim::transcript::{Direction, Transcript};
+use kaged_host_sim::{
+    AuditLog, Direction, HostConfig, HostSim, PluginSession, TimeScale, Transcript,
+};
 use serde_json::{json, Value};
 
 struct Running {

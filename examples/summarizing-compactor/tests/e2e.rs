@@ -4,10 +4,8 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::{HostConfig, HostSim, PluginSession, TimeScale};
 use kaged_plugin_sdk::protocol::{
     parse_observer_answer, validate_compactor_result, CompactParams, MessageRole, PluginCallContext,
 };

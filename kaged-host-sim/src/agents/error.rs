@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::HostEvent;
+use super::event::HostEvent;
 
 /// A place in a source file (`project.yaml:12:9`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -84,7 +84,7 @@ impl ProjectError {
     }
 }
 
-/// A configuration error found while resolving a project against a catalog.
+/// A configuration error found while resolving a project against a catalogue.
 /// Each names the agent path and the declaration key (or field) at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
@@ -117,7 +117,7 @@ pub enum ResolveError {
         /// The subagent's value.
         found: String,
     },
-    /// No plugin of the catalog answers to the declared package.
+    /// No plugin of the catalogue answers to the declared package.
     #[error("{at}: agent `{agent_path}`, plugin `{key}`: unknown package `{package}`")]
     UnknownPackage {
         /// Where `package` is written (or the declaration, when inherited).

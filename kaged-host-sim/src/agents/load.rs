@@ -1,87 +1,48 @@
 //! The YAML loader of the project model: located nodes in, model values
 //! out, every error naming file, line, column and field path.
 
-use kaged_plugin_sdk::manifest::YamlNode;
+use std::path::Path;
+
+use kaged_plugin_sdk::manifest::{parse_yaml, YamlNode};
 use serde_json::Value;
 
-use super::error::{ProjectError, SourcePos};
-use super::project::{AgentSpec, Isolation, Located, PluginDecl};
+use super::error::ProjectError;
+use super::local::SystemConfig;
+use super::project::{AgentSpec, Isolation, Located, PluginDecl, Project, PRIMARY};
+use super::yaml::{join_path, Parser};
 
-/// Render `key` as a path segment: bare when it is a plain word, quoted in
-/// brackets otherwise (`tools["memory-markdown.recall"]`).
-pub(crate) fn join_path(parent: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if plain {
-        format!("{parent}.{key}")
-    } else {
-        format!("{parent}[{key:?}]")
+impl Project {
+    /// Parse a project from YAML text; `file` names it in errors.
+    pub fn from_yaml_str(text: &str, file: &str) -> Result<Project, ProjectError> {
+        let root = parse_yaml(text).map_err(|e| ProjectError::Syntax {
+            file: file.to_string(),
+            line: e.pos.map(|p| p.line),
+            column: e.pos.map(|p| p.column),
+            message: e.message,
+        })?;
+        let p = Parser { file };
+        p.expect_map(&root, "(root)")?;
+        let primary = root
+            .get(PRIMARY)
+            .ok_or_else(|| p.err(&root, "primary", "missing field `primary`"))?;
+        Ok(Project {
+            file: file.to_string(),
+            primary: p.agent(primary, PRIMARY.to_string())?,
+            system: SystemConfig::default(),
+        })
     }
-}
 
-/// Builds model values from located nodes, with file/line/column/path errors.
-pub(crate) struct Parser<'a> {
-    /// The file name used in errors.
-    pub(crate) file: &'a str,
+    /// Load a project file.
+    pub fn load(path: &Path) -> Result<Project, ProjectError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ProjectError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Project::from_yaml_str(&text, &path.display().to_string())
+    }
 }
 
 impl Parser<'_> {
-    pub(crate) fn err(
-        &self,
-        node: &YamlNode,
-        path: &str,
-        message: impl Into<String>,
-    ) -> ProjectError {
-        ProjectError::Field {
-            at: SourcePos {
-                file: self.file.to_string(),
-                line: node.pos.line,
-                column: node.pos.column,
-            },
-            path: path.to_string(),
-            message: message.into(),
-        }
-    }
-
-    /// The entries of a mapping; duplicate keys are an error.
-    pub(crate) fn expect_map<'n>(
-        &self,
-        node: &'n YamlNode,
-        path: &str,
-    ) -> Result<Vec<(String, &'n YamlNode, &'n YamlNode)>, ProjectError> {
-        let entries = node.as_map().ok_or_else(|| {
-            self.err(
-                node,
-                path,
-                format!("expected a mapping, found {}", node.value.type_name()),
-            )
-        })?;
-        let mut out: Vec<(String, &YamlNode, &YamlNode)> = Vec::new();
-        for (k, v) in entries {
-            let key = k.key_text();
-            if out.iter().any(|(seen, _, _)| *seen == key) {
-                return Err(self.err(k, &join_path(path, &key), "duplicate key"));
-            }
-            out.push((key, k, v));
-        }
-        Ok(out)
-    }
-
-    /// A mapping, or an empty list for `null`.
-    fn optional_map<'n>(
-        &self,
-        node: Option<&'n YamlNode>,
-        path: &str,
-    ) -> Result<Vec<(String, &'n YamlNode, &'n YamlNode)>, ProjectError> {
-        match node {
-            None => Ok(Vec::new()),
-            Some(n) if n.is_null() => Ok(Vec::new()),
-            Some(n) => self.expect_map(n, path),
-        }
-    }
-
     fn string(&self, node: &YamlNode, path: &str) -> Result<Located<String>, ProjectError> {
         match node.as_str() {
             Some(s) if !s.is_empty() => Ok(Located {
@@ -97,7 +58,7 @@ impl Parser<'_> {
         }
     }
 
-    pub(crate) fn agent(&self, node: &YamlNode, path: String) -> Result<AgentSpec, ProjectError> {
+    fn agent(&self, node: &YamlNode, path: String) -> Result<AgentSpec, ProjectError> {
         let fields = self.expect_map(node, &path)?;
         let field = |name: &str| {
             fields

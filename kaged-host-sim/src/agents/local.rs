@@ -35,7 +35,7 @@ use kaged_plugin_sdk::manifest::{parse_yaml, YamlNode, YamlValue};
 use serde_json::{Map, Value};
 
 use super::error::ProjectError;
-use super::load::{join_path, Parser};
+use super::yaml::{join_path, Parser};
 
 /// The operator-local config blocks, keyed by package name.
 #[derive(Debug, Clone, PartialEq, Default)]

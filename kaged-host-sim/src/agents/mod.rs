@@ -8,7 +8,7 @@
 //! * [`local`]: the operator-local system config (`local.toml`'s
 //!   `[plugins."<package>"]`, read from a YAML/JSON file of the same shape,
 //!   `${VAR}` substituted);
-//! * [`catalog`]: package name → loaded plugin manifest;
+//! * [`catalogue`]: package name → loaded plugin manifest;
 //! * [`cascade`]: the `isolation: project` cascade rules;
 //! * [`config`]: project/system config validation and merge;
 //! * [`tools`]: the per-agent tool registry;
@@ -19,7 +19,7 @@
 //! [`HostEvent`]s the caller emits ([`Resolution::emit_into`]).
 //!
 //! ```
-//! use kaged_host_sim::agents::{resolve, Catalog, Project};
+//! use kaged_host_sim::agents::{resolve, Catalogue, Project};
 //! use kaged_plugin_sdk::manifest::Manifest;
 //! use kaged_plugin_sdk::protocol::HookName;
 //!
@@ -28,33 +28,36 @@
 //!      command: [./run]\ncapabilities: []\nhooks: [on_session_start, pre_compact]\n\
 //!      tools:\n  - name: recall\n    parameters_schema: {type: object}\n",
 //! ).unwrap();
-//! let mut catalog = Catalog::new();
-//! catalog.insert("@kaged/memory-markdown", manifest);
+//! let mut catalogue = Catalogue::new();
+//! catalogue.insert("@kaged/memory-markdown", manifest);
 //! let project = Project::from_yaml_str(
 //!     "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-markdown\"\n",
 //!     "project.yaml",
 //! ).unwrap();
-//! let res = resolve(&project, &catalog).unwrap();
+//! let res = resolve(&project, &catalogue).unwrap();
 //! let fired = res.hooks_to_fire("primary", HookName::OnSessionStart);
 //! assert_eq!(fired[0].name, "memory-markdown");
 //! assert_eq!(res.agent("primary").unwrap().tools, ["memory-markdown.recall"]);
 //! ```
 
 pub mod cascade;
-pub mod catalog;
+pub mod catalogue;
 pub mod config;
 pub mod error;
+mod event;
 mod load;
 pub mod local;
 pub mod project;
 mod resolution;
 pub mod resolve;
 pub mod tools;
+mod yaml;
 
-pub use catalog::Catalog;
+pub use catalogue::Catalogue;
 pub use config::{ConfigSide, MergedConfig};
 pub use error::{ProjectError, ResolveError, ResolveErrors, ResolveWarning, SourcePos};
+pub use event::HostEvent;
 pub use local::SystemConfig;
 pub use project::{AgentSpec, Isolation, Located, PluginDecl, Project, PRIMARY};
-pub use resolution::{ActivePlugin, AgentResolution, HostEvent, Resolution};
+pub use resolution::{ActivePlugin, AgentResolution, Resolution};
 pub use resolve::resolve;

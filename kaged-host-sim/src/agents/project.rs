@@ -1,5 +1,6 @@
-//! The project file model (the `AgentSpec` subset the plugin host needs) and
-//! its YAML loader.
+//! The project file model (the `AgentSpec` subset the plugin host needs);
+//! [`Project::from_yaml_str`] and [`Project::load`] are in the private
+//! `load` module.
 //!
 //! ```yaml
 //! primary:
@@ -22,13 +23,10 @@
 //! ignored. Plugin declarations are closed: an unknown field is an error
 //! (a typo such as `hook:` would otherwise be silently dropped).
 
-use std::path::Path;
-
-use kaged_plugin_sdk::manifest::{parse_yaml, Pos};
+use kaged_plugin_sdk::manifest::Pos;
 use serde_json::{Map, Value};
 
-use super::error::{ProjectError, SourcePos};
-use super::load::Parser;
+use super::error::SourcePos;
 use super::local::SystemConfig;
 
 /// The canonical path of the primary agent.
@@ -131,35 +129,6 @@ pub struct Project {
 }
 
 impl Project {
-    /// Parse a project from YAML text; `file` names it in errors.
-    pub fn from_yaml_str(text: &str, file: &str) -> Result<Project, ProjectError> {
-        let root = parse_yaml(text).map_err(|e| ProjectError::Syntax {
-            file: file.to_string(),
-            line: e.pos.map(|p| p.line),
-            column: e.pos.map(|p| p.column),
-            message: e.message,
-        })?;
-        let p = Parser { file };
-        p.expect_map(&root, "(root)")?;
-        let primary = root
-            .get(PRIMARY)
-            .ok_or_else(|| p.err(&root, "primary", "missing field `primary`"))?;
-        Ok(Project {
-            file: file.to_string(),
-            primary: p.agent(primary, PRIMARY.to_string())?,
-            system: SystemConfig::default(),
-        })
-    }
-
-    /// Load a project file.
-    pub fn load(path: &Path) -> Result<Project, ProjectError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ProjectError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Project::from_yaml_str(&text, &path.display().to_string())
-    }
-
     /// The same project with this operator-local system config.
     pub fn with_system_config(mut self, system: SystemConfig) -> Project {
         self.system = system;

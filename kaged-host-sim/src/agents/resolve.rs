@@ -6,7 +6,7 @@
 //! declaration goes through, in order, stopping at its first failure:
 //!
 //! 1. the cascade ([`super::cascade`]) — errors are configuration errors;
-//! 2. the package lookup in the [`Catalog`] — unknown: configuration error;
+//! 2. the package lookup in the [`Catalogue`] — unknown: configuration error;
 //!    a plugin named like a built-in namespace: [`ResolveWarning::BuiltinNamespace`];
 //! 3. hooks — each listed hook must be a defined hook **and** be in the
 //!    manifest's `hooks` (else a configuration error); `hooks:` omitted means
@@ -43,28 +43,29 @@ use kaged_plugin_sdk::protocol::{HookName, PluginRole};
 use serde_json::{json, Value};
 
 use super::cascade::{cascade, Effective};
-use super::catalog::Catalog;
+use super::catalogue::Catalogue;
 use super::config::merge_config;
 use super::error::{ResolveError, ResolveErrors, ResolveWarning};
+use super::event::HostEvent;
 use super::project::{AgentSpec, Project};
-use super::resolution::{ActivePlugin, AgentResolution, HostEvent, Resolution};
+use super::resolution::{ActivePlugin, AgentResolution, Resolution};
 use super::tools::{is_builtin_namespace, ToolRegistry, ToolRejection};
-use crate::audit::AuditEvent;
+use crate::observe::audit::AuditEvent;
 
-/// Resolve every agent of `project` against `catalog`.
+/// Resolve every agent of `project` against `catalogue`.
 ///
 /// Configuration errors (see [`ResolveError`]) fail the whole resolution;
 /// every one is reported, with the events produced so far. Conditions the
 /// spec handles by refusing one plugin (config validation, role violation,
 /// tool collision) are events, and the resolution succeeds without that
 /// plugin on that agent.
-pub fn resolve(project: &Project, catalog: &Catalog) -> Result<Resolution, ResolveErrors> {
+pub fn resolve(project: &Project, catalogue: &Catalogue) -> Result<Resolution, ResolveErrors> {
     let mut errors = Vec::new();
     let mut resolution = Resolution::default();
     for agent in project.agents() {
         resolution
             .agents
-            .push(resolve_agent(project, catalog, agent, &mut errors));
+            .push(resolve_agent(project, catalogue, agent, &mut errors));
     }
     if errors.is_empty() {
         Ok(resolution)
@@ -109,7 +110,7 @@ impl AgentState<'_> {
 
 fn resolve_agent(
     project: &Project,
-    catalog: &Catalog,
+    catalogue: &Catalogue,
     agent: &AgentSpec,
     errors: &mut Vec<ResolveError>,
 ) -> AgentResolution {
@@ -134,7 +135,7 @@ fn resolve_agent(
                 continue;
             }
         };
-        let Some(manifest) = catalog.get(&eff.package.value) else {
+        let Some(manifest) = catalogue.get(&eff.package.value) else {
             errors.push(ResolveError::UnknownPackage {
                 at: project.source_pos(eff.package.pos),
                 agent_path: agent.path.clone(),

@@ -43,8 +43,8 @@ use serde_json::{json, Value};
 use super::start::injects_to_json;
 use super::{audit_json, AgentHost, AgentHostError, HOST_AUDIT_NAME};
 use crate::agents::ActivePlugin;
-use crate::audit::{AuditEvent, AuditRecord};
-use crate::call::CallError;
+use crate::observe::audit::{AuditEvent, AuditRecord};
+use crate::plugin::session::call::CallError;
 
 /// The strategy the host implements itself.
 pub const DROP: &str = "drop";
@@ -306,7 +306,7 @@ fn judge(params: &CompactParams, answer: Result<Value, CallError>) -> CompactorA
         },
         Err(e) => CompactorAnswer::Failed {
             reason: "error".to_string(),
-            detail: crate::cli::one_line("pre_compact failed", &e),
+            detail: crate::observe::one_line("pre_compact failed", &e),
         },
     }
 }

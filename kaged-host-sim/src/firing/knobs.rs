@@ -15,9 +15,9 @@ use serde_json::{json, Value};
 
 use super::{plugins, AgentHost};
 use crate::agents::config::merge_config;
-use crate::audit::AuditEvent;
-use crate::call::CallError;
-use crate::validate::KnobType;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::session::call::CallError;
+use crate::validate::{KnobBounds, KnobType, KnobValueError};
 
 /// Why a knob write was refused.
 #[derive(Debug, thiserror::Error)]
@@ -80,68 +80,67 @@ pub struct KnobWrite {
 }
 
 /// Check `value` against a knob's type bounds (the manifest is valid, so
-/// the knob's own fields are well-formed).
-pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
+/// the knob's own fields are well-formed), with the validator's check
+/// ([`KnobBounds`]); the reason is worded for the operator.
+fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
     let f = |k: &str| knob.fields.get(k);
-    let num = |k: &str| f(k).and_then(Value::as_f64);
-    let bounds = |v: f64| -> Result<(), String> {
-        match (num("min"), num("max")) {
-            (Some(lo), _) if v < lo => Err(format!("{v} is below min {lo}")),
-            (_, Some(hi)) if v > hi => Err(format!("{v} is above max {hi}")),
-            _ => Ok(()),
-        }
-    };
-    let max_len = |s: &str| match f("max_length").and_then(Value::as_u64) {
-        Some(n) if s.chars().count() as u64 > n => Err(format!("longer than max_length {n}")),
-        _ => Ok(()),
+    let strings = |k: &str| -> Vec<&str> {
+        f(k).and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
     };
     let Some(kind) = KnobType::parse(&knob.kind) else {
         return Err(format!("unknown knob type {:?}", knob.kind));
     };
-    match (kind, value) {
-        (KnobType::Range, Value::Number(n)) => bounds(n.as_f64().unwrap_or(f64::NAN)),
-        (KnobType::IntRange, Value::Number(n)) if n.is_i64() || n.is_u64() => {
-            bounds(n.as_f64().unwrap_or(f64::NAN))
+    let pattern = f("pattern")
+        .and_then(Value::as_str)
+        .filter(|_| kind == KnobType::Text)
+        .map(|p| (p, regex::Regex::new(p)));
+    let mut bounds = KnobBounds::default();
+    match kind {
+        KnobType::Range | KnobType::IntRange => {
+            bounds.min = f("min").and_then(Value::as_f64);
+            bounds.max = f("max").and_then(Value::as_f64);
         }
-        (KnobType::IntRange, _) => Err(format!("{value} is not an integer")),
-        (KnobType::Enum, Value::String(s)) => {
+        KnobType::Enum => bounds.values = Some(strings("values")),
+        KnobType::Text | KnobType::Multiline => {
+            bounds.max_length = f("max_length").and_then(Value::as_u64);
+            bounds.pattern = pattern.as_ref().and_then(|(_, re)| re.as_ref().ok());
+        }
+        KnobType::Path => bounds.prefixes = Some(strings("prefixes")),
+        KnobType::Boolean | KnobType::ModelAlias => {}
+    }
+    let reason = match bounds.check_value(kind, value) {
+        Ok(()) => match pattern {
+            // Checked after the length, as a pattern that does not compile
+            // matches nothing.
+            Some((_, Err(e))) => return Err(format!("the knob's pattern does not compile: {e}")),
+            _ => return Ok(()),
+        },
+        Err(e) => e,
+    };
+    let s = value.as_str().unwrap_or_default();
+    Err(match reason {
+        KnobValueError::BelowMin { value, min } => format!("{value} is below min {min}"),
+        KnobValueError::AboveMax { value, max } => format!("{value} is above max {max}"),
+        KnobValueError::NotInteger => format!("{value} is not an integer"),
+        KnobValueError::NotInValues => {
             let values = f("values")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
-            if values.iter().any(|v| v.as_str() == Some(s)) {
-                Ok(())
-            } else {
-                Err(format!("{s:?} is not one of {}", Value::Array(values)))
-            }
+            format!("{s:?} is not one of {}", Value::Array(values))
         }
-        (KnobType::Boolean, Value::Bool(_)) => Ok(()),
-        (KnobType::Text, Value::String(s)) => {
-            max_len(s)?;
-            match f("pattern").and_then(Value::as_str) {
-                Some(p) => match regex::Regex::new(p) {
-                    Ok(re) if re.is_match(s) => Ok(()),
-                    Ok(_) => Err(format!("{s:?} does not match pattern {p:?}")),
-                    Err(e) => Err(format!("the knob's pattern does not compile: {e}")),
-                },
-                None => Ok(()),
-            }
+        KnobValueError::TooLong { max, .. } => format!("longer than max_length {max}"),
+        KnobValueError::NoPatternMatch => {
+            let p = pattern.map(|(p, _)| p).unwrap_or_default();
+            format!("{s:?} does not match pattern {p:?}")
         }
-        (KnobType::Multiline, Value::String(s)) => max_len(s),
-        (KnobType::ModelAlias, Value::String(_) | Value::Null) => Ok(()),
-        (KnobType::Path, Value::String(s)) => {
-            let prefixes: Vec<&str> = f("prefixes")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if prefixes.iter().any(|p| s.starts_with(p)) {
-                Ok(())
-            } else {
-                Err(format!("{s:?} does not start with one of {prefixes:?}"))
-            }
+        KnobValueError::NoPrefix => {
+            format!("{s:?} does not start with one of {:?}", strings("prefixes"))
         }
-        (kind, v) => Err(format!("{v} is not a valid {} value", kind.as_str())),
-    }
+        KnobValueError::WrongType => format!("{value} is not a valid {} value", kind.as_str()),
+    })
 }
 
 impl AgentHost {
@@ -241,5 +240,60 @@ impl AgentHost {
             request_id,
             config: merged.merged,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(knob: Value, value: Value) -> Result<(), String> {
+        let knob: Knob = serde_json::from_value(knob).expect("a knob");
+        check_knob_value(&knob, &value)
+    }
+
+    #[test]
+    fn refusals_name_the_bound() {
+        let range = json!({"type": "range", "min": 1, "max": 3.5, "step": 1, "default": 2});
+        assert_eq!(check(range.clone(), json!(2)), Ok(()));
+        assert_eq!(
+            check(range.clone(), json!(0)),
+            Err("0 is below min 1".into())
+        );
+        assert_eq!(check(range, json!(4)), Err("4 is above max 3.5".into()));
+        let int = json!({"type": "int_range", "min": 1, "max": 3, "step": 1, "default": 2});
+        assert_eq!(check(int, json!(2.5)), Err("2.5 is not an integer".into()));
+        let level = json!({"type": "enum", "values": ["a", "b"], "default": "a"});
+        assert_eq!(
+            check(level, json!("c")),
+            Err(r#""c" is not one of ["a","b"]"#.into())
+        );
+        let text = json!({"type": "text", "default": "a", "max_length": 3, "pattern": "^a+$"});
+        assert_eq!(
+            check(text.clone(), json!("aaaa")),
+            Err("longer than max_length 3".into())
+        );
+        assert_eq!(
+            check(text, json!("b")),
+            Err(r#""b" does not match pattern "^a+$""#.into())
+        );
+        let broken = json!({"type": "text", "default": "a", "pattern": "(("});
+        assert!(check(broken, json!("a"))
+            .is_err_and(|e| e.starts_with("the knob's pattern does not compile: ")));
+        let path =
+            json!({"type": "path", "default": "project:x", "prefixes": ["project:", "config:"]});
+        assert_eq!(
+            check(path, json!("other")),
+            Err(r#""other" does not start with one of ["project:", "config:"]"#.into())
+        );
+        let flag = json!({"type": "boolean", "default": true});
+        assert_eq!(
+            check(flag, json!("a")),
+            Err(r#""a" is not a valid boolean value"#.into())
+        );
+        assert_eq!(
+            check(json!({"type": "nope"}), json!(1)),
+            Err(r#"unknown knob type "nope""#.into())
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! `on_session_idle`, `pre_compact` and `post_compact` on an agent path.
 //!
 //! * [`AgentHost::start`] / [`AgentHost::from_files`]: resolve
-//!   ([`crate::agents::resolve`]), emit the resolution events into the audit
+//!   ([`crate::agents::resolve()`]), emit the resolution events into the audit
 //!   log (also when resolution fails), then launch one process per plugin
 //!   directory, shared by every agent declaring it.
 //! * [`AgentHost::start_session`] ([`mod@start`]): `on_session_start`, primary only.
@@ -43,8 +43,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kaged_host_sim::firing::{AgentHost, CompactRequest, PluginDirs};
-//! use kaged_host_sim::host::HostSim;
+//! use kaged_host_sim::{AgentHost, CompactRequest, HostSim, PluginDirs};
 //! use kaged_plugin_sdk::protocol::{Message, MessageRole};
 //!
 //! let agents = AgentHost::from_files(
@@ -84,11 +83,11 @@ use crate::agents::{
     resolve, ActivePlugin, AgentResolution, Project, ProjectError, Resolution, ResolveErrors,
     SystemConfig,
 };
-use crate::audit::{AuditEvent, AuditLog, AuditRecord};
-use crate::call::CallError;
 use crate::host::{HostSim, LaunchError};
-use crate::session::PluginSession;
-use crate::shutdown::ShutdownOutcome;
+use crate::observe::audit::{AuditEvent, AuditLog, AuditRecord};
+use crate::plugin::session::call::CallError;
+use crate::plugin::session::shutdown::ShutdownOutcome;
+use crate::plugin::session::PluginSession;
 
 pub use compact::{CompactRequest, CompactionOutcome};
 pub use knobs::{KnobWrite, KnobWriteError};
@@ -182,7 +181,7 @@ impl AgentHost {
         plugins: &PluginDirs,
     ) -> Result<AgentHost, AgentHostError> {
         let found = plugins::load(plugins)?;
-        let resolution = match resolve(project, &found.catalog) {
+        let resolution = match resolve(project, &found.catalogue) {
             Ok(r) => r,
             Err(e) => {
                 for ev in &e.events {

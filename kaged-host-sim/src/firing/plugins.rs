@@ -8,16 +8,16 @@ use kaged_plugin_sdk::manifest::{Manifest, ManifestError, MANIFEST_FILE};
 use serde_json::{Map, Value};
 
 use super::AgentHostError;
-use crate::agents::{ActivePlugin, Catalog, Resolution};
+use crate::agents::{ActivePlugin, Catalogue, Resolution};
 use crate::host::HostSim;
-use crate::session::PluginSession;
+use crate::plugin::session::PluginSession;
 
 /// The plugin directories a project's packages map to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PluginDirs {
     /// Every subdirectory holding a `kaged-plugin.yaml`, registered under its
     /// manifest name: answers to `@scope/<name>` and `<name>` (see
-    /// [`crate::agents::catalog`]).
+    /// [`crate::agents::catalogue`]).
     Root(PathBuf),
     /// Explicit package → plugin directory entries.
     Map(BTreeMap<String, PathBuf>),
@@ -26,7 +26,7 @@ pub enum PluginDirs {
 /// One directory with its manifest and the package key it was registered under.
 #[derive(Debug)]
 pub(super) struct Found {
-    pub(super) catalog: Catalog,
+    pub(super) catalogue: Catalogue,
     /// (package key or manifest name, manifest name, directory).
     dirs: Vec<(String, String, PathBuf)>,
 }
@@ -51,10 +51,10 @@ fn load_manifest(dir: &Path) -> Result<Manifest, AgentHostError> {
     })
 }
 
-/// Read the manifests of `dirs` into a catalog.
+/// Read the manifests of `dirs` into a catalogue.
 pub(super) fn load(dirs: &PluginDirs) -> Result<Found, AgentHostError> {
     let mut found = Found {
-        catalog: Catalog::new(),
+        catalogue: Catalogue::new(),
         dirs: Vec::new(),
     };
     match dirs {
@@ -75,7 +75,7 @@ pub(super) fn load(dirs: &PluginDirs) -> Result<Found, AgentHostError> {
             for d in subdirs {
                 let m = load_manifest(&d)?;
                 found.dirs.push((m.name.clone(), m.name.clone(), d));
-                found.catalog.insert_manifest(m);
+                found.catalogue.insert_manifest(m);
             }
         }
         PluginDirs::Map(map) => {
@@ -84,7 +84,7 @@ pub(super) fn load(dirs: &PluginDirs) -> Result<Found, AgentHostError> {
                 found
                     .dirs
                     .push((package.clone(), m.name.clone(), d.clone()));
-                found.catalog.insert(package.clone(), m);
+                found.catalogue.insert(package.clone(), m);
             }
         }
     }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{audit_json, AgentHost, AgentHostError};
-use crate::audit::AuditRecord;
+use crate::observe::audit::AuditRecord;
 
 /// What `on_session_start` produced.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,8 +9,7 @@
 //! Audits `plugin.installed`, `plugin.upgraded` and `plugin.uninstalled`.
 //!
 //! ```
-//! use kaged_host_sim::audit::AuditLog;
-//! use kaged_host_sim::install::PluginStore;
+//! use kaged_host_sim::{AuditLog, PluginStore};
 //! let src = tempfile::tempdir().unwrap();
 //! std::fs::write(src.path().join("kaged-plugin.yaml"),
 //!     "name: demo\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [./run]\ncapabilities: ['net:[]']\n").unwrap();
@@ -36,8 +35,8 @@ use serde_json::json;
 pub use registry::InstalledPlugin;
 use registry::Registry;
 
-use crate::audit::{AuditEvent, AuditLog};
-use crate::storage::{StorageBroker, StorageError};
+use crate::observe::audit::{AuditEvent, AuditLog};
+use crate::storage::{BrokerError, StorageBroker};
 use crate::validate::validate_dir;
 
 /// Why an install, upgrade or uninstall did not happen.
@@ -104,7 +103,7 @@ pub enum InstallError {
         name: String,
         /// The broker's error.
         #[source]
-        source: StorageError,
+        source: BrokerError,
     },
     /// A file operation failed.
     #[error("{}", path.display())]

@@ -13,23 +13,11 @@ use serde_json::{json, Value};
 
 use super::authorizer::{install, AuthPolicy, Owners};
 use super::cache::RewriteCache;
-use super::client::{StorageClient, StorageDenial, StorageError, CAP_READ, CAP_WRITE};
-use super::exec::{exec, query, unprefix, ExecEnv};
+use super::client::{BrokerError, StorageClient, StorageDenial, CAP_READ, CAP_WRITE};
+use super::exec::{exec, query, unprefix, ExecEnv, PluginDb, OWNERS_TABLE};
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
 use super::values::parse_params;
-
-/// The broker's own table (outside every plugin prefix): which plugin
-/// created which prefixed object.
-pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
-
-/// One plugin's connection and its authorizer policy.
-pub(super) struct PluginDb {
-    pub(super) plugin: String,
-    pub(super) prefix: String,
-    pub(super) policy: Arc<AuthPolicy>,
-    pub(super) conn: Mutex<Connection>,
-}
 
 /// The storage broker (see the [module docs](super)). `Send + Sync`; every
 /// method blocks (call it from `spawn_blocking`).
@@ -85,13 +73,13 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
 
 impl StorageBroker {
     /// Open (creating if needed) the database at `path`.
-    pub fn open(path: &Path) -> Result<StorageBroker, StorageError> {
+    pub fn open(path: &Path) -> Result<StorageBroker, BrokerError> {
         StorageBroker::open_inner(path.to_path_buf(), None)
     }
 
     /// Open a fresh database in a temporary directory kept alive (and
     /// removed) with the broker.
-    pub fn open_temp() -> Result<StorageBroker, StorageError> {
+    pub fn open_temp() -> Result<StorageBroker, BrokerError> {
         let dir = tempfile::Builder::new()
             .prefix("kaged-storage-")
             .tempdir()?;
@@ -102,7 +90,7 @@ impl StorageBroker {
     fn open_inner(
         path: PathBuf,
         temp: Option<tempfile::TempDir>,
-    ) -> Result<StorageBroker, StorageError> {
+    ) -> Result<StorageBroker, BrokerError> {
         let admin = connect(&path)?;
         admin.pragma_update(None, "journal_mode", "WAL")?;
         admin.execute_batch(&format!(
@@ -145,7 +133,7 @@ impl StorageBroker {
         self.owners.owner(name)
     }
 
-    fn plugin_db(&self, plugin: &str) -> Result<Arc<PluginDb>, StorageError> {
+    fn plugin_db(&self, plugin: &str) -> Result<Arc<PluginDb>, BrokerError> {
         let mut map = lock(&self.plugins);
         if let Some(db) = map.get(plugin) {
             return Ok(Arc::clone(db));
@@ -260,7 +248,7 @@ impl StorageBroker {
     }
 
     /// The plugin's tables, unprefixed and sorted.
-    pub fn tables(&self, plugin: &str) -> Result<Vec<String>, StorageError> {
+    pub fn tables(&self, plugin: &str) -> Result<Vec<String>, BrokerError> {
         let prefix = storage_prefix(plugin);
         let admin = lock(&self.admin);
         let mut stmt = admin.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
@@ -281,7 +269,7 @@ impl StorageBroker {
     /// Drop every object (tables, views, indexes, triggers) of `plugin`:
     /// objects with its prefix that are registered to it or to nobody.
     /// Returns the dropped (prefixed) names, in drop order.
-    pub fn uninstall(&self, plugin: &str) -> Result<Vec<String>, StorageError> {
+    pub fn uninstall(&self, plugin: &str) -> Result<Vec<String>, BrokerError> {
         Ok(self
             .uninstall_objects(plugin)?
             .into_iter()
@@ -292,9 +280,9 @@ impl StorageBroker {
     /// [`uninstall`](StorageBroker::uninstall), telling the kind of each
     /// dropped object (triggers, then views, indexes and tables), all in
     /// one transaction: either everything goes or nothing does.
-    pub fn uninstall_objects(&self, plugin: &str) -> Result<Vec<StorageObject>, StorageError> {
+    pub fn uninstall_objects(&self, plugin: &str) -> Result<Vec<StorageObject>, BrokerError> {
         if !is_plugin_name(plugin) {
-            return Err(StorageError::InvalidPluginName(plugin.to_owned()));
+            return Err(BrokerError::InvalidPluginName(plugin.to_owned()));
         }
         let removed = lock(&self.plugins).remove(plugin);
         if let Some(db) = removed {
@@ -303,7 +291,7 @@ impl StorageBroker {
         let prefix = storage_prefix(plugin);
         let admin = lock(&self.admin);
         admin.execute_batch("BEGIN IMMEDIATE")?;
-        let result = (|| -> Result<Vec<StorageObject>, StorageError> {
+        let result = (|| -> Result<Vec<StorageObject>, BrokerError> {
             let mut stmt = admin.prepare("SELECT type, name FROM sqlite_master")?;
             let objects = stmt
                 .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
@@ -357,7 +345,7 @@ pub struct StorageObject {
     pub name: String,
 }
 
-fn internal(e: StorageError) -> StorageDenial {
+fn internal(e: BrokerError) -> StorageDenial {
     StorageDenial::with(
         ErrorCode::InternalError,
         "storage is unavailable",

@@ -123,7 +123,7 @@ impl StorageDenial {
 
 /// Errors opening the broker or administering it.
 #[derive(Debug, thiserror::Error)]
-pub enum StorageError {
+pub enum BrokerError {
     /// SQLite failed.
     #[error("storage database: {0}")]
     Sqlite(#[from] rusqlite::Error),

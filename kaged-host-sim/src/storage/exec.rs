@@ -1,6 +1,8 @@
-//! Running one rewritten statement on a plugin's connection.
+//! A plugin's connection to the shared database, and running one rewritten
+//! statement on it.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kaged_plugin_sdk::protocol::{ErrorCode, SqlValue};
@@ -8,10 +10,21 @@ use rusqlite::{Connection, Statement};
 use serde_json::{json, Map, Value};
 
 use super::authorizer::{AuthPolicy, Owners, Phase};
-use super::broker::{PluginDb, OWNERS_TABLE};
 use super::client::StorageDenial;
 use super::rewrite::{Rewritten, StatementKind};
 use super::values::{to_json, Bind};
+
+/// The broker's own table (outside every plugin prefix): which plugin
+/// created which prefixed object.
+pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
+
+/// One plugin's connection and its authorizer policy.
+pub(super) struct PluginDb {
+    pub(super) plugin: String,
+    pub(super) prefix: String,
+    pub(super) policy: Arc<AuthPolicy>,
+    pub(super) conn: Mutex<Connection>,
+}
 
 /// A `query` answer larger than this (approximate JSON bytes) is refused.
 pub const MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;

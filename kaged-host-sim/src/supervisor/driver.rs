@@ -9,10 +9,10 @@ use serde_json::json;
 
 use super::failures::Verdict;
 use super::{lock, Inner, PluginState, Slot};
-use crate::audit::AuditEvent;
-use crate::handshake::HandshakeError;
 use crate::host::LaunchError;
-use crate::session::PluginSession;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::handshake::HandshakeError;
+use crate::plugin::session::PluginSession;
 use crate::time::KILL_CONFIRM_MIN;
 
 /// How one launch attempt ended.

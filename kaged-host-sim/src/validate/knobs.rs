@@ -1,12 +1,13 @@
 //! `knobs`: names, common fields (`type`, `label`, `description`,
-//! `binds_to`), type-specific fields ([`super::knob_types`]), `binds_to`
+//! `binds_to`), type-specific fields ([`super::knob_fields`]), `binds_to`
 //! validity and knob/config-field agreement (warnings).
 
 use kaged_plugin_sdk::manifest::YamlNode;
 use kaged_plugin_sdk::protocol::names;
 
 use super::fields::field;
-use super::knob_types::{check_fields, KnobType};
+use super::knob_fields::check_fields;
+use super::knob_types::KnobType;
 use super::locate::{child, Ctx};
 use super::schemas::properties;
 use super::Rule;

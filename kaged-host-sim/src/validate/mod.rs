@@ -9,7 +9,9 @@
 
 mod capabilities;
 mod fields;
+mod knob_fields;
 mod knob_types;
+mod knob_value;
 mod knobs;
 mod locate;
 mod roles;
@@ -24,6 +26,7 @@ use kaged_plugin_sdk::manifest::{parse_yaml, Manifest, YamlNode, MANIFEST_FILE};
 pub use capabilities::{parse_capability, Capability, CapabilityError, PATH_URI_PREFIXES};
 pub use fields::{HOST_API_VERSION, TOP_LEVEL_KEYS};
 pub use knob_types::KnobType;
+pub(crate) use knob_value::{KnobBounds, KnobValueError};
 pub use rule::Rule;
 
 use locate::Ctx;

@@ -2,14 +2,12 @@
 //! disable, enable, dropping the supervisor, stopping mid-launch or during
 //! a pending restart.
 
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::shutdown::ShutdownOutcome;
-use kaged_host_sim::supervisor::{PluginState, SupervisorError};
 use kaged_host_sim::time::REAP_POLL;
+use kaged_host_sim::{group_alive, PluginState, ShutdownOutcome, SupervisorError};
 use serde_json::json;
 
-use crate::common::{self, assert_group_gone, fixture, LIMIT};
-use crate::support::{assert_no_generation_left, names, pid, staged_flaky, supervise, wait_state};
+use crate::helpers::{assert_no_generation_left, names, pid, staged_flaky, supervise, wait_state};
+use crate::support::host::{assert_group_gone, fixture, one, LIMIT};
 
 #[tokio::test]
 async fn a_graceful_stop_is_final() {
@@ -34,7 +32,7 @@ async fn a_graceful_stop_is_final() {
             "plugin.stopped"
         ]
     );
-    assert_eq!(common::one(&audit, "plugin.exited").get("exit_code"), 0);
+    assert_eq!(one(&audit, "plugin.exited").get("exit_code"), 0);
     assert_group_gone(first);
     assert_eq!(sup.stop().await, None);
     assert_eq!(audit.len(), 4);
@@ -106,7 +104,7 @@ async fn disable_stops_and_only_enable_restarts() {
         ]
     );
     assert_eq!(
-        common::one(&audit, "plugin.disabled").get("reason"),
+        one(&audit, "plugin.disabled").get("reason"),
         "operator request"
     );
     assert!(matches!(
@@ -136,7 +134,7 @@ async fn dropping_the_supervisor_kills_the_plugin() {
         ["plugin.spawned", "plugin.initialized", "plugin.killed"]
     );
     assert_eq!(
-        common::one(&audit, "plugin.killed").get("reason"),
+        one(&audit, "plugin.killed").get("reason"),
         "supervisor dropped"
     );
     // SIGKILL went out synchronously; the exit monitor reaps in the background.
@@ -191,7 +189,7 @@ async fn stop_during_the_handshake_kills_the_half_started_process() {
     assert_eq!(sup.stop().await, None);
     assert_eq!(sup.state(), PluginState::Stopped);
     assert_eq!(audit.names(), ["plugin.killed"]);
-    let killed = common::one(&audit, "plugin.killed");
+    let killed = one(&audit, "plugin.killed");
     assert_eq!(killed.get("reason"), "session dropped");
     let first = killed.get("pid").as_u64().expect("pid") as u32;
     let gone = tokio::time::timeout(LIMIT, async {

@@ -6,11 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use kaged_example_memory_markdown::entry::Entry;
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::time::TimeScale;
-use kaged_host_sim::transcript::Transcript;
+use kaged_host_sim::{HostConfig, HostSim, PluginSession, TimeScale, Transcript};
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::{json, Value};
 

@@ -8,14 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::handler::{DefaultHandler, PluginRequestHandler};
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::session::PluginSession;
-use kaged_host_sim::storage::StorageBroker;
-use kaged_host_sim::storage_handler::BrokerHandler;
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::{
+    AuditLog, BrokerHandler, DefaultHandler, HostConfig, HostSim, PluginRequestHandler,
+    PluginSession, StorageBroker, TimeScale,
+};
 use kaged_plugin_sdk::protocol::Notification;
 use serde_json::{json, Value};
 

@@ -1,0 +1,338 @@
+//! The `kaged-host-sim` command line: `validate`, `call`, `session`,
+//! `plugin`, `storage`.
+//!
+//! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
+//! usage (unknown flags, bad JSON arguments, missing directories). Errors
+//! are one line on stderr: what was wrong, then the cause chain.
+
+mod call;
+mod plugin;
+mod project;
+mod script;
+mod storage;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Args, Parser, Subcommand};
+use kaged_host_sim::{
+    one_line, AuditLog, BrokerHandler, HostConfig, HostSim, InFlight, InFlightWaiter,
+    StorageBroker, TimeScale, Transcript,
+};
+
+/// A simulated kaged daemon for plugin authors.
+#[derive(Debug, Parser)]
+#[command(name = "kaged-host-sim", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Options shared by every command.
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options shared by every command.
+#[derive(Debug, Args)]
+pub struct GlobalOpts {
+    /// Append audit events (JSON Lines, ADDENDUM §9) to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
+    /// Write the wire transcript (JSON Lines, ADDENDUM §9) to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+    /// Multiply every timeout and interval by F (0 < F <= 1).
+    #[arg(long, global = true, value_name = "F", default_value = "1")]
+    pub time_scale: TimeScale,
+    /// The SQLite database that brokers `kaged.storage.*` for every plugin
+    /// started (created if missing). Default: a fresh temporary database,
+    /// removed on exit. Required by `storage`.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub storage_db: Option<PathBuf>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate DIR/kaged-plugin.yaml; exit 1 on any error.
+    Validate {
+        /// The plugin directory.
+        dir: PathBuf,
+    },
+    /// Start the plugin in DIR, call METHOD once, shut it down.
+    Call {
+        /// The plugin directory.
+        dir: PathBuf,
+        /// The method (custom method, prefixed tool, system method or hook).
+        method: String,
+        /// The params, a JSON object.
+        params: Option<String>,
+        /// The call context, a JSON PluginCallContext. Default: daemon-level
+        /// for custom methods; for a tool (always dispatched by an agent)
+        /// project `kaged-host-sim`, agent `primary`, session `ses_cli`.
+        #[arg(long, value_name = "JSON")]
+        context: Option<String>,
+        /// Print only the result or error object, as JSON, on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start the plugin in DIR (or every plugin of a --project) and run a
+    /// YAML scenario against it.
+    Session {
+        /// The plugin directory (not with --project).
+        #[arg(required_unless_present = "project", conflicts_with = "project")]
+        dir: Option<PathBuf>,
+        /// The scenario file.
+        #[arg(long, value_name = "FILE")]
+        script: PathBuf,
+        /// A project file: resolve its agents and start every declared
+        /// plugin; steps fire hooks on agent paths.
+        #[arg(long, value_name = "FILE")]
+        project: Option<PathBuf>,
+        /// With --project: a directory of plugin directories, each answering
+        /// to its manifest name and `@scope/<name>`.
+        #[arg(long, value_name = "DIR", requires = "project")]
+        plugins: Option<PathBuf>,
+        /// With --project: map a package to a plugin directory (repeatable).
+        #[arg(long, value_name = "PACKAGE=DIR", requires = "project")]
+        plugin: Vec<String>,
+        /// With --project: the operator-local system config (YAML/JSON of
+        /// local.toml's shape; ${VAR} substituted from the environment).
+        #[arg(long, value_name = "FILE", requires = "project")]
+        local: Option<PathBuf>,
+        /// With --project: print each step's outcome as one JSON object.
+        #[arg(long, requires = "project")]
+        json: bool,
+    },
+    /// Install, upgrade, uninstall, enable, disable or list plugins in a
+    /// plugin store (plugin-host.md § Install flow).
+    Plugin {
+        /// What to do.
+        #[command(subcommand)]
+        action: plugin::PluginCommand,
+    },
+    /// Inspect or clean up a plugin's brokered storage in --storage-db.
+    Storage {
+        /// What to do with the storage.
+        #[command(subcommand)]
+        action: storage::StorageCommand,
+    },
+}
+
+/// A failure of a command, with its exit status.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad usage: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The plugin or a check failed: exit 1.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Parse the process arguments and run; returns the exit status.
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                print!("{e}");
+                return ExitCode::SUCCESS;
+            }
+            // clap's first paragraph says what was wrong; keep it on one line.
+            let text = e.to_string();
+            let first = text.split("\n\n").next().unwrap_or("error: bad usage");
+            let first = first.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("{first} (see --help)");
+            return ExitCode::from(2);
+        }
+    };
+    init_tracing();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{}", one_line("error: cannot start the async runtime", &e));
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(CliError::Usage(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Failed(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KAGED_HOST_SIM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// The audit log of `--audit FILE` (also kept in memory), or memory only.
+fn audit_for(global: &GlobalOpts) -> Result<AuditLog, CliError> {
+    Ok(match &global.audit {
+        Some(p) => AuditLog::to_file(p)
+            .map_err(|e| {
+                CliError::Usage(one_line(
+                    &format!("cannot open audit file {}", p.display()),
+                    &e,
+                ))
+            })?
+            .with_memory(),
+        None => AuditLog::memory(),
+    })
+}
+
+/// A host whose plugins get the `--storage-db` broker (or a temporary one),
+/// and a waiter for the storage requests it is still answering.
+fn host_for(global: &GlobalOpts) -> Result<(HostSim, InFlightWaiter), CliError> {
+    let audit = audit_for(global)?;
+    let transcript = match &global.transcript {
+        Some(p) => Transcript::to_file(p).map_err(|e| {
+            CliError::Usage(one_line(
+                &format!("cannot open transcript file {}", p.display()),
+                &e,
+            ))
+        })?,
+        None => Transcript::discard(),
+    };
+    let broker = match &global.storage_db {
+        Some(p) => StorageBroker::open(p).map_err(|e| {
+            CliError::Usage(one_line(
+                &format!("cannot open storage database {}", p.display()),
+                &e,
+            ))
+        })?,
+        None => StorageBroker::open_temp().map_err(|e| {
+            CliError::Failed(one_line("cannot create a temporary storage database", &e))
+        })?,
+    };
+    let handler = InFlight::new(Arc::new(BrokerHandler::new(broker)));
+    let in_flight = handler.waiter();
+    let host = HostSim::new(HostConfig {
+        time_scale: global.time_scale,
+        audit,
+        transcript,
+        storage_available: true,
+        handler: Arc::new(handler),
+        ..HostConfig::default()
+    });
+    Ok((host, in_flight))
+}
+
+/// Let the storage requests still being answered finish (and audit, e.g.
+/// a late `plugin.storage_denied`) before the command exits, for at most
+/// the request timeout.
+async fn settled<T>(in_flight: &InFlightWaiter, global: &GlobalOpts, outcome: T) -> T {
+    let limit = kaged_host_sim::Timeouts::defaults(global.time_scale).request;
+    if !in_flight.settle(limit).await {
+        tracing::warn!(
+            "{} storage request(s) still unanswered after {limit:?}",
+            in_flight.count()
+        );
+    }
+    outcome
+}
+
+fn require_dir(dir: &Path) -> Result<(), CliError> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(CliError::Usage(format!(
+            "no such plugin directory: {}",
+            dir.display()
+        )))
+    }
+}
+
+/// Run a parsed command line.
+pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Validate { dir } => {
+            require_dir(&dir)?;
+            let report = kaged_host_sim::validate_dir(&dir);
+            let text = report.render_human();
+            if !text.is_empty() {
+                println!("{text}");
+            }
+            if report.has_errors() {
+                return Ok(ExitCode::from(1));
+            }
+            if let Some(m) = &report.manifest {
+                println!("ok: {} {} is valid", m.name, m.version);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Call {
+            dir,
+            method,
+            params,
+            context,
+            json,
+        } => {
+            require_dir(&dir)?;
+            let (host, in_flight) = host_for(&cli.global)?;
+            let outcome = call::run(
+                &host,
+                &dir,
+                &method,
+                params.as_deref(),
+                context.as_deref(),
+                json,
+            )
+            .await;
+            settled(&in_flight, &cli.global, outcome).await
+        }
+        Command::Session {
+            dir,
+            script,
+            project,
+            plugins,
+            plugin,
+            local,
+            json,
+        } => {
+            if let Some(project) = project {
+                let (host, in_flight) = host_for(&cli.global)?;
+                let args = project::ProjectArgs {
+                    project,
+                    plugins,
+                    plugin,
+                    local,
+                    json,
+                };
+                let outcome = project::run(&host, &args, &script).await;
+                return settled(&in_flight, &cli.global, outcome).await;
+            }
+            let dir =
+                dir.ok_or_else(|| CliError::Usage("session needs DIR or --project".into()))?;
+            require_dir(&dir)?;
+            let (host, in_flight) = host_for(&cli.global)?;
+            let outcome = script::run(&host, &dir, &script).await;
+            settled(&in_flight, &cli.global, outcome).await
+        }
+        Command::Plugin { action } => {
+            let audit = audit_for(&cli.global)?;
+            plugin::run(&action, &audit, cli.global.storage_db.as_deref())
+        }
+        Command::Storage { action } => {
+            let audit = audit_for(&cli.global)?;
+            storage::run(cli.global.storage_db.as_deref(), &audit, &action)
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! `kaged-host-sim plugin (install | uninstall | enable | disable | list)`:
+//! the install flow of plugin-host.md § Install flow over a plugin store
+//! directory (`--store DIR`, default `$KAGED_HOME`), see
+//! [`kaged_host_sim::PluginStore`].
+//!
+//! ```text
+//! $ kaged-host-sim plugin install ./oh-my-pi --store ~/.kaged --yes
+//! Validating manifest...
+//!   name: oh-my-pi
+//!   ...
+//! ✓ Installed oh-my-pi 0.1.0
+//!   → enable with: kaged-host-sim plugin enable oh-my-pi --store ~/.kaged
+//! $ kaged-host-sim plugin uninstall oh-my-pi --store ~/.kaged --active-sessions 1
+//! error: plugin oh-my-pi is active in 1 session(s); stop sessions first, or use --force
+//! ```
+//!
+//! Consent: `--yes`, or a `y` typed at the prompt when stdin is a
+//! terminal; without either the install is refused (exit 2), so CI never
+//! hangs on a prompt.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use super::{one_line, CliError};
+use kaged_host_sim::{AuditLog, InstallError, InstallPlan, PluginStore};
+
+/// The `plugin` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Validate PATH, show what it asks for, and copy it into the store on
+    /// consent (an upgrade shows the capability diff). Installed plugins
+    /// stay disabled until enabled.
+    Install {
+        /// The plugin directory (holding kaged-plugin.yaml).
+        path: PathBuf,
+        /// The plugin store (default: $KAGED_HOME).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+        /// Consent without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Record a project-driven install (`local = false`).
+        #[arg(long)]
+        for_project: bool,
+    },
+    /// Remove an installed plugin, its local-config entry and (with
+    /// --storage-db) every storage object with its prefix.
+    Uninstall {
+        /// The plugin name.
+        name: String,
+        /// The plugin store (default: $KAGED_HOME).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+        /// How many sessions use the plugin (the simulator has no daemon to ask).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        active_sessions: usize,
+        /// Uninstall even while sessions use the plugin.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Record the operator's enable.
+    Enable {
+        /// The plugin name.
+        name: String,
+        /// The plugin store (default: $KAGED_HOME).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+    },
+    /// Record the operator's disable.
+    Disable {
+        /// The plugin name.
+        name: String,
+        /// The plugin store (default: $KAGED_HOME).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+    },
+    /// List the installed plugins.
+    List {
+        /// The plugin store (default: $KAGED_HOME).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+    },
+}
+
+fn open_store(store: Option<&Path>, audit: &AuditLog) -> Result<PluginStore, CliError> {
+    let root = match store {
+        Some(s) => s.to_path_buf(),
+        None => std::env::var_os("KAGED_HOME")
+            .map(PathBuf::from)
+            .ok_or_else(|| {
+                CliError::Usage("plugin commands need --store DIR (or KAGED_HOME)".into())
+            })?,
+    };
+    PluginStore::open(&root, audit.clone()).map_err(|e| {
+        CliError::Usage(one_line(
+            &format!("cannot open plugin store {}", root.display()),
+            &e,
+        ))
+    })
+}
+
+/// Ask on the terminal; `None` when there is no terminal to ask.
+fn ask(plan: &InstallPlan) -> Option<bool> {
+    if !std::io::stdin().is_terminal() {
+        return None;
+    }
+    print!("{} [y/N] ", plan.question());
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).ok()?;
+    Some(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+fn failed(what: &str, e: InstallError) -> CliError {
+    match e {
+        InstallError::InvalidManifest { report, .. } => CliError::Failed(format!(
+            "{what}: invalid manifest: {}",
+            report.replace('\n', "; ")
+        )),
+        InstallError::Io { .. } | InstallError::Registry { .. } | InstallError::Storage { .. } => {
+            CliError::Failed(one_line(what, &e))
+        }
+        other => CliError::Failed(other.to_string()),
+    }
+}
+
+/// Run a `plugin` subcommand.
+pub fn run(
+    cmd: &PluginCommand,
+    audit: &AuditLog,
+    storage_db: Option<&Path>,
+) -> Result<ExitCode, CliError> {
+    match cmd {
+        PluginCommand::Install {
+            path,
+            store,
+            yes,
+            for_project,
+        } => {
+            if !path.is_dir() {
+                return Err(CliError::Usage(format!(
+                    "no such plugin directory: {}",
+                    path.display()
+                )));
+            }
+            let store = open_store(store.as_deref(), audit)?;
+            println!("Validating manifest...");
+            let mut no_terminal = false;
+            let result = store.install(path, !for_project, |plan| {
+                print!("{}", plan.render());
+                if *yes {
+                    return true;
+                }
+                match ask(plan) {
+                    Some(answer) => answer,
+                    None => {
+                        no_terminal = true;
+                        false
+                    }
+                }
+            });
+            match result {
+                Ok(entry) => {
+                    println!("✓ Installed {} {}", entry.name, entry.installed);
+                    if !entry.enabled {
+                        println!(
+                            "  → enable with: kaged-host-sim plugin enable {}",
+                            entry.name
+                        );
+                    }
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(InstallError::Declined { .. }) if no_terminal => Err(CliError::Usage(
+                    "consent needed: stdin is not a terminal, pass --yes to install without asking"
+                        .into(),
+                )),
+                Err(e) => Err(failed("install", e)),
+            }
+        }
+        PluginCommand::Uninstall {
+            name,
+            store,
+            active_sessions,
+            force,
+        } => {
+            let store = open_store(store.as_deref(), audit)?;
+            let broker = storage_db.map(super::storage::open_existing).transpose()?;
+            let gone = store
+                .uninstall(name, *active_sessions, *force, broker.as_ref())
+                .map_err(|e| failed("uninstall", e))?;
+            if *active_sessions > 0 {
+                println!("✓ Stopped {name}");
+            }
+            println!("✓ Removed plugin files");
+            println!("✓ Removed local config entry");
+            if !gone.dropped.is_empty() {
+                println!(
+                    "✓ Dropped {} storage object(s): {}",
+                    gone.dropped.len(),
+                    gone.dropped.join(", ")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        PluginCommand::Enable { name, store } | PluginCommand::Disable { name, store } => {
+            let enable = matches!(cmd, PluginCommand::Enable { .. });
+            open_store(store.as_deref(), audit)?
+                .set_enabled(name, enable)
+                .map_err(|e| failed("plugin", e))?;
+            println!("✓ {} {name}", if enable { "Enabled" } else { "Disabled" });
+            Ok(ExitCode::SUCCESS)
+        }
+        PluginCommand::List { store } => {
+            for p in open_store(store.as_deref(), audit)?
+                .list()
+                .map_err(|e| failed("list", e))?
+            {
+                let state = if p.enabled { "enabled" } else { "disabled" };
+                let scope = if p.local { "local" } else { "project" };
+                println!(
+                    "{}\t{}\t{state}\t{scope}\t{}",
+                    p.name, p.installed, p.source
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! Audit events as data, and the audit log (ADDENDUM §9).
+//!
+//! Every event name the host can emit is a variant of [`AuditEvent`]; the
+//! table [`AuditEvent::ALL`] is the one place names are written. It holds
+//! every event of the spec's audit table, plus:
+//!
+//! * `plugin.stopped`, named by "Graceful shutdown" but absent from the table;
+//! * `plugin.initialize_timeout`, `plugin.api_mismatch`,
+//!   `plugin.name_mismatch` and `plugin.version_mismatch`, named by the
+//!   "Handshake failure modes" table (the field table calls the last one
+//!   `initialize.version_mismatch`; we use the `plugin.` form for
+//!   consistency with the other handshake rows) but absent from the audit
+//!   table;
+//! * `protocol.oversize_message`, `compaction.failed` and
+//!   `compaction.completed` (ADDENDUM §9).
+//!
+//! ```
+//! use kaged_host_sim::{AuditEvent, AuditLog};
+//! let log = AuditLog::memory();
+//! log.emit(AuditEvent::Spawned, "good", serde_json::json!({"version": "1.0.0", "pid": 42}));
+//! assert_eq!(log.names(), ["plugin.spawned"]);
+//! let line = log.events()[0].to_json();
+//! assert_eq!(line["plugin"], "good");
+//! assert_eq!(line["pid"], 42);
+//! assert_eq!(AuditEvent::parse("plugin.killed"), Some(AuditEvent::Killed));
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use serde_json::{Map, Value};
+
+macro_rules! audit_events {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
+        /// An audit event name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum AuditEvent {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl AuditEvent {
+            /// Every event, in table order.
+            pub const ALL: &'static [AuditEvent] = &[$(AuditEvent::$variant,)*];
+
+            /// The event name as written in the log (`plugin.spawned`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(AuditEvent::$variant => $name,)*
+                }
+            }
+
+            /// When the event is emitted and its data (the doc comment).
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(AuditEvent::$variant => concat!($($doc),*),)*
+                }
+                .trim()
+            }
+        }
+    };
+}
+
+audit_events! {
+    /// Plugin process started (name, version, pid).
+    Spawned => "plugin.spawned",
+    /// Handshake completed (name, methods_count, capabilities_count).
+    Initialized => "plugin.initialized",
+    /// The host called a plugin method (name, method, request_id, user_id, project).
+    MethodCalled => "plugin.method_called",
+    /// The plugin answered a call (name, method, request_id, duration_ms, success).
+    MethodReturned => "plugin.method_returned",
+    /// The plugin emitted a notification (name, notification_type).
+    Notification => "plugin.notification",
+    /// The plugin exceeded the notification rate limit (name, rate).
+    NotificationFlood => "plugin.notification_flood",
+    /// The plugin wrote non-JSON to stdout (name, line cut to 200 chars).
+    StdoutNoise => "plugin.stdout_noise",
+    /// A health check failed (name, consecutive_failures).
+    HealthFail => "plugin.health_fail",
+    /// The plugin exited unexpectedly (name, exit_code, signal, last_stderr).
+    Crashed => "plugin.crashed",
+    /// The plugin exited cleanly (name, exit_code).
+    Exited => "plugin.exited",
+    /// The host killed the plugin (name, reason).
+    Killed => "plugin.killed",
+    /// The plugin exceeded its failure limit, or could not be started.
+    Failed => "plugin.failed",
+    /// Plugin enabled by the operator.
+    Enabled => "plugin.enabled",
+    /// Plugin disabled by the operator or by failure (name, reason).
+    Disabled => "plugin.disabled",
+    /// Plugin installed.
+    Installed => "plugin.installed",
+    /// Plugin upgraded.
+    Upgraded => "plugin.upgraded",
+    /// Plugin uninstalled.
+    Uninstalled => "plugin.uninstalled",
+    /// The plugin violated the wire protocol (name, violation_type, detail).
+    ProtocolViolation => "plugin.protocol_violation",
+    /// The plugin claimed capabilities beyond its manifest (name, claimed, allowed).
+    CapabilityOverreach => "plugin.capability_overreach",
+    /// Storage access outside the plugin's schema (name, sql).
+    StorageDenied => "plugin.storage_denied",
+    /// A lifecycle hook was invoked.
+    HookFired => "plugin.hook.fired",
+    /// A lifecycle hook returned.
+    HookReturned => "plugin.hook.returned",
+    /// A lifecycle hook timed out.
+    HookTimeout => "plugin.hook.timeout",
+    /// A lifecycle hook failed.
+    HookFailed => "plugin.hook.failed",
+    /// A subagent declared a primary-only hook.
+    HookIllegal => "plugin.hook.illegal",
+    /// A plugin tool was registered.
+    ToolRegistered => "plugin.tool_registered",
+    /// Two plugins registered the same tool name.
+    ToolNameCollision => "plugin.tool_name_collision",
+    /// Two compactors on one agent.
+    RoleViolation => "plugin.role_violation",
+    /// Config failed schema validation.
+    ConfigValidationFailed => "plugin.config_validation_failed",
+    /// The operator changed a knob.
+    KnobWrite => "plugin.knob_write",
+    /// The plugin stopped after `shutdown` (Graceful shutdown; not in the audit table).
+    Stopped => "plugin.stopped",
+    /// No `initialize` answer in time (handshake table; not in the audit table).
+    InitializeTimeout => "plugin.initialize_timeout",
+    /// `api_version` mismatch (handshake table; not in the audit table).
+    ApiMismatch => "plugin.api_mismatch",
+    /// `name` mismatch (handshake table; not in the audit table).
+    NameMismatch => "plugin.name_mismatch",
+    /// `version` mismatch (spec: `initialize.version_mismatch`; not in the audit table).
+    VersionMismatch => "plugin.version_mismatch",
+    /// A line over 4 MiB (ADDENDUM §9).
+    OversizeMessage => "protocol.oversize_message",
+    /// Compactor failure chain, first event (ADDENDUM §5, §9).
+    CompactionFailed => "compaction.failed",
+    /// Compaction finished (ADDENDUM §5, §9).
+    CompactionCompleted => "compaction.completed",
+}
+
+impl AuditEvent {
+    /// The event with this name.
+    pub fn parse(name: &str) -> Option<AuditEvent> {
+        AuditEvent::ALL.iter().copied().find(|e| e.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for AuditEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One emitted event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    /// When it was emitted.
+    pub ts: SystemTime,
+    /// The event.
+    pub event: AuditEvent,
+    /// The plugin it concerns.
+    pub plugin: String,
+    /// The event's data (always includes `name`).
+    pub data: Map<String, Value>,
+}
+
+impl AuditRecord {
+    /// The ADDENDUM §9 line: `{"ts", "event", "plugin", ...data}`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert(
+            "ts".into(),
+            Value::String(humantime::format_rfc3339_millis(self.ts).to_string()),
+        );
+        obj.insert("event".into(), Value::String(self.event.as_str().into()));
+        obj.insert("plugin".into(), Value::String(self.plugin.clone()));
+        for (k, v) in &self.data {
+            if !obj.contains_key(k) {
+                obj.insert(k.clone(), v.clone());
+            }
+        }
+        Value::Object(obj)
+    }
+
+    /// A data member, or `Null`.
+    pub fn get(&self, key: &str) -> &Value {
+        self.data.get(key).unwrap_or(&Value::Null)
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    file: Option<File>,
+    memory: Option<Vec<AuditRecord>>,
+}
+
+/// A clonable handle to the audit log: a JSON Lines file, a memory buffer
+/// (for tests), both or neither.
+#[derive(Clone, Default)]
+pub struct AuditLog {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog").finish_non_exhaustive()
+    }
+}
+
+impl AuditLog {
+    /// A log that keeps nothing.
+    pub fn discard() -> AuditLog {
+        AuditLog::default()
+    }
+
+    /// A log kept in memory only.
+    pub fn memory() -> AuditLog {
+        let log = AuditLog::default();
+        log.lock().memory = Some(Vec::new());
+        log
+    }
+
+    /// A log appended to `path` (created if missing).
+    pub fn to_file(path: &Path) -> std::io::Result<AuditLog> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let log = AuditLog::default();
+        log.lock().file = Some(file);
+        Ok(log)
+    }
+
+    /// Also keep events in memory.
+    pub fn with_memory(self) -> AuditLog {
+        {
+            let mut g = self.lock();
+            if g.memory.is_none() {
+                g.memory = Some(Vec::new());
+            }
+        }
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Emit `event` for `plugin` with `data` (an object; anything else is
+    /// stored under `"data"`). `name` is added to the data when absent.
+    pub fn emit(&self, event: AuditEvent, plugin: &str, data: Value) {
+        let mut data = match data {
+            Value::Object(o) => o,
+            Value::Null => Map::new(),
+            other => Map::from_iter([("data".to_string(), other)]),
+        };
+        data.entry("name")
+            .or_insert_with(|| Value::String(plugin.to_string()));
+        let record = AuditRecord {
+            ts: SystemTime::now(),
+            event,
+            plugin: plugin.to_string(),
+            data,
+        };
+        tracing::debug!(plugin, event = event.as_str(), "audit");
+        let mut g = self.lock();
+        if let Some(file) = g.file.as_mut() {
+            let mut line = record.to_json().to_string();
+            line.push('\n');
+            if let Err(e) = file.write_all(line.as_bytes()) {
+                tracing::warn!(error = %e, "cannot write the audit log");
+            }
+        }
+        if let Some(mem) = g.memory.as_mut() {
+            mem.push(record);
+        }
+    }
+
+    /// Every event kept in memory, in order.
+    pub fn events(&self) -> Vec<AuditRecord> {
+        self.lock().memory.clone().unwrap_or_default()
+    }
+
+    /// The names of the events kept in memory, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.lock()
+            .memory
+            .as_ref()
+            .map(|m| m.iter().map(|r| r.event.as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The events of one kind kept in memory.
+    pub fn of(&self, event: AuditEvent) -> Vec<AuditRecord> {
+        self.lock()
+            .memory
+            .as_ref()
+            .map(|m| m.iter().filter(|r| r.event == event).cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// How many events are kept in memory (a mark for [`AuditLog::since`]).
+    pub fn len(&self) -> usize {
+        self.lock().memory.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Whether no event is kept in memory.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The events kept in memory after the first `mark`.
+    pub fn since(&self, mark: usize) -> Vec<AuditRecord> {
+        self.lock()
+            .memory
+            .as_ref()
+            .map(|m| m.iter().skip(mark).cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_cover_the_spec_table() {
+        let mut names: Vec<&str> = AuditEvent::ALL.iter().map(|e| e.as_str()).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n);
+        for required in [
+            "plugin.spawned",
+            "plugin.knob_write",
+            "plugin.hook.illegal",
+            "protocol.oversize_message",
+            "compaction.failed",
+            "compaction.completed",
+            "plugin.version_mismatch",
+        ] {
+            assert!(AuditEvent::parse(required).is_some(), "{required}");
+        }
+    }
+
+    #[test]
+    fn file_lines_follow_addendum_9() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::to_file(&path).unwrap();
+        log.emit(AuditEvent::Killed, "p", serde_json::json!({"reason": "x"}));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(v["event"], "plugin.killed");
+        assert_eq!(v["plugin"], "p");
+        assert_eq!(v["reason"], "x");
+        let ts = v["ts"].as_str().unwrap();
+        assert!(
+            humantime::parse_rfc3339(ts).is_ok() && ts.ends_with('Z'),
+            "{ts}"
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! What the host records while it runs plugins: the audit log, the wire
+//! transcript, the generated protocol reference, and error chains flattened
+//! to one line.
+
+pub mod audit;
+pub mod error_chain;
+pub mod reference;
+pub mod transcript;
+
+pub use audit::{AuditEvent, AuditLog, AuditRecord};
+pub use error_chain::one_line;
+pub use transcript::{Direction, Transcript, TranscriptRecord};

@@ -1,0 +1,251 @@
+//! The wire transcript (ADDENDUM §9): one JSON Lines record per message or
+//! stderr line, `{"seq": n, "dir": "host>plugin" | "plugin>host" |
+//! "plugin!stderr", "msg": <json, or the raw line as a string>}`, and a
+//! normaliser for deterministic snapshots.
+//!
+//! ```
+//! use kaged_host_sim::transcript::normalise;
+//! use kaged_host_sim::{Direction, Transcript};
+//! let t = Transcript::memory();
+//! t.record(Direction::HostToPlugin, br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+//! t.record(Direction::PluginStderr, b"not json");
+//! let recs = t.records();
+//! assert_eq!(recs[1].msg, serde_json::json!("not json"));
+//! let norm = normalise(&recs, false);
+//! assert_eq!(norm[0]["msg"]["id"], "[id]");
+//! assert_eq!(norm.len(), 1);
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{json, Value};
+
+/// Which way a line went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Host stdin write: `host>plugin`.
+    HostToPlugin,
+    /// Plugin stdout line: `plugin>host`.
+    PluginToHost,
+    /// Plugin stderr line: `plugin!stderr`.
+    PluginStderr,
+}
+
+impl Direction {
+    /// The `dir` string.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Direction::HostToPlugin => "host>plugin",
+            Direction::PluginToHost => "plugin>host",
+            Direction::PluginStderr => "plugin!stderr",
+        }
+    }
+}
+
+/// One transcript record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptRecord {
+    /// Position in the transcript, from 1.
+    pub seq: u64,
+    /// Direction.
+    pub dir: Direction,
+    /// The parsed JSON, or the raw line as a string.
+    pub msg: Value,
+}
+
+impl TranscriptRecord {
+    /// The JSON Lines form.
+    pub fn to_json(&self) -> Value {
+        json!({"seq": self.seq, "dir": self.dir.as_str(), "msg": self.msg})
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    seq: u64,
+    file: Option<File>,
+    memory: Option<Vec<TranscriptRecord>>,
+}
+
+/// A clonable transcript handle writing to a file, memory, both or neither.
+#[derive(Clone, Default)]
+pub struct Transcript {
+    inner: Arc<Mutex<Inner>>,
+}
+
+impl std::fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transcript").finish_non_exhaustive()
+    }
+}
+
+/// Raw lines longer than this are cut in the transcript (the wire is not).
+const MAX_RAW_CHARS: usize = 4096;
+
+impl Transcript {
+    /// A transcript that keeps nothing.
+    pub fn discard() -> Transcript {
+        Transcript::default()
+    }
+
+    /// A transcript kept in memory.
+    pub fn memory() -> Transcript {
+        let t = Transcript::default();
+        t.lock().memory = Some(Vec::new());
+        t
+    }
+
+    /// A transcript written to `path` (truncated).
+    pub fn to_file(path: &Path) -> std::io::Result<Transcript> {
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)?;
+        let t = Transcript::default();
+        t.lock().file = Some(file);
+        Ok(t)
+    }
+
+    /// Also keep records in memory.
+    pub fn with_memory(self) -> Transcript {
+        {
+            let mut g = self.lock();
+            if g.memory.is_none() {
+                g.memory = Some(Vec::new());
+            }
+        }
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn enabled(&self) -> bool {
+        let g = self.lock();
+        g.file.is_some() || g.memory.is_some()
+    }
+
+    /// Record one line (without its newline): JSON when it parses, else the
+    /// raw text (lossy UTF-8, cut to 4096 chars).
+    pub fn record(&self, dir: Direction, line: &[u8]) {
+        if !self.enabled() {
+            return;
+        }
+        let msg = match serde_json::from_slice::<Value>(line) {
+            Ok(v) if dir != Direction::PluginStderr => v,
+            _ => Value::String(cut(&String::from_utf8_lossy(line), MAX_RAW_CHARS)),
+        };
+        self.record_value(dir, msg);
+    }
+
+    /// Record an already built `msg` (e.g. a note about a discarded line).
+    pub fn record_value(&self, dir: Direction, msg: Value) {
+        let mut g = self.lock();
+        if g.file.is_none() && g.memory.is_none() {
+            return;
+        }
+        g.seq += 1;
+        let rec = TranscriptRecord {
+            seq: g.seq,
+            dir,
+            msg,
+        };
+        if let Some(file) = g.file.as_mut() {
+            let mut line = rec.to_json().to_string();
+            line.push('\n');
+            if let Err(e) = file.write_all(line.as_bytes()) {
+                tracing::warn!(error = %e, "cannot write the transcript");
+            }
+        }
+        if let Some(mem) = g.memory.as_mut() {
+            mem.push(rec);
+        }
+    }
+
+    /// The records kept in memory.
+    pub fn records(&self) -> Vec<TranscriptRecord> {
+        self.lock().memory.clone().unwrap_or_default()
+    }
+}
+
+/// Cut `s` to at most `max` chars, marking the cut with `…`.
+pub fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Keys whose values vary between runs and are redacted by [`normalise`].
+pub const REDACTED_KEYS: [&str; 6] = ["id", "request_id", "pid", "duration_ms", "ts", "cage_id"];
+
+/// A deterministic view of `records` for snapshots: non-null `id`s,
+/// `request_id`s, `pid`s and timings become `"[key]"`, `seq` is renumbered,
+/// and stderr lines (whose interleaving is not deterministic) are dropped
+/// unless `keep_stderr`.
+pub fn normalise(records: &[TranscriptRecord], keep_stderr: bool) -> Vec<Value> {
+    records
+        .iter()
+        .filter(|r| keep_stderr || r.dir != Direction::PluginStderr)
+        .enumerate()
+        .map(|(i, r)| {
+            let mut msg = r.msg.clone();
+            redact(&mut msg);
+            json!({"seq": i + 1, "dir": r.dir.as_str(), "msg": msg})
+        })
+        .collect()
+}
+
+/// Redact [`REDACTED_KEYS`] anywhere inside `v` (null values are kept, as a
+/// null id is meaningful).
+pub fn redact(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            for (k, val) in o.iter_mut() {
+                if REDACTED_KEYS.contains(&k.as_str()) && !val.is_null() {
+                    *val = Value::String(format!("[{k}]"));
+                } else {
+                    redact(val);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_ids_survive_and_nested_keys_are_redacted() {
+        let t = Transcript::memory();
+        t.record(
+            Direction::PluginToHost,
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m"}}"#,
+        );
+        t.record(
+            Direction::HostToPlugin,
+            br#"{"jsonrpc":"2.0","id":3,"method":"a.b","params":{"_context":{"request_id":"r"}}}"#,
+        );
+        let n = normalise(&t.records(), true);
+        assert!(n[0]["msg"]["id"].is_null());
+        assert_eq!(
+            n[1]["msg"]["params"]["_context"]["request_id"],
+            "[request_id]"
+        );
+        assert_eq!(n[1]["seq"], 2);
+    }
+
+    #[test]
+    fn cut_marks_long_text() {
+        assert_eq!(cut("abcdef", 3), "abc…");
+        assert_eq!(cut("ab", 3), "ab");
+    }
+}

@@ -1,0 +1,389 @@
+//! The JSON-RPC connection to one plugin, over any `AsyncRead`/`AsyncWrite`
+//! pair: a child's pipes or an in-process `tokio::io::duplex`.
+//!
+//! A reader task classifies every stdout line and never waits on a handler
+//! or on the writer; a writer task owns the plugin's stdin; a stderr task
+//! captures logs. Outgoing ids count from 1; answers are matched through a
+//! pending map. Protocol rules enforced here (`plugin-host.md` Wire
+//! protocol, Handshake failure modes, ADDENDUM §8):
+//!
+//! | input | action |
+//! |---|---|
+//! | non-JSON line | `plugin.stdout_noise` (line cut to 200 chars), discarded |
+//! | line over 4 MiB | `protocol.oversize_message`, kill |
+//! | batch after the handshake | answered `-32600` id null, `plugin.protocol_violation` |
+//! | any message before `initialize` was sent, or a request/notification (or batch, or invalid message) before the handshake completed | `plugin.protocol_violation`, kill |
+//! | answer with an id never pending | `plugin.protocol_violation` (`unknown_response_id`), **not** killed: a late answer to a timed-out call looks the same and is harmless |
+//! | invalid JSON-RPC after the handshake | `plugin.protocol_violation`; the matching call fails with `-32603`, otherwise answered `-32600` |
+//! | notification | rate limited, `plugin.notification`, delivered to subscribers |
+//! | request | handled by the [`PluginRequestHandler`] in its own task |
+
+mod pending;
+mod ratelimit;
+mod reader;
+mod state;
+mod writer;
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use kaged_plugin_sdk::codec::encode_line;
+use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_sdk::protocol::{Id, Notification, Request};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::AbortHandle;
+
+use crate::observe::audit::{AuditEvent, AuditLog};
+use crate::observe::transcript::Transcript;
+use crate::requests::handler::PluginRequestHandler;
+use crate::time::Timeouts;
+
+pub(crate) use pending::Pending;
+use ratelimit::RateLimiter;
+pub(crate) use state::Ending;
+pub use state::{Fatal, Phase, RequestError};
+
+/// How many stderr lines are kept for `plugin.crashed`.
+pub const STDERR_RING: usize = 50;
+
+/// What a connection needs to know.
+#[derive(Clone)]
+pub struct ConnectionConfig {
+    /// The plugin's manifest.
+    pub manifest: Arc<Manifest>,
+    /// Audit sink.
+    pub audit: AuditLog,
+    /// Transcript sink.
+    pub transcript: Transcript,
+    /// Plugin-to-host request handler.
+    pub handler: Arc<dyn PluginRequestHandler>,
+    /// Effective timeouts.
+    pub timeouts: Timeouts,
+}
+
+pub(crate) struct Shared {
+    pub(crate) plugin: String,
+    pub(crate) cfg: ConnectionConfig,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    pub(crate) pending: Pending,
+    next_id: AtomicU64,
+    phase: AtomicU8,
+    ending: Mutex<Ending>,
+    kill_started: AtomicBool,
+    fatal: watch::Sender<Option<Fatal>>,
+    closed: watch::Sender<bool>,
+    stderr_done: watch::Sender<bool>,
+    pub(crate) notifications: broadcast::Sender<Notification>,
+    pub(crate) inbound: broadcast::Sender<Value>,
+    stderr: Mutex<VecDeque<String>>,
+    raw_ids: Mutex<HashSet<Id>>,
+    limiter: Mutex<RateLimiter>,
+    tasks: Mutex<Vec<AbortHandle>>,
+}
+
+struct ForgetOnDrop<'a>(&'a Pending, u64);
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.remove(self.1);
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A clonable handle to one plugin connection.
+#[derive(Clone)]
+pub struct Connection {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("plugin", &self.shared.plugin)
+            .field("phase", &self.phase())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Start the reader, writer and (when given) stderr tasks. Must be called
+    /// inside a Tokio runtime.
+    pub fn start<R, W>(
+        cfg: ConnectionConfig,
+        reader: R,
+        writer: W,
+        stderr: Option<Box<dyn AsyncRead + Send + Unpin>>,
+    ) -> Connection
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (out, out_rx) = mpsc::unbounded_channel();
+        let limiter = RateLimiter::new(
+            cfg.timeouts.notification_window,
+            cfg.timeouts.notification_limit,
+        );
+        let shared = Arc::new(Shared {
+            plugin: cfg.manifest.name.clone(),
+            cfg,
+            out,
+            pending: Pending::default(),
+            next_id: AtomicU64::new(1),
+            phase: AtomicU8::new(0),
+            ending: Mutex::new(Ending::Running),
+            kill_started: AtomicBool::new(false),
+            fatal: watch::channel(None).0,
+            closed: watch::channel(false).0,
+            stderr_done: watch::channel(stderr.is_none()).0,
+            notifications: broadcast::channel(1024).0,
+            inbound: broadcast::channel(1024).0,
+            stderr: Mutex::new(VecDeque::new()),
+            raw_ids: Mutex::new(HashSet::new()),
+            limiter: Mutex::new(limiter),
+            tasks: Mutex::new(Vec::new()),
+        });
+        let mut tasks = vec![
+            tokio::spawn(writer::write_loop(shared.clone(), writer, out_rx)).abort_handle(),
+            tokio::spawn(reader::read_loop(shared.clone(), reader)).abort_handle(),
+        ];
+        if let Some(err) = stderr {
+            tasks.push(tokio::spawn(writer::stderr_loop(shared.clone(), err)).abort_handle());
+        }
+        lock(&shared.tasks).extend(tasks);
+        Connection { shared }
+    }
+
+    /// The plugin's name.
+    pub fn plugin(&self) -> &str {
+        &self.shared.plugin
+    }
+
+    /// The handshake phase.
+    pub fn phase(&self) -> Phase {
+        self.shared.phase()
+    }
+
+    /// Move to `phase` (the handshake and the raw channel do this).
+    pub fn set_phase(&self, phase: Phase) {
+        self.shared.phase.store(phase as u8, Ordering::SeqCst);
+    }
+
+    /// The next outgoing request id (1, 2, ...).
+    pub fn next_id(&self) -> u64 {
+        self.shared.next_id.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Send `method` and wait up to `timeout` for its answer.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        timeout: Duration,
+    ) -> Result<Value, RequestError> {
+        let id = self.next_id();
+        let line = encode_line(&Request::new(id, method, params))?;
+        let rx = self.shared.pending.insert(id);
+        // Forget the id however this ends (answer, timeout, cancellation).
+        let _forget = ForgetOnDrop(&self.shared.pending, id);
+        if !self.send_encoded(line) {
+            return Err(RequestError::Closed);
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(resp)) => resp.into_result().map_err(RequestError::Rpc),
+            Ok(Err(_)) => Err(RequestError::Closed),
+            Err(_) => Err(RequestError::Timeout(timeout)),
+        }
+    }
+
+    /// Send a notification.
+    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), RequestError> {
+        let line = encode_line(&Notification::new(method, params))?;
+        if self.send_encoded(line) {
+            Ok(())
+        } else {
+            Err(RequestError::Closed)
+        }
+    }
+
+    /// Send one line verbatim (a `\n` is appended when missing). When it is
+    /// a request, its answer goes to [`Connection::inbound`] only; sending
+    /// `initialize` / `initialized` moves the phase as the handshake would.
+    pub fn send_raw(&self, line: &[u8]) -> bool {
+        if let Ok(v) = serde_json::from_slice::<Value>(line) {
+            if let (Some(id), true) = (v.get("id"), v.get("method").is_some()) {
+                lock(&self.shared.raw_ids).insert(Id::from_value(id));
+            }
+            if let Some(m) = v.get("method").and_then(Value::as_str) {
+                self.advance_phase_for(m);
+            }
+        }
+        let mut buf = line.to_vec();
+        if buf.last() != Some(&b'\n') {
+            buf.push(b'\n');
+        }
+        self.send_encoded(buf)
+    }
+
+    /// Close the plugin's stdin after everything queued so far is written:
+    /// the plugin sees end of input (ADDENDUM §2: "the host is gone").
+    pub fn close_stdin(&self) -> bool {
+        self.shared.send_encoded(Vec::new())
+    }
+
+    pub(crate) fn send_encoded(&self, line: Vec<u8>) -> bool {
+        self.shared.send_encoded(line)
+    }
+
+    /// Move the phase as sending `method` by hand would: `initialize` from
+    /// `Spawned` to `InitializeSent`, `initialized` to `Ready`.
+    pub fn advance_phase_for(&self, method: &str) {
+        match method {
+            "initialize" if self.phase() == Phase::Spawned => self.set_phase(Phase::InitializeSent),
+            "initialized" => self.set_phase(Phase::Ready),
+            _ => {}
+        }
+    }
+
+    /// Every notification accepted from the plugin from now on.
+    pub fn notifications(&self) -> broadcast::Receiver<Notification> {
+        self.shared.notifications.subscribe()
+    }
+
+    /// Every stdout line from now on, as JSON (or the raw text as a string).
+    pub fn inbound(&self) -> broadcast::Receiver<Value> {
+        self.shared.inbound.subscribe()
+    }
+
+    /// The last (up to 50) stderr lines.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        lock(&self.shared.stderr).iter().cloned().collect()
+    }
+
+    /// Wait until a fatal condition is raised.
+    pub async fn wait_fatal(&self) -> Fatal {
+        let mut rx = self.shared.fatal.subscribe();
+        loop {
+            if let Some(f) = rx.borrow_and_update().clone() {
+                return f;
+            }
+            if rx.changed().await.is_err() {
+                // Sender lives in `shared`, which we hold: unreachable.
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// The fatal condition raised, if any.
+    pub fn fatal(&self) -> Option<Fatal> {
+        self.shared.fatal.borrow().clone()
+    }
+
+    /// Wait until the plugin's stdout closed or the connection was closed.
+    pub async fn wait_closed(&self) {
+        let mut rx = self.shared.closed.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+
+    /// Wait (up to `timeout`) until stderr reached its end.
+    pub async fn wait_stderr_done(&self, timeout: Duration) {
+        let mut rx = self.shared.stderr_done.subscribe();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(|d| *d)).await;
+    }
+
+    /// Close: stop every task, drop stdin (the plugin sees EOF), fail every
+    /// pending call.
+    pub fn close(&self) {
+        for t in lock(&self.shared.tasks).drain(..) {
+            t.abort();
+        }
+        self.shared.mark_closed();
+    }
+
+    pub(crate) fn ending(&self) -> Ending {
+        *lock(&self.shared.ending)
+    }
+
+    /// Move from one of `from` to `to`; returns the state found.
+    pub(crate) fn transition(&self, from: &[Ending], to: Ending) -> Result<Ending, Ending> {
+        let mut g = lock(&self.shared.ending);
+        let found = *g;
+        if from.contains(&found) {
+            *g = to;
+            Ok(found)
+        } else {
+            Err(found)
+        }
+    }
+
+    /// True for exactly one caller: the one that performs the kill.
+    pub(crate) fn claim_kill(&self) -> bool {
+        !self.shared.kill_started.swap(true, Ordering::SeqCst)
+    }
+}
+
+impl Shared {
+    fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::SeqCst) {
+            0 => Phase::Spawned,
+            1 => Phase::InitializeSent,
+            _ => Phase::Ready,
+        }
+    }
+
+    pub(crate) fn send_encoded(&self, line: Vec<u8>) -> bool {
+        !*self.closed.borrow() && self.out.send(line).is_ok()
+    }
+
+    pub(crate) fn fail(&self, fatal: Fatal) {
+        {
+            let mut g = lock(&self.ending);
+            if matches!(*g, Ending::Running | Ending::ShuttingDown) {
+                *g = Ending::Killing;
+            }
+        }
+        self.fatal.send_if_modified(|f| {
+            if f.is_none() {
+                *f = Some(fatal);
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    pub(crate) fn audit(&self, event: AuditEvent, data: Value) {
+        self.cfg.audit.emit(event, &self.plugin, data);
+    }
+
+    pub(crate) fn is_raw_id(&self, id: &Id) -> bool {
+        lock(&self.raw_ids).remove(id)
+    }
+
+    pub(crate) fn push_stderr(&self, line: String) {
+        let mut g = lock(&self.stderr);
+        if g.len() == STDERR_RING {
+            g.pop_front();
+        }
+        g.push_back(line);
+    }
+
+    pub(crate) fn limiter(&self) -> MutexGuard<'_, RateLimiter> {
+        lock(&self.limiter)
+    }
+
+    pub(crate) fn mark_stderr_done(&self) {
+        self.stderr_done.send_replace(true);
+    }
+
+    pub(crate) fn mark_closed(&self) {
+        self.pending.fail_all();
+        self.closed.send_replace(true);
+    }
+}

@@ -1,0 +1,245 @@
+//! The read loop: one frame at a time, classified and dispatched without
+//! ever awaiting a handler or the writer.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader, MAX_LINE_BYTES};
+use kaged_plugin_sdk::protocol::{
+    methods, ErrorCode, MessageError, Notification, RateLimitedParams, Request, Response, RpcError,
+    RpcMessage,
+};
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, BufReader};
+
+use super::ratelimit::Verdict;
+use super::{Fatal, Phase, Shared};
+use crate::observe::audit::AuditEvent;
+use crate::observe::transcript::Direction;
+use crate::requests::handler::RequestContext;
+
+/// `plugin.stdout_noise` keeps this many chars of the line.
+pub const NOISE_CHARS: usize = 200;
+
+pub(super) async fn read_loop<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader: R) {
+    let mut lines = LineReader::new(BufReader::new(reader));
+    loop {
+        match lines.next_frame().await {
+            Ok(Some(Frame::Line(line))) => {
+                if !handle_line(&shared, &line) {
+                    // Fatal: the session kills the plugin and closes us.
+                    return;
+                }
+            }
+            Ok(Some(Frame::Oversize { len })) => {
+                shared.cfg.transcript.record_value(
+                    Direction::PluginToHost,
+                    Value::String(format!("<oversize line: {len} bytes discarded>")),
+                );
+                let detail = format!("line of at least {len} bytes exceeds {MAX_LINE_BYTES}");
+                shared.audit(
+                    AuditEvent::OversizeMessage,
+                    json!({"length": len, "limit": MAX_LINE_BYTES}),
+                );
+                shared.fail(Fatal {
+                    event: AuditEvent::OversizeMessage,
+                    reason: "oversize_message".into(),
+                    detail,
+                });
+                return;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(plugin = %shared.plugin, error = %e, "stdout read failed");
+                break;
+            }
+        }
+    }
+    shared.mark_closed();
+}
+
+fn violation(shared: &Shared, kind: &str, detail: String, fatal: bool) -> bool {
+    tracing::warn!(plugin = %shared.plugin, violation = kind, "{detail}");
+    shared.audit(
+        AuditEvent::ProtocolViolation,
+        json!({"violation_type": kind, "detail": detail}),
+    );
+    if fatal {
+        shared.fail(Fatal {
+            event: AuditEvent::ProtocolViolation,
+            reason: kind.to_string(),
+            detail,
+        });
+    }
+    !fatal
+}
+
+/// Handle one stdout line; `false` when the plugin must be killed.
+fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
+    shared.cfg.transcript.record(Direction::PluginToHost, line);
+    let tap = serde_json::from_slice::<Value>(line)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(line).into_owned()));
+    let _ = shared.inbound.send(tap);
+    let phase = shared.phase();
+    let msg = match RpcMessage::from_slice(line) {
+        Ok(m) => m,
+        Err(MessageError::Parse(_)) => {
+            let full = String::from_utf8_lossy(line);
+            let text: String = full.chars().take(NOISE_CHARS).collect();
+            let truncated = text.len() < full.len();
+            tracing::warn!(plugin = %shared.plugin, "non-JSON line on stdout: {text}");
+            shared.audit(
+                AuditEvent::StdoutNoise,
+                json!({"line": text, "truncated": truncated, "length": line.len()}),
+            );
+            return true;
+        }
+        Err(e) => return bad_message(shared, e, phase),
+    };
+    // Answers to lines sent through the raw channel are only tapped; an
+    // answer to one of our pending requests is never "speaking first".
+    let msg = match msg {
+        RpcMessage::Response(r) if shared.is_raw_id(&r.id) => return true,
+        RpcMessage::Response(r) => match r.id.as_u64() {
+            Some(n) if shared.pending.complete(n, r.clone()) => return true,
+            _ => RpcMessage::Response(r),
+        },
+        other => other,
+    };
+    match (phase, msg) {
+        (Phase::Spawned, m) => violation(
+            shared,
+            "message_before_initialize",
+            format!("{} sent before initialize", describe(&m)),
+            true,
+        ),
+        (Phase::InitializeSent, m @ (RpcMessage::Request(_) | RpcMessage::Notification(_))) => {
+            violation(
+                shared,
+                "message_before_initialized",
+                format!("{} sent before the handshake completed", describe(&m)),
+                true,
+            )
+        }
+        (phase, RpcMessage::Response(r)) => response(shared, r, phase),
+        (_, RpcMessage::Request(r)) => {
+            request(shared, r);
+            true
+        }
+        (_, RpcMessage::Notification(n)) => {
+            notification(shared, n);
+            true
+        }
+    }
+}
+
+fn describe(m: &RpcMessage) -> String {
+    match m {
+        RpcMessage::Request(r) => format!("request {:?}", r.method),
+        RpcMessage::Notification(n) => format!("notification {:?}", n.method),
+        RpcMessage::Response(r) => format!("response with id {}", r.id),
+    }
+}
+
+fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
+    let kind = match e {
+        MessageError::Batch => "batch",
+        _ => "invalid_message",
+    };
+    if phase != Phase::Ready {
+        return violation(
+            shared,
+            kind,
+            format!("{e} (before the handshake completed)"),
+            true,
+        );
+    }
+    if let MessageError::Invalid { id: Some(id), .. } = &e {
+        if let Some(n) = id.as_u64() {
+            let err = RpcError::new(
+                ErrorCode::InternalError,
+                format!("the plugin sent a malformed answer: {e}"),
+            );
+            if shared.pending.complete(n, Response::err(id.clone(), err)) {
+                return violation(shared, kind, e.to_string(), false);
+            }
+        }
+    }
+    if let Ok(line) = encode_line(&e.answer()) {
+        shared.send_encoded(line);
+    }
+    violation(shared, kind, e.to_string(), false)
+}
+
+fn response(shared: &Shared, r: Response, phase: Phase) -> bool {
+    let id = r.id;
+    // Not pending (checked by the caller). During the handshake anything but
+    // the initialize answer is fatal.
+    violation(
+        shared,
+        "unknown_response_id",
+        format!("answer with id {id}, which is not pending"),
+        phase != Phase::Ready,
+    )
+}
+
+fn request(shared: &Arc<Shared>, r: Request) {
+    let ctx = RequestContext {
+        plugin: shared.plugin.clone(),
+        manifest: shared.cfg.manifest.clone(),
+        audit: shared.cfg.audit.clone(),
+    };
+    let fut = shared.cfg.handler.handle(ctx, r.clone());
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let resp = match fut.await {
+            Ok(v) => Response::ok(r.id, v),
+            Err(e) => Response::err(r.id, e),
+        };
+        match encode_line(&resp) {
+            Ok(line) => {
+                shared.send_encoded(line);
+            }
+            Err(e) => tracing::warn!(plugin = %shared.plugin, error = %e, "cannot encode answer"),
+        }
+    });
+}
+
+fn notification(shared: &Arc<Shared>, n: Notification) {
+    let verdict = shared.limiter().check(Instant::now());
+    match verdict {
+        Verdict::Accept => {
+            shared.audit(
+                AuditEvent::Notification,
+                json!({"notification_type": n.method}),
+            );
+            let _ = shared.notifications.send(n);
+        }
+        Verdict::Drop { first: false, .. } => {}
+        Verdict::Drop { first: true, rate } => {
+            let limit = shared.cfg.timeouts.notification_limit;
+            tracing::warn!(plugin = %shared.plugin, "notification flood: dropping past {limit} per window");
+            shared.audit(
+                AuditEvent::NotificationFlood,
+                json!({"rate": rate, "limit_per_sec": limit}),
+            );
+            let window = shared.cfg.timeouts.notification_window;
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(window).await;
+                let dropped = shared.limiter().end_episode();
+                let params = RateLimitedParams {
+                    limit_per_sec: limit,
+                    dropped,
+                };
+                let note = Notification::new(
+                    methods::SYSTEM_RATE_LIMITED,
+                    serde_json::to_value(params).ok(),
+                );
+                if let Ok(line) = encode_line(&note) {
+                    shared.send_encoded(line);
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The writer task (the only owner of the plugin's stdin) and the stderr
+//! capture task.
+
+use std::sync::Arc;
+
+use kaged_plugin_sdk::codec::{write_line, Frame, LineReader};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::mpsc;
+
+use super::Shared;
+use crate::observe::transcript::Direction;
+
+pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
+    shared: Arc<Shared>,
+    mut writer: W,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    while let Some(line) = rx.recv().await {
+        if line.is_empty() {
+            // The close-stdin marker (real lines always end in `\n`):
+            // dropping the writer gives the plugin end of input.
+            tracing::debug!(plugin = %shared.plugin, "closing the plugin's stdin");
+            return;
+        }
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        shared.cfg.transcript.record(Direction::HostToPlugin, body);
+        if let Err(e) = write_line(&mut writer, &line).await {
+            tracing::debug!(plugin = %shared.plugin, error = %e, "plugin stdin closed");
+            return;
+        }
+    }
+}
+
+pub(super) async fn stderr_loop(shared: Arc<Shared>, stderr: Box<dyn AsyncRead + Send + Unpin>) {
+    let mut lines = LineReader::new(BufReader::new(stderr));
+    while let Ok(Some(frame)) = lines.next_frame().await {
+        let text = match frame {
+            Frame::Line(l) => String::from_utf8_lossy(&l).into_owned(),
+            Frame::Oversize { len } => format!("<stderr line of {len} bytes discarded>"),
+        };
+        tracing::info!(target: "kaged_plugin_stderr", plugin = %shared.plugin, "{text}");
+        shared
+            .cfg
+            .transcript
+            .record(Direction::PluginStderr, text.as_bytes());
+        shared.push_stderr(text);
+    }
+    shared.mark_stderr_done();
+}

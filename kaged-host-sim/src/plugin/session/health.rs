@@ -1,0 +1,70 @@
+//! Health checks (`plugin-host.md` Health checks): `ping` every
+//! `health_interval_sec` (scaled); an error or no answer within 5 s (scaled)
+//! is a failure, audited `plugin.health_fail {consecutive_failures}`; three
+//! in a row kill the plugin (`plugin.killed {reason: "health_check_failed"}`).
+//! The simulator does not restart plugins.
+
+use std::sync::Weak;
+
+use serde_json::json;
+use tokio::task::AbortHandle;
+
+use crate::observe::audit::AuditEvent;
+use crate::plugin::session::PluginSession;
+
+/// Consecutive failures that get a plugin killed.
+pub const MAX_HEALTH_FAILURES: u32 = 3;
+
+/// A running health monitor; stops when dropped.
+#[derive(Debug)]
+pub struct HealthMonitor {
+    task: AbortHandle,
+}
+
+impl Drop for HealthMonitor {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl PluginSession {
+    /// Start pinging the plugin every `health_interval` (see the module
+    /// docs). The monitor holds only a weak reference: it stops when the
+    /// session is dropped, when the plugin ends, or when the returned handle
+    /// is dropped.
+    pub fn start_health_checks(self: &std::sync::Arc<Self>) -> HealthMonitor {
+        let weak: Weak<PluginSession> = std::sync::Arc::downgrade(self);
+        let interval = self.timeouts().health_interval;
+        let task = tokio::spawn(async move {
+            let mut failures = 0u32;
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(s) = weak.upgrade() else { return };
+                if !s.is_running() {
+                    return;
+                }
+                match s.ping().await {
+                    Ok(()) => failures = 0,
+                    Err(e) => {
+                        if !s.is_running() {
+                            return;
+                        }
+                        failures += 1;
+                        tracing::warn!(plugin = s.name(), failures, error = %e, "health check failed");
+                        s.audit().emit(
+                            AuditEvent::HealthFail,
+                            s.name(),
+                            json!({"consecutive_failures": failures, "error": e.to_string()}),
+                        );
+                        if failures >= MAX_HEALTH_FAILURES {
+                            s.kill("health_check_failed").await;
+                            return;
+                        }
+                    }
+                }
+            }
+        })
+        .abort_handle();
+        HealthMonitor { task }
+    }
+}

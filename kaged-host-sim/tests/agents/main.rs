@@ -1,0 +1,11 @@
+//! Agents: project files, operator-local config, resolution, roles and
+//! tool registries (pure logic, no processes).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod config;
+mod project;
+mod resolve;
+mod roles;
+mod tools;

@@ -1,0 +1,10 @@
+//! The `kaged-host-sim` command line, run as a user runs it.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod commands;
+mod plugin;
+mod project;
+mod storage;
+mod storage_usage;

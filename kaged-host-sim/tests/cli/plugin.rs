@@ -1,0 +1,144 @@
+//! `kaged-host-sim plugin …`: the install flow from the command line, with
+//! consent, the local-config listing, the active-session guard and the
+//! audit file.
+
+use crate::support::host::fixture;
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn cli(store: &std::path::Path) -> Command {
+    let mut c = Command::cargo_bin("kaged-host-sim").expect("binary");
+    c.env_remove("KAGED_HOME").arg("plugin");
+    c.env("KAGED_HOME", store);
+    c
+}
+
+fn stdout(c: &mut Command) -> String {
+    let out = c.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn install_list_enable_and_uninstall_from_the_command_line() {
+    let store = tempfile::tempdir().expect("tempdir");
+    let audit = store.path().join("audit.jsonl");
+    let src = fixture("shell-adapter");
+
+    // Without a terminal or --yes, consent cannot be given: refused, exit 2.
+    let out = cli(store.path())
+        .arg("install")
+        .arg(&src)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pass --yes"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(stdout(cli(store.path()).arg("list")).is_empty());
+
+    let shown = stdout(
+        cli(store.path())
+            .args(["--audit"])
+            .arg(&audit)
+            .arg("install")
+            .arg(&src)
+            .arg("--yes"),
+    );
+    for line in [
+        "Validating manifest...",
+        "  name: my-simple-adapter",
+        "    - net:[]",
+        "✓ Installed my-simple-adapter 0.1.0",
+        "plugin enable my-simple-adapter",
+    ] {
+        assert!(shown.contains(line), "{line:?} missing:\n{shown}");
+    }
+    let listed = stdout(cli(store.path()).arg("list"));
+    assert!(
+        listed.starts_with("my-simple-adapter\t0.1.0\tdisabled\tlocal\t"),
+        "{listed}"
+    );
+    stdout(cli(store.path()).args(["enable", "my-simple-adapter"]));
+    assert!(stdout(cli(store.path()).arg("list")).contains("\tenabled\t"));
+
+    let out = cli(store.path())
+        .args(["uninstall", "my-simple-adapter", "--active-sessions", "1"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("active in 1 session(s); stop sessions first, or use --force"));
+    let done = stdout(cli(store.path()).args(["--audit"]).arg(&audit).args([
+        "uninstall",
+        "my-simple-adapter",
+        "--active-sessions",
+        "1",
+        "--force",
+    ]));
+    assert!(done.contains("✓ Removed plugin files"), "{done}");
+    assert!(stdout(cli(store.path()).arg("list")).is_empty());
+
+    let events: Vec<String> = std::fs::read_to_string(&audit)
+        .expect("audit")
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).expect("json")["event"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(events, ["plugin.installed", "plugin.uninstalled"]);
+}
+
+#[test]
+fn bad_input_is_one_line_with_the_right_exit_status() {
+    let store = tempfile::tempdir().expect("tempdir");
+    let bad = tempfile::tempdir().expect("tempdir");
+    std::fs::write(bad.path().join("kaged-plugin.yaml"), "name: Bad Name\n").expect("write");
+    for (args, code, needle) in [
+        (
+            vec!["install".to_string(), "/no/such/dir".to_string()],
+            2,
+            "no such plugin directory",
+        ),
+        (
+            vec![
+                "install".to_string(),
+                bad.path().display().to_string(),
+                "--yes".to_string(),
+            ],
+            1,
+            "invalid manifest",
+        ),
+        (
+            vec!["uninstall".to_string(), "ghost".to_string()],
+            1,
+            "ghost is not installed",
+        ),
+        (
+            vec!["enable".to_string(), "ghost".to_string()],
+            1,
+            "ghost is not installed",
+        ),
+    ] {
+        let out = cli(store.path()).args(&args).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    let mut c = Command::cargo_bin("kaged-host-sim").expect("binary");
+    let out = c
+        .env_remove("KAGED_HOME")
+        .args(["plugin", "list"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--store DIR"));
+}

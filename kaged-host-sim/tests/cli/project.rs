@@ -1,0 +1,136 @@
+//! `kaged-host-sim session --project ...` with start_session, idle and
+//! compact steps, run as a real command against real plugin processes.
+
+use std::process::Output;
+
+use crate::support::firing::{fixtures, FIXTURES};
+use assert_cmd::Command;
+use kaged_host_sim::group_alive;
+use serde_json::Value;
+
+fn cli() -> Command {
+    Command::cargo_bin("kaged-host-sim").expect("binary built")
+}
+
+fn session(script: &str, extra: &[&str], audit: &std::path::Path) -> Output {
+    let mut cmd = cli();
+    cmd.args(["--time-scale", "0.2", "--audit"])
+        .arg(audit)
+        .arg("session")
+        .arg("--project")
+        .arg(fixtures().join("projects/firing-compact.yaml"))
+        .arg("--script")
+        .arg(fixtures().join("scripts").join(script));
+    for name in FIXTURES {
+        let dir = fixtures().join("plugins").join(name);
+        cmd.arg("--plugin")
+            .arg(format!("@kaged/{name}={}", dir.display()));
+    }
+    cmd.args(extra).output().expect("run")
+}
+
+/// Every plugin the audit file says was spawned is gone.
+fn assert_nothing_running(audit: &std::path::Path) {
+    let text = std::fs::read_to_string(audit).expect("audit file");
+    let mut spawned = 0;
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).expect("audit line");
+        if v["event"] == "plugin.spawned" {
+            spawned += 1;
+            let pid = v["pid"].as_u64().expect("pid") as u32;
+            assert!(!group_alive(pid), "process group {pid} still has members");
+        }
+    }
+    assert!(spawned > 0, "no plugin.spawned in {text}");
+}
+
+#[test]
+fn project_scenario_prints_each_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let audit = dir.path().join("audit.jsonl");
+    let out = session("firing-compact.yaml", &[], &audit);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{err}");
+    assert!(
+        text.contains("step 1: ok   start_session primary -> 2 inject(s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("step 3: ok   compact primary -> 3 message(s)"),
+        "{text}"
+    );
+    assert!(text.contains("5 step(s), 0 failed"), "{text}");
+    assert_nothing_running(&audit);
+}
+
+#[test]
+fn project_scenario_as_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let audit = dir.path().join("audit.jsonl");
+    let out = session("firing-compact.yaml", &["--json"], &audit);
+    assert_eq!(out.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[0]["step"], "start_session");
+    assert_eq!(
+        lines[0]["system_prompt_prefix"],
+        "<plugin:hooks-observer>\nobserver ready (tag=primary)\n</plugin:hooks-observer>\n\
+         <plugin:hooks-greeter>\ngreetings from greeter\n</plugin:hooks-greeter>"
+    );
+    assert_eq!(lines[2]["step"], "compact");
+    let ids: Vec<&str> = lines[2]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["summary_1", "k1", "m3"]);
+    assert_eq!(lines[3]["applied"], "drop");
+    assert!(lines.iter().take(5).all(|l| l["ok"] == true));
+    assert_eq!(lines[5]["summary"]["failed"], 0);
+    assert_nothing_running(&audit);
+}
+
+#[test]
+fn failed_project_steps_exit_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let audit = dir.path().join("audit.jsonl");
+    let out = session("firing-failing.yaml", &[], &audit);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("step 2: FAIL"), "{text}");
+    assert!(text.contains("unknown agent path"), "{text}");
+    assert!(text.contains("2 step(s), 2 failed"), "{text}");
+    assert_nothing_running(&audit);
+}
+
+#[test]
+fn project_usage_errors_exit_2() {
+    let project = fixtures().join("projects/firing-compact.yaml");
+    let script = fixtures().join("scripts/firing-compact.yaml");
+    // No plugin source.
+    let out = cli()
+        .arg("session")
+        .arg("--project")
+        .arg(&project)
+        .arg("--script")
+        .arg(&script)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--plugins"));
+    // Project steps without --project.
+    let out = cli()
+        .arg("session")
+        .arg(fixtures().join("plugins/hooks-greeter"))
+        .arg("--script")
+        .arg(&script)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--project"));
+}

@@ -1,0 +1,9 @@
+//! Lifecycle hooks fired through `AgentHost` on real plugin processes.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod compact;
+mod invalid;
+mod knobs;
+mod start;

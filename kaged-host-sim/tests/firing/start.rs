@@ -1,0 +1,262 @@
+//! `on_session_start` and `on_session_idle` through [`AgentHost`], with
+//! real plugin processes (`tests/fixtures/plugins/hooks-*`,
+//! `tests/fixtures/projects/firing-start.yaml`).
+
+use crate::support::firing;
+use std::collections::HashSet;
+
+use crate::support::firing::{finish, of, plugin_dirs, sent, start, trail, PROJECT_ID};
+use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent};
+use kaged_plugin_sdk::protocol::{Message, MessageRole};
+use serde_json::json;
+
+const RESEARCHER: &str = "primary.subagents.researcher";
+
+fn wrapped(name: &str, text: &str) -> String {
+    format!("<plugin:{name}>\n{text}\n</plugin:{name}>")
+}
+
+#[tokio::test]
+async fn session_start_fires_in_declaration_order_and_wraps_injects() {
+    let (agents, audit, transcript) = start("firing-start.yaml").await;
+    let s = agents
+        .start_session("primary", "ses_1")
+        .await
+        .expect("start");
+    // Declaration order (observer before greeter, not alphabetical), every
+    // non-empty inject wrapped; the slow, erroring and malformed plugins
+    // contribute nothing.
+    let observer = wrapped("hooks-observer", "observer ready (tag=primary)");
+    let greeter = wrapped("hooks-greeter", "greetings from greeter");
+    assert_eq!(
+        s.injects,
+        [
+            ("hooks-observer".to_string(), observer.clone()),
+            ("hooks-greeter".to_string(), greeter.clone())
+        ]
+    );
+    assert_eq!(s.system_prompt_prefix, format!("{observer}\n{greeter}"));
+    let fired: Vec<String> = of(&s.audit, AuditEvent::HookFired)
+        .iter()
+        .map(|r| r.plugin.clone())
+        .collect();
+    assert_eq!(
+        fired,
+        [
+            "hooks-observer",
+            "hooks-slow",
+            "hooks-greeter",
+            "hooks-error",
+            "hooks-malformed"
+        ]
+    );
+    // Timeout → logged, treated as null, the next plugins still fire.
+    let timeout = of(&s.audit, AuditEvent::HookTimeout);
+    assert_eq!(timeout.len(), 1);
+    assert_eq!(timeout[0].plugin, "hooks-slow");
+    assert_eq!(timeout[0].get("hook"), "on_session_start");
+    assert_eq!(timeout[0].get("agent_path"), "primary");
+    // Error → plugin.hook.failed, null; a malformed answer likewise.
+    let failed = of(&s.audit, AuditEvent::HookFailed);
+    assert_eq!(failed.len(), 2, "{:?}", audit.names());
+    assert_eq!(failed[0].plugin, "hooks-error");
+    assert_eq!(failed[0].get("error_code"), -32000);
+    assert_eq!(failed[0].get("error_message"), "hook exploded");
+    assert_eq!(failed[1].plugin, "hooks-malformed");
+    assert_eq!(failed[1].get("malformed_answer"), true);
+    let returned = trail(&s.audit, &[AuditEvent::HookReturned]);
+    assert_eq!(
+        returned.iter().map(|r| r.1.as_str()).collect::<Vec<_>>(),
+        ["hooks-observer", "hooks-greeter", "hooks-malformed"]
+    );
+    // The session continues: a second start still works, the timed-out
+    // plugin included (its hook lock was released).
+    let again = agents
+        .start_session("primary", "ses_2")
+        .await
+        .expect("start");
+    assert_eq!(again.injects.len(), 2);
+    assert_eq!(of(&again.audit, AuditEvent::HookTimeout).len(), 1);
+    // Every hook call carried a full _context with a unique request id.
+    let calls = sent(&transcript, "kaged.hook.on_session_start");
+    assert_eq!(calls.len(), 10);
+    let mut request_ids = HashSet::new();
+    for (i, c) in calls.iter().enumerate() {
+        let ctx = &c["params"]["_context"];
+        let session = if i < 5 { "ses_1" } else { "ses_2" };
+        assert_eq!(ctx["operator_id"], "operator");
+        assert_eq!(ctx["project_id"], PROJECT_ID);
+        assert_eq!(ctx["agent_path"], "primary");
+        assert_eq!(ctx["session_id"], session);
+        assert!(request_ids.insert(ctx["request_id"].to_string()), "{ctx}");
+    }
+    finish(agents).await;
+}
+
+#[tokio::test]
+async fn session_hooks_never_fire_on_a_subagent() {
+    let (agents, audit, transcript) = start("firing-start.yaml").await;
+    // Resolution warned at load time.
+    let illegal: Vec<(String, String)> = audit
+        .of(AuditEvent::HookIllegal)
+        .iter()
+        .map(|r| (r.get("hook").to_string(), r.get("agent_path").to_string()))
+        .collect();
+    assert_eq!(
+        illegal,
+        [
+            (
+                "\"on_session_start\"".to_string(),
+                format!("\"{RESEARCHER}\"")
+            ),
+            (
+                "\"on_session_idle\"".to_string(),
+                format!("\"{RESEARCHER}\"")
+            ),
+        ]
+    );
+    let s = agents
+        .start_session(RESEARCHER, "ses_r")
+        .await
+        .expect("start");
+    assert!(s.injects.is_empty() && s.system_prompt_prefix.is_empty());
+    assert!(of(&s.audit, AuditEvent::HookFired).is_empty());
+    let idle = agents
+        .idle(
+            RESEARCHER,
+            "ses_r",
+            vec![Message::new("u1", MessageRole::User, "hi")],
+        )
+        .await
+        .expect("idle");
+    assert!(idle.fired.is_empty() && idle.audit.is_empty());
+    assert!(sent(&transcript, "kaged.hook.on_session_start").is_empty());
+    assert!(sent(&transcript, "kaged.hook.on_session_idle").is_empty());
+    finish(agents).await;
+}
+
+#[tokio::test]
+async fn idle_sends_the_transcript_array_on_the_primary() {
+    let (agents, _audit, transcript) = start("firing-start.yaml").await;
+    let messages = vec![
+        Message::new("u1", MessageRole::User, "hello"),
+        Message::new("a1", MessageRole::Assistant, "hi there").keep(),
+    ];
+    let idle = agents
+        .idle("primary", "ses_1", messages.clone())
+        .await
+        .expect("idle");
+    // Subscribers in declaration order; the erroring one is null.
+    assert_eq!(
+        idle.fired,
+        ["hooks-observer", "hooks-greeter", "hooks-error"]
+    );
+    assert_eq!(idle.acknowledged, ["hooks-observer", "hooks-greeter"]);
+    let failed = of(&idle.audit, AuditEvent::HookFailed);
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].get("hook"), "on_session_idle");
+    let calls = sent(&transcript, "kaged.hook.on_session_idle");
+    assert_eq!(calls.len(), 3);
+    for c in &calls {
+        assert_eq!(c["params"]["transcript"], json!(messages));
+        assert_eq!(c["params"]["_context"]["session_id"], "ses_1");
+    }
+    finish(agents).await;
+}
+
+#[tokio::test]
+async fn each_agent_config_reaches_the_shared_process() {
+    let (agents, audit, transcript) = start("firing-start.yaml").await;
+    // One process per plugin, shared by the primary and the researcher.
+    let spawned: Vec<String> = audit
+        .of(AuditEvent::Spawned)
+        .iter()
+        .map(|r| r.plugin.clone())
+        .collect();
+    assert_eq!(
+        spawned,
+        [
+            "hooks-observer",
+            "hooks-slow",
+            "hooks-greeter",
+            "hooks-error",
+            "hooks-malformed"
+        ]
+    );
+    let c = agents
+        .compact(RESEARCHER, firing::request("ses_r"))
+        .await
+        .expect("compact");
+    assert_eq!(c.injects.len(), 1);
+    assert!(c.injects[0].1.contains("tag=researcher"), "{:?}", c.injects);
+    let s = agents
+        .start_session("primary", "ses_1")
+        .await
+        .expect("start");
+    assert!(s.injects[0].1.contains("tag=primary"), "{:?}", s.injects);
+    // Sent at launch (primary), then before each firing whose agent differs.
+    let updates: Vec<_> = sent(&transcript, "config.update")
+        .into_iter()
+        .map(|m| m["params"]["tag"].clone())
+        .collect();
+    assert_eq!(
+        updates,
+        [json!("primary"), json!("researcher"), json!("primary")]
+    );
+    finish(agents).await;
+}
+
+#[tokio::test]
+async fn unknown_agents_and_unresolvable_projects_are_typed_errors() {
+    let (agents, _audit, _t) = start("firing-start.yaml").await;
+    assert!(matches!(
+        agents.start_session("primary.subagents.nobody", "s").await,
+        Err(AgentHostError::UnknownAgent(p)) if p == "primary.subagents.nobody"
+    ));
+    finish(agents).await;
+    let (host, audit, _t) = firing::host();
+    let project = kaged_host_sim::agents::Project::from_yaml_str(
+        "primary:\n  plugins:\n    x:\n      package: \"@kaged/not-installed\"\n",
+        "inline.yaml",
+    )
+    .expect("parses");
+    let err = AgentHost::start(host, &project, &plugin_dirs())
+        .await
+        .expect_err("does not resolve");
+    assert!(matches!(err, AgentHostError::Resolve(_)), "{err:?}");
+    assert!(audit.of(AuditEvent::Spawned).is_empty());
+}
+
+#[tokio::test]
+async fn a_plugin_that_cannot_launch_leaves_nothing_running() {
+    let (host, audit, _t) = firing::host();
+    let project = kaged_host_sim::agents::Project::from_yaml_str(
+        "primary:\n  plugins:\n    observer:\n      package: \"@kaged/hooks-observer\"\n\
+         \x20   broken:\n      package: \"@kaged/missing-command\"\n",
+        "inline.yaml",
+    )
+    .expect("parses");
+    let mut map = std::collections::BTreeMap::new();
+    let plugins = firing::fixtures().join("plugins");
+    map.insert(
+        "@kaged/hooks-observer".to_string(),
+        plugins.join("hooks-observer"),
+    );
+    map.insert(
+        "@kaged/missing-command".to_string(),
+        plugins.join("missing-command"),
+    );
+    let err = AgentHost::start(host, &project, &kaged_host_sim::PluginDirs::Map(map))
+        .await
+        .expect_err("the second plugin cannot start");
+    assert!(
+        matches!(&err, AgentHostError::Launch { package, .. } if package == "@kaged/missing-command"),
+        "{err:?}"
+    );
+    // The observer was started, then shut down again.
+    let spawned = audit.of(AuditEvent::Spawned);
+    assert_eq!(spawned.len(), 1);
+    assert_eq!(spawned[0].plugin, "hooks-observer");
+    let pid = spawned[0].get("pid").as_u64().expect("pid") as u32;
+    assert!(!kaged_host_sim::group_alive(pid));
+}

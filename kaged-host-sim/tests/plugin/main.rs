@@ -1,0 +1,12 @@
+//! One plugin process: calls, the handshake, health checks, the wire
+//! protocol, shutdown, and in-process peers.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod calls;
+mod handshake;
+mod health;
+mod inprocess;
+mod protocol;
+mod shutdown;

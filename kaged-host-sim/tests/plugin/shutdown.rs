@@ -1,0 +1,91 @@
+//! Graceful shutdown, SIGTERM/SIGKILL escalation, process-group clean-up.
+
+use crate::support::host::{
+    assert_group_gone, fixture, host, one, process_exists, EASY, FAST, LIMIT,
+};
+use kaged_host_sim::ShutdownOutcome;
+
+#[tokio::test]
+async fn ignoring_shutdown_and_sigterm_ends_in_sigkill() {
+    let (host, audit, _t) = host(FAST);
+    let s = host
+        .launch(&fixture("ignores-shutdown-and-sigterm"))
+        .await
+        .expect("launch");
+    let pid = s.pid().expect("pid");
+    assert_eq!(s.shutdown().await, ShutdownOutcome::Killed);
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.initialized", "plugin.killed"]
+    );
+    assert_eq!(
+        one(&audit, "plugin.killed").get("reason"),
+        "shutdown_timeout"
+    );
+    assert_group_gone(pid);
+}
+
+#[tokio::test]
+async fn the_group_kill_leaves_no_grandchild_behind() {
+    let (host, audit, _t) = host(EASY);
+    let s = host
+        .launch(&fixture("child-spawning"))
+        .await
+        .expect("launch");
+    let pid = s.pid().expect("pid");
+    let v = s.call("child.pid", None, None).await.expect("child.pid");
+    let grandchild = v["pid"].as_u64().expect("pid") as u32;
+    assert!(process_exists(grandchild));
+    assert!(s.shutdown().await.is_clean());
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.exited",
+            "plugin.stopped"
+        ]
+    );
+    assert_group_gone(pid);
+    assert!(!process_exists(grandchild), "the sleep grandchild survived");
+}
+
+#[tokio::test]
+async fn dropping_a_session_kills_its_group() {
+    let (host, audit, _t) = host(EASY);
+    let s = host
+        .launch(&fixture("child-spawning"))
+        .await
+        .expect("launch");
+    let pid = s.pid().expect("pid");
+    drop(s);
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.initialized", "plugin.killed"]
+    );
+    assert_eq!(
+        one(&audit, "plugin.killed").get("reason"),
+        "session dropped"
+    );
+    // SIGKILL was sent synchronously; the session's exit monitor reaps the
+    // leader and (as subreaper) the grandchild in the background.
+    let gone = tokio::time::timeout(LIMIT, async {
+        while kaged_host_sim::group_alive(pid) {
+            tokio::time::sleep(kaged_host_sim::time::REAP_POLL).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "process group {pid} survived the drop");
+    assert_group_gone(pid);
+}
+
+#[tokio::test]
+async fn shutdown_twice_is_harmless() {
+    let (host, audit, _t) = host(EASY);
+    let s = host.launch(&fixture("good")).await.expect("launch");
+    assert!(s.shutdown().await.is_clean());
+    assert_eq!(s.shutdown().await, ShutdownOutcome::AlreadyEnded);
+    assert_eq!(audit.of(kaged_host_sim::AuditEvent::Stopped).len(), 1);
+}

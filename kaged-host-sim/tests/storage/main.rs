@@ -1,0 +1,12 @@
+//! The storage broker: rewriting, authorizing, answering, attacks, and the
+//! SDK's storage client against it.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod attack;
+mod broker;
+mod happy;
+mod properties;
+mod rewrite;
+mod sdk;

@@ -1,0 +1,8 @@
+//! The plugin supervisor, with real subprocesses at small time scales.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod helpers;
+mod operator;
+mod restart;
