@@ -18,6 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use kaged_conformance::catalogue::{self, *};
 use kaged_conformance::report::{EffectiveTimeouts, Report};
 use kaged_conformance::{run_suite, Options};
 use kaged_host_sim::TimeScale;
@@ -57,24 +58,24 @@ fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
         + ms(t.sigterm_grace_ms)
         + Duration::from_secs(1)
         + ms(t.sigterm_grace_ms.max(500));
-    let base = id.split('[').next().unwrap_or(id);
-    let wait = match base {
-        "launch.starts" => ms(500) + init + ladder,
-        "protocol.ping" => init + ping,
-        "protocol.unknown_method" | "protocol.ids_echoed" | "protocol.concurrent_calls" => {
-            init + req
-        }
-        "protocol.not_initialized" => init + req + ladder,
-        "protocol.batch_rejected" | "protocol.parse_error" => init + req + req + ladder,
-        "methods.answers"
-        | "methods.tool_valid_args"
-        | "methods.tool_invalid_args"
-        | "config.update_accepted" => init + req + ladder,
-        "hooks.answers" => init + hook,
-        "compaction.compactor_contract" => init + hook + ladder,
-        "lifecycle.stdin_eof_exits" => init + ms(t.shutdown_ms) + ladder,
-        "lifecycle.no_orphans" => init + ping + ladder + ladder,
-        "lifecycle.shutdown_exits_zero" => init + ladder + ladder,
+    let Some(case) = catalogue::find(id) else {
+        return SLACK;
+    };
+    let wait = match *case {
+        LAUNCH_STARTS => ms(500) + init + ladder,
+        PROTOCOL_PING => init + ping,
+        PROTOCOL_UNKNOWN_METHOD | PROTOCOL_IDS_ECHOED | PROTOCOL_CONCURRENT_CALLS => init + req,
+        PROTOCOL_NOT_INITIALIZED => init + req + ladder,
+        PROTOCOL_BATCH_REJECTED | PROTOCOL_PARSE_ERROR => init + req + req + ladder,
+        METHODS_ANSWERS
+        | METHODS_TOOL_VALID_ARGS
+        | METHODS_TOOL_INVALID_ARGS
+        | CONFIG_UPDATE_ACCEPTED => init + req + ladder,
+        HOOKS_ANSWERS => init + hook,
+        COMPACTION_COMPACTOR_CONTRACT => init + hook + ladder,
+        LIFECYCLE_STDIN_EOF_EXITS => init + ms(t.shutdown_ms) + ladder,
+        LIFECYCLE_NO_ORPHANS => init + ping + ladder + ladder,
+        LIFECYCLE_SHUTDOWN_EXITS_ZERO => init + ladder + ladder,
         _ => Duration::ZERO,
     };
     wait + SLACK

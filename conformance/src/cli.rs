@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use kaged_host_sim::TimeScale;
 
+use crate::error_chain::error_chain;
 use crate::list;
 use crate::report::{render_case_line, render_human, render_junit, render_tap, Report};
 use crate::runner::{run_suite_streaming, Options};
@@ -165,13 +166,7 @@ where
         Command::Run(a) => match run(&a) {
             Ok(code) => code,
             Err(e) => {
-                let mut msg = e.to_string();
-                let mut cur = std::error::Error::source(&e);
-                while let Some(c) = cur {
-                    msg.push_str(&format!(": {c}"));
-                    cur = c.source();
-                }
-                eprintln!("kaged-conformance: error: {msg}");
+                eprintln!("kaged-conformance: error: {}", error_chain(&e));
                 2
             }
         },

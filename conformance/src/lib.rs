@@ -7,12 +7,13 @@
 //! The library entry is [`run_suite`] (or [`runner::run_suite_streaming`]
 //! to see each case as it finishes).
 
-pub mod args;
 pub mod catalogue;
 pub mod cli;
+mod error_chain;
 pub mod list;
 pub mod report;
 pub mod runner;
+pub mod schema_args;
 pub mod selection;
 pub mod testing;
 

@@ -1,11 +1,11 @@
 //! The binary: exit statuses of ADDENDUM §11, formats, baselines,
 //! transcripts, argument errors.
 
-mod common;
+mod support;
 
 use assert_cmd::Command;
-use common::{host_fixture, own_fixture};
 use serde_json::Value;
+use support::{host_fixture, own_fixture};
 
 fn cmd() -> Command {
     Command::cargo_bin("kaged-conformance").expect("binary built")

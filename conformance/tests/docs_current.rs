@@ -1,5 +1,5 @@
 //! `docs/conformance.md` carries the case catalogue generated from
-//! `catalogue.rs`; this test fails when it is out of date. Regenerate with
+//! `catalogue/`; this test fails when it is out of date. Regenerate with
 //! `KAGED_UPDATE_DOCS=1 cargo test -p kaged-conformance --test docs_current`.
 
 use kaged_conformance::list::{render_markdown, BEGIN_MARKER, END_MARKER};

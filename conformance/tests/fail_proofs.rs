@@ -1,170 +1,343 @@
 //! Every case of the catalogue has a broken fixture that proves its fail
-//! (MUST) or warn (SHOULD) verdict, bowtie style: each fixture here breaks
-//! exactly one rule, and [`every_case_has_a_fail_proof`] checks that the
-//! expectations of the self-tests (this file, `own_fixtures.rs`,
-//! `self_test.rs` and the shared gaps of `common/mod.rs`) name every
-//! catalogue id.
+//! (MUST) or warn (SHOULD) verdict, bowtie style. `FAIL_PROOFS` is the
+//! table: each row a fixture and exactly the cases it breaks (most break
+//! one rule), run by the test of its name, which may check more of the
+//! report; [`every_case_has_a_fail_proof`] checks that the table names
+//! every catalogue case with the verdict of its level.
 
-mod common;
+mod support;
 
 use std::collections::BTreeSet;
 
-use common::{assert_broken, own_fixture, Expected};
-use kaged_conformance::catalogue::{Level, CATALOGUE};
-use kaged_conformance::report::Status::{Fail, Pass, Warn};
+use kaged_conformance::catalogue::*;
+use kaged_conformance::report::Report;
+use kaged_conformance::report::Status::{Fail, Pass, Skip, Warn};
 use kaged_conformance::selection::{Pattern, Selection};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::TimeScale;
+use support::own_fixture;
+use support::proofs::{fail, host, manifest, own, warn, Proof};
 
-#[test]
-fn bad_ping() {
-    let r = common::run(own_fixture("bad-ping"));
-    assert_broken(&r, &[("protocol.ping", Fail, None)]);
-    assert!(
-        r.case("protocol.ping").detail.contains("healthy"),
-        "{}",
-        r.case("protocol.ping").detail
-    );
-}
+/// The table, and one test per row: `name: fixture => [broken cases]`,
+/// optionally `then |report| { further checks }`.
+macro_rules! fail_proofs {
+    ($(
+        $(#[$doc:meta])*
+        $test:ident: $fixture:expr => [$($row:expr),* $(,)?] $(then $check:expr)?;
+    )*) => {
+        /// Every fixture with exactly the cases it breaks.
+        const FAIL_PROOFS: &[Proof] = &[$(
+            Proof { test: stringify!($test), fixture: $fixture, broken: &[$($row),*] },
+        )*];
 
-#[test]
-fn unknown_method_ok() {
-    let r = common::run(own_fixture("unknown-method-ok"));
-    assert_broken(&r, &[("protocol.unknown_method", Fail, None)]);
-    assert!(r
-        .case("protocol.unknown_method")
-        .detail
-        .contains("actual: result null"));
-}
-
-#[test]
-fn drops_when_busy() {
-    let r = common::run(own_fixture("drops-when-busy"));
-    assert_broken(&r, &[("protocol.concurrent_calls", Fail, None)]);
-    assert!(r
-        .case("protocol.concurrent_calls")
-        .detail
-        .contains("unanswered within"));
-}
-
-#[test]
-fn schema_lies() {
-    let r = common::run(own_fixture("schema-lies"));
-    assert_broken(
-        &r,
-        &[(
-            "methods.tool_valid_args[schema-lies.search]",
-            Fail,
-            Some("plugin.method_returned"),
-        )],
-    );
-    let d = &r.case("methods.tool_valid_args[schema-lies.search]").detail;
-    assert!(
-        d.contains("the schema is incomplete") && d.contains("as agent `primary`"),
-        "{d}"
-    );
-    // The same tool still answers, and rejects arguments that break its schema.
-    assert_eq!(r.case("methods.answers[schema-lies.search]").status, Pass);
-    assert_eq!(
-        r.case("methods.tool_invalid_args[schema-lies.search]")
-            .status,
-        Pass
-    );
-}
-
-#[test]
-fn hook_errors_get_one_verdict_per_hook() {
-    let r = common::run(own_fixture("hook-errors"));
-    assert_broken(
-        &r,
-        &[
-            (
-                "hooks.answers[on_session_start]",
-                Fail,
-                Some("plugin.hook.failed"),
-            ),
-            (
-                "hooks.answers[post_compact]",
-                Fail,
-                Some("plugin.hook.returned"),
-            ),
-        ],
-    );
-    assert_eq!(r.case("hooks.answers[on_session_idle]").status, Pass);
-    assert!(r
-        .case("hooks.answers[post_compact]")
-        .detail
-        .contains("{\"retain\":\"msg_002\"}"));
-}
-
-#[test]
-fn manifest_warning() {
-    let r = common::run(own_fixture("manifest-warning"));
-    assert_broken(&r, &[("manifest.no_warnings", Warn, None)]);
-    assert!(r.case("manifest.no_warnings").detail.contains("homepage"));
-}
-
-/// A plugin that answers `initialize` and nothing else (shutdown, EOF and
-/// SIGTERM ignored): every case that waits on it fails by its timeout, and
-/// the run ends (its duration is measured in `benches/suite.rs`).
-#[test]
-fn hangs_everywhere_fails_by_the_timeouts() {
-    let opts = Options {
-        time_scale: TimeScale::new(0.02).expect("scale"),
-        ..Options::default()
+        $(
+            $(#[$doc])*
+            #[test]
+            fn $test() {
+                let _report = proof(stringify!($test)).prove();
+                $(
+                    let check: fn(&Report) = $check;
+                    check(&_report);
+                )?
+            }
+        )*
     };
-    let r = run_suite(&own_fixture("hangs-everywhere"), &opts).expect("runs");
-    let expected: Vec<Expected> = vec![
-        ("protocol.ping", Fail, None),
-        ("protocol.unknown_method", Fail, None),
-        ("protocol.not_initialized", Warn, None),
-        ("protocol.batch_rejected", Fail, None),
-        ("protocol.parse_error", Fail, None),
-        ("protocol.ids_echoed", Fail, None),
-        ("protocol.concurrent_calls", Fail, None),
-        ("methods.answers[status.get]", Fail, Some("plugin.killed")),
-        (
-            "methods.answers[hangs-everywhere.echo]",
-            Fail,
-            Some("plugin.killed"),
-        ),
-        (
-            "methods.tool_valid_args[hangs-everywhere.echo]",
-            Fail,
-            Some("plugin.killed"),
-        ),
-        (
-            "methods.tool_invalid_args[hangs-everywhere.echo]",
-            Fail,
-            Some("plugin.killed"),
-        ),
-        (
-            "hooks.answers[on_session_start]",
-            Fail,
-            Some("plugin.hook.timeout"),
-        ),
-        (
-            "hooks.answers[pre_compact]",
-            Fail,
-            Some("plugin.hook.timeout"),
-        ),
-        (
-            "compaction.compactor_contract",
-            Fail,
-            Some("compaction.failed"),
-        ),
-        ("config.update_accepted", Warn, Some("plugin.killed")),
-        ("lifecycle.stdin_eof_exits", Fail, Some("plugin.killed")),
-        ("lifecycle.shutdown_exits_zero", Fail, Some("plugin.killed")),
+}
+
+/// The row run by `test`.
+fn proof(test: &str) -> &'static Proof {
+    FAIL_PROOFS
+        .iter()
+        .find(|p| p.test == test)
+        .unwrap_or_else(|| panic!("no fail proof {test}"))
+}
+
+fail_proofs! {
+    // The suite's own fixtures (`tests/fixtures/plugins/`, on
+    // `_lib/cproto.py`).
+
+    bad_ping: own("bad-ping") => [fail(PROTOCOL_PING)] then |r| {
+        let d = &r.case(PROTOCOL_PING.id).detail;
+        assert!(d.contains("healthy"), "{d}");
+    };
+
+    unknown_method_ok: own("unknown-method-ok") => [fail(PROTOCOL_UNKNOWN_METHOD)] then |r| {
+        assert!(r.case(PROTOCOL_UNKNOWN_METHOD.id).detail.contains("actual: result null"));
+    };
+
+    drops_when_busy: own("drops-when-busy") => [fail(PROTOCOL_CONCURRENT_CALLS)] then |r| {
+        assert!(r.case(PROTOCOL_CONCURRENT_CALLS.id).detail.contains("unanswered within"));
+    };
+
+    schema_lies: own("schema-lies") => [
+        fail(METHODS_TOOL_VALID_ARGS).on("schema-lies.search").audit("plugin.method_returned"),
+    ] then |r| {
+        let d = &r.case(&METHODS_TOOL_VALID_ARGS.instance_id("schema-lies.search")).detail;
+        assert!(
+            d.contains("the schema is incomplete") && d.contains("as agent `primary`"),
+            "{d}"
+        );
+        // The same tool still answers, and rejects arguments that break its schema.
+        assert_eq!(r.case(&METHODS_ANSWERS.instance_id("schema-lies.search")).status, Pass);
+        assert_eq!(
+            r.case(&METHODS_TOOL_INVALID_ARGS.instance_id("schema-lies.search")).status,
+            Pass
+        );
+    };
+
+    hook_errors_get_one_verdict_per_hook: own("hook-errors") => [
+        fail(HOOKS_ANSWERS).on("on_session_start").audit("plugin.hook.failed"),
+        fail(HOOKS_ANSWERS).on("post_compact").audit("plugin.hook.returned"),
+    ] then |r| {
+        assert_eq!(r.case(&HOOKS_ANSWERS.instance_id("on_session_idle")).status, Pass);
+        assert!(r
+            .case(&HOOKS_ANSWERS.instance_id("post_compact"))
+            .detail
+            .contains("{\"retain\":\"msg_002\"}"));
+    };
+
+    manifest_warning: own("manifest-warning") => [warn(MANIFEST_NO_WARNINGS)] then |r| {
+        assert!(r.case(MANIFEST_NO_WARNINGS.id).detail.contains("homepage"));
+    };
+
+    /// A plugin that answers `initialize` and nothing else (shutdown, EOF and
+    /// SIGTERM ignored): every case that waits on it fails by its timeout, and
+    /// the run ends (its duration is measured in `benches/suite.rs`).
+    hangs_everywhere_fails_by_the_timeouts: own("hangs-everywhere").scale(0.02) => [
+        fail(PROTOCOL_PING),
+        fail(PROTOCOL_UNKNOWN_METHOD),
+        warn(PROTOCOL_NOT_INITIALIZED),
+        fail(PROTOCOL_BATCH_REJECTED),
+        fail(PROTOCOL_PARSE_ERROR),
+        fail(PROTOCOL_IDS_ECHOED),
+        fail(PROTOCOL_CONCURRENT_CALLS),
+        fail(METHODS_ANSWERS).on("status.get").audit("plugin.killed"),
+        fail(METHODS_ANSWERS).on("hangs-everywhere.echo").audit("plugin.killed"),
+        fail(METHODS_TOOL_VALID_ARGS).on("hangs-everywhere.echo").audit("plugin.killed"),
+        fail(METHODS_TOOL_INVALID_ARGS).on("hangs-everywhere.echo").audit("plugin.killed"),
+        fail(HOOKS_ANSWERS).on("on_session_start").audit("plugin.hook.timeout"),
+        fail(HOOKS_ANSWERS).on("pre_compact").audit("plugin.hook.timeout"),
+        fail(COMPACTION_COMPACTOR_CONTRACT).audit("compaction.failed"),
+        warn(CONFIG_UPDATE_ACCEPTED).audit("plugin.killed"),
+        fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
+        fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
+    ] then |r| {
+        assert_eq!(
+            r.case(LIFECYCLE_NO_ORPHANS.id).status,
+            Pass,
+            "the host's SIGKILL leaves nothing behind"
+        );
+        let t = r.timeouts.expect("the report states its timeouts");
+        assert_eq!((t.request_ms, t.hook_ms, t.initialize_ms), (600, 200, 200));
+    };
+
+    ignores_batch: own("ignores-batch") => [fail(PROTOCOL_BATCH_REJECTED)];
+
+    wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];
+
+    lax_tool: own("lax-tool") => [
+        fail(METHODS_TOOL_INVALID_ARGS).on("lax-tool.shout").audit("plugin.method_returned"),
     ];
-    assert_broken(&r, &expected);
-    assert_eq!(
-        r.case("lifecycle.no_orphans").status,
-        Pass,
-        "the host's SIGKILL leaves nothing behind"
+
+    ignores_eof: own("ignores-eof") => [fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed")];
+
+    stderr_jsonrpc: own("stderr-jsonrpc") => [fail(PROTOCOL_NO_JSONRPC_ON_STDERR)];
+
+    undeclared_notifier: own("undeclared-notifier") => [
+        warn(NOTIFICATIONS_DECLARED_ONLY).audit("plugin.notification"),
+    ];
+
+    rejects_config: own("rejects-config") => [
+        warn(CONFIG_UPDATE_ACCEPTED).audit("plugin.method_returned"),
+    ];
+
+    hook_hangs: own("hook-hangs") => [
+        fail(HOOKS_ANSWERS).on("on_session_start").audit("plugin.hook.timeout"),
+    ];
+
+    storage_snooper: own("storage-snooper") => [
+        fail(STORAGE_NO_DENIALS).audit("plugin.storage_denied"),
+    ];
+
+    bad_compactor_emits_the_fallback_chain_in_order: own("bad-compactor") => [
+        fail(COMPACTION_COMPACTOR_CONTRACT).audit("compaction.failed"),
+    ] then |r| {
+        let c = r.case(COMPACTION_COMPACTOR_CONTRACT.id);
+        let i = c
+            .audit_events
+            .iter()
+            .position(|e| e == "compaction.failed")
+            .expect("failed");
+        assert_eq!(
+            c.audit_events.get(i + 1).map(String::as_str),
+            Some("compaction.completed")
+        );
+        assert!(c.detail.contains("always-keep message `msg_002`"), "{}", c.detail);
+    };
+
+    // The host-sim's fixtures (`kaged-host-sim/tests/fixtures/plugins/`,
+    // most on `_lib/kproto.py`).
+
+    silent_times_out_and_the_rest_is_skipped: host("silent") => [
+        fail(HANDSHAKE_ANSWERS_IN_TIME).audit("plugin.initialize_timeout"),
+    ] then |r| {
+        assert!(r
+            .case(HANDSHAKE_ANSWERS_IN_TIME.id)
+            .audit_events
+            .contains(&"plugin.killed".to_string()));
+        let ping = r.case(PROTOCOL_PING.id);
+        assert_eq!(ping.status, Skip);
+        assert!(ping.detail.contains("does not answer initialize"), "{}", ping.detail);
+    };
+
+    api_mismatch_fails_one_case_and_the_rest_runs_leniently: host("api-mismatch").kproto() => [
+        fail(HANDSHAKE_API_VERSION_MATCHES).audit("plugin.api_mismatch"),
+    ] then |r| {
+        assert_eq!(r.case(HANDSHAKE_NAME_MATCHES.id).status, Pass);
+        assert_eq!(r.case(PROTOCOL_PING.id).status, Pass);
+        assert_eq!(r.case(&METHODS_ANSWERS.instance_id("status.get")).status, Pass);
+        assert_eq!(r.case(LIFECYCLE_SHUTDOWN_EXITS_ZERO.id).status, Pass);
+    };
+
+    name_mismatch: host("name-mismatch").kproto() => [
+        fail(HANDSHAKE_NAME_MATCHES).audit("plugin.name_mismatch"),
+    ] then |r| {
+        assert!(r.case(HANDSHAKE_NAME_MATCHES.id).detail.contains("someone-else"));
+        assert_eq!(r.case(PROTOCOL_UNKNOWN_METHOD.id).status, Pass);
+    };
+
+    version_mismatch: host("version-mismatch").kproto() => [
+        fail(HANDSHAKE_VERSION_MATCHES).audit("plugin.version_mismatch"),
+    ];
+
+    capability_overreach: host("capability-overreach").kproto() => [
+        fail(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST).audit("plugin.capability_overreach"),
+    ] then |r| {
+        assert!(r
+            .case(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST.id)
+            .detail
+            .contains("exec:bash:/usr/bin"));
+    };
+
+    speaks_before_initialize: host("speaks-before-initialize") => [
+        fail(HANDSHAKE_SILENT_BEFORE_INITIALIZE).audit("plugin.protocol_violation"),
+    ] then |r| {
+        assert_eq!(r.case(LIFECYCLE_STDIN_EOF_EXITS.id).status, Skip);
+    };
+
+    malformed_initialize_result: host("malformed-initialize-result").kproto() => [
+        fail(HANDSHAKE_WELL_FORMED).audit("plugin.protocol_violation"),
+    ] then |r| {
+        assert_eq!(r.case(HANDSHAKE_NAME_MATCHES.id).status, Skip);
+        assert_eq!(r.case(PROTOCOL_PING.id).status, Pass, "lenient sessions still run");
+    };
+
+    initialize_error: host("initialize-error").kproto() => [
+        fail(HANDSHAKE_WELL_FORMED).audit("plugin.protocol_violation"),
+    ];
+
+    stdout_noise: host("stdout-noise").kproto() => [
+        fail(HANDSHAKE_NO_STDOUT_NOISE).audit("plugin.stdout_noise"),
+    ];
+
+    oversize_line: host("oversize-line").kproto() => [
+        fail(METHODS_ANSWERS).on("big.send").audit("protocol.oversize_message"),
+        fail(PROTOCOL_NO_OVERSIZE_LINES).audit("protocol.oversize_message"),
+    ] then |r| {
+        // The shared session was killed; later cases got a new one.
+        assert_eq!(r.case(LIFECYCLE_SHUTDOWN_EXITS_ZERO.id).status, Pass);
+    };
+
+    batch_sender: host("batch-sender").kproto() => [
+        fail(METHODS_ANSWERS).on("batch.send").audit("plugin.protocol_violation"),
+    ];
+
+    notification_flood: host("notification-flood").kproto() => [
+        warn(NOTIFICATIONS_NO_FLOOD).audit("plugin.notification_flood"),
+    ];
+
+    ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto() => [
+        fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
+        fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
+    ];
+
+    crashes_on_call: host("crashes-on-call").kproto() => [
+        fail(METHODS_ANSWERS).on("crash.now").audit("plugin.crashed"),
+    ];
+
+    never_answers_a_method: host("never-answers-a-method").kproto() => [
+        fail(METHODS_ANSWERS).on("hang.forever").audit("plugin.killed"),
+    ] then |r| {
+        assert_eq!(
+            r.case(&METHODS_ANSWERS.instance_id("status.get")).status,
+            Pass,
+            "a new session after the kill"
+        );
+    };
+
+    child_spawning: host("child-spawning").kproto() => [
+        fail(LIFECYCLE_NO_ORPHANS).audit("plugin.exited"),
+    ];
+
+    exits_at_once: host("exits-at-once") => [
+        fail(LAUNCH_STARTS).audit("plugin.crashed"),
+    ] then |r| {
+        let d = &r.case(LAUNCH_STARTS.id).detail;
+        assert!(
+            d.contains("exits at once (exit code 1)")
+                && d.contains("cannot start: missing configuration"),
+            "{d}"
+        );
+    };
+
+    not_executable: host("not-executable") => [fail(LAUNCH_COMMAND_EXISTS)] then |r| {
+        assert!(r.case(LAUNCH_COMMAND_EXISTS.id).detail.contains("not executable"));
+        assert_eq!(r.case(LAUNCH_STARTS.id).status, Skip);
+    };
+
+    missing_command: host("missing-command") => [fail(LAUNCH_COMMAND_EXISTS)] then |r| {
+        assert!(r.case(LAUNCH_COMMAND_EXISTS.id).detail.contains("not found"));
+    };
+
+    methods_drift: host("methods-drift").kproto() => [
+        warn(HANDSHAKE_METHODS_WITHIN_MANIFEST),
+        warn(HANDSHAKE_METHODS_COMPLETE),
+    ] then |r| {
+        assert_eq!(r.case(&METHODS_ANSWERS.instance_id("missing.thing")).status, Skip);
+    };
+
+    // A plugin directory with only a manifest.
+
+    invalid_manifest_is_a_failed_case_not_a_crash: manifest("name: Not_Valid\nversion: one\n") => [
+        fail(MANIFEST_VALID),
+    ] then |r| {
+        assert!(r
+            .cases
+            .iter()
+            .filter(|c| c.id != MANIFEST_VALID.id)
+            .all(|c| c.status == Skip));
+        assert_eq!(r.exit_code(false), 1);
+    };
+}
+
+#[test]
+fn every_case_has_a_fail_proof() {
+    let proven: BTreeSet<(&str, &str)> = FAIL_PROOFS
+        .iter()
+        .flat_map(Proof::expected)
+        .map(|b| (b.case.id, b.status.as_str()))
+        .collect();
+    let missing: Vec<String> = CATALOGUE
+        .iter()
+        .filter(|d| {
+            let verdict = if d.level == Level::Must { Fail } else { Warn };
+            !proven.contains(&(d.id, verdict.as_str()))
+        })
+        .map(|d| format!("{} ({})", d.id, d.level.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "cases without a fixture proving their fail/warn verdict: {missing:?}"
     );
-    let t = r.timeouts.expect("the report states its timeouts");
-    assert_eq!((t.request_ms, t.hook_ms, t.initialize_ms), (600, 200, 200));
 }
 
 #[test]
@@ -177,58 +350,19 @@ fn the_storage_db_option_keeps_the_plugins_tables() {
             only: vec![Pattern::new("methods.*"), Pattern::new("storage.*")],
             skip: Vec::new(),
         },
-        ..common::options()
+        ..support::options()
     };
     let r = run_suite(&own_fixture("storage-snooper"), &opts).expect("runs");
-    assert_eq!(r.case("storage.no_denials").status, Fail);
+    assert_eq!(r.case(STORAGE_NO_DENIALS.id).status, Fail);
     assert!(db.is_file(), "the broker wrote {}", db.display());
     let bad = Options {
         storage_db: Some(tmp.path().join("no/such/dir/db.sqlite3")),
-        ..common::options()
+        ..support::options()
     };
     let e = run_suite(&own_fixture("conforming"), &bad).expect_err("cannot open");
     assert!(
         e.to_string()
             .starts_with("cannot open the storage database"),
         "{e}"
-    );
-}
-
-#[test]
-fn every_case_has_a_fail_proof() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/");
-    let text: String = [
-        "fail_proofs.rs",
-        "own_fixtures.rs",
-        "self_test.rs",
-        "common/mod.rs",
-    ]
-    .iter()
-    .map(|f| std::fs::read_to_string(format!("{dir}{f}")).expect("test source"))
-    .collect();
-    // `("case.id"` or `("case.id[name]"`, then `, Fail` / `, Warn` (optionally `Status::`).
-    let re = regex::Regex::new(
-        r#"\(\s*"([a-z_]+\.[a-z_]+)(?:\[[^\]"]*\])?",\s*(?:Status::)?(Fail|Warn)\b"#,
-    )
-    .expect("regex");
-    let proven: BTreeSet<(String, String)> = re
-        .captures_iter(&text)
-        .map(|c| (c[1].to_string(), c[2].to_string()))
-        .collect();
-    let missing: Vec<String> = CATALOGUE
-        .iter()
-        .filter(|d| {
-            let verdict = if d.level == Level::Must {
-                "Fail"
-            } else {
-                "Warn"
-            };
-            !proven.contains(&(d.id.to_string(), verdict.to_string()))
-        })
-        .map(|d| format!("{} ({})", d.id, d.level.as_str()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "cases without a fixture proving their fail/warn verdict: {missing:?}"
     );
 }

@@ -1,11 +1,11 @@
 //! The report formats against a real run: JUnit is well-formed XML with one
 //! test case per conformance case, TAP is well-formed TAP 14.
 
-mod common;
+mod support;
 
 use assert_cmd::Command;
-use common::own_fixture;
 use serde_json::Value;
+use support::own_fixture;
 
 fn cmd() -> Command {
     Command::cargo_bin("kaged-conformance").expect("binary built")

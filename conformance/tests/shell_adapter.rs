@@ -3,10 +3,10 @@
 //! `docs/conformance.md`; this test fails when the recorded verdicts differ
 //! from what the suite finds (regenerate with `KAGED_UPDATE_DOCS=1`).
 
-mod common;
+mod support;
 
-use common::{host_fixture, run};
 use kaged_conformance::report::Report;
+use support::{host_fixture, run};
 
 const BEGIN: &str = "<!-- BEGIN SHELL ADAPTER VERDICTS -->";
 const END: &str = "<!-- END SHELL ADAPTER VERDICTS -->";

@@ -1,12 +1,12 @@
 //! Snapshots: the JSON report of one real run (durations and directories
 //! redacted) and the JUnit / TAP renderings of a small report.
 
-mod common;
+mod support;
 
-use common::{own_fixture, run};
 use kaged_conformance::catalogue::Level;
 use kaged_conformance::report::{render_junit, render_tap, CaseResult, PluginInfo, Report, Status};
 use serde_json::Value;
+use support::{own_fixture, run};
 
 fn redact_dir(v: &mut Value, dir: &str) {
     match v {

@@ -1,33 +1,105 @@
-//! The `_context` of agent-level calls. Hooks and plugin tools are
-//! dispatched by an agent run, so they carry a full `PluginCallContext`
-//! (ADR-0023: "Every hook fire and every plugin-registered tool dispatch
-//! receives PluginCallContext"; ADDENDUM §6). Custom methods and system
-//! methods are daemon-level calls and carry none.
+//! [`RunContext`]: what every case reads and none changes, passed by `&`:
+//! the plugin directory and its (valid) manifest, the options, the
+//! effective timeouts, and the handles every spawn of the run shares (the
+//! audit log the hosts write to, the storage broker).
 
-use kaged_plugin_sdk::protocol::PluginCallContext;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// The project id the suite's agent runs in.
-pub(crate) const PROJECT: &str = "conformance-project";
-/// The agent path of the suite's agent.
-pub(crate) const AGENT: &str = "primary";
-/// The session id of the suite's agent run.
-pub(crate) const SESSION: &str = "ses_conformance";
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::handler::PluginRequestHandler;
+use kaged_host_sim::host::{HostConfig, HostSim};
+use kaged_host_sim::in_flight::{InFlight, InFlightWaiter};
+use kaged_host_sim::spawn::{resolve_command, SpawnError};
+use kaged_host_sim::time::Timeouts;
+use kaged_host_sim::transcript::Transcript;
+use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_sdk::protocol::{InitializeParams, API_VERSION};
 
-/// A full agent context (project, agent, session and operator set) whose
-/// `request_id` is `req_conformance_<label>`.
-pub(crate) fn agent_ctx(label: &str) -> PluginCallContext {
-    PluginCallContext::agent(PROJECT, AGENT, SESSION, format!("req_conformance_{label}"))
+use super::options::Options;
+
+/// The `daemon_version` the suite announces.
+pub(crate) const DAEMON_VERSION: &str = concat!("kaged-conformance/", env!("CARGO_PKG_VERSION"));
+
+/// The read-only context of a run whose manifest validated.
+pub(crate) struct RunContext {
+    /// The plugin directory.
+    pub dir: PathBuf,
+    /// The plugin's manifest (it validated without errors).
+    pub manifest: Arc<Manifest>,
+    /// How the suite runs.
+    pub options: Options,
+    /// The manifest's timeouts at the run's time scale.
+    pub timeouts: Timeouts,
+    /// The run's audit log; every host of the run appends to it.
+    pub audit: AuditLog,
+    /// The run's storage broker (`--storage-db`, or a temporary database),
+    /// shared by every spawn.
+    storage: Arc<dyn PluginRequestHandler>,
+    /// Waits for the plugin-to-host requests still being answered.
+    pub in_flight: InFlightWaiter,
 }
 
-/// How a call's context reads in a case detail.
-pub(crate) fn describe(ctx: Option<&PluginCallContext>) -> String {
-    match ctx {
-        Some(c) if c.is_agent_call() => format!(
-            "as agent `{}` of project `{}`, session `{}`",
-            c.agent_path.as_deref().unwrap_or_default(),
-            c.project_id.as_deref().unwrap_or_default(),
-            c.session_id.as_deref().unwrap_or_default()
-        ),
-        _ => "with a daemon-level _context".to_string(),
+/// Why `command[0]` cannot be started.
+#[derive(Debug)]
+pub(crate) enum CommandError {
+    /// The manifest's command is empty.
+    Empty,
+    /// `command[0]` does not resolve to an executable file.
+    Unresolved(SpawnError),
+}
+
+impl RunContext {
+    /// The context of a run of the plugin in `dir`, whose manifest is
+    /// `manifest`.
+    pub fn new(
+        dir: &Path,
+        manifest: Arc<Manifest>,
+        options: &Options,
+        audit: AuditLog,
+        storage: InFlight,
+    ) -> RunContext {
+        RunContext {
+            dir: dir.to_path_buf(),
+            timeouts: Timeouts::for_manifest(&manifest, options.time_scale),
+            manifest,
+            options: options.clone(),
+            audit,
+            in_flight: storage.waiter(),
+            storage: Arc::new(storage),
+        }
+    }
+
+    /// A host writing to the run's audit log and to `transcript`, with the
+    /// run's storage broker.
+    pub fn host(&self, transcript: Transcript) -> HostSim {
+        HostSim::new(HostConfig {
+            time_scale: self.options.time_scale,
+            audit: self.audit.clone(),
+            transcript,
+            daemon_version: DAEMON_VERSION.to_string(),
+            handler: self.storage.clone(),
+            storage_available: true,
+            ..HostConfig::default()
+        })
+    }
+
+    /// The `initialize` params a host would send this plugin.
+    pub fn init_params(&self) -> InitializeParams {
+        InitializeParams {
+            daemon_version: DAEMON_VERSION.to_string(),
+            api_version: API_VERSION,
+            plugin_name: self.manifest.name.clone(),
+            storage_available: true,
+            projects: Vec::new(),
+        }
+    }
+
+    /// `command[0]` resolved from the plugin directory, as the host
+    /// resolves it when it spawns the plugin.
+    pub fn command(&self) -> Result<PathBuf, CommandError> {
+        let program = self.manifest.command.first().ok_or(CommandError::Empty)?;
+        let dir = std::fs::canonicalize(&self.dir).unwrap_or_else(|_| self.dir.clone());
+        resolve_command(program, &dir).map_err(CommandError::Unresolved)
     }
 }

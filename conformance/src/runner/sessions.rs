@@ -1,78 +1,119 @@
-//! Getting sessions: the shared session most cases use, fresh spawns for
-//! cases that could poison it, and retiring a spawn without leaking a
-//! process.
+//! [`Sessions`]: how cases get a plugin session — the shared session most
+//! cases use, fresh spawns for cases that could poison it, spawns without
+//! a handshake — and retiring a spawn without leaking a process. Case
+//! functions receive the run's `Sessions` as an argument.
 
 use std::time::Duration;
 
+use kaged_host_sim::call::CallError;
+use kaged_host_sim::connection::RequestError;
+use kaged_host_sim::host::LaunchError;
+use kaged_host_sim::process::group_alive;
+use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::time::REAP_POLL;
-use kaged_host_sim::{
-    group_alive, HostConfig, HostSim, LaunchError, PluginSession, RequestError, Transcript,
-};
-use kaged_plugin_sdk::protocol::{methods, InitializeParams, API_VERSION};
-use serde_json::json;
+use kaged_host_sim::transcript::Transcript;
+use kaged_plugin_sdk::protocol::{methods, InitializeParams};
+use serde_json::{json, Value};
 
-use super::case::Scope;
-use super::suite::{Mode, Suite};
+use super::context::RunContext;
+use super::scope::Scope;
+use crate::error_chain::error_chain;
 
-/// The `daemon_version` the suite announces.
-pub(crate) const DAEMON_VERSION: &str = concat!("kaged-conformance/", env!("CARGO_PKG_VERSION"));
+/// How the cases after the handshake get a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `HostSim::launch`: the full, strict handshake.
+    Strict,
+    /// `launch_lenient` and a raw `initialize`/`initialized` exchange that
+    /// accepts any answer (the strict handshake failed).
+    Lenient,
+    /// No session can be had; the reason.
+    Unavailable(String),
+}
 
-impl Suite<'_> {
-    /// A host writing to the run's audit log and to `transcript`, with the
-    /// run's storage broker.
-    pub fn host(&self, transcript: Transcript) -> HostSim {
-        HostSim::new(HostConfig {
-            time_scale: self.opts.time_scale,
-            audit: self.audit.clone(),
-            transcript,
-            daemon_version: DAEMON_VERSION.to_string(),
-            handler: self.storage.clone(),
-            storage_available: true,
-            ..HostConfig::default()
-        })
+/// The sessions of a run: the mode, the shared session and every
+/// transcript (kept for the whole-run stderr scan).
+pub(crate) struct Sessions {
+    mode: Mode,
+    shared: Option<(PluginSession, Transcript)>,
+    transcripts: Vec<Transcript>,
+}
+
+impl Sessions {
+    /// No session yet, and none to be had until [`Sessions::adopt`].
+    pub fn new() -> Sessions {
+        Sessions {
+            mode: Mode::Unavailable("the plugin was not started".into()),
+            shared: None,
+            transcripts: Vec::new(),
+        }
     }
 
-    /// The `initialize` params a host would send this plugin.
-    pub fn init_params(&self) -> InitializeParams {
-        InitializeParams {
-            daemon_version: DAEMON_VERSION.to_string(),
-            api_version: API_VERSION,
-            plugin_name: self
-                .manifest
-                .as_ref()
-                .map(|m| m.name.clone())
-                .unwrap_or_default(),
-            storage_available: true,
-            projects: Vec::new(),
+    /// How sessions are had from now on.
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    /// Get sessions by `mode` from now on; `shared` (the primary spawn,
+    /// when its handshake passed) becomes the shared session.
+    pub fn adopt(&mut self, mode: Mode, shared: Option<(PluginSession, Transcript)>) {
+        self.mode = mode;
+        self.shared = shared;
+    }
+
+    /// A fresh in-memory transcript, kept for the whole-run stderr scan.
+    pub fn new_transcript(&mut self) -> Transcript {
+        let t = Transcript::memory();
+        self.transcripts.push(t.clone());
+        t
+    }
+
+    /// Every transcript of the run.
+    pub fn transcripts(&self) -> &[Transcript] {
+        &self.transcripts
+    }
+
+    /// Attach the shared session's transcript, from now on, to `scope`.
+    pub fn touch_shared(&self, scope: &mut Scope) {
+        if let Some((_, t)) = &self.shared {
+            scope.touch(t);
         }
     }
 
     /// Spawn without any handshake (the transcript is added to `scope`).
-    pub async fn spawn_unready(&mut self, scope: &mut Scope) -> Result<PluginSession, String> {
+    pub async fn spawn_unready(
+        &mut self,
+        ctx: &RunContext,
+        scope: &mut Scope,
+    ) -> Result<PluginSession, String> {
         let t = self.new_transcript();
         scope.touch_from(&t, 0);
-        let host = self.host(t);
-        host.launch_lenient(&self.dir)
+        ctx.host(t)
+            .launch_lenient(&ctx.dir)
             .await
             .map_err(|e| describe_launch(&e))
     }
 
     /// A fresh, ready session for one case (strict or lenient handshake as
     /// the mode says); `Err` explains why there is none.
-    pub async fn fresh(&mut self, scope: &mut Scope) -> Result<PluginSession, String> {
+    pub async fn fresh(
+        &mut self,
+        ctx: &RunContext,
+        scope: &mut Scope,
+    ) -> Result<PluginSession, String> {
         match self.mode.clone() {
             Mode::Unavailable(why) => Err(why),
             Mode::Strict => {
                 let t = self.new_transcript();
                 scope.touch_from(&t, 0);
-                let host = self.host(t);
-                host.launch(&self.dir)
+                ctx.host(t)
+                    .launch(&ctx.dir)
                     .await
                     .map_err(|e| describe_launch(&e))
             }
             Mode::Lenient => {
-                let s = self.spawn_unready(scope).await?;
-                match lenient_handshake(&s, self.init_params(), self.timeouts().initialize).await {
+                let s = self.spawn_unready(ctx, scope).await?;
+                match lenient_handshake(&s, ctx.init_params(), ctx.timeouts.initialize).await {
                     Ok(()) => Ok(s),
                     Err(e) => {
                         retire(s).await;
@@ -84,7 +125,11 @@ impl Suite<'_> {
     }
 
     /// The shared session, (re)started when there is none or it ended.
-    pub async fn shared(&mut self, scope: &mut Scope) -> Result<&PluginSession, String> {
+    pub async fn shared(
+        &mut self,
+        ctx: &RunContext,
+        scope: &mut Scope,
+    ) -> Result<&PluginSession, String> {
         let alive = self
             .shared
             .as_ref()
@@ -97,19 +142,19 @@ impl Suite<'_> {
             scope.touch_from(&t, 0);
             let s = match self.mode.clone() {
                 Mode::Unavailable(why) => return Err(why),
-                Mode::Strict => self
+                Mode::Strict => ctx
                     .host(t.clone())
-                    .launch(&self.dir)
+                    .launch(&ctx.dir)
                     .await
                     .map_err(|e| describe_launch(&e))?,
                 Mode::Lenient => {
-                    let s = self
+                    let s = ctx
                         .host(t.clone())
-                        .launch_lenient(&self.dir)
+                        .launch_lenient(&ctx.dir)
                         .await
                         .map_err(|e| describe_launch(&e))?;
                     if let Err(e) =
-                        lenient_handshake(&s, self.init_params(), self.timeouts().initialize).await
+                        lenient_handshake(&s, ctx.init_params(), ctx.timeouts.initialize).await
                     {
                         retire(s).await;
                         return Err(e);
@@ -135,7 +180,7 @@ impl Suite<'_> {
 
 /// `initialize` through the raw channel, accepting any answer (result or
 /// error), then `initialized`.
-pub(crate) async fn lenient_handshake(
+async fn lenient_handshake(
     s: &PluginSession,
     params: InitializeParams,
     timeout: Duration,
@@ -155,6 +200,17 @@ pub(crate) async fn lenient_handshake(
     }
     raw.send_value(&json!({"jsonrpc": "2.0", "method": methods::INITIALIZED, "params": {}}));
     Ok(())
+}
+
+/// After a call that ended the plugin, wait (bounded) until the host has
+/// handled the end, so that the next case starts a new session.
+pub(crate) async fn settle_after_call(s: &PluginSession, r: &Result<Value, CallError>) {
+    if matches!(r, Err(CallError::Closed { .. })) {
+        let t = s.timeouts();
+        let _ = s
+            .wait_exit(t.sigterm_grace.max(Duration::from_secs(1)))
+            .await;
+    }
 }
 
 /// End a spawn: a graceful shutdown when it still runs (bounded by the
@@ -183,7 +239,7 @@ pub(crate) async fn retire(s: PluginSession) -> Option<String> {
 
 /// One line for a launch failure, classified.
 pub(crate) fn describe_launch(e: &LaunchError) -> String {
-    use kaged_host_sim::SpawnError;
+    use kaged_host_sim::spawn::SpawnError;
     match e {
         LaunchError::InvalidManifest { report, .. } => format!("invalid manifest: {report}"),
         LaunchError::Spawn { source, .. } => match source {
@@ -192,7 +248,7 @@ pub(crate) fn describe_launch(e: &LaunchError) -> String {
             }
             SpawnError::NotExecutable { path } => format!("not executable: {}", path.display()),
             SpawnError::EmptyCommand => "the manifest's command is empty".into(),
-            other => format!("cannot start: {}", chain(other)),
+            other => format!("cannot start: {}", error_chain(other)),
         },
         LaunchError::ExitedAtOnce { exit, stderr, .. } => format!(
             "exits at once ({}); last stderr: {}",
@@ -214,16 +270,4 @@ pub(crate) fn describe_exit(e: Option<(Option<i32>, Option<i32>)>) -> String {
         Some((None, Some(s))) => format!("killed by signal {s}"),
         _ => "exit status unknown".into(),
     }
-}
-
-/// An error and its causes on one line.
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }

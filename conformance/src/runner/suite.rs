@@ -1,241 +1,251 @@
-//! The suite state and the case loop: begin a case (selection), end it
-//! (level, baseline, audit events, transcript), stream it.
+//! The suite: runs the table's cases ([`super::cases::CHECKS`]) stage by
+//! stage against one plugin directory and produces a [`Report`]. Cases run
+//! one after another, so that the audit events of each case are exactly
+//! those emitted while it ran.
+//!
+//! The stages: the manifest is validated (`manifest.*`); unless it is
+//! usable every case left is skipped; the run context is built and the
+//! context cases run (`launch.command_exists`); the primary spawn starts
+//! and the cases that need it or a session run; every session ends and
+//! the whole-run observations are judged.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
-use kaged_host_sim::{
-    AuditLog, InFlight, InFlightWaiter, PluginRequestHandler, PluginSession, Timeouts, Transcript,
-};
-use kaged_plugin_sdk::manifest::Manifest;
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::in_flight::InFlight;
+use kaged_host_sim::storage::StorageBroker;
+use kaged_host_sim::storage_handler::BrokerHandler;
+use kaged_host_sim::time::Timeouts;
+use kaged_host_sim::validate::{validate_dir, ValidationReport};
 
-use super::case::{file_name, Scope};
-use super::handshake::Primary;
-use super::{Options, Verdict};
-use crate::catalogue::{self, Level};
-use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report, Status};
+use super::cases::{usable, CHECKS};
+use super::check::{CaseFn, Check, Stage, Target};
+use super::context::RunContext;
+use super::error::SuiteError;
+use super::observations::Observations;
+use super::options::Options;
+use super::plan::{plan, Planned};
+use super::primary::{self, Primary, NOT_STARTED};
+use super::recorder::Recorder;
+use super::sessions::Sessions;
+use super::verdict::Verdict;
+use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report};
 
-/// How the cases after the handshake get a session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// `HostSim::launch`: the full, strict handshake.
-    Strict,
-    /// `launch_lenient` and a raw `initialize`/`initialized` exchange that
-    /// accepts any answer (the strict handshake failed).
-    Lenient,
-    /// No session can be had; the reason.
-    Unavailable(String),
+/// Why every case after `manifest.*` is skipped when the manifest is not
+/// usable.
+const INVALID_MANIFEST: &str =
+    "the manifest is invalid: the host refuses to launch the plugin (see manifest.valid)";
+
+/// Run every selected case against the plugin in `dir`.
+pub fn run_suite(dir: &Path, options: &Options) -> Result<Report, SuiteError> {
+    run_suite_streaming(dir, options, &mut |_| {})
 }
 
-/// How many transcript lines a failure shows.
-const TAIL: usize = 8;
-/// A transcript line shown in a failure is cut to this many chars.
-const TAIL_CHARS: usize = 300;
-
-/// The state of one run.
-pub(crate) struct Suite<'a> {
-    pub dir: PathBuf,
-    pub opts: &'a Options,
-    pub audit: AuditLog,
-    pub all_transcripts: Vec<Transcript>,
-    pub manifest: Option<Arc<Manifest>>,
-    pub mode: Mode,
-    pub primary: Option<Primary>,
-    pub shared: Option<(PluginSession, Transcript)>,
-    /// The run's storage broker (`--storage-db`, or a temporary database),
-    /// shared by every spawn.
-    pub storage: Arc<dyn PluginRequestHandler>,
-    /// Waits for the plugin-to-host requests still being answered.
-    pub in_flight: InFlightWaiter,
-    results: Vec<CaseResult>,
-    on_case: &'a mut dyn FnMut(&CaseResult),
+/// [`run_suite`], calling `on_case` as each case finishes (for streamed
+/// human output).
+pub fn run_suite_streaming(
+    dir: &Path,
+    options: &Options,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Result<Report, SuiteError> {
+    check_dirs(dir, options)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(SuiteError::Runtime)?;
+    rt.block_on(run_checked(dir, options, on_case))
 }
 
-impl<'a> Suite<'a> {
-    pub fn new(
-        dir: &Path,
-        opts: &'a Options,
-        storage: InFlight,
-        on_case: &'a mut dyn FnMut(&CaseResult),
-    ) -> Suite<'a> {
-        Suite {
-            dir: dir.to_path_buf(),
-            opts,
-            audit: AuditLog::memory(),
-            all_transcripts: Vec::new(),
-            manifest: None,
-            mode: Mode::Unavailable("the manifest was not loaded".into()),
-            primary: None,
-            shared: None,
-            in_flight: storage.waiter(),
-            storage: Arc::new(storage),
-            results: Vec::new(),
-            on_case,
+/// [`run_suite_streaming`] inside an existing Tokio runtime.
+pub async fn run_suite_async(
+    dir: &Path,
+    options: &Options,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Result<Report, SuiteError> {
+    check_dirs(dir, options)?;
+    run_checked(dir, options, on_case).await
+}
+
+fn check_dirs(dir: &Path, options: &Options) -> Result<(), SuiteError> {
+    if !dir.exists() {
+        return Err(SuiteError::NoSuchDir(dir.to_path_buf()));
+    }
+    if !dir.is_dir() {
+        return Err(SuiteError::NotADir(dir.to_path_buf()));
+    }
+    if let Some(t) = &options.transcript_dir {
+        std::fs::create_dir_all(t).map_err(|source| SuiteError::TranscriptDir {
+            dir: t.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+async fn run_checked(
+    dir: &Path,
+    options: &Options,
+    on_case: &mut dyn FnMut(&CaseResult),
+) -> Result<Report, SuiteError> {
+    let broker = match &options.storage_db {
+        Some(p) => StorageBroker::open(p),
+        None => StorageBroker::open_temp(),
+    }
+    .map_err(|source| SuiteError::StorageDb {
+        path: options.storage_db.clone(),
+        source,
+    })?;
+    let storage = InFlight::new(Arc::new(BrokerHandler::new(broker)));
+    let audit = AuditLog::memory();
+    let mut rec = Recorder::new(options, audit.clone(), on_case);
+    let validation = validate_dir(dir);
+    for check in rows(Stage::Validated) {
+        if let CaseFn::Manifest(f) = check.run {
+            rec.record(check.case, check.case.id.to_string(), f(&validation));
         }
     }
-
-    /// The effective timeouts (the manifest's, or the spec defaults).
-    pub fn timeouts(&self) -> Timeouts {
-        match &self.manifest {
-            Some(m) => Timeouts::for_manifest(m, self.opts.time_scale),
-            None => Timeouts::defaults(self.opts.time_scale),
+    match usable(&validation) {
+        Some(m) => {
+            let ctx = RunContext::new(dir, Arc::new(m.clone()), options, audit, storage);
+            run_usable(&ctx, &mut rec).await;
         }
+        None => rec.skip_rest(INVALID_MANIFEST),
     }
+    Ok(report(dir, options, &validation, rec))
+}
 
-    /// Run every case.
-    pub async fn run(&mut self) {
-        if !super::manifest::run(self).await {
-            self.skip_rest("the manifest is invalid: the host refuses to launch the plugin (see manifest.valid)");
-            return;
-        }
-        super::launch::run(self).await;
-        super::handshake::run(self).await;
-        super::protocol::run(self).await;
-        super::methods::run(self).await;
-        super::hooks::run(self).await;
-        super::lifecycle::run(self).await;
-        // Observations cover everything the plugin did, so the last spawn
-        // ends first (a message sent just before is still counted).
-        self.close_shared().await;
-        super::observe::run(self).await;
-    }
+/// The stages after a usable manifest.
+async fn run_usable(ctx: &RunContext, rec: &mut Recorder<'_>) {
+    let mut sessions = Sessions::new();
+    let none = Inputs::default();
+    run_stage(Stage::Usable, ctx, &mut sessions, &none, rec).await;
+    let primary = primary::start(ctx, &mut sessions).await;
+    let started = Inputs {
+        primary: primary.as_ref(),
+        observations: None,
+    };
+    run_stage(Stage::Started, ctx, &mut sessions, &started, rec).await;
+    let observations = Observations::after_run(ctx, &mut sessions).await;
+    let ended = Inputs {
+        primary: primary.as_ref(),
+        observations: Some(&observations),
+    };
+    run_stage(Stage::Ended, ctx, &mut sessions, &ended, rec).await;
+}
 
-    /// A fresh in-memory transcript, kept for the whole-run stderr scan.
-    pub fn new_transcript(&mut self) -> Transcript {
-        let t = Transcript::memory();
-        self.all_transcripts.push(t.clone());
-        t
-    }
+/// What a stage's cases read besides the context and the sessions.
+#[derive(Default)]
+struct Inputs<'a> {
+    primary: Option<&'a Primary>,
+    observations: Option<&'a Observations>,
+}
 
-    /// Begin case `id` (of catalogue entry `base`); `None` (and a `skip`
-    /// result) when the selection excludes it.
-    pub fn begin(&mut self, base: &str, id: impl Into<String>) -> Option<Scope> {
-        let id = id.into();
-        let def = catalogue::find(base)?;
-        let mut scope = Scope {
-            id: id.clone(),
-            def,
-            start: Instant::now(),
-            audit_mark: self.audit.len(),
-            wires: Vec::new(),
-            events: None,
-        };
-        if let Some(why) = self.opts.selection.excluded(&id) {
-            self.end(scope, Verdict::skip(why));
-            return None;
-        }
-        if let Some((_, t)) = &self.shared {
-            scope.touch(t);
-        }
-        Some(scope)
-    }
+/// The table's rows of `stage` (contiguous: the table is in stage order).
+fn rows(stage: Stage) -> &'static [Check] {
+    let start = CHECKS.partition_point(|c| c.run.stage() < stage);
+    let end = CHECKS.partition_point(|c| c.run.stage() <= stage);
+    &CHECKS[start..end]
+}
 
-    /// Run a case whose verdict is already known.
-    pub fn record(&mut self, base: &str, id: impl Into<String>, verdict: Verdict) {
-        if let Some(scope) = self.begin(base, id) {
-            self.end(scope, verdict);
-        }
-    }
-
-    /// Skip every catalogue case not yet reported, with `reason`.
-    pub fn skip_rest(&mut self, reason: &str) {
-        for def in catalogue::CATALOGUE {
-            let done = self
-                .results
-                .iter()
-                .any(|r| r.id == def.id || r.id.starts_with(&format!("{}[", def.id)));
-            if !done {
-                self.record(def.id, def.id, Verdict::skip(reason));
+async fn run_stage(
+    stage: Stage,
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    inputs: &Inputs<'_>,
+    rec: &mut Recorder<'_>,
+) {
+    for planned in plan(rows(stage), &ctx.manifest) {
+        match planned {
+            Planned::NoTarget(check, why) => {
+                rec.record(check.case, check.case.id.to_string(), Verdict::skip(why));
+            }
+            Planned::Run(check, target) => {
+                run_case(check, &target, ctx, sessions, inputs, rec).await;
             }
         }
     }
+}
 
-    /// Finish a case: apply its level and the baseline, collect its audit
-    /// events and transcript, report it.
-    pub fn end(&mut self, scope: Scope, verdict: Verdict) {
-        let def = scope.def;
-        let (mut status, mut detail) = match verdict {
-            Verdict::Pass(d) => (Status::Pass, d),
-            Verdict::Skip(d) => (Status::Skip, d),
-            Verdict::Fail(d) if def.level == Level::Must => (Status::Fail, d),
-            Verdict::Fail(d) => (Status::Warn, d),
-        };
-        if let Some(b) = self.opts.baseline.as_ref().filter(|b| b.lists(&scope.id)) {
-            match status {
-                Status::Fail | Status::Warn => {
-                    status = Status::Warn;
-                    detail = format!("known failure (listed in {}): {detail}", b.source);
+/// Run one case: begin it, give its function what it reads, attach what
+/// it reports, end it.
+async fn run_case(
+    check: &'static Check,
+    target: &Target,
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    inputs: &Inputs<'_>,
+    rec: &mut Recorder<'_>,
+) {
+    let case = check.case;
+    let id = target.case_id(case);
+    match check.run {
+        // Judged before the context exists (see `run_checked`).
+        CaseFn::Manifest(_) => {}
+        CaseFn::Context(f) => rec.record(case, id, f(ctx)),
+        CaseFn::Launch(f) => match inputs.primary {
+            None => rec.record(case, id, Verdict::skip(NOT_STARTED)),
+            Some(p) => {
+                if let Some(mut scope) = rec.begin(case, id) {
+                    scope.start = p.started;
+                    scope.attach_exchange(&p.transcript, p.launch_events.clone());
+                    rec.end(scope, f(ctx, p));
                 }
-                Status::Pass => {
-                    status = Status::Fail;
-                    detail = format!(
-                        "listed in {} as known-failing, but it now passes: remove it from {}",
-                        b.source, b.source
-                    );
+            }
+        },
+        // Not reported when the primary spawn was never made.
+        CaseFn::Handshake(f) => {
+            if let Some(p) = inputs.primary {
+                if let Some(mut scope) = rec.begin(case, id) {
+                    scope.attach_exchange(&p.transcript, p.events.clone());
+                    rec.end(scope, f(ctx, p));
                 }
-                Status::Skip => {}
             }
         }
-        let events = scope
-            .events
-            .clone()
-            .unwrap_or_else(|| self.audit.since(scope.audit_mark));
-        let records = scope.records();
-        if let Some(dir) = &self.opts.transcript_dir {
-            let text: String = records
-                .iter()
-                .map(|r| format!("{}\n", r.to_json()))
-                .collect();
-            if let Err(e) = std::fs::write(dir.join(file_name(&scope.id)), text) {
-                detail.push_str(&format!("\n(could not write the case's transcript: {e})"));
+        CaseFn::Session(f) => {
+            if let Some(mut scope) = rec.begin(case, id) {
+                sessions.touch_shared(&mut scope);
+                let v = f(ctx, sessions, &mut scope, target).await;
+                rec.end(scope, v);
             }
         }
-        let tail = records
-            .iter()
-            .skip(records.len().saturating_sub(TAIL))
-            .map(|r| kaged_host_sim::transcript::cut(&r.to_json().to_string(), TAIL_CHARS))
-            .collect();
-        let result = CaseResult {
-            id: scope.id,
-            title: def.title.to_string(),
-            level: def.level,
-            spec: def.spec.to_string(),
-            status,
-            duration_ms: scope.start.elapsed().as_millis() as u64,
-            detail,
-            audit_events: events
-                .iter()
-                .map(|e| e.event.as_str().to_string())
-                .collect(),
-            sentence: def.sentence.to_string(),
-            transcript_tail: tail,
-        };
-        (self.on_case)(&result);
-        self.results.push(result);
+        CaseFn::Observed(f) => {
+            if let Some(o) = inputs.observations {
+                if let Some(mut scope) = rec.begin(case, id) {
+                    let (v, events) = f(ctx, o);
+                    scope.attach_events(events);
+                    rec.end(scope, v);
+                }
+            }
+        }
     }
+}
 
-    /// The report of the run.
-    pub fn into_report(self) -> Report {
-        let fallback = || {
-            self.dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        };
-        let plugin = PluginInfo {
-            name: self
-                .manifest
-                .as_ref()
-                .map_or_else(fallback, |m| m.name.clone()),
-            version: self
-                .manifest
-                .as_ref()
-                .map(|m| m.version.clone())
-                .unwrap_or_default(),
-            dir: self.dir.display().to_string(),
-        };
-        let timeouts = EffectiveTimeouts::from_timeouts(&self.timeouts());
-        Report::new(plugin, self.opts.time_scale.factor(), self.results).with_timeouts(timeouts)
-    }
+/// The report of the run.
+fn report(
+    dir: &Path,
+    options: &Options,
+    validation: &ValidationReport,
+    rec: Recorder<'_>,
+) -> Report {
+    let m = validation.manifest.as_ref();
+    let plugin = PluginInfo {
+        name: m.map_or_else(
+            || {
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            },
+            |m| m.name.clone(),
+        ),
+        version: m.map(|m| m.version.clone()).unwrap_or_default(),
+        dir: dir.display().to_string(),
+    };
+    let timeouts = match m {
+        Some(m) => Timeouts::for_manifest(m, options.time_scale),
+        None => Timeouts::defaults(options.time_scale),
+    };
+    Report::new(plugin, options.time_scale.factor(), rec.into_results())
+        .with_timeouts(EffectiveTimeouts::from_timeouts(&timeouts))
 }

@@ -5,13 +5,13 @@
 //! not generate", never a wrong verdict.
 //!
 //! ```
-//! use kaged_conformance::args::{invalid_args, valid_args};
+//! use kaged_conformance::schema_args::{args_breaking_schema, args_from_schema};
 //! let schema = serde_json::json!({"type": "object", "required": ["text"],
 //!     "properties": {"text": {"type": "string", "minLength": 3},
 //!                    "n": {"type": "integer", "minimum": 2, "maximum": 5, "default": 4}}});
-//! let v = valid_args(&schema).unwrap();
+//! let v = args_from_schema(&schema).unwrap();
 //! assert_eq!(v, serde_json::json!({"text": "conformance", "n": 4}));
-//! let bad = invalid_args(&schema).unwrap();
+//! let bad = args_breaking_schema(&schema).unwrap();
 //! assert_eq!(bad.field, "text");
 //! ```
 
@@ -50,7 +50,7 @@ pub struct InvalidArgs {
 /// defaults), strings within length bounds, numbers within bounds,
 /// booleans, arrays of `minItems` (at least one) items, nested objects and
 /// local `$ref`s.
-pub fn valid_args(schema: &Value) -> Result<Value, ArgsError> {
+pub fn args_from_schema(schema: &Value) -> Result<Value, ArgsError> {
     let v = generate(schema, schema, 0);
     check(schema, &v)?;
     Ok(v)
@@ -59,8 +59,8 @@ pub fn valid_args(schema: &Value) -> Result<Value, ArgsError> {
 /// Arguments breaking `schema` (an object schema): a required property
 /// left out, or a property of the wrong type, or an unexpected property
 /// when `additionalProperties` is false. `None` when nothing tried breaks it.
-pub fn invalid_args(schema: &Value) -> Option<InvalidArgs> {
-    let base = valid_args(schema).ok()?;
+pub fn args_breaking_schema(schema: &Value) -> Option<InvalidArgs> {
+    let base = args_from_schema(schema).ok()?;
     let root = resolve(schema, schema);
     let mut tries: Vec<InvalidArgs> = Vec::new();
     if let Some(req) = root.get("required").and_then(Value::as_array) {
@@ -302,28 +302,29 @@ mod tests {
             },
             "$defs": {"Inner": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "minimum": 3}}}}
         });
-        let v = valid_args(&schema).unwrap();
+        let v = args_from_schema(&schema).unwrap();
         assert_eq!(v["mode"], "fast");
         assert_eq!(v["inner"], json!({"n": 3}));
         assert_eq!(v["tags"], json!(["conformance", "conformance"]));
-        let bad = invalid_args(&schema).unwrap();
+        let bad = args_breaking_schema(&schema).unwrap();
         assert_eq!(bad.field, "mode");
         assert!(bad.args.get("mode").is_none());
     }
 
     #[test]
     fn unbreakable_and_unsatisfiable_schemas() {
-        assert!(invalid_args(&json!({"type": "object"})).is_none());
+        assert!(args_breaking_schema(&json!({"type": "object"})).is_none());
         let closed =
-            invalid_args(&json!({"type": "object", "additionalProperties": false})).unwrap();
+            args_breaking_schema(&json!({"type": "object", "additionalProperties": false}))
+                .unwrap();
         assert_eq!(closed.field, "conformance_unexpected");
         let pattern = json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "string", "pattern": "^[0-9]+$"}}});
         assert!(matches!(
-            valid_args(&pattern),
+            args_from_schema(&pattern),
             Err(ArgsError::Unsatisfied { .. })
         ));
         let example = json!({"type": "object", "required": ["a"],
             "properties": {"a": {"type": "string", "pattern": "^[0-9]+$", "examples": ["20261122"]}}});
-        assert_eq!(valid_args(&example), Ok(json!({"a": "20261122"})));
+        assert_eq!(args_from_schema(&example), Ok(json!({"a": "20261122"})));
     }
 }

@@ -4,29 +4,37 @@
 //! compactor's `pre_compact` answer is a valid `CompactorResult`, judged by
 //! the host's own compaction (`kaged_host_sim::firing`).
 
-use kaged_host_sim::agents::Project;
-use kaged_host_sim::{group_alive, AgentHost, AuditEvent, CallError, CompactRequest, PluginDirs};
 use std::collections::BTreeMap;
+use std::path::Path;
 
+use kaged_host_sim::agents::Project;
+use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::call::CallError;
+use kaged_host_sim::firing::{AgentHost, CompactRequest, PluginDirs};
+use kaged_host_sim::host::HostSim;
+use kaged_host_sim::process::group_alive;
 use kaged_plugin_sdk::protocol::{
     parse_observer_answer, parse_session_start_answer, CompactParams, HookName, Message,
     MessageRole, PluginCallContext, PluginRole,
 };
 use serde_json::{json, Value};
 
-use super::context::{agent_ctx, AGENT, PROJECT, SESSION};
-use super::sessions::chain;
-use super::suite::Mode;
-use super::{Suite, Verdict};
+use crate::error_chain::error_chain;
+use crate::runner::call_context::{agent_ctx, AGENT, PROJECT, SESSION};
+use crate::runner::check::Target;
+use crate::runner::context::RunContext;
+use crate::runner::scope::Scope;
+use crate::runner::sessions::{settle_after_call, Mode, Sessions};
+use crate::runner::verdict::Verdict;
 
-fn ctx(hook: HookName) -> PluginCallContext {
+fn call_ctx(hook: HookName) -> PluginCallContext {
     agent_ctx(hook.as_str())
 }
 
 /// Compaction params with always-keep messages in both lists.
-pub(crate) fn compact_params(hook: HookName, role: PluginRole) -> CompactParams {
+fn compact_params(hook: HookName, role: PluginRole) -> CompactParams {
     CompactParams {
-        context: ctx(hook),
+        context: call_ctx(hook),
         role,
         messages_being_compacted: vec![
             Message::new(
@@ -80,102 +88,83 @@ fn shape(hook: HookName, answer: &Value) -> Result<(), String> {
     }
 }
 
-pub(crate) async fn run(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else {
-        return;
+/// `hooks.answers[<hook>]`: the hook, fired with a full agent
+/// `_context`, answers in time with a shape ADDENDUM §5-6 allows.
+pub(crate) async fn answers(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    target: &Target,
+) -> Verdict {
+    let Target::Hook(hook) = target else {
+        return Verdict::skip(format!("runs per hook, not for {target:?}"));
     };
-    let hooks = m.hook_names();
-    if hooks.is_empty() {
-        suite.record(
-            "hooks.answers",
-            "hooks.answers",
-            Verdict::skip("the manifest subscribes to no hook"),
-        );
+    let hook = *hook;
+    let mark = ctx.audit.len();
+    let r = match sessions.shared(ctx, scope).await {
+        Err(e) => return Verdict::no_session(e),
+        Ok(s) => {
+            let r = s
+                .call(hook.method(), Some(params_for(hook)), Some(call_ctx(hook)))
+                .await;
+            settle_after_call(s, &r).await;
+            r
+        }
+    };
+    let bad: Vec<&str> = ctx
+        .audit
+        .since(mark)
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.event,
+                AuditEvent::HookTimeout | AuditEvent::HookFailed | AuditEvent::ProtocolViolation
+            )
+        })
+        .map(|e| e.event.as_str())
+        .collect();
+    let limit = ctx.timeouts.hook;
+    match r {
+        Err(CallError::Timeout { after, .. }) => Verdict::fail(format!("expected: an answer within hook_timeout_sec ({after:?}); actual: none (plugin.hook.timeout; treated as null)")),
+        Err(CallError::Plugin { error, .. }) => Verdict::fail(format!("expected: a hook answer; actual: error {} {:?} (plugin.hook.failed; treated as null)", error.code, error.message)),
+        Err(e) => Verdict::fail(format!("expected: a hook answer within {limit:?}; actual: {}", error_chain(&e))),
+        Ok(_) if !bad.is_empty() => Verdict::fail(format!("expected: a clean hook answer; actual: the host audited {}", bad.join(", "))),
+        Ok(a) => match shape(hook, &a) {
+            Ok(()) => Verdict::pass(format!("{} answered {}", hook.method(), kaged_host_sim::transcript::cut(&a.to_string(), 200))),
+            Err(e) => Verdict::fail(format!("expected: a {} answer of a shape ADDENDUM §5-6 allows; actual: {a} ({e})", hook.as_str())),
+        },
     }
-    for hook in hooks {
-        let id = format!("hooks.answers[{}]", hook.as_str());
-        let Some(mut scope) = suite.begin("hooks.answers", id) else {
-            continue;
-        };
-        let mark = suite.audit.len();
-        let r = match suite.shared(&mut scope).await {
-            Err(e) => {
-                suite.end(scope, Verdict::skip(format!("no session: {e}")));
-                continue;
-            }
-            Ok(s) => {
-                let r = s
-                    .call(hook.method(), Some(params_for(hook)), Some(ctx(hook)))
-                    .await;
-                super::methods::settle(s, &r).await;
-                r
-            }
-        };
-        let bad: Vec<&str> = suite
-            .audit
-            .since(mark)
-            .iter()
-            .filter(|e| {
-                matches!(
-                    e.event,
-                    AuditEvent::HookTimeout
-                        | AuditEvent::HookFailed
-                        | AuditEvent::ProtocolViolation
-                )
-            })
-            .map(|e| e.event.as_str())
-            .collect();
-        let limit = suite.timeouts().hook;
-        let v = match r {
-            Err(CallError::Timeout { after, .. }) => Verdict::fail(format!("expected: an answer within hook_timeout_sec ({after:?}); actual: none (plugin.hook.timeout; treated as null)")),
-            Err(CallError::Plugin { error, .. }) => Verdict::fail(format!("expected: a hook answer; actual: error {} {:?} (plugin.hook.failed; treated as null)", error.code, error.message)),
-            Err(e) => Verdict::fail(format!("expected: a hook answer within {limit:?}; actual: {}", chain(&e))),
-            Ok(_) if !bad.is_empty() => Verdict::fail(format!("expected: a clean hook answer; actual: the host audited {}", bad.join(", "))),
-            Ok(a) => match shape(hook, &a) {
-                Ok(()) => Verdict::pass(format!("{} answered {}", hook.method(), kaged_host_sim::transcript::cut(&a.to_string(), 200))),
-                Err(e) => Verdict::fail(format!("expected: a {} answer of a shape ADDENDUM §5-6 allows; actual: {a} ({e})", hook.as_str())),
-            },
-        };
-        suite.end(scope, v);
-    }
-    compactor(suite).await;
 }
 
-async fn compactor(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else {
-        return;
-    };
-    let Some(mut scope) = suite.begin(
-        "compaction.compactor_contract",
-        "compaction.compactor_contract",
-    ) else {
-        return;
-    };
-    let v = if !m.effective_roles().contains(&PluginRole::Compactor) {
+/// `compaction.compactor_contract`: as the primary agent's designated
+/// compactor, the plugin's `pre_compact` answer is a valid
+/// `CompactorResult`.
+pub(crate) async fn compactor_contract(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let m = &ctx.manifest;
+    if !m.effective_roles().contains(&PluginRole::Compactor) {
         Verdict::skip("the plugin does not declare the compactor role")
     } else if !m.hook_names().contains(&HookName::PreCompact) {
         Verdict::fail("expected: a compactor subscribes to pre_compact; actual: it does not, so it can never compact")
-    } else if suite.mode != Mode::Strict {
+    } else if *sessions.mode() != Mode::Strict {
         Verdict::skip(
             "the host launches an agent's plugins only after a clean handshake (see handshake.*)",
         )
     } else {
-        let t = suite.new_transcript();
+        let t = sessions.new_transcript();
         scope.touch_from(&t, 0);
-        let host = suite.host(t);
-        compact_as_delegate(host, &suite.dir, &m.name).await
-    };
-    suite.end(scope, v);
+        compact_as_delegate(ctx.host(t), &ctx.dir, &m.name).await
+    }
 }
 
 /// Designate the plugin as the primary agent's compactor in a one-plugin
 /// project and let the host's firing API compact a window (ADDENDUM §5:
 /// `validate_compactor_result`, drop fallback and audit chain).
-async fn compact_as_delegate(
-    host: kaged_host_sim::HostSim,
-    dir: &std::path::Path,
-    name: &str,
-) -> Verdict {
+async fn compact_as_delegate(host: HostSim, dir: &Path, name: &str) -> Verdict {
     let package = format!("@conformance/{name}");
     let yaml = format!(
         "primary:\n  plugins:\n    subject:\n      package: \"{package}\"\n  compaction:\n    strategy: summarize\n    delegate:\n      plugin: subject\n"
@@ -185,7 +174,7 @@ async fn compact_as_delegate(
         Err(e) => {
             return Verdict::skip(format!(
                 "cannot build the one-plugin project: {}",
-                chain(&e)
+                error_chain(&e)
             ))
         }
     };
@@ -195,7 +184,7 @@ async fn compact_as_delegate(
         Err(e) => {
             return Verdict::fail(format!(
                 "expected: the host starts the plugin as the primary agent's compactor; actual: {}",
-                chain(&e)
+                error_chain(&e)
             ))
         }
     };
@@ -213,7 +202,7 @@ async fn compact_as_delegate(
         }
     }
     match out {
-        Err(e) => Verdict::fail(format!("expected: a compaction; actual: {}", chain(&e))),
+        Err(e) => Verdict::fail(format!("expected: a compaction; actual: {}", error_chain(&e))),
         Ok(out) if out.compactor.as_deref() != Some(name) => {
             Verdict::fail("expected: pre_compact with role \"compactor\"; actual: the host did not call the plugin as compactor")
         }

@@ -3,21 +3,26 @@
 //! their schema and `-32602` for arguments that break it.
 //!
 //! Tools are dispatched by agents, so every tool call carries a full agent
-//! `_context` (see [`super::context`]); custom methods are daemon-level
-//! calls. A well-formed error (e.g. `-32006 not_applicable` from a method
-//! that needs a project) still counts as an answer for `methods.answers`.
+//! `_context` (see [`crate::runner::call_context`]); custom methods are
+//! daemon-level calls. A well-formed error (e.g. `-32006 not_applicable`
+//! from a method that needs a project) still counts as an answer for
+//! `methods.answers`.
 
-use kaged_host_sim::{AuditEvent, CallError};
+use kaged_host_sim::audit::AuditEvent;
+use kaged_host_sim::call::CallError;
 use kaged_plugin_sdk::protocol::{
-    methods, names::prefixed_tool_name, ErrorCode, PluginCallContext, INVALID_PARAMS,
-    NOT_APPLICABLE, NOT_INITIALIZED,
+    methods, ErrorCode, PluginCallContext, INVALID_PARAMS, NOT_APPLICABLE, NOT_INITIALIZED,
 };
 use serde_json::{json, Value};
 
-use super::context::{agent_ctx, describe};
-use super::sessions::chain;
-use super::{Suite, Verdict};
-use crate::args::{invalid_args, valid_args};
+use crate::error_chain::error_chain;
+use crate::runner::call_context::{agent_ctx, describe};
+use crate::runner::check::{Target, ToolTarget};
+use crate::runner::context::RunContext;
+use crate::runner::scope::Scope;
+use crate::runner::sessions::{settle_after_call, Sessions};
+use crate::runner::verdict::Verdict;
+use crate::schema_args::{args_breaking_schema, args_from_schema};
 
 /// Audit events that mean a call went wrong whatever it returned.
 const BAD_EVENTS: [AuditEvent; 4] = [
@@ -26,86 +31,6 @@ const BAD_EVENTS: [AuditEvent; 4] = [
     AuditEvent::Killed,
     AuditEvent::OversizeMessage,
 ];
-
-pub(crate) async fn run(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else {
-        return;
-    };
-    for method in &m.methods {
-        call_case(
-            suite,
-            "methods.answers",
-            method,
-            Some(json!({})),
-            None,
-            Expect::Answer,
-        )
-        .await;
-    }
-    for tool in &m.tools {
-        let name = prefixed_tool_name(&m.name, &tool.name);
-        let valid = valid_args(&tool.parameters_schema);
-        let args = valid.clone().unwrap_or_else(|_| json!({}));
-        let ctx = |what: &str| Some(agent_ctx(&format!("{}_{what}", tool.name)));
-        call_case(
-            suite,
-            "methods.answers",
-            &name,
-            Some(args.clone()),
-            ctx("answers"),
-            Expect::Answer,
-        )
-        .await;
-        match &valid {
-            Ok(a) => {
-                call_case(
-                    suite,
-                    "methods.tool_valid_args",
-                    &name,
-                    Some(a.clone()),
-                    ctx("valid"),
-                    Expect::Result,
-                )
-                .await
-            }
-            Err(e) => suite.record(
-                "methods.tool_valid_args",
-                format!("methods.tool_valid_args[{name}]"),
-                Verdict::skip(format!(
-                    "could not generate arguments from parameters_schema: {e}"
-                )),
-            ),
-        }
-        match invalid_args(&tool.parameters_schema) {
-            Some(bad) => {
-                let expect = Expect::InvalidParams { field: bad.field.clone(), how: bad.how.clone() };
-                call_case(suite, "methods.tool_invalid_args", &name, Some(bad.args), ctx("invalid"), expect).await;
-            }
-            None => suite.record(
-                "methods.tool_invalid_args",
-                format!("methods.tool_invalid_args[{name}]"),
-                Verdict::skip("could not generate arguments that break parameters_schema (it accepts every object, or the generator cannot satisfy it)"),
-            ),
-        }
-    }
-    if m.methods.is_empty() && m.tools.is_empty() {
-        let why = "the manifest declares no methods and no tools";
-        suite.record("methods.answers", "methods.answers", Verdict::skip(why));
-    }
-    if m.tools.is_empty() {
-        let why = "the manifest declares no tools";
-        suite.record(
-            "methods.tool_valid_args",
-            "methods.tool_valid_args",
-            Verdict::skip(why),
-        );
-        suite.record(
-            "methods.tool_invalid_args",
-            "methods.tool_invalid_args",
-            Verdict::skip(why),
-        );
-    }
-}
 
 /// What a call must answer.
 enum Expect {
@@ -118,55 +43,140 @@ enum Expect {
     InvalidParams { field: String, how: String },
 }
 
-async fn call_case(
-    suite: &mut Suite<'_>,
-    base: &str,
+/// A call as an agent dispatches the tool `t`, labelled `what`.
+fn as_agent(t: &ToolTarget, what: &str) -> Option<PluginCallContext> {
+    Some(agent_ctx(&format!("{}_{what}", t.name)))
+}
+
+/// The skip of a per-tool case given another target (the table never
+/// does).
+fn not_a_tool(target: &Target) -> Verdict {
+    Verdict::skip(format!("runs per tool, not for {target:?}"))
+}
+
+/// `methods.answers[<method or tool>]`: an answer within the request
+/// timeout (tools get arguments generated from their schema, or `{}`).
+pub(crate) async fn answers(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    target: &Target,
+) -> Verdict {
+    match target {
+        Target::Method(m) => {
+            call(
+                ctx,
+                sessions,
+                scope,
+                m,
+                Some(json!({})),
+                None,
+                Expect::Answer,
+            )
+            .await
+        }
+        Target::Tool(t) => {
+            let args = args_from_schema(&t.schema).unwrap_or_else(|_| json!({}));
+            let as_agent = as_agent(t, "answers");
+            call(
+                ctx,
+                sessions,
+                scope,
+                &t.method,
+                Some(args),
+                as_agent,
+                Expect::Answer,
+            )
+            .await
+        }
+        other => Verdict::skip(format!("runs per method or tool, not for {other:?}")),
+    }
+}
+
+/// `methods.tool_valid_args[<tool>]`: arguments generated from the schema
+/// are accepted.
+pub(crate) async fn tool_valid_args(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    target: &Target,
+) -> Verdict {
+    let Target::Tool(t) = target else {
+        return not_a_tool(target);
+    };
+    match args_from_schema(&t.schema) {
+        Ok(args) => {
+            let as_agent = as_agent(t, "valid");
+            call(
+                ctx,
+                sessions,
+                scope,
+                &t.method,
+                Some(args),
+                as_agent,
+                Expect::Result,
+            )
+            .await
+        }
+        Err(e) => Verdict::skip(format!(
+            "could not generate arguments from parameters_schema: {e}"
+        )),
+    }
+}
+
+/// `methods.tool_invalid_args[<tool>]`: arguments that break the schema
+/// get -32602 naming the field.
+pub(crate) async fn tool_invalid_args(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    target: &Target,
+) -> Verdict {
+    let Target::Tool(t) = target else {
+        return not_a_tool(target);
+    };
+    match args_breaking_schema(&t.schema) {
+        Some(bad) => {
+            let expect = Expect::InvalidParams { field: bad.field.clone(), how: bad.how.clone() };
+            let as_agent = as_agent(t, "invalid");
+            call(ctx, sessions, scope, &t.method, Some(bad.args), as_agent, expect).await
+        }
+        None => Verdict::skip("could not generate arguments that break parameters_schema (it accepts every object, or the generator cannot satisfy it)"),
+    }
+}
+
+/// Call `method` on the shared session and judge the answer.
+async fn call(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
     method: &str,
     params: Option<Value>,
-    ctx: Option<PluginCallContext>,
+    call_ctx: Option<PluginCallContext>,
     expect: Expect,
-) {
-    let id = format!("{base}[{method}]");
-    let Some(mut scope) = suite.begin(base, id) else {
-        return;
-    };
-    let mark = suite.audit.len();
+) -> Verdict {
+    let mark = ctx.audit.len();
     let args = params
         .as_ref()
         .map(Value::to_string)
         .unwrap_or_else(|| "none".into());
-    let shown = format!("{method}({args}) {}", describe(ctx.as_ref()));
-    let r = match suite.shared(&mut scope).await {
-        Err(e) => {
-            suite.end(scope, Verdict::skip(format!("no session: {e}")));
-            return;
-        }
+    let shown = format!("{method}({args}) {}", describe(call_ctx.as_ref()));
+    let r = match sessions.shared(ctx, scope).await {
+        Err(e) => return Verdict::no_session(e),
         Ok(s) => {
-            let r = s.call(method, params, ctx).await;
-            settle(s, &r).await;
+            let r = s.call(method, params, call_ctx).await;
+            settle_after_call(s, &r).await;
             r
         }
     };
-    let bad: Vec<&'static str> = suite
+    let bad: Vec<&'static str> = ctx
         .audit
         .since(mark)
         .iter()
         .filter(|e| BAD_EVENTS.contains(&e.event))
         .map(|e| e.event.as_str())
         .collect();
-    let v = judge(method, &shown, r, &expect, &bad);
-    suite.end(scope, v);
-}
-
-/// After a call that ended the plugin, wait (bounded) until the host has
-/// handled the end, so that the next case starts a new session.
-pub(crate) async fn settle(s: &kaged_host_sim::PluginSession, r: &Result<Value, CallError>) {
-    if matches!(r, Err(CallError::Closed { .. })) {
-        let t = s.timeouts();
-        let _ = s
-            .wait_exit(t.sigterm_grace.max(std::time::Duration::from_secs(1)))
-            .await;
-    }
+    judge(method, &shown, r, &expect, &bad)
 }
 
 /// The verdict of one call; `call` shows it (`method(args) as ...`).
@@ -230,38 +240,33 @@ fn judge(
             "expected: -32602 for {call} ({how} `{field}`); actual: result {}",
             kaged_host_sim::transcript::cut(&v.to_string(), 200)
         )),
-        (_, Err(e)) => Verdict::fail(format!("expected: an answer to {method}; actual: {}", chain(&e))),
+        (_, Err(e)) => Verdict::fail(format!("expected: an answer to {method}; actual: {}", error_chain(&e))),
     }
 }
 
 /// `config.update_accepted`: a `config.update` built from `config_schema`
 /// (`{}` without one) is answered with a result.
-pub(crate) async fn config(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else {
-        return;
-    };
-    let Some(mut scope) = suite.begin("config.update_accepted", "config.update_accepted") else {
-        return;
-    };
-    let (params, source) = match &m.config_schema {
+pub(crate) async fn config_update_accepted(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let (params, source) = match &ctx.manifest.config_schema {
         None => (Ok(json!({})), "no config_schema"),
-        Some(schema) => (valid_args(schema), "valid for config_schema"),
+        Some(schema) => (args_from_schema(schema), "valid for config_schema"),
     };
     let params = match params {
         Ok(p) => p,
         Err(e) => {
-            suite.end(
-                scope,
-                Verdict::skip(format!(
-                    "could not generate a config from config_schema: {e}"
-                )),
-            );
-            return;
+            return Verdict::skip(format!(
+                "could not generate a config from config_schema: {e}"
+            ))
         }
     };
     let shown = params.to_string();
-    let v = match suite.shared(&mut scope).await {
-        Err(e) => Verdict::skip(format!("no session: {e}")),
+    match sessions.shared(ctx, scope).await {
+        Err(e) => Verdict::no_session(e),
         Ok(s) => match s.call(methods::CONFIG_UPDATE, Some(params), None).await {
             Ok(_) => Verdict::pass(format!("config.update {shown} accepted")),
             Err(CallError::Plugin { error, .. }) => Verdict::fail(format!(
@@ -270,9 +275,8 @@ pub(crate) async fn config(suite: &mut Suite<'_>) {
             )),
             Err(e) => Verdict::fail(format!(
                 "expected: config.update {shown} accepted; actual: {}",
-                chain(&e)
+                error_chain(&e)
             )),
         },
-    };
-    suite.end(scope, v);
+    }
 }

@@ -1,5 +1,6 @@
-//! One case's bookkeeping: its verdict, the audit mark taken when it began
-//! and the wire transcripts it touched.
+//! [`Scope`]: one running case's bookkeeping — when it began, the audit
+//! mark taken then, and its attachments (the wire transcripts it touched,
+//! or the audit events it reports instead of those emitted while it ran).
 
 use std::time::Instant;
 
@@ -7,49 +8,38 @@ use kaged_host_sim::{AuditRecord, Transcript, TranscriptRecord};
 
 use crate::catalogue::CaseDef;
 
-/// What a case found, before levels and the baseline are applied.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// The rule holds.
-    Pass(String),
-    /// The rule is broken (a SHOULD case becomes `warn`).
-    Fail(String),
-    /// The case could not run or does not apply.
-    Skip(String),
-}
-
-impl Verdict {
-    pub(crate) fn pass(s: impl Into<String>) -> Verdict {
-        Verdict::Pass(s.into())
-    }
-    pub(crate) fn fail(s: impl Into<String>) -> Verdict {
-        Verdict::Fail(s.into())
-    }
-    pub(crate) fn skip(s: impl Into<String>) -> Verdict {
-        Verdict::Skip(s.into())
-    }
-}
-
 /// A running case.
 #[derive(Debug)]
 pub(crate) struct Scope {
     /// The case id (`x` or `x[name]`).
     pub id: String,
     /// Its catalogue entry.
-    pub def: &'static CaseDef,
+    pub case: &'static CaseDef,
     /// When it began.
     pub start: Instant,
     /// The audit length when it began.
     pub audit_mark: usize,
     /// Transcripts touched, with the record count when first touched.
-    pub wires: Vec<(Transcript, usize)>,
+    wires: Vec<(Transcript, usize)>,
     /// Audit records to report instead of those emitted during the case
     /// (handshake cases share one exchange; observations span the run).
-    pub events: Option<Vec<AuditRecord>>,
+    events: Option<Vec<AuditRecord>>,
 }
 
 impl Scope {
-    /// Record that the case uses `t` from now on (once per transcript).
+    /// A case `id` of `case` beginning now, at audit length `audit_mark`.
+    pub fn new(case: &'static CaseDef, id: String, audit_mark: usize) -> Scope {
+        Scope {
+            id,
+            case,
+            start: Instant::now(),
+            audit_mark,
+            wires: Vec::new(),
+            events: None,
+        }
+    }
+
+    /// Record that the case uses `t` from now on.
     pub fn touch(&mut self, t: &Transcript) {
         let n = t.records().len();
         self.touch_from(t, n);
@@ -58,6 +48,25 @@ impl Scope {
     /// Record that the case's share of `t` starts at record `from`.
     pub fn touch_from(&mut self, t: &Transcript, from: usize) {
         self.wires.push((t.clone(), from));
+    }
+
+    /// Report the whole of `t` and `events`, and nothing else (a case
+    /// judged from one exchange made before it began).
+    pub fn attach_exchange(&mut self, t: &Transcript, events: Vec<AuditRecord>) {
+        self.wires.clear();
+        self.touch_from(t, 0);
+        self.events = Some(events);
+    }
+
+    /// Report `events` and no transcript (an observation of the whole run).
+    pub fn attach_events(&mut self, events: Vec<AuditRecord>) {
+        self.wires.clear();
+        self.events = Some(events);
+    }
+
+    /// The attached audit events, if the case reports its own.
+    pub fn events(&self) -> Option<&[AuditRecord]> {
+        self.events.as_deref()
     }
 
     /// The case's transcript records, renumbered from 1.

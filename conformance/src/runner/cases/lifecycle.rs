@@ -5,32 +5,30 @@
 use std::time::Duration;
 
 use kaged_host_sim::probe::{descendants, group_members, ExitWatch};
-use kaged_host_sim::{group_alive, ShutdownOutcome};
+use kaged_host_sim::process::group_alive;
+use kaged_host_sim::shutdown::ShutdownOutcome;
 use rustix::process::Signal;
 
-use super::sessions::{describe_exit, retire};
-use super::{Suite, Verdict};
+use crate::runner::check::Target;
+use crate::runner::context::RunContext;
+use crate::runner::scope::Scope;
+use crate::runner::sessions::{describe_exit, retire, Sessions};
+use crate::runner::verdict::Verdict;
 
 /// How often the exit watch polls `/proc`.
 const WATCH_POLL: Duration = Duration::from_millis(1);
 
-pub(crate) async fn run(suite: &mut Suite<'_>) {
-    super::methods::config(suite).await;
-    stdin_eof(suite).await;
-    no_orphans(suite).await;
-    shutdown(suite).await;
-}
-
-async fn shutdown(suite: &mut Suite<'_>) {
-    let Some(mut scope) = suite.begin(
-        "lifecycle.shutdown_exits_zero",
-        "lifecycle.shutdown_exits_zero",
-    ) else {
-        return;
-    };
-    let limit = suite.timeouts().shutdown;
-    let v = match suite.shared(&mut scope).await {
-        Err(e) => Verdict::skip(format!("no session: {e}")),
+/// `lifecycle.shutdown_exits_zero`: `shutdown` on the shared session
+/// (last) leads to exit 0 within `shutdown_timeout_sec`.
+pub(crate) async fn shutdown_exits_zero(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let limit = ctx.timeouts.shutdown;
+    let v = match sessions.shared(ctx, scope).await {
+        Err(e) => Verdict::no_session(e),
         Ok(s) => {
             let outcome = s.shutdown().await;
             match outcome {
@@ -40,20 +38,21 @@ async fn shutdown(suite: &mut Suite<'_>) {
             }
         }
     };
-    if let Some((s, _)) = suite.shared.take() {
-        retire(s).await;
-    }
-    suite.end(scope, v);
+    sessions.close_shared().await;
+    v
 }
 
-async fn stdin_eof(suite: &mut Suite<'_>) {
-    let Some(mut scope) = suite.begin("lifecycle.stdin_eof_exits", "lifecycle.stdin_eof_exits")
-    else {
-        return;
-    };
-    let limit = suite.timeouts().shutdown;
-    let v = match suite.fresh(&mut scope).await {
-        Err(e) => Verdict::skip(format!("no session: {e}")),
+/// `lifecycle.stdin_eof_exits`: a fresh spawn exits when its stdin
+/// closes.
+pub(crate) async fn stdin_eof_exits(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let limit = ctx.timeouts.shutdown;
+    match sessions.fresh(ctx, scope).await {
+        Err(e) => Verdict::no_session(e),
         Ok(s) => {
             s.close_stdin();
             let v = match s.wait_exit(limit).await {
@@ -66,26 +65,25 @@ async fn stdin_eof(suite: &mut Suite<'_>) {
             retire(s).await;
             v
         }
-    };
-    suite.end(scope, v);
+    }
 }
 
-async fn no_orphans(suite: &mut Suite<'_>) {
-    let Some(mut scope) = suite.begin("lifecycle.no_orphans", "lifecycle.no_orphans") else {
-        return;
-    };
-    let t = suite.timeouts();
-    let s = match suite.fresh(&mut scope).await {
-        Err(e) => {
-            suite.end(scope, Verdict::skip(format!("no session: {e}")));
-            return;
-        }
+/// `lifecycle.no_orphans`: nothing of a fresh spawn's process group (or
+/// its escaped descendants) outlives it.
+pub(crate) async fn no_orphans(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let t = &ctx.timeouts;
+    let s = match sessions.fresh(ctx, scope).await {
+        Err(e) => return Verdict::no_session(e),
         Ok(s) => s,
     };
     let Some(pgid) = s.pid() else {
         retire(s).await;
-        suite.end(scope, Verdict::skip("the plugin has no process id"));
-        return;
+        return Verdict::skip("the plugin has no process id");
     };
     // Let the plugin settle (children are often started at start-up).
     let _ = s.ping().await;
@@ -115,7 +113,7 @@ async fn no_orphans(suite: &mut Suite<'_>) {
             let _ = rustix::process::kill_process(pid, Signal::KILL);
         }
     }
-    let v = if !escaped_alive.is_empty() {
+    if !escaped_alive.is_empty() {
         Verdict::fail(format!("expected: no process outlives the plugin; actual: descendant(s) {escaped_alive:?} left its process group and survived it"))
     } else if !outlived.is_empty() {
         Verdict::fail(format!(
@@ -129,6 +127,5 @@ async fn no_orphans(suite: &mut Suite<'_>) {
         Verdict::fail(format!("expected: nothing left behind; actual: {n}"))
     } else {
         Verdict::pass(format!("no process of the plugin's group outlived it ({} child process(es) seen before shutdown)", members.len() + escaped.len()))
-    };
-    suite.end(scope, v);
+    }
 }

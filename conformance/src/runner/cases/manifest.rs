@@ -1,25 +1,27 @@
 //! `manifest.*`: the host's validator over `kaged-plugin.yaml`. Errors
 //! fail `manifest.valid`; warnings make `manifest.no_warnings` warn.
 
-use std::sync::Arc;
+use kaged_host_sim::validate::ValidationReport;
+use kaged_plugin_sdk::manifest::Manifest;
 
-use kaged_host_sim::validate_dir;
+use crate::runner::verdict::Verdict;
 
-use super::{Suite, Verdict};
+/// The manifest, when it validated without errors (the host refuses to
+/// launch the plugin otherwise).
+pub(crate) fn usable(report: &ValidationReport) -> Option<&Manifest> {
+    report
+        .manifest
+        .as_ref()
+        .filter(|_| report.errors().next().is_none())
+}
 
-/// Run the manifest cases; `false` when the manifest is unusable.
-pub(crate) async fn run(suite: &mut Suite<'_>) -> bool {
-    let report = validate_dir(&suite.dir);
+/// `manifest.valid`: no validation error.
+pub(crate) fn valid(report: &ValidationReport) -> Verdict {
     let errors: Vec<String> = report.errors().map(ToString::to_string).collect();
-    let warnings: Vec<String> = report.warnings().map(ToString::to_string).collect();
-    let usable = errors.is_empty() && report.manifest.is_some();
-    if let Some(m) = &report.manifest {
-        suite.manifest = Some(Arc::new(m.clone()));
-    }
-    let valid = if usable {
+    if usable(report).is_some() {
         Verdict::pass(format!(
             "kaged-plugin.yaml validates ({} warning(s))",
-            warnings.len()
+            report.warnings().count()
         ))
     } else if errors.is_empty() {
         Verdict::fail(
@@ -31,9 +33,13 @@ pub(crate) async fn run(suite: &mut Suite<'_>) -> bool {
             errors.len(),
             errors.join("\n")
         ))
-    };
-    suite.record("manifest.valid", "manifest.valid", valid);
-    let no_warn = if !usable {
+    }
+}
+
+/// `manifest.no_warnings`: no validation warning.
+pub(crate) fn no_warnings(report: &ValidationReport) -> Verdict {
+    let warnings: Vec<String> = report.warnings().map(ToString::to_string).collect();
+    if usable(report).is_none() {
         Verdict::skip("the manifest is invalid (see manifest.valid)")
     } else if warnings.is_empty() {
         Verdict::pass("no warnings")
@@ -43,11 +49,5 @@ pub(crate) async fn run(suite: &mut Suite<'_>) -> bool {
             warnings.len(),
             warnings.join("\n")
         ))
-    };
-    suite.record("manifest.no_warnings", "manifest.no_warnings", no_warn);
-    if !usable {
-        // The report still names the plugin when the model parsed.
-        suite.manifest = report.manifest.map(Arc::new);
     }
-    usable
 }

@@ -1,25 +1,18 @@
 //! Whole-run observations, reported last: what the host audited (stdout
 //! noise, oversize lines, storage denials, notifications) and what the
-//! plugin wrote to stderr, over every spawn of the run. Their
-//! `audit_events` are the matching events of the whole run.
+//! plugin wrote to stderr, over every spawn of the run. Each returns the
+//! matching audit events of the whole run, which its case reports.
 
-use kaged_host_sim::{AuditEvent, AuditRecord, Direction};
+use kaged_host_sim::audit::{AuditEvent, AuditRecord};
 use serde_json::Value;
 
-use super::{Suite, Verdict};
+use crate::runner::context::RunContext;
+use crate::runner::observations::Observations;
+use crate::runner::verdict::Verdict;
 
-pub(crate) async fn run(suite: &mut Suite<'_>) {
-    let Some(m) = suite.manifest.clone() else {
-        return;
-    };
-    // Storage requests the plugin sent last may still be with the broker.
-    let _ = suite.in_flight.settle(suite.timeouts().request).await;
-    let all = suite.audit.events();
-    let of = |e: AuditEvent| -> Vec<AuditRecord> {
-        all.iter().filter(|r| r.event == e).cloned().collect()
-    };
-
-    let noise = of(AuditEvent::StdoutNoise);
+/// `handshake.no_stdout_noise`: nothing but JSON-RPC on stdout.
+pub(crate) fn no_stdout_noise(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+    let noise = o.of(AuditEvent::StdoutNoise);
     let v = match noise.first() {
         None => Verdict::pass("no non-JSON line on stdout during the run"),
         Some(first) => Verdict::fail(format!(
@@ -28,9 +21,12 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             first.get("line").as_str().unwrap_or_default()
         )),
     };
-    observed(suite, "handshake.no_stdout_noise", noise, v);
+    (v, noise)
+}
 
-    let big = of(AuditEvent::OversizeMessage);
+/// `protocol.no_oversize_lines`: no line over 4 MiB.
+pub(crate) fn no_oversize_lines(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+    let big = o.of(AuditEvent::OversizeMessage);
     let v = match big.first() {
         None => Verdict::pass("no line over 4 MiB during the run"),
         Some(first) => Verdict::fail(format!(
@@ -38,14 +34,18 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             first.get("length")
         )),
     };
-    observed(suite, "protocol.no_oversize_lines", big, v);
+    (v, big)
+}
 
-    let stderr_rpc: Vec<String> = suite
-        .all_transcripts
+/// `protocol.no_jsonrpc_on_stderr`: no JSON-RPC message on stderr (no
+/// audit event shows it).
+pub(crate) fn no_jsonrpc_on_stderr(
+    _: &RunContext,
+    o: &Observations,
+) -> (Verdict, Vec<AuditRecord>) {
+    let stderr_rpc: Vec<&String> = o
+        .stderr()
         .iter()
-        .flat_map(|t| t.records())
-        .filter(|r| r.dir == Direction::PluginStderr)
-        .filter_map(|r| r.msg.as_str().map(str::to_string))
         .filter(|line| looks_like_jsonrpc(line))
         .collect();
     let v = match stderr_rpc.first() {
@@ -56,9 +56,12 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             kaged_host_sim::transcript::cut(first, 200)
         )),
     };
-    observed(suite, "protocol.no_jsonrpc_on_stderr", Vec::new(), v);
+    (v, Vec::new())
+}
 
-    let denied = of(AuditEvent::StorageDenied);
+/// `storage.no_denials`: no storage access was denied.
+pub(crate) fn no_denials(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+    let denied = o.of(AuditEvent::StorageDenied);
     let v = match denied.first() {
         None => Verdict::pass("no storage access was denied during the run"),
         Some(first) => Verdict::fail(format!(
@@ -67,9 +70,14 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             Value::Object(first.data.clone())
         )),
     };
-    observed(suite, "storage.no_denials", denied, v);
+    (v, denied)
+}
 
-    let notes = of(AuditEvent::Notification);
+/// `notifications.declared_only`: every notification is of a type the
+/// manifest declares.
+pub(crate) fn declared_only(ctx: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+    let m = &ctx.manifest;
+    let notes = o.of(AuditEvent::Notification);
     let undeclared: Vec<AuditRecord> = notes
         .iter()
         .filter(|r| {
@@ -94,9 +102,13 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             m.notifications
         ))
     };
-    observed(suite, "notifications.declared_only", undeclared, v);
+    (v, undeclared)
+}
 
-    let flood = of(AuditEvent::NotificationFlood);
+/// `notifications.no_flood`: the host never dropped notifications for a
+/// flood.
+pub(crate) fn no_flood(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+    let flood = o.of(AuditEvent::NotificationFlood);
     let v = match flood.first() {
         None => Verdict::pass("no notification flood"),
         Some(first) => Verdict::fail(format!(
@@ -105,15 +117,7 @@ pub(crate) async fn run(suite: &mut Suite<'_>) {
             first.get("rate")
         )),
     };
-    observed(suite, "notifications.no_flood", flood, v);
-}
-
-fn observed(suite: &mut Suite<'_>, id: &str, events: Vec<AuditRecord>, v: Verdict) {
-    if let Some(mut scope) = suite.begin(id, id) {
-        scope.wires.clear();
-        scope.events = Some(events);
-        suite.end(scope, v);
-    }
+    (v, flood)
 }
 
 /// A stderr line that is a JSON-RPC message (an object with `jsonrpc`, or

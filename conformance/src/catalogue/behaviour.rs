@@ -1,0 +1,69 @@
+//! Cases of how the plugin behaves over the run and at its end: storage,
+//! notifications, shutdown, stdin EOF and its processes.
+
+use super::CaseDef;
+use super::Level::{Must, Should};
+
+/// `storage.no_denials` (MUST): no storage access was denied while the plugin
+/// ran.
+pub const STORAGE_NO_DENIALS: CaseDef = CaseDef {
+    id: "storage.no_denials",
+    title: "No storage access was denied while the plugin ran",
+    level: Must,
+    spec: "plugin-host.md § Plugin-scoped storage; ADDENDUM §7",
+    sentence: "Plugins cannot reference tables outside their schema prefix. Any attempt returns error -32003.",
+    per: None,
+};
+
+/// `notifications.declared_only` (SHOULD): only declared notifications are
+/// sent.
+pub const NOTIFICATIONS_DECLARED_ONLY: CaseDef = CaseDef {
+    id: "notifications.declared_only",
+    title: "Only declared notifications are sent",
+    level: Should,
+    spec: "plugin-host.md § Plugin-declared notifications",
+    sentence: "notifications: Notification types the plugin may emit.",
+    per: None,
+};
+
+/// `notifications.no_flood` (SHOULD): no more than 100 notifications per
+/// second.
+pub const NOTIFICATIONS_NO_FLOOD: CaseDef = CaseDef {
+    id: "notifications.no_flood",
+    title: "No more than 100 notifications per second",
+    level: Should,
+    spec: "plugin-host.md § Plugin-declared notifications; ADDENDUM §8",
+    sentence: "The daemon drops notifications from a plugin that exceeds 100/sec, logs plugin.notification_flood.",
+    per: None,
+};
+
+/// `lifecycle.shutdown_exits_zero` (MUST): shutdown leads to exit 0 within
+/// shutdown_timeout_sec.
+pub const LIFECYCLE_SHUTDOWN_EXITS_ZERO: CaseDef = CaseDef {
+    id: "lifecycle.shutdown_exits_zero",
+    title: "shutdown leads to exit 0 within shutdown_timeout_sec",
+    level: Must,
+    spec: "plugin-host.md § Graceful shutdown; ADDENDUM §2",
+    sentence: "A plugin must then exit with code 0 within shutdown_timeout_sec.",
+    per: None,
+};
+
+/// `lifecycle.stdin_eof_exits` (MUST): stdin EOF leads to exit.
+pub const LIFECYCLE_STDIN_EOF_EXITS: CaseDef = CaseDef {
+    id: "lifecycle.stdin_eof_exits",
+    title: "stdin EOF leads to exit",
+    level: Must,
+    spec: "ADDENDUM §2",
+    sentence: "EOF on the plugin's stdin means the host is gone: the plugin exits.",
+    per: None,
+};
+
+/// `lifecycle.no_orphans` (MUST): no process of the plugin's group outlives it.
+pub const LIFECYCLE_NO_ORPHANS: CaseDef = CaseDef {
+    id: "lifecycle.no_orphans",
+    title: "No process of the plugin's group outlives it",
+    level: Must,
+    spec: "plugin-host.md § Graceful shutdown",
+    sentence: "If still alive → SIGKILL.",
+    per: None,
+};

@@ -1,0 +1,70 @@
+//! Cases of the calls a host makes: declared methods and tools, lifecycle
+//! hooks, the compactor contract and `config.update`.
+
+use super::CaseDef;
+use super::Level::{Must, Should};
+
+/// `methods.answers[<method>]` (MUST): the method answers within the request
+/// timeout.
+pub const METHODS_ANSWERS: CaseDef = CaseDef {
+    id: "methods.answers",
+    title: "The method answers within the request timeout",
+    level: Must,
+    spec: "plugin-host.md § Plugin-declared methods; Failure modes",
+    sentence: "Plugin hangs (no response): Request timeout (30s default).",
+    per: Some("method"),
+};
+
+/// `methods.tool_valid_args[<tool>]` (MUST): the tool, dispatched by an agent,
+/// accepts arguments generated from its schema.
+pub const METHODS_TOOL_VALID_ARGS: CaseDef = CaseDef {
+    id: "methods.tool_valid_args",
+    title: "The tool, dispatched by an agent, accepts arguments generated from its schema",
+    level: Must,
+    spec: "ADDENDUM §1; ADR-0023 § PluginCallContext",
+    sentence: "The host invokes a plugin tool by calling a method whose name is the prefixed tool name. params is the tool's arguments object plus _context.",
+    per: Some("tool"),
+};
+
+/// `methods.tool_invalid_args[<tool>]` (MUST): the tool answers -32602 for
+/// arguments that break its schema.
+pub const METHODS_TOOL_INVALID_ARGS: CaseDef = CaseDef {
+    id: "methods.tool_invalid_args",
+    title: "The tool answers -32602 for arguments that break its schema",
+    level: Must,
+    spec: "ADDENDUM §1",
+    sentence: "Arguments that do not satisfy parameters_schema are answered with -32602, whose message names the offending field.",
+    per: Some("tool"),
+};
+
+/// `hooks.answers[<hook>]` (MUST): the hook answers in time with a shape the
+/// spec allows.
+pub const HOOKS_ANSWERS: CaseDef = CaseDef {
+    id: "hooks.answers",
+    title: "The hook answers in time with a shape the spec allows",
+    level: Must,
+    spec: "plugin-host.md § Lifecycle hooks; ADDENDUM §5-6",
+    sentence: "A timed-out hook is logged (plugin.hook.timeout) and treated as if the plugin returned null.",
+    per: Some("hook"),
+};
+
+/// `compaction.compactor_contract` (MUST): as designated compactor, pre_compact
+/// returns a valid CompactorResult.
+pub const COMPACTION_COMPACTOR_CONTRACT: CaseDef = CaseDef {
+    id: "compaction.compactor_contract",
+    title: "As designated compactor, pre_compact returns a valid CompactorResult",
+    level: Must,
+    spec: "plugin-host.md § Compactor return contract; ADDENDUM §5",
+    sentence: "The compactor is responsible for preserving the always-keep set; the daemon enforces this and falls back to drop.",
+    per: None,
+};
+
+/// `config.update_accepted` (SHOULD): a valid config.update is accepted.
+pub const CONFIG_UPDATE_ACCEPTED: CaseDef = CaseDef {
+    id: "config.update_accepted",
+    title: "A valid config.update is accepted",
+    level: Should,
+    spec: "plugin-host.md § System methods",
+    sentence: "config.update: The plugin's config has changed. Plugin may return an error if the config is invalid.",
+    per: None,
+};

@@ -1,0 +1,149 @@
+//! The case catalogue: every conformance case as a typed constant (its
+//! stable id, level, spec section and the sentence it checks) and
+//! [`CATALOGUE`], the table of them in run order. The table is the single
+//! source for `kaged-conformance list` and `docs/conformance.md`.
+//!
+//! The runner names a case only through its constant
+//! ([`METHODS_ANSWERS`], …), so a mistyped case is a compile error; the
+//! string ids are stable public names (reports, `--only`, baselines).
+//!
+//! The constants are grouped by area and all re-exported here: the start
+//! (`manifest.*`, `launch.*`, `handshake.*`), the wire `protocol.*`, the
+//! calls a host makes (`methods.*`, `hooks.*`, `compaction.*`, `config.*`)
+//! and the plugin's behaviour over the run (`storage.*`,
+//! `notifications.*`, `lifecycle.*`).
+
+mod behaviour;
+mod calls;
+mod protocol;
+mod startup;
+
+use serde::Serialize;
+
+pub use behaviour::*;
+pub use calls::*;
+pub use protocol::*;
+pub use startup::*;
+
+/// How binding the checked rule is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Level {
+    /// A failure fails the run.
+    #[serde(rename = "MUST")]
+    Must,
+    /// A failure warns (fails the run only with `--strict`).
+    #[serde(rename = "SHOULD")]
+    Should,
+}
+
+impl Level {
+    /// `MUST` or `SHOULD`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+        }
+    }
+}
+
+/// One case of the catalogue. Cases marked `per` run once per declared
+/// method, tool or hook; their ids are `id[name]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CaseDef {
+    /// Stable dotted id.
+    pub id: &'static str,
+    /// One-line title.
+    pub title: &'static str,
+    /// MUST or SHOULD.
+    pub level: Level,
+    /// The spec section checked.
+    pub spec: &'static str,
+    /// The sentence of the spec the case checks.
+    pub sentence: &'static str,
+    /// What the case is instantiated for, if it is parameterised.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per: Option<&'static str>,
+}
+
+impl CaseDef {
+    /// The id of this case run for `target` (a method, tool or hook):
+    /// `id[target]`.
+    pub fn instance_id(&self, target: &str) -> String {
+        format!("{}[{target}]", self.id)
+    }
+}
+
+/// Every case, in the order the suite reports them.
+pub const CATALOGUE: &[CaseDef] = &[
+    MANIFEST_VALID,
+    MANIFEST_NO_WARNINGS,
+    LAUNCH_COMMAND_EXISTS,
+    LAUNCH_STARTS,
+    HANDSHAKE_SILENT_BEFORE_INITIALIZE,
+    HANDSHAKE_ANSWERS_IN_TIME,
+    HANDSHAKE_WELL_FORMED,
+    HANDSHAKE_NAME_MATCHES,
+    HANDSHAKE_VERSION_MATCHES,
+    HANDSHAKE_API_VERSION_MATCHES,
+    HANDSHAKE_METHODS_WITHIN_MANIFEST,
+    HANDSHAKE_METHODS_COMPLETE,
+    HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST,
+    HANDSHAKE_NO_STDOUT_NOISE,
+    PROTOCOL_PING,
+    PROTOCOL_UNKNOWN_METHOD,
+    PROTOCOL_NOT_INITIALIZED,
+    PROTOCOL_BATCH_REJECTED,
+    PROTOCOL_PARSE_ERROR,
+    PROTOCOL_IDS_ECHOED,
+    PROTOCOL_CONCURRENT_CALLS,
+    PROTOCOL_NO_OVERSIZE_LINES,
+    PROTOCOL_NO_JSONRPC_ON_STDERR,
+    METHODS_ANSWERS,
+    METHODS_TOOL_VALID_ARGS,
+    METHODS_TOOL_INVALID_ARGS,
+    HOOKS_ANSWERS,
+    COMPACTION_COMPACTOR_CONTRACT,
+    STORAGE_NO_DENIALS,
+    NOTIFICATIONS_DECLARED_ONLY,
+    NOTIFICATIONS_NO_FLOOD,
+    CONFIG_UPDATE_ACCEPTED,
+    LIFECYCLE_SHUTDOWN_EXITS_ZERO,
+    LIFECYCLE_STDIN_EOF_EXITS,
+    LIFECYCLE_NO_ORPHANS,
+];
+
+/// The catalogue entry with this id (a parameterised id `x[name]` finds `x`).
+pub fn find(id: &str) -> Option<&'static CaseDef> {
+    let base = id.split('[').next().unwrap_or(id);
+    CATALOGUE.iter().find(|c| c.id == base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_dotted_and_sectioned() {
+        let mut ids: Vec<&str> = CATALOGUE.iter().map(|c| c.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), CATALOGUE.len());
+        for c in CATALOGUE {
+            let (group, name) = c.id.split_once('.').expect("dotted id");
+            assert!(
+                !group.is_empty() && !name.is_empty() && !name.contains('.'),
+                "{}",
+                c.id
+            );
+            assert!(!c.spec.is_empty() && !c.sentence.is_empty() && !c.title.is_empty());
+        }
+        assert_eq!(
+            find("methods.answers[presets.list]").map(|c| c.id),
+            Some("methods.answers")
+        );
+        assert_eq!(
+            METHODS_ANSWERS.instance_id("presets.list"),
+            "methods.answers[presets.list]"
+        );
+    }
+}

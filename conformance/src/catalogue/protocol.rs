@@ -1,0 +1,97 @@
+//! Cases of the wire protocol: system methods, JSON-RPC error answers,
+//! ids, concurrency and framing.
+
+use super::CaseDef;
+use super::Level::{Must, Should};
+
+/// `protocol.ping` (MUST): ping answers {"status": "ok"}.
+pub const PROTOCOL_PING: CaseDef = CaseDef {
+    id: "protocol.ping",
+    title: "ping answers {\"status\": \"ok\"}",
+    level: Must,
+    spec: "plugin-host.md § System methods",
+    sentence: "Health check. Plugin responds with {\"status\": \"ok\"}.",
+    per: None,
+};
+
+/// `protocol.unknown_method` (MUST): an unknown method gets -32601.
+pub const PROTOCOL_UNKNOWN_METHOD: CaseDef = CaseDef {
+    id: "protocol.unknown_method",
+    title: "An unknown method gets -32601",
+    level: Must,
+    spec: "plugin-host.md § Error codes",
+    sentence: "-32601 Method not found: Plugin does not implement the requested method.",
+    per: None,
+};
+
+/// `protocol.not_initialized` (SHOULD): a call before initialized gets -32002.
+pub const PROTOCOL_NOT_INITIALIZED: CaseDef = CaseDef {
+    id: "protocol.not_initialized",
+    title: "A call before initialized gets -32002",
+    level: Should,
+    spec: "plugin-host.md § initialized notification",
+    sentence: "If the daemon sends a call before initialized (it won't), the plugin should return error -32002 (not_initialized).",
+    per: None,
+};
+
+/// `protocol.batch_rejected` (MUST): a batch gets -32600 with id null and the
+/// plugin keeps working.
+pub const PROTOCOL_BATCH_REJECTED: CaseDef = CaseDef {
+    id: "protocol.batch_rejected",
+    title: "A batch gets -32600 with id null and the plugin keeps working",
+    level: Must,
+    spec: "plugin-host.md § JSON-RPC 2.0 compliance",
+    sentence: "If a batch is received by either side, it is rejected with error code -32600 (invalid request).",
+    per: None,
+};
+
+/// `protocol.parse_error` (MUST): malformed JSON gets -32700 with id null.
+pub const PROTOCOL_PARSE_ERROR: CaseDef = CaseDef {
+    id: "protocol.parse_error",
+    title: "Malformed JSON gets -32700 with id null",
+    level: Must,
+    spec: "plugin-host.md § Error codes",
+    sentence: "-32700 Parse error: Malformed JSON.",
+    per: None,
+};
+
+/// `protocol.ids_echoed` (MUST): response ids echo request ids exactly.
+pub const PROTOCOL_IDS_ECHOED: CaseDef = CaseDef {
+    id: "protocol.ids_echoed",
+    title: "Response ids echo request ids exactly",
+    level: Must,
+    spec: "plugin-host.md § JSON-RPC 2.0 compliance",
+    sentence: "Request IDs are monotonically increasing integers, scoped per direction.",
+    per: None,
+};
+
+/// `protocol.concurrent_calls` (MUST): 10 concurrent calls are all answered.
+pub const PROTOCOL_CONCURRENT_CALLS: CaseDef = CaseDef {
+    id: "protocol.concurrent_calls",
+    title: "10 concurrent calls are all answered",
+    level: Must,
+    spec: "plugin-host.md § Testing notes",
+    sentence: "Concurrent calls: Send 10 calls without waiting for responses. Assert all 10 get responses (order may vary).",
+    per: None,
+};
+
+/// `protocol.no_oversize_lines` (MUST): no line over 4 MiB.
+pub const PROTOCOL_NO_OVERSIZE_LINES: CaseDef = CaseDef {
+    id: "protocol.no_oversize_lines",
+    title: "No line over 4 MiB",
+    level: Must,
+    spec: "plugin-host.md § Framing",
+    sentence:
+        "Lines exceeding 4 MiB are rejected and the plugin is killed (protocol.oversize_message).",
+    per: None,
+};
+
+/// `protocol.no_jsonrpc_on_stderr` (MUST): no JSON-RPC messages on stderr.
+pub const PROTOCOL_NO_JSONRPC_ON_STDERR: CaseDef = CaseDef {
+    id: "protocol.no_jsonrpc_on_stderr",
+    title: "No JSON-RPC messages on stderr",
+    level: Must,
+    spec: "plugin-host.md § Framing",
+    sentence: "Stderr: Reserved for plugin logs. Plugins must not write JSON-RPC to stderr.",
+    per: None,
+};

@@ -1,0 +1,151 @@
+//! Cases of the start: the manifest validates, the command starts, and
+//! the `initialize` handshake is what the spec asks.
+
+use super::CaseDef;
+use super::Level::{Must, Should};
+
+/// `manifest.valid` (MUST): the manifest validates.
+pub const MANIFEST_VALID: CaseDef = CaseDef {
+    id: "manifest.valid",
+    title: "The manifest validates",
+    level: Must,
+    spec: "plugin-host.md § Manifest validation",
+    sentence: "Install time — full schema validation. Invalid manifests are rejected; the plugin is not installed.",
+    per: None,
+};
+
+/// `manifest.no_warnings` (SHOULD): the manifest validates without warnings.
+pub const MANIFEST_NO_WARNINGS: CaseDef = CaseDef {
+    id: "manifest.no_warnings",
+    title: "The manifest validates without warnings",
+    level: Should,
+    spec: "plugin-host.md § Manifest validation",
+    sentence: "The validator emits warnings for type-mismatches.",
+    per: None,
+};
+
+/// `launch.command_exists` (MUST): command[0] exists and is executable.
+pub const LAUNCH_COMMAND_EXISTS: CaseDef = CaseDef {
+    id: "launch.command_exists",
+    title: "command[0] exists and is executable",
+    level: Must,
+    spec: "plugin-host.md § Manifest schema; ADDENDUM §3",
+    sentence: "command[0] is the executable. Relative paths are resolved from the plugin's install directory.",
+    per: None,
+};
+
+/// `launch.starts` (MUST): the process starts and stays up for the handshake.
+pub const LAUNCH_STARTS: CaseDef = CaseDef {
+    id: "launch.starts",
+    title: "The process starts and stays up for the handshake",
+    level: Must,
+    spec: "plugin-host.md § Plugin supervisor / Spawn",
+    sentence: "If any step fails, the plugin is marked failed and an audit event is logged.",
+    per: None,
+};
+
+/// `handshake.silent_before_initialize` (MUST): nothing is sent before
+/// initialize.
+pub const HANDSHAKE_SILENT_BEFORE_INITIALIZE: CaseDef = CaseDef {
+    id: "handshake.silent_before_initialize",
+    title: "Nothing is sent before initialize",
+    level: Must,
+    spec: "plugin-host.md § Initialization handshake",
+    sentence: "The plugin must not send any message before receiving initialize.",
+    per: None,
+};
+
+/// `handshake.answers_in_time` (MUST): initialize is answered within the
+/// timeout.
+pub const HANDSHAKE_ANSWERS_IN_TIME: CaseDef = CaseDef {
+    id: "handshake.answers_in_time",
+    title: "initialize is answered within the timeout",
+    level: Must,
+    spec: "plugin-host.md § Handshake failure modes",
+    sentence: "Plugin does not respond within 10s: Kill, audit plugin.initialize_timeout.",
+    per: None,
+};
+
+/// `handshake.well_formed` (MUST): the initialize answer is well-formed
+/// JSON-RPC.
+pub const HANDSHAKE_WELL_FORMED: CaseDef = CaseDef {
+    id: "handshake.well_formed",
+    title: "The initialize answer is well-formed JSON-RPC",
+    level: Must,
+    spec: "plugin-host.md § Handshake failure modes",
+    sentence: "Response is malformed JSON-RPC: Kill, audit plugin.protocol_violation.",
+    per: None,
+};
+
+/// `handshake.name_matches` (MUST): name matches the manifest.
+pub const HANDSHAKE_NAME_MATCHES: CaseDef = CaseDef {
+    id: "handshake.name_matches",
+    title: "name matches the manifest",
+    level: Must,
+    spec: "plugin-host.md § initialize response",
+    sentence: "Must match the manifest's name. Mismatch → daemon kills the plugin.",
+    per: None,
+};
+
+/// `handshake.version_matches` (MUST): version matches the manifest.
+pub const HANDSHAKE_VERSION_MATCHES: CaseDef = CaseDef {
+    id: "handshake.version_matches",
+    title: "version matches the manifest",
+    level: Must,
+    spec: "plugin-host.md § initialize response",
+    sentence: "Must match the manifest's version. Mismatch → kill.",
+    per: None,
+};
+
+/// `handshake.api_version_matches` (MUST): api_version equals the daemon's.
+pub const HANDSHAKE_API_VERSION_MATCHES: CaseDef = CaseDef {
+    id: "handshake.api_version_matches",
+    title: "api_version equals the daemon's",
+    level: Must,
+    spec: "plugin-host.md § initialize response",
+    sentence: "The API version the plugin implements. Must equal the daemon's api_version.",
+    per: None,
+};
+
+/// `handshake.methods_within_manifest` (SHOULD): every answered method is
+/// declared in the manifest.
+pub const HANDSHAKE_METHODS_WITHIN_MANIFEST: CaseDef = CaseDef {
+    id: "handshake.methods_within_manifest",
+    title: "Every answered method is declared in the manifest",
+    level: Should,
+    spec: "plugin-host.md § initialize response; ADDENDUM §1",
+    sentence: "Must be a subset of the manifest's methods. Extra methods → daemon logs warning, ignores them.",
+    per: None,
+};
+
+/// `handshake.methods_complete` (SHOULD): every declared method and tool is
+/// answered in initialize.
+pub const HANDSHAKE_METHODS_COMPLETE: CaseDef = CaseDef {
+    id: "handshake.methods_complete",
+    title: "Every declared method and tool is answered in initialize",
+    level: Should,
+    spec: "plugin-host.md § initialize response; ADDENDUM §1",
+    sentence: "Missing methods → daemon logs warning, marks them unavailable.",
+    per: None,
+};
+
+/// `handshake.capabilities_within_manifest` (MUST): capabilities_used is within
+/// the manifest.
+pub const HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST: CaseDef = CaseDef {
+    id: "handshake.capabilities_within_manifest",
+    title: "capabilities_used is within the manifest",
+    level: Must,
+    spec: "plugin-host.md § initialize response",
+    sentence: "Must be a subset of the manifest's capabilities. Extra → kill.",
+    per: None,
+};
+
+/// `handshake.no_stdout_noise` (MUST): nothing but JSON-RPC on stdout.
+pub const HANDSHAKE_NO_STDOUT_NOISE: CaseDef = CaseDef {
+    id: "handshake.no_stdout_noise",
+    title: "Nothing but JSON-RPC on stdout",
+    level: Must,
+    spec: "plugin-host.md § Framing",
+    sentence: "Plugins must not write anything to stdout that is not a JSON-RPC message.",
+    per: None,
+};

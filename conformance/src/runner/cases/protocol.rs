@@ -1,0 +1,305 @@
+//! `protocol.*` (but the whole-run observations): ping, unknown methods,
+//! calls before `initialized`, batches, malformed JSON, id echo,
+//! concurrency. Batches, malformed JSON and early calls use fresh spawns;
+//! the rest the shared session.
+
+use std::time::Duration;
+
+use kaged_host_sim::connection::RequestError;
+use kaged_host_sim::session::PluginSession;
+use kaged_plugin_sdk::protocol::{
+    methods, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED, PARSE_ERROR,
+};
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use crate::error_chain::error_chain;
+use crate::runner::check::Target;
+use crate::runner::context::RunContext;
+use crate::runner::scope::Scope;
+use crate::runner::sessions::{retire, Sessions};
+use crate::runner::verdict::Verdict;
+
+/// A method no plugin declares.
+const UNKNOWN_METHOD: &str = "conformance.no_such_method";
+
+/// `protocol.ping`: ping answers `{"status": "ok"}`.
+pub(crate) async fn ping(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let s = match sessions.shared(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    match s.ping().await {
+        Ok(()) => Verdict::pass("ping answered {\"status\": \"ok\"}"),
+        Err(e) => Verdict::fail(format!(
+            "expected: {{\"status\": \"ok\"}}; actual: {}",
+            error_chain(&e)
+        )),
+    }
+}
+
+/// `protocol.unknown_method`: an unknown method gets -32601.
+pub(crate) async fn unknown_method(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let limit = ctx.timeouts.request;
+    let s = match sessions.shared(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    match s
+        .raw()
+        .request(UNKNOWN_METHOD, Some(json!({})), limit)
+        .await
+    {
+        Err(RequestError::Rpc(e)) if e.code == METHOD_NOT_FOUND => {
+            Verdict::pass(format!("{UNKNOWN_METHOD} answered -32601 {:?}", e.message))
+        }
+        Err(RequestError::Rpc(e)) => Verdict::fail(format!(
+            "expected: error -32601; actual: error {} {:?}",
+            e.code, e.message
+        )),
+        Ok(v) => Verdict::fail(format!("expected: error -32601; actual: result {v}")),
+        Err(e) => Verdict::fail(format!("expected: error -32601; actual: {e}")),
+    }
+}
+
+/// `protocol.not_initialized`: a call between `initialize` and
+/// `initialized` gets -32002 (on a spawn without the handshake).
+pub(crate) async fn not_initialized(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let t = &ctx.timeouts;
+    let s = match sessions.spawn_unready(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    let raw = s.raw();
+    let init = serde_json::to_value(ctx.init_params()).unwrap_or(Value::Null);
+    let verdict = match raw
+        .request(methods::INITIALIZE, Some(init), t.initialize)
+        .await
+    {
+        Ok(_) | Err(RequestError::Rpc(_)) => {
+            // ping: a call with no side effects (a declared method could crash or hang).
+            let method = methods::PING;
+            match raw.request(method, None, t.request).await {
+                Err(RequestError::Rpc(e)) if e.code == NOT_INITIALIZED => Verdict::pass(format!("{method} before initialized answered -32002")),
+                Err(RequestError::Rpc(e)) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: error {} {:?}", e.code, e.message)),
+                Ok(v) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: it was processed: result {}", kaged_host_sim::transcript::cut(&v.to_string(), 200))),
+                Err(e) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: {e}")),
+            }
+        }
+        Err(e) => Verdict::skip(format!("initialize was not answered: {e}")),
+    };
+    retire(s).await;
+    verdict
+}
+
+/// `protocol.batch_rejected`: a batch gets -32600 with id null, and the
+/// plugin keeps working.
+pub(crate) async fn batch_rejected(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let line = br#"[{"jsonrpc":"2.0","id":"conformance-batch-1","method":"ping"},{"jsonrpc":"2.0","id":"conformance-batch-2","method":"ping"}]"#;
+    rejected_line(ctx, sessions, scope, line, INVALID_REQUEST, "a batch").await
+}
+
+/// `protocol.parse_error`: malformed JSON gets -32700 with id null, and
+/// the plugin keeps working.
+pub(crate) async fn parse_error(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let line = br#"{"jsonrpc": "2.0", "id": 4711, "method": "ping", "params": {"#;
+    rejected_line(ctx, sessions, scope, line, PARSE_ERROR, "malformed JSON").await
+}
+
+/// Send `line` on a fresh spawn; expect an error `code` with id null, and
+/// the plugin still answering ping afterwards.
+async fn rejected_line(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    line: &[u8],
+    code: i64,
+    what: &str,
+) -> Verdict {
+    let limit = ctx.timeouts.request;
+    let s = match sessions.fresh(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    let mut rx = s.raw().inbound();
+    s.raw().send_line(line);
+    let mut seen = Vec::new();
+    let answer = wait_for(&mut rx, limit, &mut seen, |v| {
+        v.get("id").is_some_and(Value::is_null) && v.get("error").is_some()
+    })
+    .await;
+    let verdict = match answer {
+        None => Verdict::fail(format!(
+            "expected: error {code} with id null for {what}; actual: no such answer within {limit:?}{}",
+            if seen.is_empty() { String::new() } else { format!(" (saw: {})", brief(&seen)) }
+        )),
+        Some(a) if a["error"]["code"].as_i64() != Some(code) => {
+            Verdict::fail(format!("expected: error {code} with id null for {what}; actual: {a}"))
+        }
+        // Any answer to a later ping shows the plugin kept working (what it
+        // answers is protocol.ping's business).
+        Some(_) => match s.raw().request(methods::PING, None, limit).await {
+            Ok(_) | Err(RequestError::Rpc(_)) => Verdict::pass(format!("{what} answered {code} with id null; a later ping was still answered")),
+            Err(e) => Verdict::fail(format!("expected: the plugin keeps working after {what}; actual: a later ping got {e}")),
+        },
+    };
+    retire(s).await;
+    verdict
+}
+
+/// `protocol.ids_echoed`: integer and string ids are echoed exactly.
+pub(crate) async fn ids_echoed(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let limit = ctx.timeouts.request;
+    let s = match sessions.shared(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    echoes(s, limit).await
+}
+
+async fn echoes(s: &PluginSession, limit: Duration) -> Verdict {
+    let ids = [
+        json!(9_007_199_254_740_u64),
+        json!("conformance-id-\u{e9}-7"),
+    ];
+    let mut rx = s.raw().inbound();
+    for id in &ids {
+        s.raw()
+            .send_value(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING}));
+    }
+    let mut missing: Vec<Value> = ids.to_vec();
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    while !missing.is_empty() {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let found = wait_for(&mut rx, left, &mut seen, |v| {
+            v.get("result").is_some() || v.get("error").is_some()
+        })
+        .await;
+        match found {
+            Some(v) => missing.retain(|id| v.get("id") != Some(id)),
+            None => break,
+        }
+    }
+    if missing.is_empty() {
+        Verdict::pass("integer and string ids were echoed exactly")
+    } else {
+        let answers: Vec<Value> = seen
+            .iter()
+            .filter(|v| v.get("result").is_some() || v.get("error").is_some())
+            .cloned()
+            .collect();
+        Verdict::fail(format!(
+            "expected: answers with ids {}; actual: no answer echoing {} within {limit:?} (answers seen: {})",
+            ids.iter().map(Value::to_string).collect::<Vec<_>>().join(" and "),
+            missing.iter().map(Value::to_string).collect::<Vec<_>>().join(", "),
+            if answers.is_empty() { "none".to_string() } else { brief(&answers) }
+        ))
+    }
+}
+
+/// `protocol.concurrent_calls`: 10 pings sent without waiting are all
+/// answered.
+pub(crate) async fn concurrent_calls(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let limit = ctx.timeouts.request;
+    let s = match sessions.shared(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    concurrent(s, limit).await
+}
+
+async fn concurrent(s: &PluginSession, limit: Duration) -> Verdict {
+    let ids: Vec<u64> = (880_001..=880_010).collect();
+    let mut rx = s.raw().inbound();
+    for id in &ids {
+        s.raw()
+            .send_value(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING}));
+    }
+    let mut missing = ids.clone();
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    while !missing.is_empty() {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match wait_for(&mut rx, left, &mut seen, |v| {
+            v.get("id").and_then(Value::as_u64).is_some()
+        })
+        .await
+        {
+            Some(v) => missing.retain(|id| v["id"].as_u64() != Some(*id)),
+            None => break,
+        }
+    }
+    if missing.is_empty() {
+        Verdict::pass("10 pings sent without waiting were all answered")
+    } else {
+        Verdict::fail(format!("expected: all 10 calls answered; actual: {} unanswered within {limit:?} (ids {missing:?})", missing.len()))
+    }
+}
+
+fn brief(seen: &[Value]) -> String {
+    let v: Vec<String> = seen
+        .iter()
+        .take(3)
+        .map(|v| kaged_host_sim::transcript::cut(&v.to_string(), 120))
+        .collect();
+    v.join(", ")
+}
+
+/// Wait up to `limit` for an inbound message matching `pred`; every JSON
+/// message seen is pushed to `seen`.
+async fn wait_for(
+    rx: &mut broadcast::Receiver<Value>,
+    limit: Duration,
+    seen: &mut Vec<Value>,
+    mut pred: impl FnMut(&Value) -> bool,
+) -> Option<Value> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => return None,
+            Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
+            Ok(Ok(v)) => {
+                seen.push(v.clone());
+                if pred(&v) {
+                    return Some(v);
+                }
+            }
+        }
+    }
+}

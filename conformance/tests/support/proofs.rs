@@ -1,0 +1,199 @@
+//! The fail-proof table's types: a [`Proof`] is a fixture and every case
+//! it breaks ([`Broken`]: the case, its target, the status it must get and
+//! an audit event it must list). `tests/fail_proofs.rs` holds the table
+//! and runs each row; [`Proof::prove`] runs the fixture and asserts that
+//! exactly those cases fail or warn.
+
+use std::collections::BTreeMap;
+
+use kaged_conformance::catalogue::{
+    CaseDef, CONFIG_UPDATE_ACCEPTED, PROTOCOL_BATCH_REJECTED, PROTOCOL_NOT_INITIALIZED,
+    PROTOCOL_PARSE_ERROR,
+};
+use kaged_conformance::report::{render_human, Report, Status};
+use kaged_conformance::run_suite;
+
+use super::{broken, host_fixture, options_at, own_fixture, SCALE};
+
+/// One case a fixture breaks.
+#[derive(Debug, Clone, Copy)]
+pub struct Broken {
+    /// The case.
+    pub case: CaseDef,
+    /// The method, tool or hook it breaks for (`id[target]`).
+    pub on: Option<&'static str>,
+    /// The status it must get: fail (MUST) or warn (SHOULD).
+    pub status: Status,
+    /// An audit event the case must list.
+    pub event: Option<&'static str>,
+}
+
+/// `case` must fail.
+pub const fn fail(case: CaseDef) -> Broken {
+    Broken {
+        case,
+        on: None,
+        status: Status::Fail,
+        event: None,
+    }
+}
+
+/// `case` must warn.
+pub const fn warn(case: CaseDef) -> Broken {
+    Broken {
+        status: Status::Warn,
+        ..fail(case)
+    }
+}
+
+impl Broken {
+    /// Broken for `target` (a method, tool or hook).
+    pub const fn on(self, target: &'static str) -> Broken {
+        Broken {
+            on: Some(target),
+            ..self
+        }
+    }
+
+    /// Listing the audit event `event`.
+    pub const fn audit(self, event: &'static str) -> Broken {
+        Broken {
+            event: Some(event),
+            ..self
+        }
+    }
+
+    /// The case id in the report.
+    pub fn id(&self) -> String {
+        match self.on {
+            Some(t) => self.case.instance_id(t),
+            None => self.case.id.to_string(),
+        }
+    }
+}
+
+/// What the host-sim fixtures' shared helper (`_lib/kproto.py`) gets wrong
+/// for every fixture built on it: it ignores malformed JSON and batches,
+/// answers calls before `initialized`, and answers `config.update` with
+/// -32601.
+pub const KPROTO_GAPS: &[Broken] = &[
+    warn(PROTOCOL_NOT_INITIALIZED),
+    fail(PROTOCOL_BATCH_REJECTED),
+    fail(PROTOCOL_PARSE_ERROR),
+    warn(CONFIG_UPDATE_ACCEPTED),
+];
+
+/// Where a fixture's plugin is.
+#[derive(Debug, Clone, Copy)]
+pub enum Plugin {
+    /// `conformance/tests/fixtures/plugins/NAME` (its manifest is named
+    /// NAME too).
+    Own(&'static str),
+    /// `kaged-host-sim/tests/fixtures/plugins/NAME`.
+    Host(&'static str),
+    /// A directory holding only this `kaged-plugin.yaml`.
+    Manifest(&'static str),
+}
+
+/// A fixture run: the plugin, the time scale, the gaps it shares.
+#[derive(Debug, Clone, Copy)]
+pub struct Fixture {
+    /// The plugin.
+    pub plugin: Plugin,
+    /// The run's time scale.
+    pub scale: f64,
+    /// Cases it breaks by its shared helper ([`KPROTO_GAPS`]).
+    pub gaps: &'static [Broken],
+}
+
+/// One of the suite's own fixtures.
+pub const fn own(name: &'static str) -> Fixture {
+    Fixture {
+        plugin: Plugin::Own(name),
+        scale: SCALE,
+        gaps: &[],
+    }
+}
+
+/// One of the host-sim's fixtures.
+pub const fn host(name: &'static str) -> Fixture {
+    Fixture {
+        plugin: Plugin::Host(name),
+        ..own(name)
+    }
+}
+
+/// A plugin directory with only this manifest.
+pub const fn manifest(yaml: &'static str) -> Fixture {
+    Fixture {
+        plugin: Plugin::Manifest(yaml),
+        ..own(yaml)
+    }
+}
+
+impl Fixture {
+    /// Run at time scale `scale`.
+    pub const fn scale(self, scale: f64) -> Fixture {
+        Fixture { scale, ..self }
+    }
+
+    /// Built on `_lib/kproto.py`: it also breaks [`KPROTO_GAPS`].
+    pub const fn kproto(self) -> Fixture {
+        Fixture {
+            gaps: KPROTO_GAPS,
+            ..self
+        }
+    }
+}
+
+/// A row of the fail-proof table.
+#[derive(Debug, Clone, Copy)]
+pub struct Proof {
+    /// The test that runs it.
+    pub test: &'static str,
+    /// The fixture.
+    pub fixture: Fixture,
+    /// The cases it breaks, besides its gaps.
+    pub broken: &'static [Broken],
+}
+
+impl Proof {
+    /// Every case the fixture breaks: its gaps, then its own.
+    pub fn expected(&self) -> impl Iterator<Item = &Broken> {
+        self.fixture.gaps.iter().chain(self.broken)
+    }
+
+    /// Run the fixture; assert that exactly the expected cases fail or
+    /// warn, each listing its audit event (and that an own fixture's
+    /// report names it); the report, for further checks.
+    pub fn prove(&self) -> Report {
+        let options = options_at(self.fixture.scale);
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = match self.fixture.plugin {
+            Plugin::Own(name) => own_fixture(name),
+            Plugin::Host(name) => host_fixture(name),
+            Plugin::Manifest(yaml) => {
+                std::fs::write(tmp.path().join("kaged-plugin.yaml"), yaml).expect("write");
+                tmp.path().to_path_buf()
+            }
+        };
+        let r = run_suite(&dir, &options).expect("the suite runs");
+        if let Plugin::Own(name) = self.fixture.plugin {
+            assert_eq!(r.plugin.name, name);
+        }
+        let want: BTreeMap<String, Status> = self.expected().map(|b| (b.id(), b.status)).collect();
+        assert_eq!(broken(&r), want, "\n{}", render_human(&r, false, true));
+        for b in self.expected() {
+            if let Some(event) = b.event {
+                let c = r.case(&b.id());
+                assert!(
+                    c.audit_events.iter().any(|e| e == event),
+                    "{} lacks audit event {event}: {:?}",
+                    b.id(),
+                    c.audit_events
+                );
+            }
+        }
+        r
+    }
+}
