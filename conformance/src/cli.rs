@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 use kaged_host_sim::TimeScale;
 
-use crate::error_chain::error_chain;
 use crate::list;
 use crate::report::{render_case_line, render_human, render_junit, render_tap, Report};
 use crate::runner::{run_suite_streaming, Options};
 use crate::selection::{Baseline, Pattern, Selection};
+use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// `kaged-conformance`: certify a kaged plugin against the plugin-host spec.
 #[derive(Debug, Parser)]

@@ -9,7 +9,6 @@
 
 pub mod catalogue;
 pub mod cli;
-mod error_chain;
 pub mod list;
 pub mod report;
 pub mod runner;

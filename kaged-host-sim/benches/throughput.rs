@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{HostConfig, HostSim, PluginSession};
-use kaged_plugin_sdk::protocol::PluginCallContext;
+use kaged_plugin_protocol::PluginCallContext;
 use placement::Layout;
 use serde_json::json;
 

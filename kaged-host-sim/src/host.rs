@@ -15,8 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{InitializeParams, API_VERSION};
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{InitializeParams, API_VERSION};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_plugin_sdk::manifest::{Manifest, MANIFEST_FILE};
+use kaged_plugin_protocol::manifest::{Manifest, MANIFEST_FILE};
 
 /// Why a plugin could not be staged.
 #[derive(Debug, thiserror::Error)]
@@ -20,7 +20,7 @@ pub enum StageError {
         dir: PathBuf,
         /// The cause.
         #[source]
-        source: kaged_plugin_sdk::manifest::ManifestError,
+        source: kaged_plugin_protocol::manifest::ManifestError,
     },
     /// The temporary directory could not be written.
     #[error("cannot write the staged plugin: {0}")]

@@ -14,7 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use kaged_plugin_sdk::manifest::{
+use kaged_plugin_protocol::manifest::{
     Manifest, DEFAULT_HEALTH_INTERVAL_SEC, DEFAULT_HOOK_TIMEOUT_SEC, DEFAULT_SHUTDOWN_TIMEOUT_SEC,
 };
 

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use kaged_host_sim::storage::StorageClient;
 use kaged_host_sim::{AuditLog, InstallError, PluginStore, StorageBroker};
-use kaged_plugin_sdk::protocol::StorageMethod;
+use kaged_plugin_protocol::StorageMethod;
 use serde_json::json;
 use support::host::*;
 

@@ -4,7 +4,7 @@
 //! receives PluginCallContext"; ADDENDUM §6). Custom methods and system
 //! methods are daemon-level calls and carry none.
 
-use kaged_plugin_sdk::protocol::PluginCallContext;
+use kaged_plugin_protocol::PluginCallContext;
 
 /// The project id the suite's agent runs in.
 pub(crate) const PROJECT: &str = "conformance-project";

@@ -6,7 +6,7 @@
 use futures_util::future::LocalBoxFuture;
 use kaged_host_sim::audit::AuditRecord;
 use kaged_host_sim::validate::ValidationReport;
-use kaged_plugin_sdk::protocol::HookName;
+use kaged_plugin_protocol::HookName;
 use serde_json::Value;
 
 use super::context::RunContext;

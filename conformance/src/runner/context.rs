@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::handler::PluginRequestHandler;
-use kaged_host_sim::host::{HostConfig, HostSim};
-use kaged_host_sim::in_flight::{InFlight, InFlightWaiter};
-use kaged_host_sim::spawn::{resolve_command, SpawnError};
 use kaged_host_sim::time::Timeouts;
 use kaged_host_sim::transcript::Transcript;
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{InitializeParams, API_VERSION};
+use kaged_host_sim::PluginRequestHandler;
+use kaged_host_sim::{resolve_command, SpawnError};
+use kaged_host_sim::{HostConfig, HostSim};
+use kaged_host_sim::{InFlight, InFlightWaiter};
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{InitializeParams, API_VERSION};
 
 use super::options::Options;
 

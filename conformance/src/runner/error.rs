@@ -27,7 +27,7 @@ pub enum SuiteError {
         path: Option<PathBuf>,
         /// The cause.
         #[source]
-        source: kaged_host_sim::storage::StorageError,
+        source: kaged_host_sim::storage::BrokerError,
     },
     /// The async runtime could not start.
     #[error("cannot start the async runtime")]

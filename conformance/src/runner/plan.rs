@@ -4,8 +4,8 @@
 //! covers it), and a row left without a target is skipped right after the
 //! targets it would have had, with the reason.
 
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::names::prefixed_tool_name;
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::names::prefixed_tool_name;
 
 use super::check::{Check, Per, Target, TargetKind, ToolTarget};
 

@@ -7,12 +7,12 @@
 use std::time::{Duration, Instant};
 
 use kaged_host_sim::audit::AuditRecord;
-use kaged_host_sim::handshake::{HandshakeError, HandshakeInfo};
-use kaged_host_sim::process::ExitInfo;
-use kaged_host_sim::session::PluginSession;
 use kaged_host_sim::time::Timeouts;
 use kaged_host_sim::transcript::Transcript;
-use kaged_plugin_sdk::protocol::InitializeResult;
+use kaged_host_sim::ExitInfo;
+use kaged_host_sim::PluginSession;
+use kaged_host_sim::{HandshakeError, HandshakeInfo};
+use kaged_plugin_protocol::InitializeResult;
 use serde_json::Value;
 
 use super::context::RunContext;

@@ -5,19 +5,19 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::call::CallError;
-use kaged_host_sim::connection::RequestError;
-use kaged_host_sim::host::LaunchError;
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::session::PluginSession;
+use kaged_host_sim::group_alive;
 use kaged_host_sim::time::REAP_POLL;
 use kaged_host_sim::transcript::Transcript;
-use kaged_plugin_sdk::protocol::{methods, InitializeParams};
+use kaged_host_sim::CallError;
+use kaged_host_sim::LaunchError;
+use kaged_host_sim::PluginSession;
+use kaged_host_sim::RequestError;
+use kaged_plugin_protocol::{methods, InitializeParams};
 use serde_json::{json, Value};
 
 use super::context::RunContext;
 use super::scope::Scope;
-use crate::error_chain::error_chain;
+use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// How the cases after the handshake get a session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,7 +239,7 @@ pub(crate) async fn retire(s: PluginSession) -> Option<String> {
 
 /// One line for a launch failure, classified.
 pub(crate) fn describe_launch(e: &LaunchError) -> String {
-    use kaged_host_sim::spawn::SpawnError;
+    use kaged_host_sim::SpawnError;
     match e {
         LaunchError::InvalidManifest { report, .. } => format!("invalid manifest: {report}"),
         LaunchError::Spawn { source, .. } => match source {

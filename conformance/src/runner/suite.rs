@@ -13,11 +13,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::in_flight::InFlight;
 use kaged_host_sim::storage::StorageBroker;
-use kaged_host_sim::storage_handler::BrokerHandler;
 use kaged_host_sim::time::Timeouts;
 use kaged_host_sim::validate::{validate_dir, ValidationReport};
+use kaged_host_sim::BrokerHandler;
+use kaged_host_sim::InFlight;
 
 use super::cases::{usable, CHECKS};
 use super::check::{CaseFn, Check, Stage, Target};

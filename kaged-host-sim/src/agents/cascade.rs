@@ -19,7 +19,7 @@
 //! on the primary) the declaration is self-contained and must name its
 //! `package`; it never inherits anything.
 
-use kaged_plugin_sdk::manifest::Pos;
+use kaged_plugin_protocol::manifest::Pos;
 use serde_json::{Map, Value};
 
 use super::error::ResolveError;

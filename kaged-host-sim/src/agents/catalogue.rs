@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use kaged_plugin_sdk::manifest::{Manifest, ManifestError};
+use kaged_plugin_protocol::manifest::{Manifest, ManifestError};
 
 /// Plugins by package name.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +51,10 @@ impl Catalogue {
             .map_err(io)?
             .filter_map(Result::ok)
             .map(|e| e.path())
-            .filter(|p| p.join(kaged_plugin_sdk::manifest::MANIFEST_FILE).is_file())
+            .filter(|p| {
+                p.join(kaged_plugin_protocol::manifest::MANIFEST_FILE)
+                    .is_file()
+            })
             .collect();
         dirs.sort();
         let mut catalogue = Catalogue::new();

@@ -19,7 +19,7 @@
 //! side whose schema is absent is accepted as is. A schema that does not
 //! compile is reported as a validation failure of its side.
 
-use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_protocol::manifest::Manifest;
 use serde_json::{Map, Value};
 
 /// Which config block failed.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use kaged_plugin_sdk::manifest::{parse_yaml, YamlNode};
+use kaged_plugin_protocol::manifest::{parse_yaml, YamlNode};
 use serde_json::Value;
 
 use super::error::ProjectError;

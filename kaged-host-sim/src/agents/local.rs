@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kaged_plugin_sdk::manifest::{parse_yaml, YamlNode, YamlValue};
+use kaged_plugin_protocol::manifest::{parse_yaml, YamlNode, YamlValue};
 use serde_json::{Map, Value};
 
 use super::error::ProjectError;

@@ -20,8 +20,8 @@
 //!
 //! ```
 //! use kaged_host_sim::agents::{resolve, Catalogue, Project};
-//! use kaged_plugin_sdk::manifest::Manifest;
-//! use kaged_plugin_sdk::protocol::HookName;
+//! use kaged_plugin_protocol::manifest::Manifest;
+//! use kaged_plugin_protocol::HookName;
 //!
 //! let manifest = Manifest::from_yaml_str(
 //!     "name: memory-markdown\nversion: 1.0.0\nkaged_api: 1\ndescription: d\n\

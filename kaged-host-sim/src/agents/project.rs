@@ -23,7 +23,7 @@
 //! ignored. Plugin declarations are closed: an unknown field is an error
 //! (a typo such as `hook:` would otherwise be silently dropped).
 
-use kaged_plugin_sdk::manifest::Pos;
+use kaged_plugin_protocol::manifest::Pos;
 use serde_json::{Map, Value};
 
 use super::error::SourcePos;

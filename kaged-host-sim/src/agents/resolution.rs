@@ -2,7 +2,7 @@
 //! declaration order, the designated compactor, the registered tools and the
 //! audit-style events produced.
 
-use kaged_plugin_sdk::protocol::{HookName, PluginRole};
+use kaged_plugin_protocol::{HookName, PluginRole};
 use serde_json::{Map, Value};
 
 use super::error::ResolveWarning;

@@ -38,8 +38,8 @@
 //! [`ResolveWarning::DelegateInactive`]. Without a delegation no plugin is
 //! the compactor, even one that claims the role.
 
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{HookName, PluginRole};
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{HookName, PluginRole};
 use serde_json::{json, Value};
 
 use super::cascade::{cascade, Effective};

@@ -11,8 +11,8 @@
 //! agent's `tools:` opt-outs: an opt-out hides a tool from the agent, it does
 //! not make a second plugin of the same name loadable.
 
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::names::{is_registered_tool_name, BUILTIN_TOOL_NAMESPACES};
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::names::{is_registered_tool_name, BUILTIN_TOOL_NAMESPACES};
 
 /// Whether a plugin name is a built-in tool namespace (`file`, `shell`, ...).
 pub fn is_builtin_namespace(plugin: &str) -> bool {

@@ -2,7 +2,7 @@
 //! config): mappings with duplicate-key checks, and errors naming file,
 //! line, column and field path.
 
-use kaged_plugin_sdk::manifest::YamlNode;
+use kaged_plugin_protocol::manifest::YamlNode;
 
 use super::error::{ProjectError, SourcePos};
 

@@ -12,7 +12,7 @@
 //!    ([`drop_fallback`]) and the chain `compaction.failed {plugin,
 //!    agent_path, reason, detail}` then `compaction.completed {strategy:
 //!    "drop", fallback: true, messages, superseded}`; `reason` is
-//!    [`CompactorViolation::reason`](kaged_plugin_sdk::protocol::CompactorViolation::reason),
+//!    [`CompactorViolation::reason`](kaged_plugin_protocol::CompactorViolation::reason),
 //!    `"timeout"` or `"error"`.
 //! 3. Without a compactor (none designated, or the designated one does not
 //!    receive `pre_compact` on this agent), the configured strategy runs.
@@ -34,7 +34,7 @@
 
 use std::collections::HashSet;
 
-use kaged_plugin_sdk::protocol::{
+use kaged_plugin_protocol::{
     drop_fallback, parse_observer_answer, validate_compactor_result, wrap_inject, CompactParams,
     HookName, Message, PluginRole,
 };

@@ -9,8 +9,8 @@
 //! never touched. A plugin that rejects the `config.update` leaves the
 //! previous config in force.
 
-use kaged_plugin_sdk::manifest::Knob;
-use kaged_plugin_sdk::protocol::methods;
+use kaged_plugin_protocol::manifest::Knob;
+use kaged_plugin_protocol::methods;
 use serde_json::{json, Value};
 
 use super::{plugins, AgentHost};

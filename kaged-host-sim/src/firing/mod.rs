@@ -44,7 +44,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use kaged_host_sim::{AgentHost, CompactRequest, HostSim, PluginDirs};
-//! use kaged_plugin_sdk::protocol::{Message, MessageRole};
+//! use kaged_plugin_protocol::{Message, MessageRole};
 //!
 //! let agents = AgentHost::from_files(
 //!     HostSim::default(),
@@ -75,8 +75,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use kaged_plugin_sdk::manifest::ManifestError;
-use kaged_plugin_sdk::protocol::{methods, HookName, PluginCallContext};
+use kaged_plugin_protocol::manifest::ManifestError;
+use kaged_plugin_protocol::{methods, HookName, PluginCallContext};
 use serde_json::{json, Map, Value};
 
 use crate::agents::{

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kaged_plugin_sdk::manifest::{Manifest, ManifestError, MANIFEST_FILE};
+use kaged_plugin_protocol::manifest::{Manifest, ManifestError, MANIFEST_FILE};
 use serde_json::{Map, Value};
 
 use super::AgentHostError;

@@ -11,7 +11,7 @@
 //! and the wrapped blocks are joined with `\n`, in declaration order, into
 //! the system-prompt prefix.
 
-use kaged_plugin_sdk::protocol::{
+use kaged_plugin_protocol::{
     parse_session_start_answer, wrap_inject, HookName, Message, SessionIdleParams,
     SessionStartParams, Transcript,
 };

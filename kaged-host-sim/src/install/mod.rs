@@ -29,7 +29,7 @@ mod registry;
 
 use std::path::{Path, PathBuf};
 
-use kaged_plugin_sdk::manifest::MANIFEST_FILE;
+use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 use serde_json::json;
 
 pub use registry::InstalledPlugin;

@@ -3,10 +3,9 @@
 //! to one line.
 
 pub mod audit;
-pub mod error_chain;
 pub mod reference;
 pub mod transcript;
 
 pub use audit::{AuditEvent, AuditLog, AuditRecord};
-pub use error_chain::one_line;
+pub use kaged_plugin_protocol::error_chain::one_line;
 pub use transcript::{Direction, Transcript, TranscriptRecord};

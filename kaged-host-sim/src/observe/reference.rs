@@ -3,7 +3,7 @@
 //! rendered from the enums that the code itself uses ("names are data").
 //! A test keeps the document current.
 
-use kaged_plugin_sdk::protocol::{methods, ErrorCode, HookName, StorageMethod};
+use kaged_plugin_protocol::{methods, ErrorCode, HookName, StorageMethod};
 
 use crate::observe::audit::AuditEvent;
 use crate::validate::{Rule, Severity};

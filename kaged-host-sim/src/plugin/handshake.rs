@@ -18,8 +18,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{
     methods, HookName, InitializeParams, InitializeResult, RpcError, API_VERSION,
 };
 use serde_json::{json, Value};

@@ -6,8 +6,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::API_VERSION;
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::API_VERSION;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 /// The restricted `PATH` of every plugin (Spawn environment).

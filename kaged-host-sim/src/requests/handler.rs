@@ -5,8 +5,8 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use std::sync::Arc;
 //! use kaged_host_sim::{DefaultHandler, PluginRequestHandler, RequestContext};
-//! use kaged_plugin_sdk::protocol::Request;
-//! let m = kaged_plugin_sdk::manifest::Manifest::from_yaml_str(
+//! use kaged_plugin_protocol::Request;
+//! let m = kaged_plugin_protocol::manifest::Manifest::from_yaml_str(
 //!     "name: p\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [x]\ncapabilities: []\n").unwrap();
 //! let ctx = RequestContext { plugin: "p".into(), manifest: Arc::new(m),
 //!     audit: kaged_host_sim::AuditLog::discard() };
@@ -18,8 +18,8 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{ErrorCode, Request, RpcError, StorageMethod};
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{ErrorCode, Request, RpcError, StorageMethod};
 use serde_json::Value;
 
 use crate::observe::audit::AuditLog;

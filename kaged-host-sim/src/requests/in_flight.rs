@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use kaged_plugin_sdk::protocol::{Request, RpcError};
+use kaged_plugin_protocol::{Request, RpcError};
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -123,7 +123,7 @@ impl InFlightWaiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kaged_plugin_sdk::manifest::Manifest;
+    use kaged_plugin_protocol::manifest::Manifest;
     use tokio::sync::oneshot;
 
     /// Answers once its gate opens.

@@ -5,19 +5,20 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use kaged_plugin_sdk::protocol::names::is_plugin_name;
-use kaged_plugin_sdk::protocol::{ErrorCode, StorageMethod};
+use kaged_plugin_protocol::names::is_plugin_name;
+use kaged_plugin_protocol::{ErrorCode, StorageMethod};
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
 use super::authorizer::{install, AuthPolicy, Owners};
 use super::cache::RewriteCache;
-use super::client::{BrokerError, StorageClient, StorageDenial, CAP_READ, CAP_WRITE};
+use super::client::{BrokerError, StorageClient, StorageDenial};
 use super::exec::{exec, query, unprefix, ExecEnv, PluginDb, OWNERS_TABLE};
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
 use super::values::parse_params;
+use kaged_plugin_protocol::capability::{STORAGE_READ, STORAGE_WRITE};
 
 /// The storage broker (see the [module docs](super)). `Send + Sync`; every
 /// method blocks (call it from `spawn_blocking`).
@@ -178,7 +179,7 @@ impl StorageBroker {
         if method == StorageMethod::Schema {
             if !allowed {
                 return Err(StorageDenial::denied(
-                    format!("{} needs {CAP_READ}", method.as_str()),
+                    format!("{} needs {STORAGE_READ}", method.as_str()),
                     None,
                 ));
             }
@@ -191,9 +192,9 @@ impl StorageBroker {
             .and_then(Value::as_str);
         if !allowed {
             let cap = if method == StorageMethod::Exec {
-                CAP_WRITE
+                STORAGE_WRITE
             } else {
-                CAP_READ
+                STORAGE_READ
             };
             return Err(StorageDenial::denied(
                 format!("{} needs {cap}", method.as_str()),

@@ -1,16 +1,9 @@
 //! Who calls the broker, and how a call fails.
 
 use kaged_plugin_protocol::capability::Capability;
-use kaged_plugin_sdk::protocol::{ErrorCode, RpcError};
+use kaged_plugin_protocol::{ErrorCode, RpcError};
 
 use super::redact::redact_sql;
-
-/// The capability `kaged:storage:read` (the protocol's
-/// [`kaged_plugin_protocol::capability::STORAGE_READ`]).
-pub use kaged_plugin_protocol::capability::STORAGE_READ as CAP_READ;
-/// The capability `kaged:storage:write`, which implies read (the protocol's
-/// [`kaged_plugin_protocol::capability::STORAGE_WRITE`]).
-pub use kaged_plugin_protocol::capability::STORAGE_WRITE as CAP_WRITE;
 
 /// Who is calling: the plugin and what it may do.
 #[derive(Debug, Clone, PartialEq, Eq)]

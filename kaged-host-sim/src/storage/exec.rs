@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kaged_plugin_sdk::protocol::{ErrorCode, SqlValue};
+use kaged_plugin_protocol::{ErrorCode, SqlValue};
 use rusqlite::{Connection, Statement};
 use serde_json::{json, Map, Value};
 

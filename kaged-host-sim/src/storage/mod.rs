@@ -144,7 +144,7 @@ mod values;
 pub use authorizer::{install as install_authorizer, AuthPolicy, Owners, Phase};
 pub use broker::{StorageBroker, StorageObject};
 pub use cache::RewriteCache;
-pub use client::{BrokerError, StorageClient, StorageDenial, CAP_READ, CAP_WRITE};
+pub use client::{BrokerError, StorageClient, StorageDenial};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
 pub use rewrite::{

@@ -1,6 +1,6 @@
 //! Conversions between JSON and SQLite values, and request-param parsing.
 
-use kaged_plugin_sdk::protocol::SqlValue;
+use kaged_plugin_protocol::SqlValue;
 use rusqlite::types::{ToSqlOutput, Value as DbValue, ValueRef};
 use rusqlite::ToSql;
 use serde_json::{Map, Number, Value};

@@ -2,8 +2,8 @@
 //! `version`, `kaged_api`, `description`, `author`, `license`, `homepage`),
 //! `command`, `env` and the timeouts.
 
-use kaged_plugin_sdk::manifest::YamlNode;
-use kaged_plugin_sdk::protocol::names;
+use kaged_plugin_protocol::manifest::YamlNode;
+use kaged_plugin_protocol::names;
 
 use super::locate::{child, item, Ctx};
 use super::Rule;

@@ -1,7 +1,7 @@
 //! The type-specific fields of one knob (`plugin-host.md` § Plugin knob
 //! schema, "Knob types"), its `default` checked with [`KnobBounds`].
 
-use kaged_plugin_sdk::manifest::YamlNode;
+use kaged_plugin_protocol::manifest::YamlNode;
 
 use super::knob_types::KnobType;
 use super::knob_value::{KnobBounds, KnobValueError};

@@ -2,8 +2,8 @@
 //! `binds_to`), type-specific fields ([`super::knob_fields`]), `binds_to`
 //! validity and knob/config-field agreement (warnings).
 
-use kaged_plugin_sdk::manifest::YamlNode;
-use kaged_plugin_sdk::protocol::names;
+use kaged_plugin_protocol::manifest::YamlNode;
+use kaged_plugin_protocol::names;
 
 use super::fields::field;
 use super::knob_fields::check_fields;

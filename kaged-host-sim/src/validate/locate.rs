@@ -2,7 +2,7 @@
 //! typed accessors every check uses (a wrong type is reported once, where it
 //! is found, and the check then skips the value).
 
-use kaged_plugin_sdk::manifest::{Pos, YamlNode};
+use kaged_plugin_protocol::manifest::{Pos, YamlNode};
 
 use super::{Problem, Rule};
 

@@ -21,7 +21,7 @@ mod tools;
 
 use std::path::Path;
 
-use kaged_plugin_sdk::manifest::{parse_yaml, Manifest, YamlNode, MANIFEST_FILE};
+use kaged_plugin_protocol::manifest::{parse_yaml, Manifest, YamlNode, MANIFEST_FILE};
 
 pub use capabilities::{parse_capability, Capability, CapabilityError, PATH_URI_PREFIXES};
 pub use fields::{HOST_API_VERSION, TOP_LEVEL_KEYS};

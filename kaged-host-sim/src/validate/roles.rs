@@ -1,8 +1,8 @@
 //! `roles` and `hooks`: closed value sets, the role default, and role
 //! consistency (a compactor subscribes to `pre_compact`).
 
-use kaged_plugin_sdk::manifest::YamlNode;
-use kaged_plugin_sdk::protocol::{HookName, PluginRole};
+use kaged_plugin_protocol::manifest::YamlNode;
+use kaged_plugin_protocol::{HookName, PluginRole};
 
 use super::fields::field;
 use super::locate::Ctx;

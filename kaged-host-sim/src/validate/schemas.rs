@@ -3,7 +3,7 @@
 //! compilation) and describe an object; the two config schemas must declare
 //! disjoint properties.
 
-use kaged_plugin_sdk::manifest::YamlNode;
+use kaged_plugin_protocol::manifest::YamlNode;
 
 use super::fields::field;
 use super::locate::{at_pointer, child, Ctx};

@@ -1,9 +1,9 @@
 //! `tools`, `methods` and `notifications`: naming rules, the registered
 //! tool name, duplicates, and tool argument schemas.
 
-use kaged_plugin_sdk::manifest::YamlNode;
-use kaged_plugin_sdk::protocol::methods::SYSTEM_METHODS;
-use kaged_plugin_sdk::protocol::names;
+use kaged_plugin_protocol::manifest::YamlNode;
+use kaged_plugin_protocol::methods::SYSTEM_METHODS;
+use kaged_plugin_protocol::names;
 
 use super::locate::{child, item, Ctx};
 use super::schemas::check_schema;

@@ -8,7 +8,7 @@ use kaged_host_sim::agents::{
     Project,
 };
 use kaged_host_sim::AuditEvent;
-use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_protocol::manifest::Manifest;
 use serde_json::{json, Map, Value};
 
 const RESEARCHER: &str = "primary.subagents.researcher";

@@ -5,7 +5,7 @@ use crate::support::projects;
 use crate::support::projects::{err, events, fixture, inline, ok};
 use kaged_host_sim::agents::{Isolation, ResolveError};
 use kaged_host_sim::{AuditEvent, AuditLog};
-use kaged_plugin_sdk::protocol::HookName;
+use kaged_plugin_protocol::HookName;
 use serde_json::json;
 
 use HookName::{OnSessionIdle, OnSessionStart, PostCompact, PreCompact};

@@ -4,7 +4,7 @@
 use crate::support::projects::{err, events, fixture, inline, ok};
 use kaged_host_sim::agents::{ResolveError, ResolveWarning};
 use kaged_host_sim::AuditEvent;
-use kaged_plugin_sdk::protocol::{HookName, PluginRole};
+use kaged_plugin_protocol::{HookName, PluginRole};
 
 const RESEARCHER: &str = "primary.subagents.researcher";
 

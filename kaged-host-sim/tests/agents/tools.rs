@@ -9,7 +9,7 @@ use kaged_host_sim::agents::{
     ResolveWarning,
 };
 use kaged_host_sim::AuditEvent;
-use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_protocol::manifest::Manifest;
 
 const RESEARCHER: &str = "primary.subagents.researcher";
 

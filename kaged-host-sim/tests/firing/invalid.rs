@@ -6,7 +6,7 @@
 use crate::support::firing::{finish, ids, of, outcome_snapshot, request, start, trail};
 use kaged_host_sim::transcript::normalise;
 use kaged_host_sim::{AuditEvent, CompactionOutcome};
-use kaged_plugin_sdk::protocol::{
+use kaged_plugin_protocol::{
     drop_fallback, CompactParams, CompactorViolation, PluginCallContext, PluginRole,
 };
 

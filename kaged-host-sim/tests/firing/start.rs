@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use crate::support::firing::{finish, of, plugin_dirs, sent, start, trail, PROJECT_ID};
 use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent};
-use kaged_plugin_sdk::protocol::{Message, MessageRole};
+use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::json;
 
 const RESEARCHER: &str = "primary.subagents.researcher";

@@ -3,7 +3,7 @@
 
 use crate::support::host::{assert_group_gone, fixture, host, one, EASY, FAST, LIMIT};
 use kaged_host_sim::CallError;
-use kaged_plugin_sdk::protocol::PluginCallContext;
+use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 
 #[tokio::test]

@@ -319,8 +319,7 @@ async fn a_lenient_session_can_drive_the_handshake_by_hand() {
     assert_eq!(s.phase(), kaged_host_sim::Phase::InitializeSent);
     assert!(raw.send_line(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#));
     assert_eq!(s.phase(), kaged_host_sim::Phase::Ready);
-    let ctx =
-        kaged_plugin_sdk::protocol::PluginCallContext::agent("music", "primary", "ses_1", "req_1");
+    let ctx = kaged_plugin_protocol::PluginCallContext::agent("music", "primary", "ses_1", "req_1");
     let v = s.call("good.echo", None, Some(ctx)).await.expect("call");
     assert!(v["context"]["request_id"].is_string());
     assert!(s.shutdown().await.is_clean());

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use crate::support::host::{host, one, EASY, FAST, LIMIT};
 use kaged_host_sim::{HandshakeError, LaunchError, ShutdownOutcome};
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{Response, RpcMessage};
 use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{Response, RpcMessage};
 use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 

@@ -4,7 +4,7 @@
 use crate::support::storage::*;
 use kaged_host_sim::storage::StorageClient;
 use kaged_host_sim::StorageBroker;
-use kaged_plugin_sdk::protocol::StorageMethod;
+use kaged_plugin_protocol::StorageMethod;
 use serde_json::json;
 
 // ---- Testing notes: storage tests -------------------------------------

@@ -3,7 +3,7 @@
 
 use crate::support::storage::*;
 use kaged_host_sim::StorageBroker;
-use kaged_plugin_sdk::protocol::StorageMethod;
+use kaged_plugin_protocol::StorageMethod;
 use serde_json::{json, Value};
 
 fn setup() -> (StorageBroker, kaged_host_sim::storage::StorageClient) {

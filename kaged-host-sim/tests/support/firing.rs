@@ -8,7 +8,7 @@ use kaged_host_sim::{
     group_alive, AgentHost, AuditEvent, AuditLog, AuditRecord, CompactRequest, Direction,
     HostConfig, HostSim, PluginDirs, TimeScale, Transcript,
 };
-use kaged_plugin_sdk::protocol::{Message, MessageRole};
+use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::Value;
 
 /// The time scale: `hooks-slow` (hook_timeout_sec 1) times out after

@@ -3,7 +3,7 @@
 
 use kaged_host_sim::storage::{StorageClient, StorageDenial};
 use kaged_host_sim::StorageBroker;
-use kaged_plugin_sdk::protocol::StorageMethod;
+use kaged_plugin_protocol::StorageMethod;
 use serde_json::{json, Value};
 
 pub const DENIED: i64 = -32003;

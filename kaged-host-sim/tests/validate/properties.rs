@@ -2,7 +2,7 @@
 //! every report keeps its invariants.
 
 use kaged_host_sim::validate::{validate_str, Rule, Severity};
-use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_protocol::manifest::Manifest;
 use proptest::prelude::*;
 
 /// Fragments that steer random text towards manifest-shaped YAML.

@@ -7,7 +7,7 @@
 //! (line 1 = its first line); the harness adds the base's length.
 
 use kaged_host_sim::validate::{validate_str, Rule, ValidationReport};
-use kaged_plugin_sdk::protocol::PluginRole;
+use kaged_plugin_protocol::PluginRole;
 
 const BASE: [(&str, &str); 6] = [
     ("name", "name: demo-plugin"),

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
-use kaged_host_sim::handshake::{canonical_capability, HandshakeError};
-use kaged_plugin_sdk::protocol::{methods, HookName, API_VERSION};
+use kaged_host_sim::{canonical_capability, HandshakeError};
+use kaged_plugin_protocol::{methods, HookName, API_VERSION};
 
 use crate::runner::context::RunContext;
 use crate::runner::primary::Primary;

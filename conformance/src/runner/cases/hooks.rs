@@ -2,30 +2,30 @@
 //! subscribed hook, fired with a full agent `_context`, answers within
 //! `hook_timeout_sec` with a shape ADDENDUM §5-6 allows; a designated
 //! compactor's `pre_compact` answer is a valid `CompactorResult`, judged by
-//! the host's own compaction (`kaged_host_sim::firing`).
+//! the host's own compaction (`kaged_host_sim::AgentHost`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use kaged_host_sim::agents::Project;
 use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::call::CallError;
-use kaged_host_sim::firing::{AgentHost, CompactRequest, PluginDirs};
-use kaged_host_sim::host::HostSim;
-use kaged_host_sim::process::group_alive;
-use kaged_plugin_sdk::protocol::{
+use kaged_host_sim::group_alive;
+use kaged_host_sim::CallError;
+use kaged_host_sim::HostSim;
+use kaged_host_sim::{AgentHost, CompactRequest, PluginDirs};
+use kaged_plugin_protocol::{
     parse_observer_answer, parse_session_start_answer, CompactParams, HookName, Message,
     MessageRole, PluginCallContext, PluginRole,
 };
 use serde_json::{json, Value};
 
-use crate::error_chain::error_chain;
 use crate::runner::call_context::{agent_ctx, AGENT, PROJECT, SESSION};
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
 use crate::runner::scope::Scope;
 use crate::runner::sessions::{settle_after_call, Mode, Sessions};
 use crate::runner::verdict::Verdict;
+use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 fn call_ctx(hook: HookName) -> PluginCallContext {
     agent_ctx(hook.as_str())

@@ -2,7 +2,7 @@
 //! process start and stay up for the handshake? The start is the primary
 //! spawn ([`crate::runner::primary`]), made before these cases are judged.
 
-use kaged_host_sim::spawn::SpawnError;
+use kaged_host_sim::SpawnError;
 
 use crate::runner::context::{CommandError, RunContext};
 use crate::runner::primary::Primary;

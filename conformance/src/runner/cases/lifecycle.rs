@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
+use kaged_host_sim::group_alive;
 use kaged_host_sim::probe::{descendants, group_members, ExitWatch};
-use kaged_host_sim::process::group_alive;
-use kaged_host_sim::shutdown::ShutdownOutcome;
+use kaged_host_sim::ShutdownOutcome;
 use rustix::process::Signal;
 
 use crate::runner::check::Target;

@@ -2,7 +2,7 @@
 //! fail `manifest.valid`; warnings make `manifest.no_warnings` warn.
 
 use kaged_host_sim::validate::ValidationReport;
-use kaged_plugin_sdk::manifest::Manifest;
+use kaged_plugin_protocol::manifest::Manifest;
 
 use crate::runner::verdict::Verdict;
 

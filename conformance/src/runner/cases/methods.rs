@@ -9,13 +9,12 @@
 //! `methods.answers`.
 
 use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::call::CallError;
-use kaged_plugin_sdk::protocol::{
+use kaged_host_sim::CallError;
+use kaged_plugin_protocol::{
     methods, ErrorCode, PluginCallContext, INVALID_PARAMS, NOT_APPLICABLE, NOT_INITIALIZED,
 };
 use serde_json::{json, Value};
 
-use crate::error_chain::error_chain;
 use crate::runner::call_context::{agent_ctx, describe};
 use crate::runner::check::{Target, ToolTarget};
 use crate::runner::context::RunContext;
@@ -23,6 +22,7 @@ use crate::runner::scope::Scope;
 use crate::runner::sessions::{settle_after_call, Sessions};
 use crate::runner::verdict::Verdict;
 use crate::schema_args::{args_breaking_schema, args_from_schema};
+use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// Audit events that mean a call went wrong whatever it returned.
 const BAD_EVENTS: [AuditEvent; 4] = [

@@ -5,20 +5,20 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::connection::RequestError;
-use kaged_host_sim::session::PluginSession;
-use kaged_plugin_sdk::protocol::{
+use kaged_host_sim::PluginSession;
+use kaged_host_sim::RequestError;
+use kaged_plugin_protocol::{
     methods, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED, PARSE_ERROR,
 };
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
-use crate::error_chain::error_chain;
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
 use crate::runner::scope::Scope;
 use crate::runner::sessions::{retire, Sessions};
 use crate::runner::verdict::Verdict;
+use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// A method no plugin declares.
 const UNKNOWN_METHOD: &str = "conformance.no_such_method";

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use kaged_plugin_sdk::protocol::PluginCallContext;
+use kaged_plugin_protocol::PluginCallContext;
 use serde_json::Value;
 
 use super::{one_line, CliError};

@@ -25,7 +25,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kaged_plugin_sdk::protocol::{Message, Notification, PluginCallContext};
+use kaged_plugin_protocol::{Message, Notification, PluginCallContext};
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::broadcast;

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use kaged_plugin_sdk::protocol::names::is_plugin_name;
+use kaged_plugin_protocol::names::is_plugin_name;
 use serde_json::json;
 
 use super::{one_line, CliError};

@@ -29,9 +29,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use kaged_plugin_sdk::codec::encode_line;
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{Id, Notification, Request};
+use kaged_plugin_protocol::codec::encode_line;
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{Id, Notification, Request};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use kaged_plugin_sdk::protocol::Response;
+use kaged_plugin_protocol::Response;
 use tokio::sync::oneshot;
 
 /// Requests in flight. Dropping a sender (see [`Pending::fail_all`]) tells

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use kaged_plugin_sdk::codec::EncodeError;
-use kaged_plugin_sdk::protocol::RpcError;
+use kaged_plugin_protocol::codec::EncodeError;
+use kaged_plugin_protocol::RpcError;
 
 use crate::observe::audit::AuditEvent;
 

@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use kaged_plugin_sdk::codec::EncodeError;
-use kaged_plugin_sdk::protocol::{
+use kaged_plugin_protocol::codec::EncodeError;
+use kaged_plugin_protocol::{
     inject_context, methods, ErrorCode, HookName, PartialContext, PluginCallContext, RpcError,
     StatusOk,
 };

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kaged_plugin_sdk::manifest::Manifest;
-use kaged_plugin_sdk::protocol::{InitializeParams, Notification};
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::{InitializeParams, Notification};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;

@@ -11,7 +11,7 @@
 //!
 //! In every case the whole process group is then killed and reaped.
 
-use kaged_plugin_sdk::protocol::methods;
+use kaged_plugin_protocol::methods;
 use rustix::process::Signal;
 use serde_json::json;
 
