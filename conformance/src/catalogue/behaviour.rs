@@ -1,8 +1,8 @@
 //! Cases of how the plugin behaves over the run and at its end: storage,
 //! notifications, shutdown, stdin EOF and its processes.
 
-use super::CaseDef;
-use super::Level::{Must, Should};
+use super::case::CaseDef;
+use super::case::Level::{Must, Should};
 
 /// `storage.no_denials` (MUST): no storage access was denied while the plugin
 /// ran.

@@ -1,8 +1,8 @@
 //! Cases of the calls a host makes: declared methods and tools, lifecycle
 //! hooks, the compactor contract and `config.update`.
 
-use super::CaseDef;
-use super::Level::{Must, Should};
+use super::case::CaseDef;
+use super::case::Level::{Must, Should};
 
 /// `methods.answers[<method>]` (MUST): the method answers within the request
 /// timeout.

@@ -1,8 +1,8 @@
 //! Cases of the wire protocol: system methods, JSON-RPC error answers,
 //! ids, concurrency and framing.
 
-use super::CaseDef;
-use super::Level::{Must, Should};
+use super::case::CaseDef;
+use super::case::Level::{Must, Should};
 
 /// `protocol.ping` (MUST): ping answers {"status": "ok"}.
 pub const PROTOCOL_PING: CaseDef = CaseDef {

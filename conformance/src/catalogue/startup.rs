@@ -1,8 +1,8 @@
 //! Cases of the start: the manifest validates, the command starts, and
 //! the `initialize` handshake is what the spec asks.
 
-use super::CaseDef;
-use super::Level::{Must, Should};
+use super::case::CaseDef;
+use super::case::Level::{Must, Should};
 
 /// `manifest.valid` (MUST): the manifest validates.
 pub const MANIFEST_VALID: CaseDef = CaseDef {

@@ -67,23 +67,21 @@
 //! ```
 
 pub mod compact;
+mod error;
 pub mod knobs;
 mod plugins;
 pub mod start;
+pub use error::AgentHostError;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use kaged_plugin_protocol::manifest::ManifestError;
 use kaged_plugin_protocol::{methods, HookName, PluginCallContext};
 use serde_json::{json, Map, Value};
 
-use crate::agents::{
-    resolve, ActivePlugin, AgentResolution, Project, ProjectError, Resolution, ResolveErrors,
-    SystemConfig,
-};
-use crate::host::{HostSim, LaunchError};
+use crate::agents::{resolve, ActivePlugin, AgentResolution, Project, Resolution, SystemConfig};
+use crate::host::HostSim;
 use crate::observe::audit::{AuditEvent, AuditLog, AuditRecord};
 use crate::plugin::session::call::CallError;
 use crate::plugin::session::shutdown::ShutdownOutcome;
@@ -99,49 +97,6 @@ use plugins::Running;
 /// The `plugin` of audit events the host emits on its own behalf
 /// (`compaction.completed` when no compactor is involved).
 pub const HOST_AUDIT_NAME: &str = "kaged";
-
-/// Why an [`AgentHost`] could not start or run an operation.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentHostError {
-    /// The project file (or the system config file) could not be loaded.
-    #[error("cannot load the project")]
-    Project(#[source] ProjectError),
-    /// The system config file could not be loaded.
-    #[error("cannot load the system config")]
-    SystemConfig(#[source] ProjectError),
-    /// A plugin directory could not be read.
-    #[error("cannot load plugin directory {path}")]
-    PluginDir {
-        /// The directory.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: ManifestError,
-    },
-    /// The project does not resolve (its events were emitted).
-    #[error("the project does not resolve:\n{0}")]
-    Resolve(#[source] ResolveErrors),
-    /// An active plugin has no directory to launch it from.
-    #[error("no plugin directory for package {package:?} (plugin {name:?})")]
-    NoPluginDir {
-        /// The declared package.
-        package: String,
-        /// The plugin name.
-        name: String,
-    },
-    /// A plugin could not be launched (every plugin started is shut down).
-    #[error("cannot launch plugin {package:?}")]
-    Launch {
-        /// The declared package.
-        package: String,
-        /// The cause.
-        #[source]
-        source: Box<LaunchError>,
-    },
-    /// The agent path is not part of the resolved project.
-    #[error("unknown agent path {0:?}")]
-    UnknownAgent(String),
-}
 
 /// A resolved project with its plugins running (see the module docs).
 #[derive(Debug)]

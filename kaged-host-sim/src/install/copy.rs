@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::InstallError;
+use super::error::InstallError;
 
 /// Copy the tree at `from` to `to` (which must not exist yet).
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), InstallError> {

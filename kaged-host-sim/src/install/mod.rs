@@ -25,7 +25,9 @@
 //! ```
 
 mod copy;
+mod error;
 mod registry;
+pub use error::InstallError;
 
 use std::path::{Path, PathBuf};
 
@@ -36,93 +38,8 @@ pub use registry::InstalledPlugin;
 use registry::Registry;
 
 use crate::observe::audit::{AuditEvent, AuditLog};
-use crate::storage::{BrokerError, StorageBroker};
+use crate::storage::StorageBroker;
 use crate::validate::validate_dir;
-
-/// Why an install, upgrade or uninstall did not happen.
-#[derive(Debug, thiserror::Error)]
-pub enum InstallError {
-    /// Step 1: there is no manifest at the given path.
-    #[error("{} has no {MANIFEST_FILE}", dir.display())]
-    NoManifest {
-        /// The directory given.
-        dir: PathBuf,
-    },
-    /// Step 2: the manifest does not validate.
-    #[error("the manifest in {} is invalid:\n{report}", dir.display())]
-    InvalidManifest {
-        /// The directory given.
-        dir: PathBuf,
-        /// Every problem, one per line.
-        report: String,
-    },
-    /// Step 3: the same version is already installed.
-    #[error("{name} {version} is already installed")]
-    AlreadyInstalled {
-        /// The plugin.
-        name: String,
-        /// Its installed version.
-        version: String,
-    },
-    /// Step 5: the operator declined.
-    #[error("the operator declined to install {name} {version}")]
-    Declined {
-        /// The plugin.
-        name: String,
-        /// The version offered.
-        version: String,
-    },
-    /// Uninstall of a plugin that is not installed.
-    #[error("{name} is not installed")]
-    NotInstalled {
-        /// The plugin.
-        name: String,
-    },
-    /// Uninstall while sessions use the plugin, without `force`.
-    #[error(
-        "plugin {name} is active in {sessions} session(s); stop sessions first, or use --force"
-    )]
-    ActiveSessions {
-        /// The plugin.
-        name: String,
-        /// How many sessions use it.
-        sessions: usize,
-    },
-    /// The store's `plugins.json` is unreadable.
-    #[error("plugin registry {}: {message}", path.display())]
-    Registry {
-        /// The registry file.
-        path: PathBuf,
-        /// What is wrong with it.
-        message: String,
-    },
-    /// Dropping the plugin's storage objects failed.
-    #[error("dropping the storage of {name}")]
-    Storage {
-        /// The plugin.
-        name: String,
-        /// The broker's error.
-        #[source]
-        source: BrokerError,
-    },
-    /// A file operation failed.
-    #[error("{}", path.display())]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl InstallError {
-    /// For `map_err`: an I/O error at `path`.
-    pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> InstallError {
-        let path = path.to_path_buf();
-        move |source| InstallError::Io { path, source }
-    }
-}
 
 /// Capabilities gained and lost by an upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]

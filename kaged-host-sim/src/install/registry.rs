@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::InstallError;
+use super::error::InstallError;
 
 /// One installed plugin, as the local config records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

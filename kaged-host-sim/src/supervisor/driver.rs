@@ -8,7 +8,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::failures::Verdict;
-use super::{lock, Inner, PluginState, Slot};
+use super::inner::{lock, Inner, Slot};
+use super::PluginState;
 use crate::host::LaunchError;
 use crate::observe::audit::AuditEvent;
 use crate::plugin::handshake::HandshakeError;

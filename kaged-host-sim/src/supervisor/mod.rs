@@ -45,67 +45,26 @@
 
 mod driver;
 mod failures;
+mod inner;
 mod state;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::host::HostSim;
 use crate::observe::audit::AuditEvent;
 use crate::plugin::connection::Ending;
-use crate::plugin::session::health::HealthMonitor;
 use crate::plugin::session::shutdown::ShutdownOutcome;
 use crate::plugin::session::PluginSession;
 use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
 use failures::FailureHistory;
+use inner::{lock, Inner};
 pub use state::{PluginState, SupervisorError};
-
-/// The running process and its health monitor.
-struct Slot {
-    session: Arc<PluginSession>,
-    monitor: HealthMonitor,
-}
-
-/// What the supervisor and its driver task share.
-pub(crate) struct Inner {
-    host: HostSim,
-    dir: PathBuf,
-    name: String,
-    policy: RestartPolicy,
-    state: watch::Sender<PluginState>,
-    slot: Mutex<Option<Slot>>,
-    failures: Mutex<FailureHistory>,
-    spawns: AtomicU64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl Inner {
-    fn set_state(&self, s: PluginState) {
-        tracing::debug!(plugin = %self.name, state = %s, "plugin state");
-        self.state.send_replace(s);
-    }
-
-    fn audit(&self, event: AuditEvent, data: Value) {
-        self.host.audit().emit(event, &self.name, data);
-    }
-
-    /// Take the slot, but only if it still holds `session`.
-    fn take_slot_of(&self, session: &Arc<PluginSession>) -> Option<Slot> {
-        let mut g = lock(&self.slot);
-        match g.as_ref() {
-            Some(s) if Arc::ptr_eq(&s.session, session) => g.take(),
-            _ => None,
-        }
-    }
-}
 
 /// Supervises one plugin directory; see the module docs.
 pub struct Supervisor {

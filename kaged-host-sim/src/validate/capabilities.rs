@@ -7,7 +7,7 @@ use kaged_plugin_protocol::capability::{CapabilityErrorKind, NET_NONE};
 use kaged_plugin_protocol::manifest::YamlNode;
 
 use super::locate::{item, Ctx};
-use super::Rule;
+use super::rule::Rule;
 
 pub use kaged_plugin_protocol::capability::{Capability, PATH_URI_PREFIXES};
 

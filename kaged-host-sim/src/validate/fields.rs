@@ -6,7 +6,7 @@ use kaged_plugin_protocol::manifest::YamlNode;
 use kaged_plugin_protocol::names;
 
 use super::locate::{child, item, Ctx};
-use super::Rule;
+use super::rule::Rule;
 
 /// Every top-level key of the Full schema.
 pub const TOP_LEVEL_KEYS: [&str; 21] = [

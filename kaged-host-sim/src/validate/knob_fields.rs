@@ -6,7 +6,7 @@ use kaged_plugin_protocol::manifest::YamlNode;
 use super::knob_types::KnobType;
 use super::knob_value::{KnobBounds, KnobValueError};
 use super::locate::{child, Ctx};
-use super::Rule;
+use super::rule::Rule;
 
 /// Values of a `model_alias` knob's `filter`.
 pub const MODEL_FILTERS: [&str; 3] = ["any", "reasoning", "fast"];

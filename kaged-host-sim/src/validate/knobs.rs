@@ -9,8 +9,8 @@ use super::fields::field;
 use super::knob_fields::check_fields;
 use super::knob_types::KnobType;
 use super::locate::{child, Ctx};
+use super::rule::Rule;
 use super::schemas::properties;
-use super::Rule;
 
 /// Fields every knob may carry.
 pub const COMMON_KNOB_FIELDS: [&str; 4] = ["type", "label", "description", "binds_to"];

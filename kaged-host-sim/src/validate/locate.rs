@@ -4,7 +4,8 @@
 
 use kaged_plugin_protocol::manifest::{Pos, YamlNode};
 
-use super::{Problem, Rule};
+use super::report::Problem;
+use super::rule::Rule;
 
 /// `parent.key` (or `key` at the root).
 pub(crate) fn child(parent: &str, key: &str) -> String {

@@ -6,7 +6,7 @@ use kaged_plugin_protocol::{HookName, PluginRole};
 
 use super::fields::field;
 use super::locate::Ctx;
-use super::Rule;
+use super::rule::Rule;
 
 /// Role names a manifest may claim.
 pub const ROLE_NAMES: [&str; 2] = [

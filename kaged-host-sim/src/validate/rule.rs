@@ -3,8 +3,6 @@
 //! Rule ids are data: reports, tests and docs name rules by
 //! [`Rule::as_str`], never by message text.
 
-use super::Severity;
-
 macro_rules! rules {
     ($($(#[doc = $doc:literal])* $variant:ident => $id:literal, $sev:ident;)*) => {
         /// A manifest validation rule.
@@ -194,5 +192,24 @@ rules! {
 impl std::fmt::Display for Rule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// The manifest is invalid.
+    Error,
+    /// Worth fixing; the manifest is still valid.
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
     }
 }

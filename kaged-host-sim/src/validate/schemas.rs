@@ -7,7 +7,7 @@ use kaged_plugin_protocol::manifest::YamlNode;
 
 use super::fields::field;
 use super::locate::{at_pointer, child, Ctx};
-use super::Rule;
+use super::rule::Rule;
 
 /// Maximum length of a JSON Schema error message kept in a problem.
 const MAX_MESSAGE_CHARS: usize = 300;

@@ -6,8 +6,8 @@ use kaged_plugin_protocol::methods::SYSTEM_METHODS;
 use kaged_plugin_protocol::names;
 
 use super::locate::{child, item, Ctx};
+use super::rule::Rule;
 use super::schemas::check_schema;
-use super::Rule;
 
 /// The keys of a tool entry.
 pub const TOOL_KEYS: [&str; 3] = ["name", "description", "parameters_schema"];

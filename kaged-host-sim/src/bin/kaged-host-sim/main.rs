@@ -6,10 +6,12 @@
 //! are one line on stderr: what was wrong, then the cause chain.
 
 mod call;
+mod error;
 mod plugin;
 mod project;
 mod script;
 mod storage;
+use error::CliError;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -118,17 +120,6 @@ pub enum Command {
         #[command(subcommand)]
         action: storage::StorageCommand,
     },
-}
-
-/// A failure of a command, with its exit status.
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// Bad usage: exit 2.
-    #[error("{0}")]
-    Usage(String),
-    /// The plugin or a check failed: exit 1.
-    #[error("{0}")]
-    Failed(String),
 }
 
 /// Parse the process arguments and run; returns the exit status.

@@ -16,74 +16,33 @@
 //! | answer with an id never pending | `plugin.protocol_violation` (`unknown_response_id`), **not** killed: a late answer to a timed-out call looks the same and is harmless |
 //! | invalid JSON-RPC after the handshake | `plugin.protocol_violation`; the matching call fails with `-32603`, otherwise answered `-32600` |
 //! | notification | rate limited, `plugin.notification`, delivered to subscribers |
-//! | request | handled by the [`PluginRequestHandler`] in its own task |
+//! | request | handled by the [`PluginRequestHandler`](crate::PluginRequestHandler) in its own task |
 
 mod pending;
 mod ratelimit;
 mod reader;
+mod shared;
 mod state;
 mod writer;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kaged_plugin_protocol::codec::encode_line;
-use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{Id, Notification, Request};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
-use tokio::task::AbortHandle;
-
-use crate::observe::audit::{AuditEvent, AuditLog};
-use crate::observe::transcript::Transcript;
-use crate::requests::handler::PluginRequestHandler;
-use crate::time::Timeouts;
 
 pub(crate) use pending::Pending;
 use ratelimit::RateLimiter;
+use shared::lock;
+pub use shared::ConnectionConfig;
+pub(crate) use shared::Shared;
 pub(crate) use state::Ending;
 pub use state::{Fatal, Phase, RequestError};
-
-/// How many stderr lines are kept for `plugin.crashed`.
-pub const STDERR_RING: usize = 50;
-
-/// What a connection needs to know.
-#[derive(Clone)]
-pub struct ConnectionConfig {
-    /// The plugin's manifest.
-    pub manifest: Arc<Manifest>,
-    /// Audit sink.
-    pub audit: AuditLog,
-    /// Transcript sink.
-    pub transcript: Transcript,
-    /// Plugin-to-host request handler.
-    pub handler: Arc<dyn PluginRequestHandler>,
-    /// Effective timeouts.
-    pub timeouts: Timeouts,
-}
-
-pub(crate) struct Shared {
-    pub(crate) plugin: String,
-    pub(crate) cfg: ConnectionConfig,
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    pub(crate) pending: Pending,
-    next_id: AtomicU64,
-    phase: AtomicU8,
-    ending: Mutex<Ending>,
-    kill_started: AtomicBool,
-    fatal: watch::Sender<Option<Fatal>>,
-    closed: watch::Sender<bool>,
-    stderr_done: watch::Sender<bool>,
-    pub(crate) notifications: broadcast::Sender<Notification>,
-    pub(crate) inbound: broadcast::Sender<Value>,
-    stderr: Mutex<VecDeque<String>>,
-    raw_ids: Mutex<HashSet<Id>>,
-    limiter: Mutex<RateLimiter>,
-    tasks: Mutex<Vec<AbortHandle>>,
-}
 
 struct ForgetOnDrop<'a>(&'a Pending, u64);
 
@@ -91,10 +50,6 @@ impl Drop for ForgetOnDrop<'_> {
     fn drop(&mut self) {
         self.0.remove(self.1);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A clonable handle to one plugin connection.
@@ -325,65 +280,5 @@ impl Connection {
     /// True for exactly one caller: the one that performs the kill.
     pub(crate) fn claim_kill(&self) -> bool {
         !self.shared.kill_started.swap(true, Ordering::SeqCst)
-    }
-}
-
-impl Shared {
-    fn phase(&self) -> Phase {
-        match self.phase.load(Ordering::SeqCst) {
-            0 => Phase::Spawned,
-            1 => Phase::InitializeSent,
-            _ => Phase::Ready,
-        }
-    }
-
-    pub(crate) fn send_encoded(&self, line: Vec<u8>) -> bool {
-        !*self.closed.borrow() && self.out.send(line).is_ok()
-    }
-
-    pub(crate) fn fail(&self, fatal: Fatal) {
-        {
-            let mut g = lock(&self.ending);
-            if matches!(*g, Ending::Running | Ending::ShuttingDown) {
-                *g = Ending::Killing;
-            }
-        }
-        self.fatal.send_if_modified(|f| {
-            if f.is_none() {
-                *f = Some(fatal);
-                true
-            } else {
-                false
-            }
-        });
-    }
-
-    pub(crate) fn audit(&self, event: AuditEvent, data: Value) {
-        self.cfg.audit.emit(event, &self.plugin, data);
-    }
-
-    pub(crate) fn is_raw_id(&self, id: &Id) -> bool {
-        lock(&self.raw_ids).remove(id)
-    }
-
-    pub(crate) fn push_stderr(&self, line: String) {
-        let mut g = lock(&self.stderr);
-        if g.len() == STDERR_RING {
-            g.pop_front();
-        }
-        g.push_back(line);
-    }
-
-    pub(crate) fn limiter(&self) -> MutexGuard<'_, RateLimiter> {
-        lock(&self.limiter)
-    }
-
-    pub(crate) fn mark_stderr_done(&self) {
-        self.stderr_done.send_replace(true);
-    }
-
-    pub(crate) fn mark_closed(&self) {
-        self.pending.fail_all();
-        self.closed.send_replace(true);
     }
 }

@@ -4,6 +4,7 @@
 //! See the [module docs of `storage`](super) for the policy. The entry
 //! point is [`rewrite`]; [`RewriteCache`](super::RewriteCache) memoises it.
 
+mod error;
 mod names;
 mod statement;
 mod tokens;
@@ -18,54 +19,15 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 use tokens::{check_reprint, misread_tokens, precheck, several_statements, trigger_if_not_exists};
 
+pub use error::RewriteError;
 pub use names::{is_denied_function, is_reserved_name, DENIED_FUNCTIONS, RESERVED_NAME_PREFIXES};
-
-/// Leading keywords refused before parsing, so that statements the parser
-/// does not know (`DETACH`, `REINDEX`, ...) are denials, not syntax errors.
-pub const DENIED_LEADING_KEYWORDS: [&str; 13] = [
-    "ATTACH",
-    "DETACH",
-    "PRAGMA",
-    "VACUUM",
-    "BEGIN",
-    "COMMIT",
-    "END",
-    "ROLLBACK",
-    "SAVEPOINT",
-    "RELEASE",
-    "REINDEX",
-    "ANALYZE",
-    "EXPLAIN",
-];
+pub use tokens::DENIED_LEADING_KEYWORDS;
 
 /// The most tokens a statement may have. Operator chains (`1 + 1 + ...`)
 /// parse into trees as deep as they are long, and walking, printing or
 /// dropping a tree tens of thousands of levels deep overflows the stack
 /// (an abort, not a panic); this bound keeps the depth far from that.
 pub const MAX_STATEMENT_TOKENS: usize = 10_000;
-
-/// Why a statement was not rewritten.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RewriteError {
-    /// The statement is refused by the storage policy (answered `-32003`).
-    #[error("storage access denied: {0}")]
-    Denied(String),
-    /// The SQL does not parse, or cannot be rewritten safely (answered `-32602`).
-    #[error("invalid SQL: {0}")]
-    Invalid(String),
-}
-
-impl RewriteError {
-    /// A policy refusal.
-    pub fn denied(reason: impl Into<String>) -> RewriteError {
-        RewriteError::Denied(reason.into())
-    }
-
-    /// Whether this is a policy refusal (as opposed to malformed SQL).
-    pub fn is_denial(&self) -> bool {
-        matches!(self, RewriteError::Denied(_))
-    }
-}
 
 /// The kind of a rewritten statement, which decides the capability it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

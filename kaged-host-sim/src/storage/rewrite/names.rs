@@ -2,7 +2,7 @@
 
 use sqlparser::ast::{Ident, ObjectName, ObjectNamePart};
 
-use super::RewriteError;
+use super::error::RewriteError;
 
 /// Name prefixes (compared ASCII-case-insensitively, after unquoting) that no
 /// plugin may use for any object, CTE or alias-like table reference.

@@ -7,8 +7,8 @@ use sqlparser::ast::{
     TableObject,
 };
 
+use super::error::RewriteError;
 use super::walker::{Frame, Target, Walker};
-use super::RewriteError;
 
 impl Walker<'_> {
     /// Check one statement against the allow-list and prefix the names

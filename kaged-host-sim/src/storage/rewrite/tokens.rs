@@ -3,7 +3,25 @@
 use sqlparser::dialect::SQLiteDialect;
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
-use super::{RewriteError, DENIED_LEADING_KEYWORDS};
+use super::error::RewriteError;
+
+/// Leading keywords refused before parsing, so that statements the parser
+/// does not know (`DETACH`, `REINDEX`, ...) are denials, not syntax errors.
+pub const DENIED_LEADING_KEYWORDS: [&str; 13] = [
+    "ATTACH",
+    "DETACH",
+    "PRAGMA",
+    "VACUUM",
+    "BEGIN",
+    "COMMIT",
+    "END",
+    "ROLLBACK",
+    "SAVEPOINT",
+    "RELEASE",
+    "REINDEX",
+    "ANALYZE",
+    "EXPLAIN",
+];
 
 /// `CREATE TRIGGER IF NOT EXISTS ` at the start of a statement.
 pub(super) fn trigger_if_not_exists() -> &'static regex::Regex {

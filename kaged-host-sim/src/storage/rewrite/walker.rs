@@ -24,7 +24,7 @@ use sqlparser::ast::{
 
 use super::names::{check_plugin_name, is_denied_function, prefix_name, single_ident};
 
-use super::RewriteError;
+use super::error::RewriteError;
 
 /// How the next table factor is to be treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,59 @@
+//! What the supervisor and its driver task share: the running slot, the
+//! state channel and the failure history.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::failures::FailureHistory;
+use super::state::PluginState;
+use crate::host::HostSim;
+use crate::observe::audit::AuditEvent;
+use crate::plugin::session::health::HealthMonitor;
+use crate::plugin::session::PluginSession;
+use crate::time::RestartPolicy;
+
+/// The running process and its health monitor.
+pub(super) struct Slot {
+    pub(super) session: Arc<PluginSession>,
+    pub(super) monitor: HealthMonitor,
+}
+
+/// What the supervisor and its driver task share.
+pub(crate) struct Inner {
+    pub(super) host: HostSim,
+    pub(super) dir: PathBuf,
+    pub(super) name: String,
+    pub(super) policy: RestartPolicy,
+    pub(super) state: watch::Sender<PluginState>,
+    pub(super) slot: Mutex<Option<Slot>>,
+    pub(super) failures: Mutex<FailureHistory>,
+    pub(super) spawns: AtomicU64,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Inner {
+    pub(super) fn set_state(&self, s: PluginState) {
+        tracing::debug!(plugin = %self.name, state = %s, "plugin state");
+        self.state.send_replace(s);
+    }
+
+    pub(super) fn audit(&self, event: AuditEvent, data: Value) {
+        self.host.audit().emit(event, &self.name, data);
+    }
+
+    /// Take the slot, but only if it still holds `session`.
+    pub(super) fn take_slot_of(&self, session: &Arc<PluginSession>) -> Option<Slot> {
+        let mut g = lock(&self.slot);
+        match g.as_ref() {
+            Some(s) if Arc::ptr_eq(&s.session, session) => g.take(),
+            _ => None,
+        }
+    }
+}
