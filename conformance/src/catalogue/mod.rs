@@ -20,7 +20,6 @@ mod protocol;
 mod startup;
 pub use case::{CaseDef, Level};
 
-
 pub use behaviour::*;
 pub use calls::*;
 pub use protocol::*;

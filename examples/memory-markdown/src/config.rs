@@ -20,16 +20,7 @@ pub const RECENT_ON_START_MAX: u32 = 20;
 /// Bounds of `retain_every_n_turns` (also the knob's bounds).
 pub const RETAIN_EVERY_MAX: u32 = 20;
 
-/// Whose memory a call reads and writes (ADR-0023, Isolation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Isolation {
-    /// Each agent has its own memory, keyed by its `agent_path`.
-    #[default]
-    Agent,
-    /// Every agent of the project that declares the plugin shares one memory.
-    Project,
-}
+pub use crate::paths::Isolation;
 
 /// The project-side config (`AgentSpec.plugins.<name>.config`, committed).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -8,8 +8,19 @@
 use std::path::{Component, Path, PathBuf};
 
 use kaged_plugin_sdk::protocol::PluginCallContext;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use crate::config::Isolation;
+/// Whose memory a call reads and writes (ADR-0023, Isolation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// Each agent has its own memory, keyed by its `agent_path`.
+    #[default]
+    Agent,
+    /// Every agent of the project that declares the plugin shares one memory.
+    Project,
+}
 
 /// The directory name of project-isolated memory.
 pub const PROJECT_DIR: &str = "_project";
