@@ -6,7 +6,7 @@ use kaged_plugin_sdk::PluginError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::catalog::{HistoryEntry, Installed};
+use crate::catalogue::{HistoryEntry, Installed};
 use crate::preset::PresetSpec;
 use crate::source::Problem;
 

@@ -12,12 +12,12 @@
 //! next to `Cargo.toml`.
 //!
 //! Modules: [`preset`] (the preset format and its rules), [`source`] (the
-//! preset directory), [`catalog`] (the storage tables, through the SDK's
+//! preset directory), [`catalogue`] (the storage tables, through the SDK's
 //! typed client), [`search`] (ranking), [`api`] (params, answers, errors);
 //! the handlers are in `plugin.rs`.
 
 pub mod api;
-pub mod catalog;
+pub mod catalogue;
 mod plugin;
 pub mod preset;
 pub mod search;

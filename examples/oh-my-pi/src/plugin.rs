@@ -12,7 +12,7 @@ use crate::api::{
     InstallParams, ListAnswer, ListParams, Listed, NameParams, SearchAnswer, SearchParams,
     UninstallAnswer, CATALOG_UPDATED, DEFAULT_HISTORY, DEFAULT_LIMIT, MAX_LIMIT,
 };
-use crate::catalog::Installed;
+use crate::catalogue::Installed;
 use crate::preset::{compare_versions, valid_name, valid_tag, PresetSpec, VersionOrder};
 use crate::search;
 use crate::source::{self, FilePreset, Scan, SourceError};
@@ -100,10 +100,10 @@ impl OhMyPi {
         }
         let storage = call.host.storage();
         let installed = self
-            .catalog
+            .catalogue
             .list(&storage, p.filter.as_deref(), p.tag.as_deref())
             .await?;
-        let revision = self.catalog.revision(&storage).await?;
+        let revision = self.catalogue.revision(&storage).await?;
         let mut presets: Vec<Listed> = installed
             .into_iter()
             .map(|preset| Listed {
@@ -121,7 +121,7 @@ impl OhMyPi {
         }
         let scan = self.scan().await?;
         let mut all = BTreeMap::new();
-        for i in self.catalog.list(&storage, None, None).await? {
+        for i in self.catalogue.list(&storage, None, None).await? {
             all.insert(i.name.clone(), i);
         }
         for listed in &mut presets {
@@ -174,7 +174,7 @@ impl OhMyPi {
         }
         let storage = call.host.storage();
         let mut hits: BTreeMap<String, Hit> = BTreeMap::new();
-        for i in self.catalog.matching(&storage, &words).await? {
+        for i in self.catalogue.matching(&storage, &words).await? {
             let score = search::score(&words, &i.name, &i.tags, &i.description);
             hits.insert(
                 i.name.clone(),
@@ -241,12 +241,12 @@ impl OhMyPi {
         }
         let storage = call.host.storage();
         let (preset, settings) = self
-            .catalog
+            .catalogue
             .get(&storage, &p.name)
             .await?
             .ok_or_else(|| not_installed(&p.name))?;
         let history = self
-            .catalog
+            .catalogue
             .history(&storage, &p.name, i64::from(limit))
             .await?;
         Ok(GetAnswer {
@@ -273,7 +273,7 @@ impl OhMyPi {
         };
         let storage = call.host.storage();
         let _one_at_a_time = self.writes.lock().await;
-        let before = self.catalog.get(&storage, &p.name).await?;
+        let before = self.catalogue.get(&storage, &p.name).await?;
         if let Some((old, old_settings)) = &before {
             let same = old.version == spec.version
                 && old.description == spec.description
@@ -286,7 +286,7 @@ impl OhMyPi {
                     action: "unchanged".into(),
                     preset: old.clone(),
                     previous_version: Some(old.version.clone()),
-                    revision: self.catalog.revision(&storage).await?,
+                    revision: self.catalogue.revision(&storage).await?,
                 });
             }
             if compare_versions(&spec.version, &old.version) == VersionOrder::Older
@@ -303,13 +303,17 @@ impl OhMyPi {
             }
         }
         let added = self
-            .catalog
+            .catalogue
             .upsert(&storage, &spec, &source, &now())
             .await?;
-        let (preset, _) = self.catalog.get(&storage, &p.name).await?.ok_or_else(|| {
-            PluginError::new(format!("{} vanished right after it was installed", p.name))
-        })?;
-        let revision = self.catalog.revision(&storage).await?;
+        let (preset, _) = self
+            .catalogue
+            .get(&storage, &p.name)
+            .await?
+            .ok_or_else(|| {
+                PluginError::new(format!("{} vanished right after it was installed", p.name))
+            })?;
+        let revision = self.catalogue.revision(&storage).await?;
         let action = if added { "installed" } else { "updated" };
         announce(
             &call.host,
@@ -322,7 +326,7 @@ impl OhMyPi {
                 entries_updated: u32::from(!added),
                 entries_removed: 0,
                 revision,
-                total: self.catalog.total(&storage).await?,
+                total: self.catalogue.total(&storage).await?,
             },
         );
         log::info!(preset = %p.name, version = %preset.version, action, "catalogue changed");
@@ -345,14 +349,14 @@ impl OhMyPi {
         let storage = call.host.storage();
         let _one_at_a_time = self.writes.lock().await;
         let (old, _) = self
-            .catalog
+            .catalogue
             .get(&storage, &p.name)
             .await?
             .ok_or_else(|| not_installed(&p.name))?;
-        if !self.catalog.remove(&storage, &p.name).await? {
+        if !self.catalogue.remove(&storage, &p.name).await? {
             return Err(not_installed(&p.name));
         }
-        let revision = self.catalog.revision(&storage).await?;
+        let revision = self.catalogue.revision(&storage).await?;
         announce(
             &call.host,
             &CatalogUpdated {
@@ -364,7 +368,7 @@ impl OhMyPi {
                 entries_updated: 0,
                 entries_removed: 1,
                 revision,
-                total: self.catalog.total(&storage).await?,
+                total: self.catalogue.total(&storage).await?,
             },
         );
         log::info!(preset = %p.name, "catalogue changed: uninstalled");

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::Catalog;
+use crate::catalogue::Catalogue;
 
 /// The default preset directory (covered by the manifest's
 /// `read:fs:/opt/oh-my-pi`).
@@ -53,7 +53,7 @@ impl Config {
 #[derive(Debug, Default)]
 pub struct OhMyPi {
     pub(crate) config: RwLock<Arc<Config>>,
-    pub(crate) catalog: Catalog,
+    pub(crate) catalogue: Catalogue,
     /// Installs and uninstalls one at a time, so that a change, its
     /// revision and its notification go together.
     pub(crate) writes: tokio::sync::Mutex<()>,

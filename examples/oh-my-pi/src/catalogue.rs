@@ -122,11 +122,11 @@ pub fn contains_pattern(s: &str) -> String {
 /// The catalogue's storage operations. Remembers whether the schema has
 /// been created in this process (created again after a `no such table`).
 #[derive(Debug, Default)]
-pub struct Catalog {
+pub struct Catalogue {
     ready: AtomicBool,
 }
 
-impl Catalog {
+impl Catalogue {
     /// A storage error as the plugin's answer: `-32000` with
     /// `data.error` `storage_unavailable` (the host refused: no storage
     /// capability, or no storage on this host) or `storage_failed`.
