@@ -1,4 +1,5 @@
-//! Health checks: three consecutive ping failures kill the plugin.
+//! Health checks: three consecutive ping failures kill the plugin, SIGTERM
+//! first, SIGKILL after the grace.
 
 use std::sync::Arc;
 
@@ -36,6 +37,40 @@ async fn three_failed_pings_kill_the_plugin() {
     );
     let killed = audit.of(AuditEvent::Killed);
     assert_eq!(killed[0].get("reason"), "health_check_failed");
+    // SIGTERM first (the spec's "SIGTERM → SIGKILL"): the fixture keeps
+    // Python's default SIGTERM action, so it dies of signal 15. The exit
+    // status is fixed when SIGTERM is sent, whatever the machine's speed.
+    assert_eq!(s.exit_info().and_then(|e| e.signal), Some(15));
+    assert_eq!(killed[0].get("via"), "sigterm");
+    assert_group_gone(pid);
+}
+
+#[tokio::test]
+async fn a_plugin_ignoring_sigterm_is_sigkilled_after_the_grace() {
+    let (host, audit, _t) = host(FAST);
+    let s = Arc::new(
+        host.launch(&fixture("stops-answering-ping-ignores-sigterm"))
+            .await
+            .expect("launch"),
+    );
+    let pid = s.pid().expect("pid");
+    let _monitor = s.start_health_checks();
+    s.wait_exit(LIMIT).await.expect("killed");
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.killed"
+        ]
+    );
+    let killed = audit.of(AuditEvent::Killed);
+    assert_eq!(killed[0].get("reason"), "health_check_failed");
+    assert_eq!(killed[0].get("via"), "sigkill");
+    assert_eq!(s.exit_info().and_then(|e| e.signal), Some(9));
     assert_group_gone(pid);
 }
 

@@ -1,8 +1,11 @@
 //! Health checks (`plugin-host.md` Health checks): `ping` every
 //! `health_interval_sec` (scaled); an error or no answer within 5 s (scaled)
-//! is a failure, audited `plugin.health_fail {consecutive_failures}`; three
-//! in a row kill the plugin (`plugin.killed {reason: "health_check_failed"}`).
-//! The simulator does not restart plugins.
+//! is a failure, audited `plugin.health_fail {consecutive_failures}`; a
+//! healthy answer resets the count. Three in a row kill the plugin the way
+//! the spec's table says, SIGTERM → SIGKILL: SIGTERM to its process group,
+//! `sigterm_grace` (2 s, scaled), then SIGKILL, audited `plugin.killed
+//! {reason: "health_check_failed", via: "sigterm" | "sigkill"}` (see
+//! [`PluginSession::terminate`]). Restarting is the supervisor's business.
 
 use std::sync::Weak;
 
@@ -57,7 +60,7 @@ impl PluginSession {
                             json!({"consecutive_failures": failures, "error": e.to_string()}),
                         );
                         if failures >= MAX_HEALTH_FAILURES {
-                            s.kill("health_check_failed").await;
+                            s.terminate("health_check_failed").await;
                             return;
                         }
                     }

@@ -228,6 +228,14 @@ impl PluginSession {
         self.life.kill(reason).await
     }
 
+    /// Kill the plugin with SIGTERM first: SIGTERM to its process group,
+    /// wait `sigterm_grace`, then SIGKILL if it is still there (audits
+    /// `plugin.killed {reason, via}`, `via` being `"sigterm"` or `"sigkill"`
+    /// by what ended the process). Used for the health-check kill.
+    pub async fn terminate(&self, reason: &str) {
+        self.life.terminate(reason).await
+    }
+
     /// Close the plugin's stdin (end of input) without sending `shutdown`;
     /// a conforming plugin exits (ADDENDUM §2). Returns false when the
     /// connection is already closed.
