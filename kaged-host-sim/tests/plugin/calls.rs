@@ -245,6 +245,26 @@ async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
 }
 
 #[tokio::test]
+async fn a_crash_audit_keeps_the_last_50_stderr_lines_in_order() {
+    // At the spec's own times: the crash audit waits up to the 2 s grace for
+    // stderr to reach its end, ample for 120 lines on a loaded machine.
+    let (host, audit, _t) = host(1.0);
+    let s = host
+        .launch(&fixture("crashes-with-long-stderr"))
+        .await
+        .expect("launch");
+    let e = s.call("crash.now", None, None).await.unwrap_err();
+    assert!(matches!(e, CallError::Closed { .. }), "{e:?}");
+    assert_eq!(s.wait_exit(LIMIT).await.expect("exit").code, Some(3));
+    let kept: Vec<String> = (71..=120).map(|n| format!("stderr line {n}")).collect();
+    assert_eq!(
+        one(&audit, "plugin.crashed").get("last_stderr"),
+        &json!(kept)
+    );
+    assert_eq!(s.stderr_tail(), kept);
+}
+
+#[tokio::test]
 async fn the_plugin_runs_with_the_spawn_environment() {
     let (host, _audit, _t) = host(EASY);
     let dir = fixture("good");
