@@ -265,6 +265,27 @@ async fn a_crash_audit_keeps_the_last_50_stderr_lines_in_order() {
 }
 
 #[tokio::test]
+async fn the_manifest_env_overrides_daemon_defaults_but_not_daemon_variables() {
+    let (host, _audit, _t) = host(EASY);
+    let dir = fixture("env-override");
+    let s = host.launch(&dir).await.expect("launch");
+    let env = s.call("env.get", None, None).await.expect("env.get");
+    let abs = std::fs::canonicalize(&dir).expect("canonical dir");
+    let abs = abs.to_string_lossy();
+    // Daemon defaults give way to the manifest's env block ...
+    assert_eq!(env["PATH"], "/opt/env-override/bin:/usr/bin");
+    assert_eq!(env["LANG"], "en_US.UTF-8");
+    // ... the defaults it does not name stay ...
+    assert_eq!(env["HOME"], *abs);
+    assert_eq!(env["KAGED_LOG_LEVEL"], "info");
+    // ... and the three daemon-controlled variables cannot be overridden.
+    assert_eq!(env["KAGED_PLUGIN_NAME"], "env-override");
+    assert_eq!(env["KAGED_PLUGIN_DIR"], *abs);
+    assert_eq!(env["KAGED_API_VERSION"], "1");
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn the_plugin_runs_with_the_spawn_environment() {
     let (host, _audit, _t) = host(EASY);
     let dir = fixture("good");
