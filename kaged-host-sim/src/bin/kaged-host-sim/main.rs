@@ -328,7 +328,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Plugin { action } => {
             let audit = audit_for(&cli.global)?;
-            plugin::run(&action, &audit, cli.global.storage_db.as_deref())
+            plugin::run(&action, &audit, cli.global.storage_db.as_deref()).await
         }
         Command::Storage { action } => {
             let audit = audit_for(&cli.global)?;
