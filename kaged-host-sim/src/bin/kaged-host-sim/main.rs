@@ -97,8 +97,9 @@ pub enum Command {
         /// With --project: map a package to a plugin directory (repeatable).
         #[arg(long, value_name = "PACKAGE=DIR", requires = "project")]
         plugin: Vec<String>,
-        /// With --project: the operator-local system config (YAML/JSON of
-        /// local.toml's shape; ${VAR} substituted from the environment).
+        /// With --project: the operator-local system config, a local.toml
+        /// ([plugins."<package>"] tables; ${VAR} substituted from the
+        /// environment).
         #[arg(long, value_name = "FILE", requires = "project")]
         local: Option<PathBuf>,
         /// With --project: print each step's outcome as one JSON object.
