@@ -295,7 +295,12 @@ async fn a_plugin_that_cannot_launch_does_not_block_the_others() {
         .collect();
     assert_eq!(
         liar,
-        ["plugin.name_mismatch", "plugin.killed", "plugin.failed"]
+        [
+            "plugin.spawned",
+            "plugin.name_mismatch",
+            "plugin.killed",
+            "plugin.failed"
+        ]
     );
     let launch_failed = one(&audit, "plugin.failed", "name-mismatch");
     assert_eq!(launch_failed.get("package"), "@kaged/name-mismatch");

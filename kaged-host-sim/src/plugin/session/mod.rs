@@ -116,7 +116,6 @@ impl PluginSession {
             &self.manifest,
             self.init_params.clone(),
             self.timeouts().initialize,
-            self.pid(),
         )
         .await;
         match r {
