@@ -213,6 +213,9 @@ impl HostSim {
                 source,
             }
         })?;
+        // Spawn order step 5: the process is recorded when it starts, before
+        // anything it says is read, so a failed handshake follows this event.
+        audit_spawned(&self.config.audit, &manifest, Some(spawned.pid));
         let cfg = self.conn_config(manifest.clone());
         let timeouts = cfg.timeouts;
         let conn = Connection::start(
@@ -294,6 +297,7 @@ impl HostSim {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let manifest = Arc::new(manifest);
+        audit_spawned(&self.config.audit, &manifest, None);
         let cfg = self.conn_config(manifest.clone());
         let timeouts = cfg.timeouts;
         let conn = Connection::start(cfg, reader, writer, None);
@@ -307,6 +311,17 @@ impl HostSim {
             params,
         )
     }
+}
+
+/// `plugin.spawned {version, pid, cage_id}`: the manifest's version, the
+/// process id (`null` in-process) and no cage (the simulator runs plugins
+/// uncaged).
+fn audit_spawned(audit: &AuditLog, manifest: &Manifest, pid: Option<u32>) {
+    audit.emit(
+        AuditEvent::Spawned,
+        &manifest.name,
+        json!({"version": manifest.version, "pid": pid, "cage_id": null}),
+    );
 }
 
 async fn finish_handshake(session: PluginSession) -> Result<PluginSession, LaunchError> {

@@ -74,8 +74,8 @@ pub use time::{TimeScale, Timeouts};
 
 // Projects and their hooks.
 pub use firing::{
-    AgentHost, AgentHostError, CompactRequest, CompactionOutcome, IdleOutcome, KnobWrite,
-    KnobWriteError, PluginDirs, SessionStart,
+    AgentHost, AgentHostError, CompactRequest, CompactionOutcome, FailedPlugin, IdleOutcome,
+    KnobWrite, KnobWriteError, PluginDirs, SessionStart,
 };
 
 // Requests from plugins, and storage.

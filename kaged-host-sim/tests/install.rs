@@ -9,7 +9,9 @@ mod support;
 use std::path::Path;
 
 use kaged_host_sim::storage::StorageClient;
-use kaged_host_sim::{AuditLog, InstallError, PluginStore, StorageBroker};
+use kaged_host_sim::{
+    AuditLog, HostConfig, HostSim, InstallError, PluginStore, StorageBroker, TimeScale,
+};
 use kaged_plugin_protocol::StorageMethod;
 use serde_json::json;
 use support::host::*;
@@ -187,8 +189,8 @@ fn an_upgrade_shows_the_capability_diff_and_needs_consent() {
     );
 }
 
-#[test]
-fn uninstall_with_active_sessions_is_refused_without_force_and_drops_storage_with_it() {
+#[tokio::test]
+async fn uninstall_with_active_sessions_is_refused_without_force_and_drops_storage_with_it() {
     let (_root, store, audit) = store();
     let src = tempfile::tempdir().expect("tempdir");
     manifest(src.path(), "1.0.0", &["kaged:storage:write"]);
@@ -207,7 +209,8 @@ fn uninstall_with_active_sessions_is_refused_without_force_and_drops_storage_wit
     exec("other", "CREATE TABLE presets (id TEXT)");
 
     let e = store
-        .uninstall("oh-my-pi", 1, false, Some(&broker))
+        .uninstall("oh-my-pi", 1, false, &[], Some(&broker))
+        .await
         .expect_err("active");
     assert_eq!(
         e.to_string(),
@@ -217,9 +220,11 @@ fn uninstall_with_active_sessions_is_refused_without_force_and_drops_storage_wit
     assert_eq!(broker.tables("oh-my-pi").expect("tables"), ["presets"]);
 
     let gone = store
-        .uninstall("oh-my-pi", 1, true, Some(&broker))
+        .uninstall("oh-my-pi", 1, true, &[], Some(&broker))
+        .await
         .expect("forced");
     assert_eq!(gone.dropped, ["plugin_oh_my_pi_presets"]);
+    assert!(gone.stopped.is_empty(), "no running session was handed in");
     assert!(store.list().expect("list").is_empty());
     assert!(!store.plugin_dir("oh-my-pi").exists());
     assert!(broker.tables("oh-my-pi").expect("tables").is_empty());
@@ -232,7 +237,75 @@ fn uninstall_with_active_sessions_is_refused_without_force_and_drops_storage_wit
     assert_eq!(event.get("version"), &json!("1.0.0"));
 
     let e = store
-        .uninstall("oh-my-pi", 0, false, None)
+        .uninstall("oh-my-pi", 0, false, &[], None)
+        .await
         .expect_err("not installed");
     assert!(matches!(e, InstallError::NotInstalled { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn a_forced_uninstall_stops_the_plugins_running_sessions_first() {
+    let (_root, store, audit) = store();
+    store
+        .install(&fixture("shell-adapter"), true, |_| true)
+        .expect("install");
+    // One audit log for the store and the host: the order is visible.
+    let host = HostSim::new(HostConfig {
+        time_scale: TimeScale::new(EASY).expect("scale"),
+        audit: audit.clone(),
+        ..HostConfig::default()
+    });
+    let installed = host
+        .launch(&store.plugin_dir("my-simple-adapter"))
+        .await
+        .expect("launch the installed copy");
+    let other = host.launch(&fixture("good")).await.expect("launch good");
+    let pid = installed.pid().expect("pid");
+    let broker = StorageBroker::open_temp().expect("broker");
+    broker
+        .handle(
+            &StorageClient::new("my-simple-adapter", true, true),
+            StorageMethod::Exec,
+            Some(json!({"sql": "CREATE TABLE notes (id TEXT)", "params": []})),
+        )
+        .expect("create");
+    let running = [&installed, &other];
+
+    // Refused: nothing is stopped.
+    store
+        .uninstall("my-simple-adapter", 1, false, &running, Some(&broker))
+        .await
+        .expect_err("active");
+    assert!(installed.is_running());
+
+    let gone = store
+        .uninstall("my-simple-adapter", 1, true, &running, Some(&broker))
+        .await
+        .expect("forced");
+    assert_eq!(gone.stopped.len(), 1, "only the plugin's own session");
+    assert!(gone.stopped[0].is_clean(), "{:?}", gone.stopped[0]);
+    assert!(!installed.is_running());
+    assert_group_gone(pid);
+    assert!(other.is_running(), "another plugin's session is left alone");
+    assert_eq!(gone.dropped, ["plugin_my_simple_adapter_notes"]);
+    assert!(!store.plugin_dir("my-simple-adapter").exists());
+    // Stopped (the graceful ladder's events), then uninstalled.
+    let trail: Vec<&str> = audit
+        .events()
+        .iter()
+        .filter(|r| r.plugin == "my-simple-adapter")
+        .map(|r| r.event.as_str())
+        .collect();
+    assert_eq!(
+        trail,
+        [
+            "plugin.installed",
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.exited",
+            "plugin.stopped",
+            "plugin.uninstalled"
+        ]
+    );
+    assert!(other.shutdown().await.is_clean());
 }

@@ -74,7 +74,7 @@ pub(crate) async fn start(ctx: &RunContext, sessions: &mut Sessions) -> Option<P
     let quiet = QuietWindow::for_timeouts(&ctx.timeouts);
     let (mut primary, session) = match ctx.host(t.clone()).launch_lenient(&ctx.dir).await {
         Err(e) => (Primary::failed(describe_launch(&e), t), None),
-        Ok(session) => handshake(ctx, session, t, quiet).await,
+        Ok(session) => handshake(ctx, session, t, quiet, mark).await,
     };
     primary.started = started;
     primary.launch_events = ctx.audit.since(mark);
@@ -84,14 +84,16 @@ pub(crate) async fn start(ctx: &RunContext, sessions: &mut Sessions) -> Option<P
 }
 
 /// Listen for the quiet window, then run the host's handshake; the
-/// session is returned when the handshake passed (else it is retired).
+/// session is returned when the handshake passed (else it is retired). Its
+/// events are those since `mark`, taken before the spawn: `plugin.spawned`
+/// is audited when the process starts, before the handshake.
 async fn handshake(
     ctx: &RunContext,
     session: PluginSession,
     transcript: Transcript,
     quiet: QuietWindow,
+    mark: usize,
 ) -> (Primary, Option<PluginSession>) {
-    let mark = ctx.audit.len();
     let mut rx = session.raw().inbound();
     tokio::time::sleep(quiet.0).await;
     let mut early = Vec::new();

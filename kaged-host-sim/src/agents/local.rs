@@ -1,15 +1,17 @@
-//! The operator-local system config: `local.toml`'s `[plugins."<package>"]`
-//! blocks, keyed by package name (never by declaration key).
+//! The operator-local system config: `local.toml` (plugin-host.md
+//! "Operator-local config block key"), its `[plugins."<package>"]` tables
+//! keyed by package name (never by declaration key), read from its own
+//! file, never from the project file (secrets stay out of committed config):
 //!
-//! The simulator reads it from a separate YAML (or JSON) file of the same
-//! shape, never from the project file (secrets stay out of committed
-//! config):
-//!
-//! ```yaml
-//! plugins:
-//!   "@kaged/memory-hindsight":
-//!     api_token: "${KAGED_HINDSIGHT_TOKEN}"
+//! ```toml
+//! [plugins."@kaged/memory-hindsight"]
+//! api_token = "${KAGED_HINDSIGHT_TOKEN}"
 //! ```
+//!
+//! TOML only, as the spec names it: the simulator reads no other format.
+//! Other top-level keys and tables are the daemon's and are ignored. TOML
+//! values become JSON ones (a date-time becomes its RFC 3339 string; a
+//! float JSON cannot hold, `nan` or `inf`, is an error).
 //!
 //! `${VAR}` in any string value is replaced from the provided environment
 //! at load time; an unset variable, or a `${` without its `}`, is an error
@@ -20,22 +22,24 @@
 //! use std::collections::BTreeMap;
 //! use kaged_host_sim::agents::SystemConfig;
 //! let env = BTreeMap::from([("TOKEN".to_string(), "s3cret".to_string())]);
-//! let sc = SystemConfig::from_yaml_str(
-//!     "plugins:\n  \"@kaged/memory-hindsight\":\n    api_token: \"tok-${TOKEN}\"\n",
-//!     "local.yaml",
+//! let sc = SystemConfig::from_toml_str(
+//!     "[plugins.\"@kaged/memory-hindsight\"]\napi_token = \"tok-${TOKEN}\"\n",
+//!     "local.toml",
 //!     &env,
 //! ).unwrap();
 //! assert_eq!(sc.get("@kaged/memory-hindsight").unwrap()["api_token"], "tok-s3cret");
 //! ```
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::Path;
 
-use kaged_plugin_protocol::manifest::{parse_yaml, YamlNode, YamlValue};
 use serde_json::{Map, Value};
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
 
-use super::error::ProjectError;
-use super::yaml::{join_path, Parser};
+use super::error::{ProjectError, SourcePos};
+use super::yaml::join_path;
 
 /// The operator-local config blocks, keyed by package name.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -59,85 +63,140 @@ impl SystemConfig {
         self.plugins.get(package)
     }
 
-    /// Parse the YAML/JSON form, substituting `${VAR}` from `env`.
-    pub fn from_yaml_str(
+    /// Parse `local.toml` text (`file` names it in errors), substituting
+    /// `${VAR}` from `env`.
+    pub fn from_toml_str(
         text: &str,
         file: &str,
         env: &BTreeMap<String, String>,
     ) -> Result<SystemConfig, ProjectError> {
-        let root = parse_yaml(text).map_err(|e| ProjectError::Syntax {
-            file: file.to_string(),
-            line: e.pos.map(|p| p.line),
-            column: e.pos.map(|p| p.column),
-            message: e.message,
+        let reader = Reader { text, file, env };
+        let root = DeTable::parse(text).map_err(|e| {
+            let at = e.span().map(|s| reader.pos(s.start));
+            ProjectError::Syntax {
+                file: file.to_string(),
+                line: at.as_ref().map(|p| p.line),
+                column: at.as_ref().map(|p| p.column),
+                message: e.message().to_string(),
+            }
         })?;
-        let p = Parser { file };
         let mut out = SystemConfig::new();
-        if root.is_null() {
-            return Ok(out);
-        }
-        let top = p.expect_map(&root, "(root)")?;
-        let Some((_, _, plugins)) = top.iter().find(|(k, _, _)| k == "plugins") else {
+        let Some((_, plugins)) = root
+            .get_ref()
+            .iter()
+            .find(|(k, _)| k.get_ref() == "plugins")
+        else {
             return Ok(out);
         };
-        if plugins.is_null() {
-            return Ok(out);
-        }
-        for (package, _, block) in p.expect_map(plugins, "plugins")? {
-            let path = join_path("plugins", &package);
-            let config = match substitute_node(&p, block, &path, env)? {
-                Value::Null => Map::new(),
-                Value::Object(m) => m,
-                _ => {
-                    return Err(p.err(
-                        block,
-                        &path,
-                        format!("expected a mapping, found {}", block.value.type_name()),
-                    ))
-                }
+        for (package, block) in reader.table(plugins, "plugins")? {
+            let path = join_path("plugins", package.get_ref());
+            let DeValue::Table(_) = block.get_ref() else {
+                return Err(reader.expected_table(block, &path));
             };
-            out.insert(package, config);
+            let Value::Object(config) = reader.value(block, &path)? else {
+                return Err(reader.expected_table(block, &path));
+            };
+            out.insert(package.get_ref().to_string(), config);
         }
         Ok(out)
     }
 
-    /// Load the YAML/JSON form from a file.
+    /// Load `local.toml` from a file (see [`SystemConfig::from_toml_str`]).
     pub fn load(path: &Path, env: &BTreeMap<String, String>) -> Result<SystemConfig, ProjectError> {
         let text = std::fs::read_to_string(path).map_err(|source| ProjectError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        SystemConfig::from_yaml_str(&text, &path.display().to_string(), env)
+        SystemConfig::from_toml_str(&text, &path.display().to_string(), env)
     }
 }
 
-fn substitute_node(
-    p: &Parser<'_>,
-    node: &YamlNode,
-    path: &str,
-    env: &BTreeMap<String, String>,
-) -> Result<Value, ProjectError> {
-    Ok(match &node.value {
-        YamlValue::String(s) => {
-            Value::String(substitute(s, env).map_err(|m| p.err(node, path, m))?)
+/// Turns located TOML values into JSON, with file/line/column/path errors.
+struct Reader<'a> {
+    text: &'a str,
+    file: &'a str,
+    env: &'a BTreeMap<String, String>,
+}
+
+type Entries<'t, 'i> = Vec<(
+    &'t Spanned<std::borrow::Cow<'i, str>>,
+    &'t Spanned<DeValue<'i>>,
+)>;
+
+impl Reader<'_> {
+    /// The 1-based line and column of byte `offset`.
+    fn pos(&self, offset: usize) -> SourcePos {
+        let before = self.text.get(..offset).unwrap_or(self.text);
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        SourcePos {
+            file: self.file.to_string(),
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
         }
-        YamlValue::Seq(items) => Value::Array(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, n)| substitute_node(p, n, &format!("{path}[{i}]"), env))
-                .collect::<Result<_, _>>()?,
-        ),
-        YamlValue::Map(_) => {
-            let mut m = Map::new();
-            for (k, _, v) in p.expect_map(node, path)? {
-                let child = join_path(path, &k);
-                m.insert(k, substitute_node(p, v, &child, env)?);
+    }
+
+    fn err(&self, span: Range<usize>, path: &str, message: impl Into<String>) -> ProjectError {
+        ProjectError::Field {
+            at: self.pos(span.start),
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn expected_table(&self, node: &Spanned<DeValue<'_>>, path: &str) -> ProjectError {
+        let found = node.get_ref().type_str();
+        self.err(
+            node.span(),
+            path,
+            format!("expected a table, found {found}"),
+        )
+    }
+
+    /// The entries of a table value.
+    fn table<'t, 'i>(
+        &self,
+        node: &'t Spanned<DeValue<'i>>,
+        path: &str,
+    ) -> Result<Entries<'t, 'i>, ProjectError> {
+        match node.get_ref() {
+            DeValue::Table(t) => Ok(t.iter().collect()),
+            _ => Err(self.expected_table(node, path)),
+        }
+    }
+
+    fn value(&self, node: &Spanned<DeValue<'_>>, path: &str) -> Result<Value, ProjectError> {
+        let err = |m: String| self.err(node.span(), path, m);
+        Ok(match node.get_ref() {
+            DeValue::String(s) => Value::String(substitute(s, self.env).map_err(err)?),
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .map(Value::from)
+                .map_err(|_| err(format!("integer {i} does not fit in 64 bits")))?,
+            DeValue::Float(f) => f
+                .as_str()
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .ok_or_else(|| err(format!("float {f} cannot be represented in JSON")))?,
+            DeValue::Boolean(b) => Value::Bool(*b),
+            DeValue::Datetime(d) => Value::String(d.to_string()),
+            DeValue::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| self.value(n, &format!("{path}[{i}]")))
+                    .collect::<Result<_, _>>()?,
+            ),
+            DeValue::Table(_) => {
+                let mut m = Map::new();
+                for (k, v) in self.table(node, path)? {
+                    let child = join_path(path, k.get_ref());
+                    m.insert(k.get_ref().to_string(), self.value(v, &child)?);
+                }
+                Value::Object(m)
             }
-            Value::Object(m)
-        }
-        _ => node.to_json(),
-    })
+        })
+    }
 }
 
 /// Replace every `${VAR}` of `s` from `env`.

@@ -6,8 +6,7 @@
 //!   `tools:` opt-out block), loaded by [`Project::from_yaml_str`] (the
 //!   located-YAML loader lives in the private `load` module);
 //! * [`local`]: the operator-local system config (`local.toml`'s
-//!   `[plugins."<package>"]`, read from a YAML/JSON file of the same shape,
-//!   `${VAR}` substituted);
+//!   `[plugins."<package>"]` tables, read from TOML, `${VAR}` substituted);
 //! * [`catalogue`]: package name → loaded plugin manifest;
 //! * [`cascade`]: the `isolation: project` cascade rules;
 //! * [`config`]: project/system config validation and merge;

@@ -1,6 +1,6 @@
-//! Reading located YAML nodes (the project file, the operator-local
-//! config): mappings with duplicate-key checks, and errors naming file,
-//! line, column and field path.
+//! Reading located YAML nodes (the project file): mappings with
+//! duplicate-key checks, and errors naming file, line, column and field
+//! path (the same path style as `local.toml`'s errors).
 
 use kaged_plugin_protocol::manifest::YamlNode;
 

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use kaged_plugin_protocol::manifest::ManifestError;
 
 use crate::agents::{ProjectError, ResolveErrors};
-use crate::host::LaunchError;
 
 /// Why an [`AgentHost`] could not start or run an operation.
 #[derive(Debug, thiserror::Error)]
@@ -35,15 +34,6 @@ pub enum AgentHostError {
         package: String,
         /// The plugin name.
         name: String,
-    },
-    /// A plugin could not be launched (every plugin started is shut down).
-    #[error("cannot launch plugin {package:?}")]
-    Launch {
-        /// The declared package.
-        package: String,
-        /// The cause.
-        #[source]
-        source: Box<LaunchError>,
     },
     /// The agent path is not part of the resolved project.
     #[error("unknown agent path {0:?}")]

@@ -6,7 +6,8 @@
 //! * [`AgentHost::start`] / [`AgentHost::from_files`]: resolve
 //!   ([`crate::agents::resolve()`]), emit the resolution events into the audit
 //!   log (also when resolution fails), then launch one process per plugin
-//!   directory, shared by every agent declaring it.
+//!   directory, shared by every agent declaring it. A plugin that fails to
+//!   launch does not block the others: see [`AgentHost::failed`].
 //! * [`AgentHost::start_session`] ([`mod@start`]): `on_session_start`, primary only.
 //! * [`AgentHost::idle`] ([`mod@start`]): `on_session_idle`, primary only.
 //! * [`AgentHost::compact`] ([`mod@compact`]): `pre_compact`, compactor or
@@ -89,7 +90,7 @@ use crate::plugin::session::PluginSession;
 
 pub use compact::{CompactRequest, CompactionOutcome};
 pub use knobs::{KnobWrite, KnobWriteError};
-pub use plugins::PluginDirs;
+pub use plugins::{FailedPlugin, PluginDirs};
 pub use start::{IdleOutcome, SessionStart};
 
 use plugins::Running;
@@ -104,6 +105,7 @@ pub struct AgentHost {
     host: HostSim,
     resolution: Resolution,
     plugins: Vec<Running>,
+    failed: Vec<FailedPlugin>,
     project_id: String,
     request_seq: AtomicU64,
 }
@@ -129,7 +131,9 @@ impl AgentHost {
 
     /// Resolve `project` against `plugins`, emit the resolution events into
     /// the host's audit log, launch every active plugin once and send each
-    /// its first declaring agent's config. On failure nothing is left running.
+    /// its first declaring agent's config. A plugin that fails to launch
+    /// does not stop the others: it is audited and listed in
+    /// [`AgentHost::failed`]. On an error nothing is left running.
     pub async fn start(
         host: HostSim,
         project: &Project,
@@ -146,7 +150,7 @@ impl AgentHost {
             }
         };
         resolution.emit_into(host.audit());
-        let running = plugins::launch_all(&host, &resolution, &found).await?;
+        let launched = plugins::launch_all(&host, &resolution, &found).await?;
         let project_id = Path::new(&project.file)
             .parent()
             .map(|p| p.display().to_string())
@@ -155,7 +159,8 @@ impl AgentHost {
         let agents = AgentHost {
             host,
             resolution,
-            plugins: running,
+            plugins: launched.running,
+            failed: launched.failed,
             project_id,
             request_seq: AtomicU64::new(1),
         };
@@ -200,6 +205,12 @@ impl AgentHost {
     /// The session of the plugin with this (manifest) name.
     pub fn session(&self, name: &str) -> Option<&PluginSession> {
         self.sessions().find(|s| s.name() == name)
+    }
+
+    /// The plugins that could not be launched, in launch order (see
+    /// [`FailedPlugin`]).
+    pub fn failed(&self) -> &[FailedPlugin] {
+        &self.failed
     }
 
     /// The process ids (= process group ids) of the running plugins.
@@ -267,7 +278,7 @@ impl AgentHost {
         params: Value,
     ) -> Result<Value, CallError> {
         let Some(r) = plugins::find(&self.plugins, plugin) else {
-            // Unreachable by construction: every active plugin was launched.
+            // A plugin that failed to launch has no process: not fired.
             return Err(CallError::Closed {
                 method: hook.method().to_string(),
             });

@@ -1,15 +1,25 @@
 //! Where plugins come from (a directory of plugin directories, or an
 //! explicit package → directory map) and launching each one once.
+//!
+//! A plugin that fails to launch does not block the others (spec Spawn:
+//! "Failed plugins do not block daemon startup"): it is recorded as a
+//! [`FailedPlugin`] and audited `plugin.failed {reason: "launch failed",
+//! package, error}`, except after a spawn failure, which the launch itself
+//! already audits as `plugin.failed {reason: "spawn failed"}`. Either way the
+//! launch's own events (`plugin.disabled` for an invalid manifest,
+//! `plugin.crashed`, a handshake row and `plugin.killed`) come first.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use kaged_plugin_protocol::error_chain;
 use kaged_plugin_protocol::manifest::{Manifest, ManifestError, MANIFEST_FILE};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::AgentHostError;
 use crate::agents::{ActivePlugin, Catalogue, Resolution};
-use crate::host::HostSim;
+use crate::host::{HostSim, LaunchError};
+use crate::observe::audit::AuditEvent;
 use crate::plugin::session::PluginSession;
 
 /// The plugin directories a project's packages map to.
@@ -49,6 +59,28 @@ fn load_manifest(dir: &Path) -> Result<Manifest, AgentHostError> {
         path: dir.to_path_buf(),
         source,
     })
+}
+
+/// A plugin of the project that could not be launched: it stays in the
+/// resolution, but has no process, so its hooks are not fired (a designated
+/// compactor that failed makes compaction fall back to drop).
+#[derive(Debug)]
+pub struct FailedPlugin {
+    /// The plugin's (manifest) name.
+    pub name: String,
+    /// The declared packages it would have served, in launch order.
+    pub packages: Vec<String>,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Why it could not be launched.
+    pub error: LaunchError,
+}
+
+/// Every active plugin, launched or failed.
+#[derive(Debug, Default)]
+pub(super) struct Launched {
+    pub(super) running: Vec<Running>,
+    pub(super) failed: Vec<FailedPlugin>,
 }
 
 /// Read the manifests of `dirs` into a catalogue.
@@ -104,53 +136,69 @@ impl Found {
 }
 
 /// Launch every active plugin once (one process per directory), in
-/// resolution order. On failure the plugins already started are shut down.
+/// resolution order; one that fails is recorded and audited (see the module
+/// docs) and the others still start. Only a plugin without a directory
+/// stops everything (the plugins already started are shut down).
 pub(super) async fn launch_all(
     host: &HostSim,
     resolution: &Resolution,
     found: &Found,
-) -> Result<Vec<Running>, AgentHostError> {
-    let mut running: Vec<Running> = Vec::new();
+) -> Result<Launched, AgentHostError> {
+    let mut out = Launched::default();
     for agent in &resolution.agents {
         for p in &agent.plugins {
-            let r = match found.dir_of(p) {
-                Some(dir) if running.iter().any(|r| r.dir == dir) => {
-                    for r in running.iter_mut().filter(|r| r.dir == dir) {
-                        if !r.packages.contains(&p.package) {
-                            r.packages.push(p.package.clone());
-                        }
-                    }
-                    continue;
+            let Some(dir) = found.dir_of(p) else {
+                for r in &out.running {
+                    r.session.shutdown().await;
                 }
-                Some(dir) => host.launch(dir).await.map(|s| (dir, s)).map_err(|source| {
-                    AgentHostError::Launch {
-                        package: p.package.clone(),
-                        source: Box::new(source),
-                    }
-                }),
-                None => Err(AgentHostError::NoPluginDir {
+                return Err(AgentHostError::NoPluginDir {
                     package: p.package.clone(),
                     name: p.name.clone(),
-                }),
+                });
             };
-            match r {
-                Ok((dir, session)) => running.push(Running {
+            if let Some(r) = out.running.iter_mut().find(|r| r.dir == dir) {
+                add_package(&mut r.packages, &p.package);
+                continue;
+            }
+            if let Some(f) = out.failed.iter_mut().find(|f| f.dir == dir) {
+                add_package(&mut f.packages, &p.package);
+                continue;
+            }
+            match host.launch(dir).await {
+                Ok(session) => out.running.push(Running {
                     dir: dir.to_path_buf(),
                     packages: vec![p.package.clone()],
                     session,
                     first_config: p.config.clone(),
                     gate: tokio::sync::Mutex::new(Map::new()),
                 }),
-                Err(e) => {
-                    for r in &running {
-                        r.session.shutdown().await;
+                Err(error) => {
+                    tracing::warn!(plugin = %p.name, package = %p.package, error = %error_chain::chain(&error), "plugin failed to launch; starting the others");
+                    if !matches!(error, LaunchError::Spawn { .. }) {
+                        host.audit().emit(
+                            AuditEvent::Failed,
+                            &p.name,
+                            json!({"reason": "launch failed", "package": p.package,
+                                   "error": error_chain::chain(&error)}),
+                        );
                     }
-                    return Err(e);
+                    out.failed.push(FailedPlugin {
+                        name: p.name.clone(),
+                        packages: vec![p.package.clone()],
+                        dir: dir.to_path_buf(),
+                        error,
+                    });
                 }
             }
         }
     }
-    Ok(running)
+    Ok(out)
+}
+
+fn add_package(packages: &mut Vec<String>, package: &str) {
+    if !packages.iter().any(|p| p == package) {
+        packages.push(package.to_string());
+    }
 }
 
 /// The running process of an active plugin.

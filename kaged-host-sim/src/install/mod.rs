@@ -4,6 +4,13 @@
 //! refuses while sessions use the plugin unless forced and drops the
 //! plugin's storage objects.
 //!
+//! **What uninstall stops.** The simulator has no daemon keeping a registry
+//! of sessions, so [`PluginStore::uninstall`] is told two things: how many
+//! sessions use the plugin (`active_sessions`, the caller's count: it only
+//! decides whether `force` is needed), and the running plugin processes the
+//! caller holds (`running`). Of those, the plugin's own are shut down
+//! ([`PluginSession::shutdown`], the graceful ladder) before its storage is
+//! dropped and its files removed: the spec's "✓ Stopped oh-my-pi".
 //! The store is a directory: `plugins/<name>/` holds each installed copy
 //! and `plugins.json` the local-config entries ([`InstalledPlugin`]).
 //! Audits `plugin.installed`, `plugin.upgraded` and `plugin.uninstalled`.
@@ -38,6 +45,7 @@ pub use registry::InstalledPlugin;
 use registry::Registry;
 
 use crate::observe::audit::{AuditEvent, AuditLog};
+use crate::plugin::session::{PluginSession, ShutdownOutcome};
 use crate::storage::StorageBroker;
 use crate::validate::validate_dir;
 
@@ -121,11 +129,14 @@ impl InstallPlan {
     }
 }
 
-/// What an uninstall removed.
+/// What an uninstall stopped and removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Uninstalled {
     /// The local-config entry that was removed.
     pub plugin: InstalledPlugin,
+    /// How each running process of the plugin that was handed in ended,
+    /// in the order given (empty when none was).
+    pub stopped: Vec<ShutdownOutcome>,
     /// The storage objects dropped (prefixed names).
     pub dropped: Vec<String>,
 }
@@ -289,13 +300,17 @@ impl PluginStore {
     }
 
     /// Uninstall `name`: refused while `active_sessions` use it unless
-    /// `force`; drops its storage objects from `storage` (when given),
-    /// removes its files and its local-config entry.
-    pub fn uninstall(
+    /// `force`; then shuts down every session of `running` that runs this
+    /// plugin (sessions of other plugins are left alone), drops its storage
+    /// objects from `storage` (when given), removes its files and its
+    /// local-config entry. See the module docs for what the simulator can
+    /// and cannot stop.
+    pub async fn uninstall(
         &self,
         name: &str,
         active_sessions: usize,
         force: bool,
+        running: &[&PluginSession],
         storage: Option<&StorageBroker>,
     ) -> Result<Uninstalled, InstallError> {
         let mut registry = Registry::load(&self.root)?;
@@ -309,6 +324,10 @@ impl PluginStore {
                 name: name.to_string(),
                 sessions: active_sessions,
             });
+        }
+        let mut stopped = Vec::new();
+        for session in running.iter().filter(|s| s.name() == name) {
+            stopped.push(session.shutdown().await);
         }
         let dropped = match storage {
             Some(broker) => broker
@@ -330,6 +349,10 @@ impl PluginStore {
             name,
             json!({"version": plugin.installed, "dropped_tables": dropped}),
         );
-        Ok(Uninstalled { plugin, dropped })
+        Ok(Uninstalled {
+            plugin,
+            stopped,
+            dropped,
+        })
     }
 }

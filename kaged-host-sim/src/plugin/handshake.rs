@@ -124,14 +124,13 @@ pub fn canonical_capability(s: &str) -> String {
 
 /// Run the handshake on `conn` (phase `Spawned`): send `initialize`, check
 /// the answer, send `initialized`. Audits the failure row it hits (not
-/// `plugin.killed`: the caller kills) or, on success, `plugin.spawned` and
-/// `plugin.initialized`.
+/// `plugin.killed`: the caller kills) or, on success, `plugin.initialized`
+/// (`plugin.spawned` was audited when the process started).
 pub async fn run(
     conn: &Connection,
     manifest: &Manifest,
     params: InitializeParams,
     timeout: Duration,
-    pid: Option<u32>,
 ) -> Result<HandshakeInfo, HandshakeError> {
     let shared = &conn.shared;
     conn.set_phase(Phase::InitializeSent);
@@ -173,10 +172,6 @@ pub async fn run(
     conn.set_phase(Phase::Ready);
     // A failure here means the plugin is gone; the exit is audited elsewhere.
     let _ = conn.notify(methods::INITIALIZED, Some(json!({})));
-    shared.audit(
-        AuditEvent::Spawned,
-        json!({"version": info.result.version, "pid": pid, "cage_id": Value::Null}),
-    );
     shared.audit(
         AuditEvent::Initialized,
         json!({

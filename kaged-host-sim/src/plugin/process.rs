@@ -189,6 +189,20 @@ impl Lifecycle {
     /// audit `plugin.killed {reason}`. Idempotent: later callers wait for the
     /// first one; a plugin that already ended is left alone.
     pub(crate) async fn kill(&self, reason: &str) {
+        self.force_end(reason, false).await
+    }
+
+    /// End the plugin as the spec's Health checks row says, "SIGTERM →
+    /// SIGKILL": SIGTERM to its group, wait `sigterm_grace` (scaled) for the
+    /// exit, then SIGKILL; audit `plugin.killed {reason, via}`, `via` saying
+    /// what ended the process: `"sigkill"` when it died of SIGKILL, else
+    /// `"sigterm"` (it died of SIGTERM or exited on its own after it). An
+    /// in-process peer has its pipe closed. Idempotent like [`Self::kill`].
+    pub(crate) async fn terminate(&self, reason: &str) {
+        self.force_end(reason, true).await
+    }
+
+    async fn force_end(&self, reason: &str, sigterm_first: bool) {
         match self
             .conn
             .transition(&[Ending::Running, Ending::ShuttingDown], Ending::Killing)
@@ -199,20 +213,32 @@ impl Lifecycle {
         if !self.conn.claim_kill() {
             return self.wait_done().await;
         }
+        let mut data = json!({"reason": reason, "pid": self.pid});
         match self.pid {
             Some(pid) => {
-                signal_group(pid, Signal::KILL);
-                // SIGKILL cannot be ignored; the bound only guards odd kernels.
-                self.wait_exit(self.timeouts.sigterm_grace.max(KILL_CONFIRM_MIN))
-                    .await;
-                kill_and_reap_group(pid, self.timeouts.sigterm_grace).await;
+                let grace = self.timeouts.sigterm_grace;
+                let mut exit = None;
+                if sigterm_first {
+                    signal_group(pid, Signal::TERM);
+                    exit = self.wait_exit(grace).await;
+                }
+                if exit.is_none() {
+                    signal_group(pid, Signal::KILL);
+                    // SIGKILL cannot be ignored; the bound only guards odd kernels.
+                    exit = self.wait_exit(grace.max(KILL_CONFIRM_MIN)).await;
+                }
+                kill_and_reap_group(pid, grace).await;
+                if sigterm_first {
+                    // The exit status, not the timer, says what ended it: a
+                    // process that died of SIGTERM keeps signal 15 even when
+                    // its exit is noticed after the grace.
+                    let killed = exit.is_none_or(|e| e.signal == Some(Signal::KILL.as_raw()));
+                    data["via"] = json!(if killed { "sigkill" } else { "sigterm" });
+                }
             }
             None => self.conn.close(),
         }
-        self.conn.shared.audit(
-            AuditEvent::Killed,
-            json!({"reason": reason, "pid": self.pid}),
-        );
+        self.conn.shared.audit(AuditEvent::Killed, data);
         self.conn.close();
         self.conn.transition(&[Ending::Killing], Ending::Ended).ok();
         self.mark_done();

@@ -195,9 +195,9 @@ fn system_config_substitutes_variables() {
         sc.get("memory-hindsight").is_none(),
         "keyed by package name"
     );
-    let sc = SystemConfig::from_yaml_str(
-        "plugins:\n  p:\n    cost: $5\n    n: 3\n",
-        "l.yaml",
+    let sc = SystemConfig::from_toml_str(
+        "[plugins.p]\ncost = \"$5\"\nn = 3\n",
+        "l.toml",
         &BTreeMap::new(),
     )
     .unwrap();
@@ -207,24 +207,81 @@ fn system_config_substitutes_variables() {
 
 #[test]
 fn an_unset_variable_is_a_located_error() {
-    let text = "plugins:\n  \"@kaged/memory-hindsight\":\n    api_token: \"${NOPE}\"\n";
-    match SystemConfig::from_yaml_str(text, "local.yaml", &BTreeMap::new()) {
+    let text = "# secrets\n[plugins.\"@kaged/memory-hindsight\"]\napi_token = \"${NOPE}\"\n";
+    match SystemConfig::from_toml_str(text, "local.toml", &BTreeMap::new()) {
         Err(ProjectError::Field { at, path, message }) => {
             assert_eq!(
                 (at.file.as_str(), at.line, at.column),
-                ("local.yaml", 3, 16)
+                ("local.toml", 3, 13)
             );
             assert_eq!(path, "plugins[\"@kaged/memory-hindsight\"].api_token");
             assert!(message.contains("NOPE"), "{message}");
         }
         other => panic!("{other:?}"),
     }
-    let e = SystemConfig::from_yaml_str(
-        "plugins:\n  p:\n    k: [\"${A\"]\n",
-        "l.yaml",
-        &BTreeMap::new(),
-    )
-    .unwrap_err();
+    let e = SystemConfig::from_toml_str("[plugins.p]\nk = [\"${A\"]\n", "l.toml", &BTreeMap::new())
+        .unwrap_err();
     assert_eq!(e.field_path(), Some("plugins.p.k[0]"));
     assert!(e.to_string().contains("unterminated"));
+}
+
+#[test]
+fn local_toml_values_become_json_and_other_tables_are_ignored() {
+    let text = r#"
+# The daemon's own settings are not plugin config.
+log_level = "debug"
+[daemon]
+port = 7000
+
+[plugins."@kaged/memory-hindsight"]
+api_token = "tok"
+budget = 0x10
+ratio = 0.5
+enabled = true
+tags = ["a", "b"]
+since = 2024-05-01T10:00:00Z
+endpoint = { host = "example.org", port = 443 }
+
+[plugins."@kaged/memory-hindsight".limits]
+per_day = 1_000
+"#;
+    let sc = SystemConfig::from_toml_str(text, "local.toml", &BTreeMap::new()).expect("parses");
+    assert_eq!(
+        serde_json::Value::Object(sc.get("@kaged/memory-hindsight").expect("block").clone()),
+        serde_json::json!({
+            "api_token": "tok", "budget": 16, "ratio": 0.5, "enabled": true,
+            "tags": ["a", "b"], "since": "2024-05-01T10:00:00Z",
+            "endpoint": {"host": "example.org", "port": 443},
+            "limits": {"per_day": 1000}
+        })
+    );
+    assert!(sc.get("daemon").is_none() && sc.get("log_level").is_none());
+}
+
+#[test]
+fn local_toml_errors_are_located() {
+    let env = BTreeMap::new();
+    // A syntax error (YAML is not read any more).
+    let e =
+        SystemConfig::from_toml_str("plugins:\n  p:\n    k: v\n", "local.toml", &env).unwrap_err();
+    assert!(
+        matches!(&e, ProjectError::Syntax { file, line: Some(1), column: Some(_), .. } if file == "local.toml"),
+        "{e:?}"
+    );
+    // A plugin block that is not a table.
+    match SystemConfig::from_toml_str("[plugins]\np = 3\n", "local.toml", &env) {
+        Err(ProjectError::Field { at, path, message }) => {
+            assert_eq!((at.line, at.column), (2, 5));
+            assert_eq!(path, "plugins.p");
+            assert_eq!(message, "expected a table, found integer");
+        }
+        other => panic!("{other:?}"),
+    }
+    // JSON holds no NaN.
+    let e = SystemConfig::from_toml_str("[plugins.p]\nx = nan\n", "local.toml", &env).unwrap_err();
+    assert_eq!(e.field_path(), Some("plugins.p.x"));
+    assert!(
+        e.to_string().contains("cannot be represented in JSON"),
+        "{e}"
+    );
 }

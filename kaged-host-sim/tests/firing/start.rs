@@ -6,7 +6,7 @@ use crate::support::firing;
 use std::collections::HashSet;
 
 use crate::support::firing::{finish, of, plugin_dirs, sent, start, trail, PROJECT_ID};
-use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent};
+use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent, LaunchError};
 use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::json;
 
@@ -228,35 +228,107 @@ async fn unknown_agents_and_unresolvable_projects_are_typed_errors() {
 }
 
 #[tokio::test]
-async fn a_plugin_that_cannot_launch_leaves_nothing_running() {
+async fn a_plugin_that_cannot_launch_does_not_block_the_others() {
+    // Spec Spawn: "Failed plugins do not block daemon startup". One plugin
+    // cannot be spawned (no command file), one fails its handshake (another
+    // name in its initialize answer); the observer starts and serves hooks.
     let (host, audit, _t) = firing::host();
     let project = kaged_host_sim::agents::Project::from_yaml_str(
         "primary:\n  plugins:\n    observer:\n      package: \"@kaged/hooks-observer\"\n\
-         \x20   broken:\n      package: \"@kaged/missing-command\"\n",
+         \x20   broken:\n      package: \"@kaged/missing-command\"\n\
+         \x20   liar:\n      package: \"@kaged/name-mismatch\"\n",
         "inline.yaml",
     )
     .expect("parses");
-    let mut map = std::collections::BTreeMap::new();
     let plugins = firing::fixtures().join("plugins");
-    map.insert(
-        "@kaged/hooks-observer".to_string(),
-        plugins.join("hooks-observer"),
-    );
-    map.insert(
-        "@kaged/missing-command".to_string(),
-        plugins.join("missing-command"),
-    );
-    let err = AgentHost::start(host, &project, &kaged_host_sim::PluginDirs::Map(map))
+    let map = ["hooks-observer", "missing-command", "name-mismatch"]
+        .map(|n| (format!("@kaged/{n}"), plugins.join(n)));
+    let agents = AgentHost::start(host, &project, &kaged_host_sim::PluginDirs::Map(map.into()))
         .await
-        .expect_err("the second plugin cannot start");
-    assert!(
-        matches!(&err, AgentHostError::Launch { package, .. } if package == "@kaged/missing-command"),
-        "{err:?}"
+        .expect("the failed plugins do not block the others");
+    let failed: Vec<(&str, &[String])> = agents
+        .failed()
+        .iter()
+        .map(|f| (f.name.as_str(), f.packages.as_slice()))
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            (
+                "missing-command",
+                &["@kaged/missing-command".to_string()][..]
+            ),
+            ("name-mismatch", &["@kaged/name-mismatch".to_string()][..])
+        ]
     );
-    // The observer was started, then shut down again.
-    let spawned = audit.of(AuditEvent::Spawned);
-    assert_eq!(spawned.len(), 1);
-    assert_eq!(spawned[0].plugin, "hooks-observer");
-    let pid = spawned[0].get("pid").as_u64().expect("pid") as u32;
-    assert!(!kaged_host_sim::group_alive(pid));
+    assert!(
+        matches!(agents.failed()[0].error, LaunchError::Spawn { .. }),
+        "{:?}",
+        agents.failed()[0].error
+    );
+    assert!(
+        matches!(agents.failed()[1].error, LaunchError::Handshake { .. }),
+        "{:?}",
+        agents.failed()[1].error
+    );
+    let running: Vec<&str> = agents.sessions().map(|s| s.name()).collect();
+    assert_eq!(running, ["hooks-observer"]);
+    // Each failure is audited once as plugin.failed, after the launch's own
+    // events: the spawn failure by the launch, the handshake failure (its
+    // row, then the kill) by the AgentHost.
+    let failures = of(&audit.events(), AuditEvent::Failed)
+        .iter()
+        .map(|r| (r.plugin.clone(), r.get("reason").clone()))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        failures,
+        [
+            ("missing-command".to_string(), json!("spawn failed")),
+            ("name-mismatch".to_string(), json!("launch failed"))
+        ]
+    );
+    let liar: Vec<&str> = audit
+        .events()
+        .iter()
+        .filter(|r| r.plugin == "name-mismatch")
+        .map(|r| r.event.as_str())
+        .collect();
+    assert_eq!(
+        liar,
+        [
+            "plugin.spawned",
+            "plugin.name_mismatch",
+            "plugin.killed",
+            "plugin.failed"
+        ]
+    );
+    let launch_failed = one(&audit, "plugin.failed", "name-mismatch");
+    assert_eq!(launch_failed.get("package"), "@kaged/name-mismatch");
+    assert_eq!(
+        launch_failed.get("error"),
+        "handshake with plugin \"name-mismatch\" failed: name mismatch: manifest says \"name-mismatch\", plugin answered \"someone-else\""
+    );
+    // The running plugin serves its hooks; the failed ones are not fired.
+    let s = agents
+        .start_session("primary", "ses_1")
+        .await
+        .expect("start");
+    let fired: Vec<String> = of(&s.audit, AuditEvent::HookFired)
+        .iter()
+        .map(|r| r.plugin.clone())
+        .collect();
+    assert_eq!(fired, ["hooks-observer"]);
+    assert_eq!(s.injects.len(), 1);
+    finish(agents).await;
+}
+
+/// The one record of `event` from `plugin`.
+fn one(audit: &kaged_host_sim::AuditLog, event: &str, plugin: &str) -> kaged_host_sim::AuditRecord {
+    let found: Vec<_> = audit
+        .events()
+        .into_iter()
+        .filter(|r| r.event.as_str() == event && r.plugin == plugin)
+        .collect();
+    assert_eq!(found.len(), 1, "{:?}", audit.names());
+    found.into_iter().next().expect("one")
 }

@@ -245,6 +245,47 @@ async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
 }
 
 #[tokio::test]
+async fn a_crash_audit_keeps_the_last_50_stderr_lines_in_order() {
+    // At the spec's own times: the crash audit waits up to the 2 s grace for
+    // stderr to reach its end, ample for 120 lines on a loaded machine.
+    let (host, audit, _t) = host(1.0);
+    let s = host
+        .launch(&fixture("crashes-with-long-stderr"))
+        .await
+        .expect("launch");
+    let e = s.call("crash.now", None, None).await.unwrap_err();
+    assert!(matches!(e, CallError::Closed { .. }), "{e:?}");
+    assert_eq!(s.wait_exit(LIMIT).await.expect("exit").code, Some(3));
+    let kept: Vec<String> = (71..=120).map(|n| format!("stderr line {n}")).collect();
+    assert_eq!(
+        one(&audit, "plugin.crashed").get("last_stderr"),
+        &json!(kept)
+    );
+    assert_eq!(s.stderr_tail(), kept);
+}
+
+#[tokio::test]
+async fn the_manifest_env_overrides_daemon_defaults_but_not_daemon_variables() {
+    let (host, _audit, _t) = host(EASY);
+    let dir = fixture("env-override");
+    let s = host.launch(&dir).await.expect("launch");
+    let env = s.call("env.get", None, None).await.expect("env.get");
+    let abs = std::fs::canonicalize(&dir).expect("canonical dir");
+    let abs = abs.to_string_lossy();
+    // Daemon defaults give way to the manifest's env block ...
+    assert_eq!(env["PATH"], "/opt/env-override/bin:/usr/bin");
+    assert_eq!(env["LANG"], "en_US.UTF-8");
+    // ... the defaults it does not name stay ...
+    assert_eq!(env["HOME"], *abs);
+    assert_eq!(env["KAGED_LOG_LEVEL"], "info");
+    // ... and the three daemon-controlled variables cannot be overridden.
+    assert_eq!(env["KAGED_PLUGIN_NAME"], "env-override");
+    assert_eq!(env["KAGED_PLUGIN_DIR"], *abs);
+    assert_eq!(env["KAGED_API_VERSION"], "1");
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn the_plugin_runs_with_the_spawn_environment() {
     let (host, _audit, _t) = host(EASY);
     let dir = fixture("good");

@@ -74,7 +74,11 @@ async fn silent_plugin_is_killed_after_the_initialize_timeout() {
     assert!(matches!(handshake_error(e), HandshakeError::Timeout(_)));
     assert_eq!(
         audit.names(),
-        ["plugin.initialize_timeout", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.initialize_timeout",
+            "plugin.killed"
+        ]
     );
     assert_eq!(killed_reason(&audit), "initialize_timeout");
 }
@@ -89,7 +93,10 @@ async fn api_mismatch_is_killed_and_logs_both_versions() {
             plugin: 99
         }
     );
-    assert_eq!(audit.names(), ["plugin.api_mismatch", "plugin.killed"]);
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.api_mismatch", "plugin.killed"]
+    );
     let ev = one(&audit, "plugin.api_mismatch");
     assert_eq!(ev.get("daemon_api_version"), 1);
     assert_eq!(ev.get("plugin_api_version"), 99);
@@ -102,7 +109,10 @@ async fn name_mismatch_is_killed() {
         handshake_error(e),
         HandshakeError::NameMismatch { .. }
     ));
-    assert_eq!(audit.names(), ["plugin.name_mismatch", "plugin.killed"]);
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.name_mismatch", "plugin.killed"]
+    );
     let ev = one(&audit, "plugin.name_mismatch");
     assert_eq!(ev.get("expected"), "name-mismatch");
     assert_eq!(ev.get("got"), "someone-else");
@@ -115,7 +125,10 @@ async fn version_mismatch_is_killed() {
         handshake_error(e),
         HandshakeError::VersionMismatch { .. }
     ));
-    assert_eq!(audit.names(), ["plugin.version_mismatch", "plugin.killed"]);
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.version_mismatch", "plugin.killed"]
+    );
     assert_eq!(one(&audit, "plugin.version_mismatch").get("got"), "9.9.9");
 }
 
@@ -130,7 +143,11 @@ async fn capability_overreach_is_killed_with_claimed_and_allowed() {
     }
     assert_eq!(
         audit.names(),
-        ["plugin.capability_overreach", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.capability_overreach",
+            "plugin.killed"
+        ]
     );
     let ev = one(&audit, "plugin.capability_overreach");
     assert_eq!(
@@ -149,7 +166,11 @@ async fn speaking_before_initialize_is_a_fatal_violation() {
     ));
     assert_eq!(
         audit.names(),
-        ["plugin.protocol_violation", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.protocol_violation",
+            "plugin.killed"
+        ]
     );
     let v = one(&audit, "plugin.protocol_violation");
     let kind = v
@@ -175,7 +196,11 @@ async fn lenient_launch_sees_a_message_before_initialize_was_sent() {
     s.wait_exit(LIMIT).await.expect("killed");
     assert_eq!(
         audit.names(),
-        ["plugin.protocol_violation", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.protocol_violation",
+            "plugin.killed"
+        ]
     );
     assert_eq!(
         one(&audit, "plugin.protocol_violation").get("violation_type"),
@@ -190,7 +215,11 @@ async fn malformed_initialize_result_is_a_fatal_violation() {
     assert!(matches!(handshake_error(e), HandshakeError::Malformed(_)));
     assert_eq!(
         audit.names(),
-        ["plugin.protocol_violation", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.protocol_violation",
+            "plugin.killed"
+        ]
     );
     assert_eq!(
         one(&audit, "plugin.protocol_violation").get("violation_type"),
@@ -204,7 +233,11 @@ async fn an_error_answer_to_initialize_is_a_fatal_violation() {
     assert!(matches!(handshake_error(e), HandshakeError::ErrorAnswer(ref r) if r.code == -32000));
     assert_eq!(
         audit.names(),
-        ["plugin.protocol_violation", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.protocol_violation",
+            "plugin.killed"
+        ]
     );
 }
 
@@ -237,7 +270,7 @@ async fn exits_at_once_is_classified_and_audited_as_a_crash() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(audit.names(), ["plugin.crashed"]);
+    assert_eq!(audit.names(), ["plugin.spawned", "plugin.crashed"]);
     let ev = one(&audit, "plugin.crashed");
     assert_eq!(ev.get("exit_code"), 1);
     assert_eq!(
@@ -307,7 +340,8 @@ async fn a_lenient_session_can_drive_the_handshake_by_hand() {
     let (host, audit, transcript) = host(EASY);
     let s = host.launch_lenient(&fixture("good")).await.expect("spawn");
     let pid = s.pid().expect("pid");
-    assert!(audit.is_empty(), "{:?}", audit.names());
+    // The process is recorded when it starts (Spawn order), handshake or not.
+    assert_eq!(audit.names(), ["plugin.spawned"]);
     let raw = s.raw();
     let params = serde_json::json!({"daemon_version": "x", "api_version": 1,
         "plugin_name": "good", "storage_available": false, "projects": []});
@@ -323,10 +357,11 @@ async fn a_lenient_session_can_drive_the_handshake_by_hand() {
     let v = s.call("good.echo", None, Some(ctx)).await.expect("call");
     assert!(v["context"]["request_id"].is_string());
     assert!(s.shutdown().await.is_clean());
-    // The host never ran its own handshake: no spawned/initialized events.
+    // The host never ran its own handshake: no plugin.initialized.
     assert_eq!(
         audit.names(),
         [
+            "plugin.spawned",
             "plugin.method_called",
             "plugin.method_returned",
             "plugin.exited",

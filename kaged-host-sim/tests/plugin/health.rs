@@ -1,4 +1,5 @@
-//! Health checks: three consecutive ping failures kill the plugin.
+//! Health checks: three consecutive ping failures kill the plugin, SIGTERM
+//! first, SIGKILL after the grace.
 
 use std::sync::Arc;
 
@@ -36,6 +37,40 @@ async fn three_failed_pings_kill_the_plugin() {
     );
     let killed = audit.of(AuditEvent::Killed);
     assert_eq!(killed[0].get("reason"), "health_check_failed");
+    // SIGTERM first (the spec's "SIGTERM → SIGKILL"): the fixture keeps
+    // Python's default SIGTERM action, so it dies of signal 15. The exit
+    // status is fixed when SIGTERM is sent, whatever the machine's speed.
+    assert_eq!(s.exit_info().and_then(|e| e.signal), Some(15));
+    assert_eq!(killed[0].get("via"), "sigterm");
+    assert_group_gone(pid);
+}
+
+#[tokio::test]
+async fn a_plugin_ignoring_sigterm_is_sigkilled_after_the_grace() {
+    let (host, audit, _t) = host(FAST);
+    let s = Arc::new(
+        host.launch(&fixture("stops-answering-ping-ignores-sigterm"))
+            .await
+            .expect("launch"),
+    );
+    let pid = s.pid().expect("pid");
+    let _monitor = s.start_health_checks();
+    s.wait_exit(LIMIT).await.expect("killed");
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.killed"
+        ]
+    );
+    let killed = audit.of(AuditEvent::Killed);
+    assert_eq!(killed[0].get("reason"), "health_check_failed");
+    assert_eq!(killed[0].get("via"), "sigkill");
+    assert_eq!(s.exit_info().and_then(|e| e.signal), Some(9));
     assert_group_gone(pid);
 }
 
@@ -70,4 +105,94 @@ async fn a_healthy_plugin_passes_its_checks() {
             "plugin.stopped"
         ]
     );
+}
+
+/// `consecutive_failures` and `error` of every `plugin.health_fail`.
+fn failures(audit: &kaged_host_sim::AuditLog) -> Vec<(u64, String)> {
+    audit
+        .of(AuditEvent::HealthFail)
+        .iter()
+        .map(|r| {
+            let n = r.get("consecutive_failures").as_u64().expect("count");
+            let error = r.get("error").as_str().expect("error").to_string();
+            (n, error)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_error_answer_counts_as_a_failure() {
+    // Every ping is answered at once with -32000: no ping timeout is
+    // involved, three intervals (0.25 s each at this scale) end the plugin.
+    let (host, audit, _t) = host(FAST);
+    let s = Arc::new(
+        host.launch(&fixture("ping-answers-error"))
+            .await
+            .expect("launch"),
+    );
+    let pid = s.pid().expect("pid");
+    let _monitor = s.start_health_checks();
+    s.wait_exit(LIMIT).await.expect("killed");
+    let error =
+        "plugin answered \"ping\" with an error: JSON-RPC error -32000: database unreachable";
+    assert_eq!(
+        failures(&audit),
+        [
+            (1, error.to_string()),
+            (2, error.to_string()),
+            (3, error.to_string())
+        ]
+    );
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.health_fail",
+            "plugin.killed"
+        ]
+    );
+    assert_eq!(
+        audit.of(AuditEvent::Killed)[0].get("reason"),
+        "health_check_failed"
+    );
+    assert_group_gone(pid);
+}
+
+#[tokio::test]
+async fn a_healthy_answer_resets_the_counter() {
+    // Pings 1 and 2 fail, ping 3 is answered {"status": "ok"}, every later
+    // ping fails: the count restarts at 1 after the healthy answer, and the
+    // kill comes at the third failure after it (ping 6), not at ping 4.
+    let (host, audit, _t) = host(FAST);
+    let s = Arc::new(
+        host.launch(&fixture("ping-fails-twice-then-recovers"))
+            .await
+            .expect("launch"),
+    );
+    let pid = s.pid().expect("pid");
+    let _monitor = s.start_health_checks();
+    s.wait_exit(LIMIT).await.expect("killed");
+    let error = |n: u32| {
+        format!(
+            "plugin answered \"ping\" with an error: JSON-RPC error -32000: unhealthy (ping {n})"
+        )
+    };
+    assert_eq!(
+        failures(&audit),
+        [
+            (1, error(1)),
+            (2, error(2)),
+            (1, error(4)),
+            (2, error(5)),
+            (3, error(6))
+        ]
+    );
+    let mut want = vec!["plugin.spawned", "plugin.initialized"];
+    want.extend(["plugin.health_fail"; 5]);
+    want.push("plugin.killed");
+    assert_eq!(audit.names(), want);
+    assert_group_gone(pid);
 }

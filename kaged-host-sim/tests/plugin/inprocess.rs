@@ -150,7 +150,11 @@ async fn an_in_process_peer_speaking_first_is_cut_off() {
     );
     assert_eq!(
         audit.names(),
-        ["plugin.protocol_violation", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.protocol_violation",
+            "plugin.killed"
+        ]
     );
 }
 

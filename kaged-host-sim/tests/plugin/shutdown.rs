@@ -3,7 +3,37 @@
 use crate::support::host::{
     assert_group_gone, fixture, host, one, process_exists, EASY, FAST, LIMIT,
 };
-use kaged_host_sim::ShutdownOutcome;
+use kaged_host_sim::{ExitInfo, ShutdownOutcome};
+use serde_json::json;
+
+/// The spec's own times (shutdown_timeout_sec 1 s, then a 2 s SIGTERM
+/// grace): the grace is the one window this stage depends on, and 2 s is
+/// ample for a process dying of SIGTERM, however loaded the machine.
+const SPEC_TIMES: f64 = 1.0;
+
+#[tokio::test]
+async fn ignoring_shutdown_but_not_sigterm_ends_in_the_sigterm_stage() {
+    let (host, audit, _t) = host(SPEC_TIMES);
+    let s = host
+        .launch(&fixture("ignores-shutdown"))
+        .await
+        .expect("launch");
+    let pid = s.pid().expect("pid");
+    let terminated = ExitInfo {
+        code: None,
+        signal: Some(15),
+    };
+    assert_eq!(s.shutdown().await, ShutdownOutcome::Terminated(terminated));
+    assert_eq!(
+        audit.names(),
+        ["plugin.spawned", "plugin.initialized", "plugin.stopped"]
+    );
+    let stopped = one(&audit, "plugin.stopped");
+    assert_eq!(stopped.get("via"), "sigterm");
+    assert_eq!(stopped.get("exit_code"), &json!(null));
+    assert_eq!(stopped.get("signal"), 15);
+    assert_group_gone(pid);
+}
 
 #[tokio::test]
 async fn ignoring_shutdown_and_sigterm_ends_in_sigkill() {

@@ -6,7 +6,9 @@ use kaged_host_sim::time::REAP_POLL;
 use kaged_host_sim::{group_alive, PluginState, ShutdownOutcome, SupervisorError};
 use serde_json::json;
 
-use crate::helpers::{assert_no_generation_left, names, pid, staged_flaky, supervise, wait_state};
+use crate::helpers::{
+    assert_no_generation_left, names, of, pid, staged_flaky, supervise, wait_state,
+};
 use crate::support::host::{assert_group_gone, fixture, one, LIMIT};
 
 #[tokio::test]
@@ -46,24 +48,18 @@ async fn enable_after_failed_spawns_afresh() {
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Failed).await;
     let ev = audit.events();
-    assert_eq!(
-        names(&ev),
-        [
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.crashed",
-            "plugin.failed",
-            "plugin.disabled"
-        ]
-    );
-    for (i, crash) in ev[..5].iter().enumerate() {
+    // Each start is recorded when the process starts, then its crash.
+    let mut want = ["plugin.spawned", "plugin.crashed"].repeat(5);
+    want.extend(["plugin.failed", "plugin.disabled"]);
+    assert_eq!(names(&ev), want);
+    let crashes = of(&ev, "plugin.crashed");
+    assert_eq!(crashes.len(), 5);
+    for (i, crash) in crashes.iter().enumerate() {
         assert_eq!(crash.get("exit_code"), 1);
         let line = format!("start {}: failing on purpose", i + 1);
         assert_eq!(crash.get("last_stderr"), &json!([line]));
     }
-    assert_eq!(ev[5].get("total_failures"), 5);
+    assert_eq!(ev[10].get("total_failures"), 5);
     assert_eq!(sup.consecutive_failures(), 5);
     let mark = audit.len();
     sup.enable().await.expect("enable");
@@ -162,8 +158,8 @@ async fn stop_cancels_a_pending_restart() {
     let starts = sup.spawn_attempts();
     assert!(starts >= 1);
     let ev = audit.events();
-    assert_eq!(ev.len() as u64, starts, "{:?}", names(&ev));
-    assert!(names(&ev).iter().all(|n| *n == "plugin.crashed"));
+    let want = ["plugin.spawned", "plugin.crashed"].repeat(starts as usize);
+    assert_eq!(names(&ev), want);
     assert_eq!(
         std::fs::read_to_string(&counter).expect("counter"),
         starts.to_string()
@@ -188,7 +184,7 @@ async fn stop_during_the_handshake_kills_the_half_started_process() {
     .expect("the driver runs");
     assert_eq!(sup.stop().await, None);
     assert_eq!(sup.state(), PluginState::Stopped);
-    assert_eq!(audit.names(), ["plugin.killed"]);
+    assert_eq!(audit.names(), ["plugin.spawned", "plugin.killed"]);
     let killed = one(&audit, "plugin.killed");
     assert_eq!(killed.get("reason"), "session dropped");
     let first = killed.get("pid").as_u64().expect("pid") as u32;

@@ -165,15 +165,16 @@ async fn capability_overreach_fails_at_once() {
     assert_eq!(
         names(&ev),
         [
+            "plugin.spawned",
             "plugin.capability_overreach",
             "plugin.killed",
             "plugin.failed",
             "plugin.disabled"
         ]
     );
-    assert_eq!(ev[1].get("reason"), "capability_overreach");
-    assert_eq!(ev[2].get("total_failures"), 1);
-    assert_eq!(ev[3].get("reason"), "capability_overreach");
+    assert_eq!(ev[2].get("reason"), "capability_overreach");
+    assert_eq!(ev[3].get("total_failures"), 1);
+    assert_eq!(ev[4].get("reason"), "capability_overreach");
     assert_eq!(sup.spawn_attempts(), 1);
     assert!(sup.current().is_none());
     assert_eq!(assert_no_generation_left(&audit), 1);
@@ -191,7 +192,13 @@ async fn identity_mismatches_are_not_restarted() {
         wait_state(&sup, PluginState::Failed).await;
         assert_eq!(
             audit.names(),
-            [event, "plugin.killed", "plugin.failed", "plugin.disabled"],
+            [
+                "plugin.spawned",
+                event,
+                "plugin.killed",
+                "plugin.failed",
+                "plugin.disabled"
+            ],
             "{dir}"
         );
         assert_eq!(sup.spawn_attempts(), 1, "{dir}");
@@ -213,7 +220,9 @@ async fn a_flaky_start_recovers_and_keeps_its_count() {
     assert_eq!(
         audit.names(),
         [
+            "plugin.spawned",
             "plugin.crashed",
+            "plugin.spawned",
             "plugin.crashed",
             "plugin.spawned",
             "plugin.initialized"

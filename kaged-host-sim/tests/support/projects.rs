@@ -20,7 +20,7 @@ pub fn catalogue() -> Catalogue {
     Catalogue::load_dir(&dir().join("plugins")).expect("fixture manifests load")
 }
 
-/// The environment `local.yaml` is substituted from.
+/// The environment `local.toml` is substituted from.
 pub fn env() -> BTreeMap<String, String> {
     BTreeMap::from([
         ("KAGED_HINDSIGHT_TOKEN".to_string(), "hs-token".to_string()),
@@ -28,19 +28,19 @@ pub fn env() -> BTreeMap<String, String> {
     ])
 }
 
-/// `local.yaml`, substituted.
+/// `local.toml`, substituted.
 pub fn system() -> SystemConfig {
-    SystemConfig::load(&dir().join("local.yaml"), &env()).expect("local.yaml loads")
+    SystemConfig::load(&dir().join("local.toml"), &env()).expect("local.toml loads")
 }
 
-/// A fixture project with `local.yaml` as its system config.
+/// A fixture project with `local.toml` as its system config.
 pub fn fixture(name: &str) -> Project {
     Project::load(&dir().join(name))
         .expect("fixture project loads")
         .with_system_config(system())
 }
 
-/// An inline project with `local.yaml` as its system config.
+/// An inline project with `local.toml` as its system config.
 pub fn inline(yaml: &str) -> Project {
     Project::from_yaml_str(yaml, "inline.yaml")
         .expect("inline project parses")

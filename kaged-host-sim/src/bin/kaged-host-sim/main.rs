@@ -99,8 +99,9 @@ pub enum Command {
         /// With --project: map a package to a plugin directory (repeatable).
         #[arg(long, value_name = "PACKAGE=DIR", requires = "project")]
         plugin: Vec<String>,
-        /// With --project: the operator-local system config (YAML/JSON of
-        /// local.toml's shape; ${VAR} substituted from the environment).
+        /// With --project: the operator-local system config, a local.toml
+        /// ([plugins."<package>"] tables; ${VAR} substituted from the
+        /// environment).
         #[arg(long, value_name = "FILE", requires = "project")]
         local: Option<PathBuf>,
         /// With --project: print each step's outcome as one JSON object.
@@ -319,7 +320,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Plugin { action } => {
             let audit = audit_for(&cli.global)?;
-            plugin::run(&action, &audit, cli.global.storage_db.as_deref())
+            plugin::run(&action, &audit, cli.global.storage_db.as_deref()).await
         }
         Command::Storage { action } => {
             let audit = audit_for(&cli.global)?;

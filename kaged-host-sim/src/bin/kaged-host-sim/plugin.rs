@@ -14,6 +14,11 @@
 //! error: plugin oh-my-pi is active in 1 session(s); stop sessions first, or use --force
 //! ```
 //!
+//! `--active-sessions N` simulates a count of sessions (no daemon to ask):
+//! it only decides whether `--force` is needed. The command runs no plugin,
+//! so it stops none; the library's [`PluginStore::uninstall`] shuts down the
+//! running sessions its caller hands it.
+//!
 //! Consent: `--yes`, or a `y` typed at the prompt when stdin is a
 //! terminal; without either the install is refused (exit 2), so CI never
 //! hangs on a prompt.
@@ -54,7 +59,9 @@ pub enum PluginCommand {
         /// The plugin store (default: $KAGED_HOME).
         #[arg(long, value_name = "DIR")]
         store: Option<PathBuf>,
-        /// How many sessions use the plugin (the simulator has no daemon to ask).
+        /// Simulate N sessions using the plugin (there is no daemon to ask):
+        /// a count only, which makes --force necessary. This command runs
+        /// no plugin, so a forced uninstall has no process to stop.
         #[arg(long, value_name = "N", default_value_t = 0)]
         active_sessions: usize,
         /// Uninstall even while sessions use the plugin.
@@ -128,7 +135,7 @@ fn failed(what: &str, e: InstallError) -> CliError {
 }
 
 /// Run a `plugin` subcommand.
-pub fn run(
+pub async fn run(
     cmd: &PluginCommand,
     audit: &AuditLog,
     storage_db: Option<&Path>,
@@ -188,11 +195,15 @@ pub fn run(
         } => {
             let store = open_store(store.as_deref(), audit)?;
             let broker = storage_db.map(super::storage::open_existing).transpose()?;
+            // No plugin process runs in this command: nothing to hand over.
             let gone = store
-                .uninstall(name, *active_sessions, *force, broker.as_ref())
+                .uninstall(name, *active_sessions, *force, &[], broker.as_ref())
+                .await
                 .map_err(|e| failed("uninstall", e))?;
             if *active_sessions > 0 {
-                println!("✓ Stopped {name}");
+                println!(
+                    "  {active_sessions} simulated session(s): no plugin process runs here, none stopped"
+                );
             }
             println!("✓ Removed plugin files");
             println!("✓ Removed local config entry");

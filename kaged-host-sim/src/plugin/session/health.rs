@@ -1,11 +1,16 @@
 //! Health checks (`plugin-host.md` Health checks): `ping` every
-//! `health_interval_sec` (scaled); an error or no answer within 5 s (scaled)
-//! is a failure, audited `plugin.health_fail {consecutive_failures}`; three
-//! in a row kill the plugin (`plugin.killed {reason: "health_check_failed"}`).
-//! The simulator does not restart plugins.
+//! `health_interval_sec` (scaled); an error answer, or no answer within 5 s
+//! (scaled), is a failure, audited `plugin.health_fail {consecutive_failures,
+//! error}` (`error` with its causes: the plugin's code and message); a
+//! healthy answer resets the count. Three in a row kill the plugin the way
+//! the spec's table says, SIGTERM → SIGKILL: SIGTERM to its process group,
+//! `sigterm_grace` (2 s, scaled), then SIGKILL, audited `plugin.killed
+//! {reason: "health_check_failed", via: "sigterm" | "sigkill"}` (see
+//! [`PluginSession::terminate`]). Restarting is the supervisor's business.
 
 use std::sync::Weak;
 
+use kaged_plugin_protocol::error_chain;
 use serde_json::json;
 use tokio::task::AbortHandle;
 
@@ -54,10 +59,10 @@ impl PluginSession {
                         s.audit().emit(
                             AuditEvent::HealthFail,
                             s.name(),
-                            json!({"consecutive_failures": failures, "error": e.to_string()}),
+                            json!({"consecutive_failures": failures, "error": error_chain::chain(&e)}),
                         );
                         if failures >= MAX_HEALTH_FAILURES {
-                            s.kill("health_check_failed").await;
+                            s.terminate("health_check_failed").await;
                             return;
                         }
                     }

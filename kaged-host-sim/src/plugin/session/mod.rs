@@ -116,7 +116,6 @@ impl PluginSession {
             &self.manifest,
             self.init_params.clone(),
             self.timeouts().initialize,
-            self.pid(),
         )
         .await;
         match r {
@@ -226,6 +225,14 @@ impl PluginSession {
     /// Kill the plugin now (audits `plugin.killed {reason}`).
     pub async fn kill(&self, reason: &str) {
         self.life.kill(reason).await
+    }
+
+    /// Kill the plugin with SIGTERM first: SIGTERM to its process group,
+    /// wait `sigterm_grace`, then SIGKILL if it is still there (audits
+    /// `plugin.killed {reason, via}`, `via` being `"sigterm"` or `"sigkill"`
+    /// by what ended the process). Used for the health-check kill.
+    pub async fn terminate(&self, reason: &str) {
+        self.life.terminate(reason).await
     }
 
     /// Close the plugin's stdin (end of input) without sending `shutdown`;
