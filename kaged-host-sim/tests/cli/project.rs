@@ -134,3 +134,54 @@ fn project_usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--project"));
 }
+
+#[test]
+fn a_plugin_that_cannot_launch_is_named_and_the_others_run() {
+    // Spec Spawn: failed plugins do not block startup. The command line says
+    // which plugin failed, and the scenario still runs on the others.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("project.yaml");
+    std::fs::write(
+        &project,
+        "primary:\n  plugins:\n    hooks-observer:\n      package: \"@kaged/hooks-observer\"\n\
+         \x20   missing-command:\n      package: \"@kaged/missing-command\"\n",
+    )
+    .expect("write project");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "steps:\n  - start_session: primary\n    session_id: ses_failed\n    expect:\n      result:\n        system_prompt_prefix: \"<plugin:hooks-observer>\\nobserver ready (tag=-)\\n</plugin:hooks-observer>\"\n",
+    )
+    .expect("write script");
+    let audit = dir.path().join("audit.jsonl");
+    let mut cmd = cli();
+    cmd.args(["--time-scale", "0.2", "--audit"])
+        .arg(&audit)
+        .args(["session", "--project"])
+        .arg(&project)
+        .arg("--script")
+        .arg(&script);
+    for name in ["hooks-observer", "missing-command"] {
+        let plugin = fixtures().join("plugins").join(name);
+        cmd.arg("--plugin")
+            .arg(format!("@kaged/{name}={}", plugin.display()));
+    }
+    let out = cmd.output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{stderr}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("plugin missing-command"))
+        .unwrap_or_else(|| panic!("no warning naming the failed plugin:\n{stderr}"));
+    assert!(
+        warning.starts_with("kaged-host-sim: warning: plugin missing-command (")
+            && warning.contains("failed to launch; its hooks are not fired: "),
+        "{warning}"
+    );
+    assert_nothing_running(&audit);
+}

@@ -129,6 +129,21 @@ pub(super) async fn run(
                 &e,
             ))
         })?;
+    // A plugin that cannot launch does not block the others (spec Spawn);
+    // say so where a person reads it, not only in the audit log.
+    for failed in agents.failed() {
+        eprintln!(
+            "kaged-host-sim: warning: {}",
+            one_line(
+                &format!(
+                    "plugin {} ({}) failed to launch; its hooks are not fired",
+                    failed.name,
+                    failed.dir.display()
+                ),
+                &failed.error
+            )
+        );
+    }
     let mut failures = 0;
     for (i, step) in script.steps.iter().enumerate() {
         let (outcome, failure) = run_step(&agents, step).await;
