@@ -28,6 +28,7 @@
 //!  storage     the SQLite broker behind kaged.storage.*
 //!
 //!  install     the plugin store (install flow), over storage and validate
+//!  cage        manifest -> CagePolicy -> bwrap argv, seccomp, cgroup
 //!  observe     audit log, wire transcript, generated reference (every layer)
 //!  validate    manifest validation        time   every timeout, scaled
 //! ```
@@ -50,6 +51,7 @@
 //! ```
 
 pub mod agents;
+pub mod cage;
 mod firing;
 mod host;
 mod install;

@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cage;
 mod commands;
 mod plugin;
 mod project;

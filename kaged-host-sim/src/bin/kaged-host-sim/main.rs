@@ -1,10 +1,11 @@
 //! The `kaged-host-sim` command line: `validate`, `call`, `session`,
-//! `plugin`, `storage`.
+//! `plugin`, `storage`, `cage`.
 //!
 //! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
 //! usage (unknown flags, bad JSON arguments, missing directories). Errors
 //! are one line on stderr: what was wrong, then the cause chain.
 
+mod cage;
 mod call;
 mod error;
 mod plugin;
@@ -121,6 +122,9 @@ pub enum Command {
         #[command(subcommand)]
         action: storage::StorageCommand,
     },
+    /// Show the cage the plugin in DIR would run in: the policy compiled
+    /// from its capabilities and the bwrap command line (ADDENDUM §13).
+    Cage(cage::CageArgs),
 }
 
 /// Parse the process arguments and run; returns the exit status.
@@ -325,6 +329,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Storage { action } => {
             let audit = audit_for(&cli.global)?;
             storage::run(cli.global.storage_db.as_deref(), &audit, &action)
+        }
+        Command::Cage(args) => {
+            require_dir(&args.dir)?;
+            cage::run(&args)
         }
     }
 }

@@ -1,0 +1,108 @@
+//! The base of every cage (ADDENDUM §13), before any capability: the
+//! cage's own `/proc`, `/dev` and `/tmp`, read-only binds of the system
+//! runtime, and of the few `/etc` files a runtime needs to start (plus the
+//! resolver and CA store when the network is shared). Never all of `/etc`.
+
+use std::path::{Path, PathBuf};
+
+use super::error::CageError;
+use super::fs_view::{FsView, Node};
+use super::policy::{Mode, Mount};
+use super::resolve::{resolve, ResolveFailure};
+
+/// The system runtime, bound read-only where present (a host symlink such
+/// as `/bin -> usr/bin` is recreated as the same symlink).
+pub const SYSTEM_PATHS: [&str; 7] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+
+/// The `/etc` files every cage gets, where present: loader cache, NSS
+/// configuration, hosts, time zone.
+pub const ETC_FILES: [&str; 4] = [
+    "/etc/ld.so.cache",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/localtime",
+];
+
+/// The `/etc` entries a cage with a shared network also gets, where
+/// present: the resolver configuration and the CA store (Debian/Ubuntu,
+/// Alpine/Arch, Fedora/RHEL layouts).
+pub const ETC_NETWORK: [&str; 5] = [
+    "/etc/resolv.conf",
+    "/etc/ssl/certs",
+    "/etc/ssl/cert.pem",
+    "/etc/pki/tls/certs",
+    "/etc/pki/ca-trust/extracted",
+];
+
+/// Why a base bind is there.
+pub const BECAUSE_SYSTEM: &str = "system";
+/// Why an `/etc` file is bound.
+pub const BECAUSE_ETC: &str = "etc";
+/// Why a resolver or CA file is bound.
+pub const BECAUSE_NETWORK: &str = "network";
+
+fn inspect(what: &str, path: &Path, e: std::io::Error) -> CageError {
+    CageError::Inspect {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        source: e,
+    }
+}
+
+/// The base mounts on `fs`; the resolver and CA store only when `network`.
+pub fn base_mounts(fs: &dyn FsView, network: bool) -> Result<Vec<Mount>, CageError> {
+    let mut mounts = vec![
+        Mount::Proc {
+            dest: "/proc".into(),
+        },
+        Mount::Dev {
+            dest: "/dev".into(),
+        },
+        Mount::Tmpfs {
+            dest: "/tmp".into(),
+        },
+    ];
+    for p in SYSTEM_PATHS {
+        let path = PathBuf::from(p);
+        match fs
+            .lstat(&path)
+            .map_err(|e| inspect("system runtime", &path, e))?
+        {
+            Node::Dir | Node::File => mounts.push(Mount::Bind {
+                source: path.clone(),
+                dest: path,
+                mode: Mode::Ro,
+                missing: false,
+                because: vec![BECAUSE_SYSTEM.to_string()],
+            }),
+            Node::Symlink(target) => mounts.push(Mount::Symlink { target, dest: path }),
+            Node::Missing => {}
+        }
+    }
+    let etc = ETC_FILES.iter().map(|p| (*p, BECAUSE_ETC));
+    let net = ETC_NETWORK.iter().map(|p| (*p, BECAUSE_NETWORK));
+    for (p, because) in etc.chain(net.filter(|_| network)) {
+        let path = PathBuf::from(p);
+        // The content is bound (a symlinked resolv.conf points into /run,
+        // which the cage does not have).
+        let r = resolve(fs, &path).map_err(|f| match f {
+            ResolveFailure::Loop => CageError::SymlinkLoop {
+                capability: because.to_string(),
+                path: path.clone(),
+            },
+            ResolveFailure::Io(at, e) => inspect(because, &at, e),
+        })?;
+        if r.exists {
+            mounts.push(Mount::Bind {
+                source: r.path,
+                dest: path,
+                mode: Mode::Ro,
+                missing: false,
+                because: vec![because.to_string()],
+            });
+        }
+    }
+    Ok(mounts)
+}

@@ -1,0 +1,114 @@
+//! A [`CagePolicy`] as a bwrap command line (ADDENDUM §13), deterministic:
+//!
+//! ```text
+//! bwrap --unshare-all --unshare-pid [--share-net] --die-with-parent
+//!       --new-session --as-pid-1 --cap-drop ALL --clearenv
+//!       --setenv K V ...          (the spawn environment, sorted)
+//!       <mounts, in policy order> (--proc, --dev, --tmpfs, --symlink,
+//!                                  --ro-bind[-try], --bind[-try])
+//!       --chdir DIR [--info-fd FD] --seccomp FD -- COMMAND...
+//! ```
+//!
+//! `--as-pid-1` with `--unshare-pid`: the plugin itself is pid 1 of the
+//! cage and receives the SIGTERM sent to the pid `--info-fd` reports;
+//! when it exits, every process of the cage dies. `--cap-drop ALL`: bwrap
+//! started by root otherwise leaves the plugin its capabilities (checked
+//! with bubblewrap 0.8: CapEff full without it). The descriptors are slots
+//! the spawner fills; the seccomp one is not optional: plugins always get
+//! the default profile.
+
+use std::ffi::OsString;
+use std::os::fd::RawFd;
+
+use super::policy::{CagePolicy, Mode, Mount, NetMode};
+
+/// The bwrap executable, looked up on `PATH` by the spawner.
+pub const BWRAP: &str = "bwrap";
+
+/// The descriptors bwrap reads, open in the child at these numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CageFds {
+    /// `--info-fd`: bwrap writes `{"child-pid": N, ...}` there (the
+    /// plugin's pid outside the cage). `None`: not asked.
+    pub info: Option<RawFd>,
+    /// `--seccomp`: the program of [`super::seccomp::program_fd`].
+    pub seccomp: RawFd,
+}
+
+/// The placeholder of a descriptor in [`CagePolicy::bwrap_argv_template`].
+pub const INFO_FD_SLOT: &str = "<info-fd>";
+/// The placeholder of the seccomp descriptor.
+pub const SECCOMP_FD_SLOT: &str = "<seccomp-fd>";
+
+impl CagePolicy {
+    /// The arguments of `bwrap` (without `bwrap` itself) that run `command`
+    /// in this cage, with the descriptors of `fds`.
+    pub fn bwrap_argv(&self, command: &[OsString], fds: CageFds) -> Vec<OsString> {
+        let info = fds.info.map(|fd| OsString::from(fd.to_string()));
+        self.argv_with(command, info, OsString::from(fds.seccomp.to_string()))
+    }
+
+    /// The same with `<info-fd>` and `<seccomp-fd>` placeholders, for
+    /// display (`kaged-host-sim cage`).
+    pub fn bwrap_argv_template(&self, command: &[OsString]) -> Vec<OsString> {
+        self.argv_with(command, Some(INFO_FD_SLOT.into()), SECCOMP_FD_SLOT.into())
+    }
+
+    fn argv_with(
+        &self,
+        command: &[OsString],
+        info: Option<OsString>,
+        seccomp: OsString,
+    ) -> Vec<OsString> {
+        let mut a: Vec<OsString> = Vec::new();
+        let mut push =
+            |parts: &[&std::ffi::OsStr]| a.extend(parts.iter().map(|p| p.to_os_string()));
+        push(&["--unshare-all".as_ref(), "--unshare-pid".as_ref()]);
+        if self.net.mode == NetMode::Shared {
+            push(&["--share-net".as_ref()]);
+        }
+        push(&[
+            "--die-with-parent".as_ref(),
+            "--new-session".as_ref(),
+            "--as-pid-1".as_ref(),
+            "--cap-drop".as_ref(),
+            "ALL".as_ref(),
+            "--clearenv".as_ref(),
+        ]);
+        for (k, v) in &self.env {
+            push(&["--setenv".as_ref(), k.as_ref(), v.as_ref()]);
+        }
+        for m in &self.mounts {
+            match m {
+                Mount::Proc { dest } => push(&["--proc".as_ref(), dest.as_ref()]),
+                Mount::Dev { dest } => push(&["--dev".as_ref(), dest.as_ref()]),
+                Mount::Tmpfs { dest } => push(&["--tmpfs".as_ref(), dest.as_ref()]),
+                Mount::Symlink { target, dest } => {
+                    push(&["--symlink".as_ref(), target.as_ref(), dest.as_ref()]);
+                }
+                Mount::Bind {
+                    source,
+                    dest,
+                    mode,
+                    missing,
+                    ..
+                } => {
+                    let flag = match (mode, missing) {
+                        (Mode::Ro, false) => "--ro-bind",
+                        (Mode::Ro, true) => "--ro-bind-try",
+                        (Mode::Rw, false) => "--bind",
+                        (Mode::Rw, true) => "--bind-try",
+                    };
+                    push(&[flag.as_ref(), source.as_ref(), dest.as_ref()]);
+                }
+            }
+        }
+        push(&["--chdir".as_ref(), self.chdir.as_ref()]);
+        if let Some(fd) = &info {
+            push(&["--info-fd".as_ref(), fd.as_ref()]);
+        }
+        push(&["--seccomp".as_ref(), seccomp.as_ref(), "--".as_ref()]);
+        a.extend(command.iter().cloned());
+        a
+    }
+}

@@ -1,0 +1,223 @@
+//! The cage compiler: manifest + [`CageInputs`] → [`CagePolicy`], a pure
+//! function of a [`FsView`] (ADDENDUM §13; plugin-host.md § Capability →
+//! cage policy translation).
+//!
+//! 1. The install directory (resolved: the host's own path) is bound
+//!    read-only at its own path, and is the working directory.
+//! 2. `net:`: no grant (`net:[]` or nothing) → no network; any
+//!    `net:<host>:<port>`, `net:<host>:*` or `net:*` → the network is
+//!    shared, and the policy says the host:port filtering is the daemon's.
+//! 3. The base ([`super::base`]), with the resolver and CA store only when
+//!    the network is shared.
+//! 4. `read:fs:P` / `write:fs:P` / `exec:BIN:P` → binds ([`super::grants`]).
+//! 5. `exec:` binaries and the command: bound read-only only when no other
+//!    bind shows them already (a binary under `/usr` needs nothing).
+//! 6. Duplicates and nesting ([`super::merge`]).
+//!
+//! `kaged:storage:*` grants nothing in the cage: storage is brokered over
+//! the JSON-RPC connection.
+
+use std::path::Path;
+
+use kaged_plugin_protocol::capability::Capability;
+use kaged_plugin_protocol::manifest::Manifest;
+
+use super::base::base_mounts;
+use super::cgroup::CgroupPolicy;
+use super::error::CageError;
+use super::fs_view::{FsView, HostFs};
+use super::grants::{find_binary, grant_bind, host_path, resolve_for};
+use super::inputs::CageInputs;
+use super::merge::merge;
+use super::policy::{
+    Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING,
+};
+use super::seccomp::SeccompPolicy;
+
+/// Why the install directory is bound.
+pub const BECAUSE_INSTALL_DIR: &str = "install dir";
+/// Why the command is bound.
+pub const BECAUSE_COMMAND: &str = "command";
+
+/// Compile the cage of `manifest` against the real filesystem.
+pub fn compile(manifest: &Manifest, inputs: &CageInputs) -> Result<CagePolicy, CageError> {
+    compile_with(manifest, inputs, &HostFs)
+}
+
+/// The manifest's capabilities, parsed (the one typed model).
+fn capabilities(manifest: &Manifest) -> Result<Vec<Capability>, CageError> {
+    manifest
+        .capabilities
+        .iter()
+        .map(|e| {
+            e.capability().map_err(|err| CageError::BadCapability {
+                entry: e.canonical(),
+                message: err.message,
+            })
+        })
+        .collect()
+}
+
+fn net_policy(caps: &[Capability], notes: &mut Vec<String>) -> NetPolicy {
+    let mut grants: Vec<String> = caps
+        .iter()
+        .filter_map(|c| match c {
+            Capability::NetAll => Some("*".to_string()),
+            Capability::Net { .. } => c.to_string().strip_prefix("net:").map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    grants.sort();
+    grants.dedup();
+    if grants.is_empty() {
+        return NetPolicy {
+            mode: NetMode::None,
+            grants,
+            filtering: None,
+        };
+    }
+    if caps.contains(&Capability::NetNone) {
+        notes.push("`net:[]` is listed with network grants: the grants win".to_string());
+    }
+    NetPolicy {
+        mode: NetMode::Shared,
+        grants,
+        filtering: Some(NET_FILTERING.to_string()),
+    }
+}
+
+/// Compile the cage of `manifest` against `fs`.
+pub fn compile_with(
+    manifest: &Manifest,
+    inputs: &CageInputs,
+    fs: &dyn FsView,
+) -> Result<CagePolicy, CageError> {
+    let install = resolve_for(fs, BECAUSE_INSTALL_DIR, &inputs.install_dir)?;
+    if !install.exists || !install.is_dir {
+        return Err(CageError::InstallDir {
+            dir: inputs.install_dir.clone(),
+            why: "it is not an existing directory".to_string(),
+        });
+    }
+    let caps = capabilities(manifest)?;
+    let mut notes = Vec::new();
+    let net = net_policy(&caps, &mut notes);
+    let mut mounts = base_mounts(fs, net.mode == NetMode::Shared)?;
+    mounts.push(Mount::Bind {
+        source: install.path.clone(),
+        dest: install.path.clone(),
+        mode: Mode::Ro,
+        missing: false,
+        because: vec![BECAUSE_INSTALL_DIR.to_string()],
+    });
+    let mut exec = Vec::new();
+    for cap in &caps {
+        let text = cap.to_string();
+        let (raw, mode) = match cap {
+            Capability::ReadFs(p) => (p, Mode::Ro),
+            Capability::WriteFs(p) | Capability::Exec { path: p, .. } => (p, Mode::Rw),
+            _ => continue,
+        };
+        let declared = host_path(fs, &text, raw, inputs)?;
+        mounts.push(grant_bind(fs, &text, declared.clone(), mode)?);
+        if let Capability::Exec { binary, .. } = cap {
+            exec.push(ExecGrant {
+                capability: text,
+                binary: binary.clone(),
+                binary_path: find_binary(fs, &cap.to_string(), binary, inputs)?,
+                workdir: declared,
+            });
+        }
+    }
+    let mut policy = CagePolicy {
+        mounts: merge(mounts),
+        net,
+        exec,
+        chdir: install.path,
+        env: inputs.env.clone(),
+        state: "ephemeral".to_string(),
+        seccomp: SeccompPolicy::default_profile(),
+        cgroup: CgroupPolicy::new(inputs.cgroup.clone()),
+        notes,
+    };
+    add_executables(&mut policy, fs, inputs)?;
+    policy.notes.extend(missing_notes(&policy.mounts));
+    if !policy.exec.is_empty() {
+        policy.notes.push(
+            "exec: the cage cannot hold a binary to its working directory; that directory \
+             is bound read-write"
+                .to_string(),
+        );
+    }
+    Ok(policy)
+}
+
+/// Bind the `exec:` binaries and the command that no bind shows yet.
+fn add_executables(
+    policy: &mut CagePolicy,
+    fs: &dyn FsView,
+    inputs: &CageInputs,
+) -> Result<(), CageError> {
+    let mut extra = Vec::new();
+    for g in &policy.exec {
+        match &g.binary_path {
+            None => policy.notes.push(format!(
+                "`{}`: `{}` was not found (absolute, or on PATH); nothing bound for it",
+                g.capability, g.binary
+            )),
+            Some(bin) if hidden(policy, bin) => {
+                extra.push(grant_bind(fs, &g.capability, bin.clone(), Mode::Ro)?);
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(cmd) = &inputs.command {
+        let cmd = super::resolve::normalize(cmd);
+        if hidden(policy, &cmd) {
+            let r = resolve_for(fs, BECAUSE_COMMAND, &cmd)?;
+            if r.exists {
+                extra.push(Mount::Bind {
+                    source: r.path,
+                    dest: cmd,
+                    mode: Mode::Ro,
+                    missing: false,
+                    because: vec![BECAUSE_COMMAND.to_string()],
+                });
+            } else {
+                policy
+                    .notes
+                    .push(format!("the command {} does not exist", cmd.display()));
+            }
+        }
+    }
+    if !extra.is_empty() {
+        let mut all = std::mem::take(&mut policy.mounts);
+        all.extend(extra);
+        policy.mounts = merge(all);
+    }
+    Ok(())
+}
+
+fn hidden(policy: &CagePolicy, path: &Path) -> bool {
+    matches!(policy.access(path), Access::Hidden | Access::Scratch)
+}
+
+fn missing_notes(mounts: &[Mount]) -> Vec<String> {
+    mounts
+        .iter()
+        .filter_map(|m| match m {
+            Mount::Bind {
+                missing: true,
+                dest,
+                because,
+                ..
+            } => Some(format!(
+                "{} ({}) does not exist now: bound with the -try form, absent in the cage \
+                 unless created before the plugin starts",
+                dest.display(),
+                because.join(", ")
+            )),
+            _ => None,
+        })
+        .collect()
+}

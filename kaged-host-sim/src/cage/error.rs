@@ -1,0 +1,89 @@
+//! Why a cage could not be compiled: every message names the capability
+//! (or the base entry) and the path at fault, so that an operator can fix
+//! the manifest or the filesystem without reading code.
+
+use std::path::PathBuf;
+
+/// Why a cage policy could not be compiled (the plugin does not start).
+#[derive(Debug, thiserror::Error)]
+pub enum CageError {
+    /// A capability entry does not parse (the validator reports it too).
+    #[error("capability `{entry}` is invalid: {message}")]
+    BadCapability {
+        /// The entry as written.
+        entry: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A granted path resolves (through a symlink) outside the declared
+    /// path (plugin-host.md § Paths; ADDENDUM §13).
+    #[error(
+        "`{capability}`: {declared} resolves to {resolved}, outside the declared path; \
+         the plugin does not start (declare the resolved path instead)"
+    )]
+    Escapes {
+        /// The capability, canonical.
+        capability: String,
+        /// The declared path (lexically normalised).
+        declared: PathBuf,
+        /// Where its symlinks lead.
+        resolved: PathBuf,
+    },
+    /// A granted path is one the cage never binds: `/`, `/etc` (ADDENDUM
+    /// §13: never all of `/etc`), or `/proc`, `/dev` and anything under
+    /// them (the cage's own kernel views).
+    #[error("`{capability}`: {path} cannot be granted ({why})")]
+    Forbidden {
+        /// The capability, canonical.
+        capability: String,
+        /// The path.
+        path: PathBuf,
+        /// Why that path is never bound.
+        why: &'static str,
+    },
+    /// A `config:/` or `project:/` path with no root to resolve it against.
+    #[error("`{capability}`: {prefix} paths need the {root} root, which this host was not given")]
+    NoRoot {
+        /// The capability, canonical.
+        capability: String,
+        /// `config:/` or `project:/`.
+        prefix: &'static str,
+        /// `operator's config` or `project`.
+        root: &'static str,
+    },
+    /// A path went through more than 40 symlinks (or a loop).
+    #[error("`{capability}`: {path} has a symlink loop (more than 40 links)")]
+    SymlinkLoop {
+        /// The capability (or base entry) being resolved.
+        capability: String,
+        /// The path.
+        path: PathBuf,
+    },
+    /// The install directory does not exist or is not a directory.
+    #[error("plugin directory {dir} cannot be caged: {why}")]
+    InstallDir {
+        /// The directory.
+        dir: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// The filesystem could not be inspected (other than "not found").
+    #[error("`{what}`: cannot inspect {path}")]
+    Inspect {
+        /// The capability or base entry being resolved.
+        what: String,
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The seccomp profile could not be compiled to BPF.
+    #[error("the default seccomp profile does not compile for {arch}: {message}")]
+    Seccomp {
+        /// The target architecture.
+        arch: &'static str,
+        /// The compiler's message.
+        message: String,
+    },
+}

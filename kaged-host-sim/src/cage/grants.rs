@@ -1,0 +1,143 @@
+//! One path capability → one bind (ADDENDUM §13): `read:fs:P` read-only,
+//! `write:fs:P` read-write, `exec:BIN:P` the working directory P
+//! read-write. The path is taken from its URI root (`config:/`,
+//! `project:/`), normalised, refused when it is `/`, `/etc`, or under
+//! `/proc` or `/dev`, and refused when its symlinks lead outside it.
+//!
+//! A path that does not exist is not an error: it is bound with the `-try`
+//! form (bwrap skips a missing source; bwrap fails on a missing source of a
+//! plain bind) and the policy notes it, so that the plugin sees `ENOENT`
+//! there as it would without a cage, and a path created before the spawn
+//! still appears.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::error::CageError;
+use super::fs_view::FsView;
+use super::inputs::CageInputs;
+use super::policy::{Mode, Mount};
+use super::resolve::{normalize, resolve, within, ResolveFailure, Resolved};
+
+/// Resolve `path` for `what` (a capability or base entry), mapping failures.
+pub fn resolve_for(fs: &dyn FsView, what: &str, path: &Path) -> Result<Resolved, CageError> {
+    resolve(fs, path).map_err(|f| match f {
+        ResolveFailure::Loop => CageError::SymlinkLoop {
+            capability: what.to_string(),
+            path: path.to_path_buf(),
+        },
+        ResolveFailure::Io(at, source) => CageError::Inspect {
+            what: what.to_string(),
+            path: at,
+            source,
+        },
+    })
+}
+
+/// The host path a capability path names: absolute as written, or under
+/// the config or project root (resolved, trusted: the host's own).
+pub fn host_path(
+    fs: &dyn FsView,
+    capability: &str,
+    raw: &str,
+    inputs: &CageInputs,
+) -> Result<PathBuf, CageError> {
+    let uri = [
+        ("config:/", &inputs.config_root, "operator's config"),
+        ("project:/", &inputs.project_root, "project"),
+    ];
+    for (prefix, root, name) in uri {
+        let Some(rel) = raw.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some(root) = root else {
+            return Err(CageError::NoRoot {
+                capability: capability.to_string(),
+                prefix,
+                root: name,
+            });
+        };
+        if Path::new(rel)
+            .components()
+            .any(|c| c == Component::ParentDir)
+        {
+            return Err(CageError::Forbidden {
+                capability: capability.to_string(),
+                path: PathBuf::from(raw),
+                why: "`..` would leave the root it is relative to",
+            });
+        }
+        let root = resolve_for(fs, capability, root)?.path;
+        return Ok(normalize(&root.join(rel.trim_start_matches('/'))));
+    }
+    Ok(normalize(Path::new(raw)))
+}
+
+/// Why `path` can never be granted, if so.
+pub fn forbidden(path: &Path) -> Option<&'static str> {
+    if path == Path::new("/") {
+        Some("it is the whole host filesystem")
+    } else if path == Path::new("/etc") {
+        Some("never all of /etc (ADDENDUM §13); grant the files the plugin needs")
+    } else if path.starts_with("/proc") || path.starts_with("/dev") {
+        Some("/proc and /dev are the cage's own")
+    } else {
+        None
+    }
+}
+
+/// The bind of a granted path `declared` (a host path, normalised).
+pub fn grant_bind(
+    fs: &dyn FsView,
+    capability: &str,
+    declared: PathBuf,
+    mode: Mode,
+) -> Result<Mount, CageError> {
+    if let Some(why) = forbidden(&declared) {
+        return Err(CageError::Forbidden {
+            capability: capability.to_string(),
+            path: declared,
+            why,
+        });
+    }
+    let r = resolve_for(fs, capability, &declared)?;
+    if !within(&r.path, &declared) {
+        return Err(CageError::Escapes {
+            capability: capability.to_string(),
+            declared,
+            resolved: r.path,
+        });
+    }
+    Ok(Mount::Bind {
+        source: r.path,
+        dest: declared,
+        mode,
+        missing: !r.exists,
+        because: vec![capability.to_string()],
+    })
+}
+
+/// Where `binary` of an `exec:` grant is: itself when absolute, else the
+/// first directory of the spawn environment's `PATH` that has it (none
+/// when the environment has no `PATH`).
+pub fn find_binary(
+    fs: &dyn FsView,
+    capability: &str,
+    binary: &str,
+    inputs: &CageInputs,
+) -> Result<Option<PathBuf>, CageError> {
+    let candidates: Vec<PathBuf> = if binary.starts_with('/') {
+        vec![normalize(Path::new(binary))]
+    } else {
+        let path = inputs.env.get("PATH").map(String::as_str).unwrap_or("");
+        path.split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(|d| normalize(&Path::new(d).join(binary)))
+            .collect()
+    };
+    for c in candidates {
+        if resolve_for(fs, capability, &c)?.exists {
+            return Ok(Some(c));
+        }
+    }
+    Ok(None)
+}

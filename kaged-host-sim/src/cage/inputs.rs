@@ -1,0 +1,44 @@
+//! What the cage compiler needs besides the manifest: the install
+//! directory, the spawn environment, the resolved command, the roots of
+//! `config:/` and `project:/` paths, and the cgroup state detected.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::cgroup::CgroupState;
+
+/// The inputs of [`crate::cage::compile`] other than the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CageInputs {
+    /// The plugin's install directory (absolute): bound read-only at its
+    /// own path, the working directory and `HOME`.
+    pub install_dir: PathBuf,
+    /// The spawn environment (plugin-host.md § Spawn environment, the
+    /// manifest's `env` merged): the whole environment of the cage.
+    pub env: BTreeMap<String, String>,
+    /// `command[0]`, resolved: bound read-only when no other bind shows it
+    /// (a binary built outside the plugin directory). `None`: not checked.
+    pub command: Option<PathBuf>,
+    /// The operator's config root, for `config:/` paths (ADDENDUM §3).
+    pub config_root: Option<PathBuf>,
+    /// The project root, for `project:/` paths (ADDENDUM §3).
+    pub project_root: Option<PathBuf>,
+    /// The cgroup state (see [`crate::cage::cgroup::detect`]).
+    pub cgroup: CgroupState,
+}
+
+impl CageInputs {
+    /// Inputs with no command check, no roots and cgroup "not detected".
+    pub fn new(install_dir: impl Into<PathBuf>, env: BTreeMap<String, String>) -> CageInputs {
+        CageInputs {
+            install_dir: install_dir.into(),
+            env,
+            command: None,
+            config_root: None,
+            project_root: None,
+            cgroup: CgroupState::Unavailable {
+                reason: "not detected".to_string(),
+            },
+        }
+    }
+}

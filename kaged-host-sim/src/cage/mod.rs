@@ -1,0 +1,43 @@
+//! The cage: every plugin runs inside bwrap, with a policy compiled from
+//! its capabilities (plugin-host.md § Capability → cage policy
+//! translation; ADDENDUM §13).
+//!
+//! ```text
+//!  Manifest + CageInputs ──compile──▶ CagePolicy ──bwrap_argv──▶ bwrap argv
+//!  (install dir, spawn env,            (mounts, net, exec,        + --seccomp FD
+//!   command, roots, cgroup)             env, seccomp, cgroup)       (seccomp::default_program)
+//! ```
+//!
+//! [`compile_with`] is pure over a [`FsView`] ([`MemFs`] in tests);
+//! [`compile`] uses the real filesystem. [`seccomp`] builds the BPF
+//! program, [`cgroup`] detects and applies the limits.
+//!
+//! Phase 1: compiled and shown (`kaged-host-sim cage DIR`); spawning does
+//! not use it yet.
+
+mod base;
+mod bwrap;
+pub mod cgroup;
+mod compile;
+mod error;
+mod fs_view;
+mod grants;
+mod host_inputs;
+mod inputs;
+mod merge;
+mod policy;
+mod render;
+mod resolve;
+pub mod seccomp;
+
+pub use base::{ETC_FILES, ETC_NETWORK, SYSTEM_PATHS};
+pub use bwrap::{CageFds, BWRAP, INFO_FD_SLOT, SECCOMP_FD_SLOT};
+pub use cgroup::{CgroupLimits, CgroupPolicy, CgroupState};
+pub use compile::{compile, compile_with, BECAUSE_COMMAND, BECAUSE_INSTALL_DIR};
+pub use error::CageError;
+pub use fs_view::{FsView, HostFs, MemFs, Node};
+pub use host_inputs::inputs_for_dir;
+pub use inputs::CageInputs;
+pub use policy::{Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING};
+pub use resolve::{normalize, resolve, ResolveFailure, Resolved};
+pub use seccomp::{SeccompPolicy, SeccompProgram};

@@ -1,0 +1,205 @@
+//! The cage policy: what a plugin may touch, in the shape of plugin-host.md
+//! § Capability → cage policy translation (fs, net, exec, state, seccomp,
+//! cgroup), made concrete (ADDENDUM §13): the ordered list of mounts bwrap
+//! performs, the environment, the working directory.
+//!
+//! Serialisable for `kaged-host-sim cage --json`; [`CagePolicy::render`]
+//! (in `render.rs`) is the human form, [`CagePolicy::bwrap_argv`] (in
+//! `bwrap.rs`) the command line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::cgroup::CgroupPolicy;
+use super::seccomp::SeccompPolicy;
+
+/// Read-only or read-write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Read-only (`--ro-bind`).
+    Ro,
+    /// Read-write (`--bind`).
+    Rw,
+}
+
+/// One filesystem operation of the cage, in the order bwrap performs them
+/// (a later mount covers an earlier one at or above its destination).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Mount {
+    /// A fresh procfs (`--proc`).
+    Proc {
+        /// Where.
+        dest: PathBuf,
+    },
+    /// A minimal `/dev` (`--dev`: null, zero, full, random, urandom, tty).
+    Dev {
+        /// Where.
+        dest: PathBuf,
+    },
+    /// An empty tmpfs (`--tmpfs`).
+    Tmpfs {
+        /// Where.
+        dest: PathBuf,
+    },
+    /// A symlink, as on the host (`--symlink`: `/bin -> usr/bin`).
+    Symlink {
+        /// The link's target as written on the host.
+        target: PathBuf,
+        /// Where.
+        dest: PathBuf,
+    },
+    /// A bind of a host path (`--ro-bind`, `--bind`; `-try` when missing).
+    Bind {
+        /// The host path (symlinks resolved).
+        source: PathBuf,
+        /// The path inside the cage.
+        dest: PathBuf,
+        /// Read-only or read-write.
+        mode: Mode,
+        /// The source did not exist when the cage was compiled: bound with
+        /// the `-try` form, which bwrap skips when the source is missing.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        missing: bool,
+        /// Why it is there: `system`, `etc`, `network`, `install dir`,
+        /// `command`, or the capabilities that grant it.
+        because: Vec<String>,
+    },
+}
+
+impl Mount {
+    /// The path inside the cage.
+    pub fn dest(&self) -> &Path {
+        match self {
+            Mount::Proc { dest }
+            | Mount::Dev { dest }
+            | Mount::Tmpfs { dest }
+            | Mount::Symlink { dest, .. }
+            | Mount::Bind { dest, .. } => dest,
+        }
+    }
+
+    /// Order among mounts of the same destination: kernel views and tmpfs
+    /// first, binds last (so a granted bind covers a tmpfs).
+    pub(crate) fn rank(&self) -> u8 {
+        match self {
+            Mount::Proc { .. } | Mount::Dev { .. } => 0,
+            Mount::Tmpfs { .. } => 1,
+            Mount::Symlink { .. } => 2,
+            Mount::Bind { .. } => 3,
+        }
+    }
+}
+
+/// Whether the network namespace is shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetMode {
+    /// A new, empty network namespace: loopback only, inside the cage.
+    None,
+    /// The host's network namespace (`--share-net`).
+    Shared,
+}
+
+/// The network part of a cage policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetPolicy {
+    /// Shared or not.
+    pub mode: NetMode,
+    /// The declared targets (`api.example.com:443`, `localhost:*`, `*`).
+    pub grants: Vec<String>,
+    /// How the grants are enforced, when shared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filtering: Option<String>,
+}
+
+/// What the daemon does with `net:` grants; the host-sim does not simulate it.
+pub const NET_FILTERING: &str =
+    "host:port filtering is the daemon's gatekeeper, not simulated by the host-sim";
+
+/// One `exec:BIN:P` grant, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecGrant {
+    /// The capability, canonical.
+    pub capability: String,
+    /// The binary as declared.
+    pub binary: String,
+    /// Where it was found (`None`: not found, not bound).
+    pub binary_path: Option<PathBuf>,
+    /// The working directory it is granted (bound read-write).
+    pub workdir: PathBuf,
+}
+
+/// What a path inside the cage is, given the mounts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Access {
+    /// Not in the cage.
+    Hidden,
+    /// Read-only bind.
+    ReadOnly,
+    /// Read-write bind.
+    ReadWrite,
+    /// A fresh tmpfs, writable, empty at start, gone at exit.
+    Scratch,
+    /// The cage's own `/proc` or `/dev`.
+    Kernel,
+}
+
+/// A compiled cage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CagePolicy {
+    /// Every mount, in order.
+    pub mounts: Vec<Mount>,
+    /// The network.
+    pub net: NetPolicy,
+    /// The `exec:` grants.
+    pub exec: Vec<ExecGrant>,
+    /// The working directory (the install directory).
+    pub chdir: PathBuf,
+    /// The whole environment (after `--clearenv`).
+    pub env: BTreeMap<String, String>,
+    /// Always `ephemeral` for plugins.
+    pub state: String,
+    /// The seccomp profile.
+    pub seccomp: SeccompPolicy,
+    /// The cgroup limits and whether they are applied.
+    pub cgroup: CgroupPolicy,
+    /// What an author should know (missing paths, ignored grants...).
+    pub notes: Vec<String>,
+}
+
+impl CagePolicy {
+    /// What `path` (absolute, normalised) is inside the cage: the last mount
+    /// at or above it decides; a symlink mount is followed (at most 40
+    /// times); a bind whose source was missing covers nothing.
+    pub fn access(&self, path: &Path) -> Access {
+        let mut path = path.to_path_buf();
+        for _ in 0..40 {
+            let top = self.mounts.iter().rev().find(|m| {
+                path.starts_with(m.dest()) && !matches!(m, Mount::Bind { missing: true, .. })
+            });
+            match top {
+                None => return Access::Hidden,
+                Some(Mount::Proc { .. } | Mount::Dev { .. }) => return Access::Kernel,
+                Some(Mount::Tmpfs { .. }) => return Access::Scratch,
+                Some(Mount::Bind { mode: Mode::Ro, .. }) => return Access::ReadOnly,
+                Some(Mount::Bind { mode: Mode::Rw, .. }) => return Access::ReadWrite,
+                Some(Mount::Symlink { target, dest }) => {
+                    let rest = path.strip_prefix(dest).unwrap_or(Path::new(""));
+                    let base = dest.parent().unwrap_or(Path::new("/")).join(target);
+                    path = super::resolve::normalize(&base.join(rest));
+                }
+            }
+        }
+        Access::Hidden
+    }
+
+    /// Whether the network namespace is shared.
+    pub fn shares_network(&self) -> bool {
+        self.net.mode == NetMode::Shared
+    }
+}

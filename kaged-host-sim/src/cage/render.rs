@@ -1,0 +1,145 @@
+//! The human form of a [`CagePolicy`]: what the plugin may read, write,
+//! reach and run, and what is enforced how (`kaged-host-sim cage DIR`).
+
+use std::fmt::Write;
+
+use super::cgroup::CgroupState;
+use super::policy::{CagePolicy, Mode, Mount, NetMode};
+
+impl CagePolicy {
+    /// A few lines per section: filesystem, network, exec, environment,
+    /// seccomp, cgroup, notes.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        // Writing to a String cannot fail.
+        let _ = self.write_fs(&mut o);
+        let _ = self.write_rest(&mut o);
+        o
+    }
+
+    fn write_fs(&self, o: &mut String) -> std::fmt::Result {
+        writeln!(
+            o,
+            "filesystem (in order; a later mount covers an earlier one):"
+        )?;
+        for m in &self.mounts {
+            match m {
+                Mount::Proc { dest } => {
+                    writeln!(o, "  proc     {}  (the cage's own)", dest.display())?
+                }
+                Mount::Dev { dest } => writeln!(
+                    o,
+                    "  dev      {}  (null, zero, random, tty...)",
+                    dest.display()
+                )?,
+                Mount::Tmpfs { dest } => writeln!(
+                    o,
+                    "  tmpfs    {}  (empty, writable, gone at exit)",
+                    dest.display()
+                )?,
+                Mount::Symlink { target, dest } => {
+                    writeln!(o, "  symlink  {} -> {}", dest.display(), target.display())?
+                }
+                Mount::Bind {
+                    source,
+                    dest,
+                    mode,
+                    missing,
+                    because,
+                } => {
+                    let mode = match mode {
+                        Mode::Ro => "ro",
+                        Mode::Rw => "rw",
+                    };
+                    let from = if source == dest {
+                        String::new()
+                    } else {
+                        format!(" <- {}", source.display())
+                    };
+                    let missing = if *missing { ", missing now" } else { "" };
+                    writeln!(
+                        o,
+                        "  {mode}       {}{from}  ({}{missing})",
+                        dest.display(),
+                        because.join(", ")
+                    )?;
+                }
+            }
+        }
+        writeln!(o, "  cwd and HOME: {} (read-only)", self.chdir.display())
+    }
+
+    fn write_rest(&self, o: &mut String) -> std::fmt::Result {
+        match self.net.mode {
+            NetMode::None => writeln!(o, "network: none (a new namespace, loopback only)")?,
+            NetMode::Shared => {
+                writeln!(o, "network: shared, granted {}", self.net.grants.join(", "))?;
+                if let Some(f) = &self.net.filtering {
+                    writeln!(o, "  {f}")?;
+                }
+            }
+        }
+        for g in &self.exec {
+            let bin = g
+                .binary_path
+                .as_ref()
+                .map_or_else(|| "not found".to_string(), |p| p.display().to_string());
+            writeln!(
+                o,
+                "exec: {} ({bin}), working dir {} (rw)",
+                g.binary,
+                g.workdir.display()
+            )?;
+        }
+        let keys: Vec<&str> = self.env.keys().map(String::as_str).collect();
+        writeln!(o, "environment: cleared, then {}", keys.join(" "))?;
+        writeln!(
+            o,
+            "seccomp: {} profile, {} for {}",
+            self.seccomp.profile,
+            self.seccomp.action,
+            self.seccomp.denied.join(" ")
+        )?;
+        for a in &self.seccomp.also {
+            writeln!(o, "  {a}")?;
+        }
+        let w = &self.cgroup.wanted;
+        let wanted = format!(
+            "memory.max {} MiB, pids.max {}, cpu.weight {} (cpu shares {})",
+            w.memory_max_bytes / (1024 * 1024),
+            w.pids_max,
+            w.cpu_weight,
+            w.cpu_shares
+        );
+        match &self.cgroup.state {
+            CgroupState::Unavailable { reason } => {
+                writeln!(o, "cgroup: unavailable, no limit applied ({reason})")?;
+                writeln!(o, "  wanted: {wanted}")?;
+            }
+            CgroupState::Available { parent } => {
+                writeln!(
+                    o,
+                    "cgroup: available under {}; not applied yet",
+                    parent.display()
+                )?;
+                writeln!(o, "  wanted: {wanted}")?;
+            }
+            CgroupState::Applied {
+                path,
+                applied,
+                failed,
+            } => {
+                writeln!(o, "cgroup: {}", path.display())?;
+                writeln!(o, "  applied: {applied:?}")?;
+                for f in failed {
+                    writeln!(o, "  not applied: {f}")?;
+                }
+            }
+        }
+        writeln!(o, "state: {}", self.state)?;
+        for n in &self.notes {
+            writeln!(o, "note: {n}")?;
+        }
+        Ok(())
+    }
+}

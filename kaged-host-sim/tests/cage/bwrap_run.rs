@@ -1,0 +1,149 @@
+//! The compiled argv run by the real bwrap, with the default seccomp
+//! program on `--seccomp FD`. Without a working bwrap these tests fail
+//! under `CI=true` and otherwise skip, saying why on stderr.
+
+use std::ffi::OsString;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use kaged_host_sim::cage::{compile, seccomp, CageFds, CageInputs, CagePolicy, BWRAP};
+
+use crate::model::manifest;
+
+/// Whether bwrap can make a sandbox here; `false` (after saying why) when
+/// it cannot and this is not CI; a panic when it cannot under `CI=true`.
+fn bwrap_works() -> bool {
+    let probe = Command::new(BWRAP)
+        .args([
+            "--unshare-all",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "/bin/sh",
+            "-c",
+            "true",
+        ])
+        .output();
+    let why = match probe {
+        Ok(o) if o.status.success() => return true,
+        Ok(o) => format!(
+            "bwrap cannot make a sandbox here: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => format!("bwrap is not installed ({e}); apt-get install bubblewrap"),
+    };
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI=true and {why}");
+    }
+    eprintln!("SKIPPED (not CI): {why}");
+    false
+}
+
+struct Plugin {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Plugin {
+    fn new() -> Plugin {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(tmp.path()).expect("canonical");
+        std::fs::create_dir_all(root.join("plugin")).expect("mkdir");
+        std::fs::create_dir_all(root.join("out")).expect("mkdir");
+        Plugin { _tmp: tmp, root }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.root.join("plugin")
+    }
+
+    fn policy(&self, caps: &[&str]) -> CagePolicy {
+        let mut env = crate::model::env();
+        let dir = self.dir().display().to_string();
+        env.insert("HOME".into(), dir.clone());
+        env.insert("KAGED_PLUGIN_DIR".into(), dir);
+        compile(&manifest(caps), &CageInputs::new(self.dir(), env)).expect("compile")
+    }
+}
+
+/// Run `cmd` in the cage of `policy` with the default seccomp program.
+fn run(policy: &CagePolicy, cmd: &[&str]) -> Output {
+    let program = seccomp::default_program().expect("seccomp program");
+    let fd = seccomp::program_fd(&program).expect("pipe");
+    // Inheritable for this spawn (the phase-2 spawner does this in the child).
+    rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::empty()).expect("fcntl");
+    let command: Vec<OsString> = cmd.iter().map(OsString::from).collect();
+    let argv = policy.bwrap_argv(
+        &command,
+        CageFds {
+            info: None,
+            seccomp: fd.as_raw_fd(),
+        },
+    );
+    let out = Command::new(BWRAP).args(&argv).output().expect("run bwrap");
+    drop(fd);
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn seccomp_denies_unshare_with_eperm_and_allows_the_rest() {
+    if !bwrap_works() {
+        return;
+    }
+    let plugin = Plugin::new();
+    let policy = plugin.policy(&[]);
+    let ok = run(&policy, &["/usr/bin/true"]);
+    assert!(
+        ok.status.success(),
+        "true failed in the cage: {}",
+        stderr(&ok)
+    );
+    // bwrap unshares before it loads the filter; the plugin may not.
+    let denied = run(&policy, &["/usr/bin/unshare", "-U", "/usr/bin/true"]);
+    assert!(!denied.status.success());
+    assert!(
+        stderr(&denied).contains("Operation not permitted"),
+        "expected EPERM from unshare: {}",
+        stderr(&denied)
+    );
+}
+
+#[test]
+fn the_cage_hides_etc_and_keeps_home_read_only_and_grants_writable() {
+    if !bwrap_works() {
+        return;
+    }
+    let p = Plugin::new();
+    let out = p.root.join("out");
+    let policy = p.policy(&[&format!("write:fs:{}", out.display())]);
+    let sh = |script: &str| run(&policy, &["/bin/sh", "-c", script]);
+    let o = sh("cat /etc/passwd");
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("No such file or directory"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sh("touch \"$HOME/x\"");
+    assert!(
+        stderr(&o).contains("Read-only file system"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sh(&format!("echo hi > {}/made && pwd", out.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        p.dir().display().to_string()
+    );
+    assert_eq!(std::fs::read_to_string(out.join("made")).unwrap(), "hi\n");
+    let o = sh("touch /tmp/scratch && echo $KAGED_PLUGIN_NAME");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "demo");
+}

@@ -1,0 +1,286 @@
+//! The compiler, one capability form at a time, on the in-memory host.
+
+use std::path::{Path, PathBuf};
+
+use kaged_host_sim::cage::{Access, CageError, Mode, Mount, NetMode, NET_FILTERING};
+
+use crate::model::{argv, compile, has_bind, options, INSTALL};
+
+fn p(s: &str) -> &Path {
+    Path::new(s)
+}
+
+#[test]
+fn the_base_is_the_system_runtime_and_a_few_etc_files() {
+    let policy = compile(&[]).unwrap();
+    let a = argv(&policy);
+    assert!(has_bind(&a, "--ro-bind", "/usr", "/usr"));
+    for (link, target) in [
+        ("/bin", "usr/bin"),
+        ("/lib", "usr/lib"),
+        ("/lib64", "usr/lib64"),
+    ] {
+        assert!(policy.mounts.contains(&Mount::Symlink {
+            target: target.into(),
+            dest: link.into()
+        }));
+    }
+    for f in ["/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/hosts"] {
+        assert!(has_bind(&a, "--ro-bind", f, f), "{f}");
+    }
+    // The time zone's content is bound, not the host's symlink.
+    assert!(has_bind(
+        &a,
+        "--ro-bind",
+        "/usr/share/zoneinfo/Etc/UTC",
+        "/etc/localtime"
+    ));
+    assert_eq!(policy.access(p("/etc/passwd")), Access::Hidden);
+    assert_eq!(policy.access(p("/etc/ssl/private")), Access::Hidden);
+    assert_eq!(policy.access(p("/etc/resolv.conf")), Access::Hidden);
+    assert_eq!(policy.access(p("/srv/secret")), Access::Hidden);
+    assert_eq!(policy.access(p("/bin/bash")), Access::ReadOnly);
+    assert_eq!(policy.access(p("/tmp/x")), Access::Scratch);
+    assert_eq!(policy.access(p("/proc/self")), Access::Kernel);
+    // The install directory: read-only, the working directory; HOME is it.
+    assert!(has_bind(&a, "--ro-bind", INSTALL, INSTALL));
+    assert_eq!(policy.access(p(INSTALL)), Access::ReadOnly);
+    assert_eq!(policy.chdir, PathBuf::from(INSTALL));
+    assert_eq!(policy.env["HOME"], INSTALL);
+    assert_eq!(policy.state, "ephemeral");
+    assert_eq!(policy.seccomp.profile, "default");
+}
+
+#[test]
+fn the_argv_starts_with_the_namespaces_and_ends_with_the_command() {
+    let a = argv(&compile(&["net:[]"]).unwrap());
+    let head: Vec<&str> = a.iter().take(9).map(String::as_str).collect();
+    assert_eq!(
+        head,
+        [
+            "--unshare-all",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--new-session",
+            "--as-pid-1",
+            "--cap-drop",
+            "ALL",
+            "--clearenv",
+            "--setenv"
+        ]
+    );
+    let opts = options(&a);
+    let tail: Vec<Vec<String>> = opts[opts.len() - 3..].to_vec();
+    assert_eq!(tail[0], ["--chdir", INSTALL]);
+    assert_eq!(tail[1], ["--info-fd", "4"]);
+    assert_eq!(tail[2], ["--seccomp", "5"]);
+    let dash = a.iter().position(|x| x == "--").unwrap();
+    assert_eq!(
+        a[dash + 1..],
+        [format!("{INSTALL}/plugin.py"), "--flag".into()]
+    );
+    // The environment, sorted, after --clearenv.
+    let envs: Vec<&Vec<String>> = opts.iter().filter(|o| o[0] == "--setenv").collect();
+    assert_eq!(envs.len(), 4);
+    assert!(envs.windows(2).all(|w| w[0][1] < w[1][1]));
+}
+
+#[test]
+fn no_network_unless_a_net_grant() {
+    for caps in [&[][..], &["net:[]"][..], &["kaged:storage:read"][..]] {
+        let policy = compile(caps).unwrap();
+        assert_eq!(policy.net.mode, NetMode::None, "{caps:?}");
+        assert!(!argv(&policy).contains(&"--share-net".to_string()));
+        assert_eq!(policy.net.filtering, None);
+    }
+}
+
+#[test]
+fn a_host_port_grant_shares_the_network_and_says_who_filters() {
+    let policy = compile(&["net:api.example.com:443", "net:localhost:*"]).unwrap();
+    assert_eq!(policy.net.mode, NetMode::Shared);
+    assert_eq!(policy.net.grants, ["api.example.com:443", "localhost:*"]);
+    assert_eq!(policy.net.filtering.as_deref(), Some(NET_FILTERING));
+    let a = argv(&policy);
+    assert_eq!(a.iter().filter(|x| *x == "--share-net").count(), 1);
+    // With the network come the resolver (its content) and the CA store.
+    assert!(has_bind(
+        &a,
+        "--ro-bind",
+        "/run/systemd/resolve/stub-resolv.conf",
+        "/etc/resolv.conf"
+    ));
+    assert!(has_bind(
+        &a,
+        "--ro-bind",
+        "/etc/ssl/certs",
+        "/etc/ssl/certs"
+    ));
+    assert_eq!(policy.access(p("/etc/ssl/private")), Access::Hidden);
+}
+
+#[test]
+fn net_star_is_unrestricted_and_wins_over_net_none() {
+    let policy = compile(&["net:*", "net:[]"]).unwrap();
+    assert_eq!(policy.net.mode, NetMode::Shared);
+    assert_eq!(policy.net.grants, ["*"]);
+    assert!(policy.notes.iter().any(|n| n.contains("grants win")));
+}
+
+#[test]
+fn read_and_write_grants_are_ro_and_rw_binds() {
+    let policy = compile(&["read:fs:/opt/data", "write:fs:/srv/secret"]).unwrap();
+    let a = argv(&policy);
+    assert!(has_bind(&a, "--ro-bind", "/opt/data", "/opt/data"));
+    assert!(has_bind(&a, "--bind", "/srv/secret", "/srv/secret"));
+    assert_eq!(policy.access(p("/opt/data/file")), Access::ReadOnly);
+    assert_eq!(policy.access(p("/srv/secret/x")), Access::ReadWrite);
+}
+
+#[test]
+fn a_missing_path_is_bound_with_try_and_noted() {
+    let policy = compile(&["write:fs:/var/lib/demo", "read:fs:/opt/data/later"]).unwrap();
+    let a = argv(&policy);
+    assert!(has_bind(&a, "--bind-try", "/var/lib/demo", "/var/lib/demo"));
+    assert!(has_bind(
+        &a,
+        "--ro-bind-try",
+        "/opt/data/later",
+        "/opt/data/later"
+    ));
+    let notes = policy.notes.join("\n");
+    assert!(
+        notes.contains("/var/lib/demo (write:fs:/var/lib/demo) does not exist now"),
+        "{notes}"
+    );
+    // Absent at compile time: not claimed as visible.
+    assert_eq!(policy.access(p("/var/lib/demo")), Access::Hidden);
+}
+
+#[test]
+fn a_rw_bind_nested_in_a_ro_bind_comes_after_it_and_vice_versa() {
+    let policy = compile(&["write:fs:/opt/data/sub", "read:fs:/opt/data"]).unwrap();
+    let b = crate::model::binds(&argv(&policy));
+    let ro = b.iter().position(|(_, _, d)| d == p("/opt/data")).unwrap();
+    let rw = b
+        .iter()
+        .position(|(_, _, d)| d == p("/opt/data/sub"))
+        .unwrap();
+    assert!(ro < rw);
+    assert_eq!(policy.access(p("/opt/data/sub/x")), Access::ReadWrite);
+    assert_eq!(policy.access(p("/opt/data/file")), Access::ReadOnly);
+
+    let policy = compile(&["read:fs:/opt/data/sub", "write:fs:/opt/data"]).unwrap();
+    assert_eq!(policy.access(p("/opt/data/sub/x")), Access::ReadOnly);
+    assert_eq!(policy.access(p("/opt/data/file")), Access::ReadWrite);
+}
+
+#[test]
+fn duplicates_collapse_and_rw_wins() {
+    let policy = compile(&[
+        "read:fs:/opt/data",
+        "write:fs:/opt/data/",
+        "read:fs:/opt/./data",
+    ])
+    .unwrap();
+    let binds: Vec<&Mount> = policy
+        .mounts
+        .iter()
+        .filter(|m| m.dest() == p("/opt/data"))
+        .collect();
+    assert_eq!(binds.len(), 1);
+    let Mount::Bind { mode, because, .. } = binds[0] else {
+        panic!("{binds:?}")
+    };
+    assert_eq!(*mode, Mode::Rw);
+    assert_eq!(
+        because,
+        &[
+            "read:fs:/opt/data",
+            "write:fs:/opt/data/",
+            "read:fs:/opt/./data"
+        ]
+    );
+}
+
+#[test]
+fn a_grant_of_the_install_dir_or_usr_merges_with_the_base() {
+    let policy = compile(&[&format!("write:fs:{INSTALL}"), "read:fs:/usr"]).unwrap();
+    let a = argv(&policy);
+    assert!(has_bind(&a, "--bind", INSTALL, INSTALL));
+    assert_eq!(
+        crate::model::binds(&a)
+            .iter()
+            .filter(|b| b.2 == p("/usr"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_grant_whose_symlink_leaves_it_is_refused_naming_it() {
+    for (cap, declared, resolved) in [
+        ("read:fs:/opt/escape", "/opt/escape", "/srv/secret"),
+        (
+            "write:fs:/opt/escape/new/dir",
+            "/opt/escape/new/dir",
+            "/srv/secret/new/dir",
+        ),
+        ("read:fs:/opt/inner", "/opt/inner", "/opt/data"),
+        ("read:fs:/bin/bash", "/bin/bash", "/usr/bin/bash"),
+    ] {
+        let err = compile(&[cap]).unwrap_err();
+        let CageError::Escapes {
+            capability,
+            declared: d,
+            resolved: r,
+        } = &err
+        else {
+            panic!("{cap}: {err}")
+        };
+        assert_eq!(
+            (capability.as_str(), d.as_path(), r.as_path()),
+            (cap, p(declared), p(resolved))
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains(cap) && msg.contains(declared) && msg.contains(resolved),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'));
+    }
+}
+
+#[test]
+fn root_etc_proc_and_dev_cannot_be_granted() {
+    for cap in [
+        "read:fs:/",
+        "read:fs:/etc",
+        "write:fs:/etc/",
+        "read:fs:/opt/../etc",
+        "read:fs:/proc/1",
+        "write:fs:/dev/shm",
+    ] {
+        let err = compile(&[cap]).unwrap_err();
+        assert!(matches!(err, CageError::Forbidden { .. }), "{cap}: {err}");
+        assert!(err.to_string().contains(cap), "{err}");
+    }
+    // One /etc file is fine.
+    let a = argv(&compile(&["read:fs:/etc/passwd"]).unwrap());
+    assert!(has_bind(&a, "--ro-bind", "/etc/passwd", "/etc/passwd"));
+}
+
+#[test]
+fn the_install_dir_must_exist() {
+    let mut inputs = crate::model::inputs();
+    inputs.install_dir = "/opt/plugins/nope".into();
+    let err = crate::model::compile_in(&[], &inputs).unwrap_err();
+    assert!(matches!(err, CageError::InstallDir { .. }), "{err}");
+}
+
+#[test]
+fn storage_grants_nothing_in_the_cage() {
+    let base = compile(&[]).unwrap();
+    let with = compile(&["kaged:storage:read", "kaged:storage:write"]).unwrap();
+    assert_eq!(base.mounts, with.mounts);
+}

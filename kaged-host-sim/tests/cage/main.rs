@@ -1,0 +1,12 @@
+//! The cage (ADDENDUM §13): the compiler over an in-memory filesystem
+//! (every capability form, symlinks, duplicates and nesting), its
+//! properties, a real filesystem with real symlinks, cgroup detection, and
+//! real bwrap runs of the compiled argv with the seccomp program.
+
+mod bwrap_run;
+mod cgroup;
+mod compile;
+mod exec_and_roots;
+mod host_fs;
+mod model;
+mod properties;
