@@ -62,12 +62,24 @@ async fn every_invalid_compactor_answer_falls_back_to_drop() {
             "hooks-bad-superseded",
             "superseded_not_compacted",
         ),
-        ("null-answer", "hooks-null-compactor", "not_a_compactor_result"),
+        (
+            "null-answer",
+            "hooks-null-compactor",
+            "not_a_compactor_result",
+        ),
         ("empty-object", "hooks-scripted", "not_a_compactor_result"),
-        ("observer-shaped", "hooks-scripted", "not_a_compactor_result"),
+        (
+            "observer-shaped",
+            "hooks-scripted",
+            "not_a_compactor_result",
+        ),
         ("wrong-role", "hooks-scripted", "wrong_role"),
         ("malformed", "hooks-scripted", "malformed_result"),
-        ("superseded-keep", "hooks-scripted", "superseded_always_keep"),
+        (
+            "superseded-keep",
+            "hooks-scripted",
+            "superseded_always_keep",
+        ),
         ("error", "hooks-scripted", "error"),
     ];
     for (agent, plugin, reason) in cases {

@@ -276,7 +276,12 @@ fn exec_is_atomic() {
     // before the conflict (row 3 here): only the broker's transaction,
     // rolled back on the error, takes row 3 away again.
     assert_eq!(
-        code(exec(&b, &w, "INSERT OR FAIL INTO t VALUES (3), (1)", json!([]))),
+        code(exec(
+            &b,
+            &w,
+            "INSERT OR FAIL INTO t VALUES (3), (1)",
+            json!([])
+        )),
         INVALID
     );
     let q = ok(query(&b, &w, "SELECT id FROM t ORDER BY id", json!([])));
