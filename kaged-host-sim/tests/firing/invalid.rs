@@ -3,7 +3,7 @@
 //! "drop", fallback: true}` (ADDENDUM §5). Real plugin processes
 //! (`tests/fixtures/projects/firing-invalid.yaml`).
 
-use crate::support::firing::{finish, of, outcome_snapshot, request, start, trail};
+use crate::support::firing::{finish, hook_budget_secs, of, request, start, trail};
 use kaged_host_sim::transcript::normalise;
 use kaged_host_sim::{AuditEvent, CompactionOutcome};
 use serde_json::json;
@@ -110,6 +110,12 @@ async fn a_timed_out_compactor_falls_back_and_compaction_continues() {
     let timeouts = of(&out.audit, AuditEvent::HookTimeout);
     assert_eq!(timeouts.len(), 2);
     assert!(timeouts.iter().all(|r| r.plugin == "hooks-slow"));
+    // `timeout_sec` is the effective budget: hook_timeout_sec 1 × 0.2.
+    let budget = hook_budget_secs(&agents, "hooks-slow");
+    assert_eq!(budget, 0.2);
+    for t in &timeouts {
+        assert_eq!(t.get("timeout_sec"), budget, "{t:?}");
+    }
     assert_eq!(out.retained, ["pre_compact:slow", "post_compact:slow"]);
     assert!(
         out.injects[1]
@@ -154,7 +160,7 @@ async fn dropping_an_always_keep_message_is_snapshotted() {
         out.retained,
         ["pre_compact:drops-keep", "post_compact:drops-keep"]
     );
-    insta::assert_json_snapshot!("drops_keep_outcome", outcome_snapshot(&out));
+    crate::assert_outcome_snapshot!("drops_keep_outcome", out);
     let records = transcript.records();
     insta::assert_json_snapshot!(
         "drops_keep_transcript",

@@ -127,18 +127,31 @@ pub fn sent(transcript: &Transcript, method: &str) -> Vec<Value> {
         .collect()
 }
 
-/// An outcome as a stable JSON value for snapshots: message ids kept, the
-/// audit records without their timing and correlation fields.
-pub fn outcome_snapshot(out: &kaged_host_sim::CompactionOutcome) -> Value {
-    let mut v = out.to_json();
-    if let Some(records) = v.get_mut("audit").and_then(Value::as_array_mut) {
-        for r in records.iter_mut() {
-            if let Some(o) = r.as_object_mut() {
-                for key in ["ts", "duration_ms", "request_id", "timeout_sec", "pid"] {
-                    o.remove(key);
-                }
-            }
-        }
-    }
-    v
+/// Snapshot an outcome (`CompactionOutcome::to_json`) with every key
+/// kept: the values that differ from run to run (`ts`, `duration_ms`,
+/// `request_id`, `pid`) are redacted to `"[key]"`; a `timeout_sec` is the
+/// scaled budget, deterministic, and stays as it is (tests assert it with
+/// [`hook_budget_secs`]).
+#[macro_export]
+macro_rules! assert_outcome_snapshot {
+    ($name:expr, $out:expr) => {
+        insta::assert_json_snapshot!($name, $out.to_json(), {
+            ".audit[].ts" => "[ts]",
+            ".audit[].duration_ms" => "[duration_ms]",
+            ".audit[].request_id" => "[request_id]",
+            ".audit[].pid" => "[pid]",
+        })
+    };
+}
+
+/// The effective hook budget of the running plugin `name`, in seconds:
+/// its manifest's `hook_timeout_sec` scaled by [`SCALE`] (`time.rs`), what
+/// `plugin.hook.timeout`'s `timeout_sec` must say.
+pub fn hook_budget_secs(agents: &AgentHost, name: &str) -> f64 {
+    let session = agents
+        .session(name)
+        .unwrap_or_else(|| panic!("{name} runs"));
+    let timeouts = session.timeouts();
+    assert_eq!(timeouts.scale.factor(), SCALE);
+    timeouts.hook.as_secs_f64()
 }
