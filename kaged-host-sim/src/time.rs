@@ -26,7 +26,8 @@ pub const REQUEST_TIMEOUT_SEC: u64 = 30;
 pub const SIGTERM_GRACE_SEC: u64 = 2;
 /// Seconds a `ping` may take (Health checks).
 pub const PING_TIMEOUT_SEC: u64 = 5;
-/// Length of the notification rate-limit window in seconds (ADDENDUM §8).
+/// Length of the notification rate-limit window in seconds (ADDENDUM §8);
+/// real seconds: never scaled (ADDENDUM §10).
 pub const NOTIFICATION_WINDOW_SEC: u64 = 1;
 /// Notifications accepted per window (ADDENDUM §8). A count: never scaled.
 pub const NOTIFICATION_LIMIT: u32 = 100;
@@ -136,7 +137,8 @@ pub struct Timeouts {
     pub ping: Duration,
     /// Between health pings (manifest `health_interval_sec`, default 30 s).
     pub health_interval: Duration,
-    /// The notification rate-limit window (1 s).
+    /// The notification rate-limit window: one real second at any scale
+    /// (a rate is not an interval, ADDENDUM §10).
     pub notification_window: Duration,
     /// Notifications accepted per window (100, not scaled).
     pub notification_limit: u32,
@@ -174,7 +176,7 @@ impl Timeouts {
             sigterm_grace: scale.secs(SIGTERM_GRACE_SEC),
             ping: scale.secs(PING_TIMEOUT_SEC),
             health_interval: scale.secs(health),
-            notification_window: scale.secs(NOTIFICATION_WINDOW_SEC),
+            notification_window: Duration::from_secs(NOTIFICATION_WINDOW_SEC),
             notification_limit: NOTIFICATION_LIMIT,
         }
     }
