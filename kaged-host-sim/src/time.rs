@@ -181,6 +181,30 @@ impl Timeouts {
         }
     }
 
+    /// These timeouts with the two waits that measure the machine more than
+    /// the plugin, process start (`initialize`) and exit (`shutdown`), back
+    /// at their spec budgets (unscaled); every other value keeps its scale.
+    /// For [`HostConfig::adjust_timeouts`](crate::HostConfig::adjust_timeouts):
+    /// tests that wait out a scaled timeout on a busy machine, where an
+    /// interpreter may take seconds to start or exit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kaged_host_sim::time::{TimeScale, Timeouts};
+    /// let t = Timeouts::defaults(TimeScale::new(0.05).unwrap()).with_spec_startup_and_exit();
+    /// assert_eq!(t.initialize, Duration::from_secs(10));
+    /// assert_eq!(t.shutdown, Duration::from_secs(5));
+    /// assert_eq!(t.request, Duration::from_millis(1500));
+    /// ```
+    pub fn with_spec_startup_and_exit(self) -> Timeouts {
+        let unscaled = |d: Duration| d.div_f64(self.scale.factor());
+        Timeouts {
+            initialize: unscaled(self.initialize),
+            shutdown: unscaled(self.shutdown),
+            ..self
+        }
+    }
+
     /// One line per value, for reports ("Reports state the effective values").
     pub fn describe(&self) -> String {
         format!(

@@ -2,13 +2,18 @@
 
 use std::sync::Arc;
 
-use crate::support::host::{assert_group_gone, fixture, host, FAST, LIMIT};
-use kaged_host_sim::AuditEvent;
+use crate::support::host::{assert_group_gone, fixture, host_with, LIMIT, SHORT};
+use kaged_host_sim::{AuditEvent, Timeouts};
 
 #[tokio::test]
 async fn three_failed_pings_kill_the_plugin() {
-    // health_interval 5 s and ping timeout 5 s, both scaled to 0.25 s.
-    let (host, audit, _t) = host(FAST);
+    // Pings every SHORT, each waited out after SHORT; the start keeps its
+    // spec budget.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        ping: SHORT,
+        health_interval: SHORT,
+        ..t
+    });
     let s = Arc::new(
         host.launch(&fixture("stops-answering-ping"))
             .await
@@ -41,8 +46,11 @@ async fn three_failed_pings_kill_the_plugin() {
 
 #[tokio::test]
 async fn a_healthy_plugin_passes_its_checks() {
-    // good declares health_interval_sec: 5, i.e. 0.25 s at this scale.
-    let (host, audit, _t) = host(FAST);
+    // Pings every SHORT; each answer keeps the spec's 5 s.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        health_interval: SHORT,
+        ..t
+    });
     let s = Arc::new(host.launch(&fixture("good")).await.expect("launch"));
     let mut inbound = s.raw().inbound();
     let monitor = s.start_health_checks();

@@ -1,13 +1,18 @@
 //! Graceful shutdown, SIGTERM/SIGKILL escalation, process-group clean-up.
 
 use crate::support::host::{
-    assert_group_gone, fixture, host, one, process_exists, EASY, FAST, LIMIT,
+    assert_group_gone, fixture, host, host_with, one, process_exists, EASY, LIMIT, SHORT,
 };
-use kaged_host_sim::ShutdownOutcome;
+use kaged_host_sim::{ShutdownOutcome, Timeouts};
 
 #[tokio::test]
 async fn ignoring_shutdown_and_sigterm_ends_in_sigkill() {
-    let (host, audit, _t) = host(FAST);
+    // Both stages of the ladder are waited out; the start keeps its budget.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        shutdown: SHORT,
+        sigterm_grace: SHORT,
+        ..t
+    });
     let s = host
         .launch(&fixture("ignores-shutdown-and-sigterm"))
         .await

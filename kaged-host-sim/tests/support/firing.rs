@@ -6,13 +6,14 @@ use std::path::PathBuf;
 
 use kaged_host_sim::{
     group_alive, AgentHost, AuditEvent, AuditLog, AuditRecord, CompactRequest, Direction,
-    HostConfig, HostSim, PluginDirs, TimeScale, Transcript,
+    HostConfig, HostSim, PluginDirs, TimeScale, Timeouts, Transcript,
 };
 use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::Value;
 
 /// The time scale: `hooks-slow` (hook_timeout_sec 1) times out after
-/// 0.2 s; every other fixture has 60 s × 0.2 = 12 s of room.
+/// 0.2 s; every other fixture has 60 s × 0.2 = 12 s of room. Process start
+/// and exit keep their spec budgets ([`host`]).
 pub const SCALE: f64 = 0.2;
 
 /// The project id sent in every `_context` (stable for snapshots).
@@ -46,7 +47,9 @@ pub fn plugin_dirs() -> PluginDirs {
     ))
 }
 
-/// A host with in-memory audit and transcript at [`SCALE`].
+/// A host with in-memory audit and transcript at [`SCALE`], with the
+/// plugins' start and exit at their spec budgets (ten Python plugins
+/// starting at once can take seconds on a busy machine).
 pub fn host() -> (HostSim, AuditLog, Transcript) {
     let audit = AuditLog::memory();
     let transcript = Transcript::memory();
@@ -54,6 +57,7 @@ pub fn host() -> (HostSim, AuditLog, Transcript) {
         time_scale: TimeScale::new(SCALE).expect("valid scale"),
         audit: audit.clone(),
         transcript: transcript.clone(),
+        adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
         ..HostConfig::default()
     });
     (host, audit, transcript)
