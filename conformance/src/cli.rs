@@ -184,6 +184,7 @@ fn run(a: &RunArgs) -> Result<i32, CliError> {
         baseline,
         transcript_dir: a.transcript_dir.clone(),
         storage_db: a.storage_db.clone(),
+        adjust_timeouts: None,
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();

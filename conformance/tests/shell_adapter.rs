@@ -5,8 +5,12 @@
 
 mod support;
 
+use std::time::Duration;
+
 use kaged_conformance::report::Report;
-use support::{host_fixture, run};
+use kaged_conformance::{run_suite, Options};
+use kaged_host_sim::time::Timeouts;
+use support::{host_fixture, options};
 
 const BEGIN: &str = "<!-- BEGIN SHELL ADAPTER VERDICTS -->";
 const END: &str = "<!-- END SHELL ADAPTER VERDICTS -->";
@@ -33,6 +37,18 @@ fn table(r: &Report) -> String {
     out
 }
 
+/// The adapter forks `jq` for every message it reads, so each answer costs
+/// process starts, which a busy machine makes slow: its waits for answers
+/// get 5 s instead of the scaled 250 ms (ping) and 1.5 s (request); three
+/// of its gaps wait one out. Start and exit keep their spec budgets.
+fn budgets(t: Timeouts) -> Timeouts {
+    Timeouts {
+        ping: Duration::from_secs(5),
+        request: Duration::from_secs(5),
+        ..t.with_spec_startup_and_exit()
+    }
+}
+
 /// `(case id, verdict)` rows of a verdict table.
 fn rows(text: &str) -> Vec<(String, String)> {
     text.lines()
@@ -46,7 +62,11 @@ fn rows(text: &str) -> Vec<(String, String)> {
 
 #[test]
 fn the_recorded_shell_adapter_verdicts_are_true() {
-    let r = run(host_fixture("shell-adapter"));
+    let options = Options {
+        adjust_timeouts: Some(budgets),
+        ..options()
+    };
+    let r = run_suite(&host_fixture("shell-adapter"), &options).expect("the suite runs");
     let fresh = table(&r);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/conformance.md");
     let doc = std::fs::read_to_string(path).expect("docs/conformance.md");

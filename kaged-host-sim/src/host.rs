@@ -49,6 +49,11 @@ pub struct HostConfig {
     pub handler: Arc<dyn PluginRequestHandler>,
     /// `KAGED_LOG_LEVEL` given to plugins.
     pub log_level: String,
+    /// Sets effective timeouts after scaling, for tests that wait out one
+    /// timeout while every other wait keeps its budget (a short request
+    /// timeout, a full `initialize` budget for a slow machine). `None`
+    /// (the default): each is the spec value × `time_scale`.
+    pub adjust_timeouts: Option<fn(Timeouts) -> Timeouts>,
 }
 
 impl Default for HostConfig {
@@ -62,6 +67,7 @@ impl Default for HostConfig {
             projects: Vec::new(),
             handler: Arc::new(DefaultHandler),
             log_level: "info".to_string(),
+            adjust_timeouts: None,
         }
     }
 }
@@ -73,6 +79,7 @@ impl std::fmt::Debug for HostConfig {
             .field("daemon_version", &self.daemon_version)
             .field("storage_available", &self.storage_available)
             .field("projects", &self.projects)
+            .field("adjust_timeouts", &self.adjust_timeouts.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -141,9 +148,13 @@ impl HostSim {
         &self.config.audit
     }
 
-    /// The effective timeouts for `manifest`.
+    /// The effective timeouts for `manifest`: scaled, then
+    /// [`HostConfig::adjust_timeouts`].
     pub fn timeouts(&self, manifest: &Manifest) -> Timeouts {
-        Timeouts::for_manifest(manifest, self.config.time_scale)
+        let scaled = Timeouts::for_manifest(manifest, self.config.time_scale);
+        self.config
+            .adjust_timeouts
+            .map_or(scaled, |adjust| adjust(scaled))
     }
 
     fn init_params(&self, m: &Manifest) -> InitializeParams {

@@ -26,7 +26,8 @@ pub const REQUEST_TIMEOUT_SEC: u64 = 30;
 pub const SIGTERM_GRACE_SEC: u64 = 2;
 /// Seconds a `ping` may take (Health checks).
 pub const PING_TIMEOUT_SEC: u64 = 5;
-/// Length of the notification rate-limit window in seconds (ADDENDUM §8).
+/// Length of the notification rate-limit window in seconds (ADDENDUM §8);
+/// real seconds: never scaled (ADDENDUM §10).
 pub const NOTIFICATION_WINDOW_SEC: u64 = 1;
 /// Notifications accepted per window (ADDENDUM §8). A count: never scaled.
 pub const NOTIFICATION_LIMIT: u32 = 100;
@@ -136,7 +137,8 @@ pub struct Timeouts {
     pub ping: Duration,
     /// Between health pings (manifest `health_interval_sec`, default 30 s).
     pub health_interval: Duration,
-    /// The notification rate-limit window (1 s).
+    /// The notification rate-limit window: one real second at any scale
+    /// (a rate is not an interval, ADDENDUM §10).
     pub notification_window: Duration,
     /// Notifications accepted per window (100, not scaled).
     pub notification_limit: u32,
@@ -174,8 +176,32 @@ impl Timeouts {
             sigterm_grace: scale.secs(SIGTERM_GRACE_SEC),
             ping: scale.secs(PING_TIMEOUT_SEC),
             health_interval: scale.secs(health),
-            notification_window: scale.secs(NOTIFICATION_WINDOW_SEC),
+            notification_window: Duration::from_secs(NOTIFICATION_WINDOW_SEC),
             notification_limit: NOTIFICATION_LIMIT,
+        }
+    }
+
+    /// These timeouts with the two waits that measure the machine more than
+    /// the plugin, process start (`initialize`) and exit (`shutdown`), back
+    /// at their spec budgets (unscaled); every other value keeps its scale.
+    /// For [`HostConfig::adjust_timeouts`](crate::HostConfig::adjust_timeouts):
+    /// tests that wait out a scaled timeout on a busy machine, where an
+    /// interpreter may take seconds to start or exit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kaged_host_sim::time::{TimeScale, Timeouts};
+    /// let t = Timeouts::defaults(TimeScale::new(0.05).unwrap()).with_spec_startup_and_exit();
+    /// assert_eq!(t.initialize, Duration::from_secs(10));
+    /// assert_eq!(t.shutdown, Duration::from_secs(5));
+    /// assert_eq!(t.request, Duration::from_millis(1500));
+    /// ```
+    pub fn with_spec_startup_and_exit(self) -> Timeouts {
+        let unscaled = |d: Duration| d.div_f64(self.scale.factor());
+        Timeouts {
+            initialize: unscaled(self.initialize),
+            shutdown: unscaled(self.shutdown),
+            ..self
         }
     }
 

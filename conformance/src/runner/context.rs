@@ -61,7 +61,7 @@ impl RunContext {
     ) -> RunContext {
         RunContext {
             dir: dir.to_path_buf(),
-            timeouts: Timeouts::for_manifest(&manifest, options.time_scale),
+            timeouts: options.timeouts(Some(&manifest)),
             manifest,
             options: options.clone(),
             audit,
@@ -75,6 +75,7 @@ impl RunContext {
     pub fn host(&self, transcript: Transcript) -> HostSim {
         HostSim::new(HostConfig {
             time_scale: self.options.time_scale,
+            adjust_timeouts: self.options.adjust_timeouts,
             audit: self.audit.clone(),
             transcript,
             daemon_version: DAEMON_VERSION.to_string(),

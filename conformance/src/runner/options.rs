@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::time::{TimeScale, Timeouts};
+use kaged_plugin_protocol::manifest::Manifest;
 
 use crate::selection::{Baseline, Selection};
 
@@ -21,4 +22,22 @@ pub struct Options {
     /// `--storage-db`: the storage broker's database (created if needed);
     /// `None` for a temporary database removed after the run.
     pub storage_db: Option<PathBuf>,
+    /// Sets effective timeouts after scaling (the host's
+    /// `HostConfig::adjust_timeouts`, and every wait of the suite); the
+    /// suite's own tests keep process start and exit at their spec budgets
+    /// with `Timeouts::with_spec_startup_and_exit`. `None`: each timeout is
+    /// the spec value × `time_scale`.
+    pub adjust_timeouts: Option<fn(Timeouts) -> Timeouts>,
+}
+
+impl Options {
+    /// The effective timeouts for `manifest` (the spec defaults without
+    /// one): scaled, then [`Options::adjust_timeouts`].
+    pub fn timeouts(&self, manifest: Option<&Manifest>) -> Timeouts {
+        let scaled = match manifest {
+            Some(m) => Timeouts::for_manifest(m, self.time_scale),
+            None => Timeouts::defaults(self.time_scale),
+        };
+        self.adjust_timeouts.map_or(scaled, |adjust| adjust(scaled))
+    }
 }

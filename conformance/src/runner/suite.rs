@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use kaged_host_sim::audit::AuditLog;
 use kaged_host_sim::storage::StorageBroker;
-use kaged_host_sim::time::Timeouts;
 use kaged_host_sim::validate::{validate_dir, ValidationReport};
 use kaged_host_sim::BrokerHandler;
 use kaged_host_sim::InFlight;
@@ -242,10 +241,7 @@ fn report(
         version: m.map(|m| m.version.clone()).unwrap_or_default(),
         dir: dir.display().to_string(),
     };
-    let timeouts = match m {
-        Some(m) => Timeouts::for_manifest(m, options.time_scale),
-        None => Timeouts::defaults(options.time_scale),
-    };
+    let timeouts = options.timeouts(m);
     Report::new(plugin, options.time_scale.factor(), rec.into_results())
         .with_timeouts(EffectiveTimeouts::from_timeouts(&timeouts))
 }

@@ -9,9 +9,11 @@ use std::path::PathBuf;
 
 use kaged_conformance::report::{Report, Status};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::time::{TimeScale, Timeouts};
 
-/// Fast enough for fixtures that hang (initialize 0.5 s, request 1.5 s).
+/// Fast enough for fixtures that hang (request 1.5 s, hook 0.5 s); the
+/// waits on process start and exit keep their spec budgets
+/// ([`options_at`]).
 pub const SCALE: f64 = 0.05;
 
 /// `kaged-host-sim/tests/fixtures/plugins/NAME` (owned by the host-sim).
@@ -28,10 +30,14 @@ pub fn own_fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Options at `scale`.
+/// Options at `scale`, with `initialize` and `shutdown` at their spec
+/// budgets (`Timeouts::with_spec_startup_and_exit`): how long an
+/// interpreter takes to start or exit depends on how busy the machine is,
+/// not on the plugin, so no verdict may hang on a scaled wait for it.
 pub fn options_at(scale: f64) -> Options {
     Options {
         time_scale: TimeScale::new(scale).expect("valid scale"),
+        adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
         ..Options::default()
     }
 }

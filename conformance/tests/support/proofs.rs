@@ -11,7 +11,8 @@ use kaged_conformance::catalogue::{
     PROTOCOL_PARSE_ERROR,
 };
 use kaged_conformance::report::{render_human, Report, Status};
-use kaged_conformance::run_suite;
+use kaged_conformance::{run_suite, Options};
+use kaged_host_sim::time::Timeouts;
 
 use super::{broken, host_fixture, options_at, own_fixture, SCALE};
 
@@ -104,6 +105,41 @@ pub struct Fixture {
     pub scale: f64,
     /// Cases it breaks by its shared helper ([`KPROTO_GAPS`]).
     pub gaps: &'static [Broken],
+    /// Which waits keep their spec budget.
+    pub budgets: Budgets,
+}
+
+/// Which of a run's waits keep their spec budget while the rest is scaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budgets {
+    /// Process start (`initialize`) and exit (`shutdown`): the default
+    /// ([`options_at`]); no verdict hangs on how fast the machine is.
+    SpecStartupAndExit,
+    /// Only process start: for a fixture that ignores `shutdown`, whose
+    /// every exit waits out the (scaled) shutdown ladder.
+    SpecStartup,
+    /// None: for a fixture that never answers `initialize` (that timeout
+    /// must elapse; nothing else waits on the process).
+    Scaled,
+}
+
+impl Budgets {
+    /// `Options::adjust_timeouts` for these budgets.
+    pub fn adjust(self) -> Option<fn(Timeouts) -> Timeouts> {
+        match self {
+            Budgets::SpecStartupAndExit => Some(Timeouts::with_spec_startup_and_exit),
+            Budgets::SpecStartup => Some(spec_startup),
+            Budgets::Scaled => None,
+        }
+    }
+}
+
+/// `initialize` at its spec budget, everything else scaled.
+fn spec_startup(t: Timeouts) -> Timeouts {
+    Timeouts {
+        initialize: t.with_spec_startup_and_exit().initialize,
+        ..t
+    }
 }
 
 /// One of the suite's own fixtures.
@@ -112,6 +148,7 @@ pub const fn own(name: &'static str) -> Fixture {
         plugin: Plugin::Own(name),
         scale: SCALE,
         gaps: &[],
+        budgets: Budgets::SpecStartupAndExit,
     }
 }
 
@@ -135,6 +172,11 @@ impl Fixture {
     /// Run at time scale `scale`.
     pub const fn scale(self, scale: f64) -> Fixture {
         Fixture { scale, ..self }
+    }
+
+    /// Keep only these waits at their spec budget ([`Budgets`]).
+    pub const fn budgets(self, budgets: Budgets) -> Fixture {
+        Fixture { budgets, ..self }
     }
 
     /// Built on `_lib/kproto.py`: it also breaks [`KPROTO_GAPS`].
@@ -167,7 +209,10 @@ impl Proof {
     /// warn, each listing its audit event (and that an own fixture's
     /// report names it); the report, for further checks.
     pub fn prove(&self) -> Report {
-        let options = options_at(self.fixture.scale);
+        let options = Options {
+            adjust_timeouts: self.fixture.budgets.adjust(),
+            ..options_at(self.fixture.scale)
+        };
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = match self.fixture.plugin {
             Plugin::Own(name) => own_fixture(name),

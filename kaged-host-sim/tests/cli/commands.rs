@@ -52,7 +52,7 @@ fn call_json_prints_the_result_alone() {
     let audit = tempfile::NamedTempFile::new().expect("tmp");
     let transcript = tempfile::NamedTempFile::new().expect("tmp");
     let out = cli()
-        .args(["--time-scale", "0.25", "call"])
+        .args(["--time-scale", "1", "call"])
         .arg(fixture("good"))
         .args(["good.echo", r#"{"text":"hi"}"#, "--json"])
         .arg("--audit")
@@ -98,7 +98,7 @@ fn call_json_prints_the_result_alone() {
 #[test]
 fn call_json_prints_the_error_object_and_exits_1() {
     let out = cli()
-        .args(["call", "--time-scale", "0.25"])
+        .args(["call", "--time-scale", "1"])
         .arg(fixture("good"))
         .args(["no.such", "--json"])
         .output()
@@ -111,7 +111,7 @@ fn call_json_prints_the_error_object_and_exits_1() {
 #[test]
 fn session_runs_a_scenario() {
     let out = cli()
-        .args(["--time-scale", "0.25", "session"])
+        .args(["--time-scale", "1", "session"])
         .arg(fixture("good"))
         .arg("--script")
         .arg(scripts("good.yaml"))
@@ -127,7 +127,7 @@ fn session_runs_a_scenario() {
 #[test]
 fn session_with_a_failed_expectation_exits_1() {
     let out = cli()
-        .args(["--time-scale", "0.25", "session"])
+        .args(["--time-scale", "1", "session"])
         .arg(fixture("good"))
         .arg("--script")
         .arg(scripts("failing.yaml"))
@@ -175,7 +175,7 @@ fn every_command_has_help() {
 #[test]
 fn a_plugin_failing_its_handshake_is_one_line_and_exit_1() {
     let out = cli()
-        .args(["--time-scale", "0.25", "call"])
+        .args(["--time-scale", "1", "call"])
         .arg(fixture("name-mismatch"))
         .arg("status.get")
         .output()

@@ -14,7 +14,7 @@ fn cli() -> Command {
 
 fn session(script: &str, extra: &[&str], audit: &std::path::Path) -> Output {
     let mut cmd = cli();
-    cmd.args(["--time-scale", "0.2", "--audit"])
+    cmd.args(["--time-scale", "1", "--audit"])
         .arg(audit)
         .arg("session")
         .arg("--project")

@@ -154,7 +154,7 @@ fn without_storage_db_every_run_gets_a_fresh_temporary_database() {
     assert_eq!((code, &v["code"]), (1, &json!(-32602)), "{v}");
     // initialize said storage was available.
     let out = cli()
-        .args(["--time-scale", "0.25", "call"])
+        .args(["--time-scale", "1", "call"])
         .arg(fixture("storage-relay"))
         .args(["sql.schema", "{}", "--json"])
         .output()

@@ -31,7 +31,7 @@ fn session_scripts_and_project_sessions_use_the_storage_db() {
     )
     .expect("write script");
     let out = cli()
-        .args(["--time-scale", "0.25", "--storage-db"])
+        .args(["--time-scale", "1", "--storage-db"])
         .arg(&db)
         .arg("--audit")
         .arg(&audit)
@@ -69,7 +69,7 @@ fn session_scripts_and_project_sessions_use_the_storage_db() {
     )
     .expect("write steps");
     let out = cli()
-        .args(["--time-scale", "0.25", "--storage-db"])
+        .args(["--time-scale", "1", "--storage-db"])
         .arg(&db)
         .arg("--audit")
         .arg(&audit)

@@ -3,7 +3,7 @@
 //! only the affected agent's plugins are called, hooks are serialized per
 //! plugin. Real plugin processes; transcripts snapshot-tested.
 
-use crate::support::firing::{finish, ids, of, outcome_snapshot, request, sent, start, trail};
+use crate::support::firing::{finish, ids, of, request, sent, start, trail};
 use kaged_host_sim::transcript::normalise;
 use kaged_host_sim::{AuditEvent, CompactionOutcome, Transcript};
 use serde_json::Value;
@@ -111,7 +111,7 @@ async fn a_valid_compactor_replaces_the_strategy_and_post_compact_sees_the_resul
             "compactor saw summary_1,k1,m3"
         ]
     );
-    insta::assert_json_snapshot!("valid_compactor_outcome", outcome_snapshot(&out));
+    crate::assert_outcome_snapshot!("valid_compactor_outcome", out);
     insta::assert_json_snapshot!(
         "valid_compactor_transcript",
         transcript_since(&transcript, mark)
@@ -163,7 +163,7 @@ async fn without_a_compactor_the_strategy_runs_as_drop() {
         "{:?}",
         out.injects
     );
-    insta::assert_json_snapshot!("drop_strategy_outcome", outcome_snapshot(&out));
+    crate::assert_outcome_snapshot!("drop_strategy_outcome", out);
     insta::assert_json_snapshot!(
         "drop_strategy_transcript",
         transcript_since(&transcript, mark)

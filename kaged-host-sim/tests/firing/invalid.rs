@@ -3,34 +3,31 @@
 //! "drop", fallback: true}` (ADDENDUM §5). Real plugin processes
 //! (`tests/fixtures/projects/firing-invalid.yaml`).
 
-use crate::support::firing::{finish, ids, of, outcome_snapshot, request, start, trail};
+use crate::support::firing::{finish, hook_budget_secs, of, request, start, trail};
 use kaged_host_sim::transcript::normalise;
 use kaged_host_sim::{AuditEvent, CompactionOutcome};
-use kaged_plugin_protocol::{
-    drop_fallback, CompactParams, CompactorViolation, PluginCallContext, PluginRole,
-};
+use serde_json::json;
 
-/// What the drop fallback of the test request must give, computed by the
-/// SDK's one implementation.
-fn expected_drop() -> (Vec<String>, Vec<String>) {
-    let req = request("ses_x");
-    let params = CompactParams {
-        context: PluginCallContext::agent("p", "primary", "s", "r"),
-        role: PluginRole::Compactor,
-        messages_being_compacted: req.messages_being_compacted,
-        messages_remaining: req.messages_remaining,
-        strategy: req.strategy,
-        trigger: req.trigger,
-    };
-    let d = drop_fallback(&params);
-    (d.messages.into_iter().map(|m| m.id).collect(), d.superseded)
+/// What the drop fallback of the test request (`support::firing::request`:
+/// compacting `m1`, always-keep `k1`, `m2`; remaining `m3`) must give,
+/// written out from ADDENDUM §5: the always-keep messages of
+/// `messages_being_compacted` in their order (`k1`), then
+/// `messages_remaining` (`m3`); every other compacted id is superseded.
+fn expected_messages() -> serde_json::Value {
+    json!([
+        {"id": "k1", "role": "system", "content": "pinned rule", "always_keep": true},
+        {"id": "m3", "role": "user", "content": "latest"},
+    ])
 }
+
+/// The superseded ids of the drop fallback of the test request.
+const EXPECTED_SUPERSEDED: [&str; 2] = ["m1", "m2"];
 
 fn assert_fallback(out: &CompactionOutcome, plugin: &str, reason: &str) {
     let path = &out.agent_path;
-    let (messages, superseded) = expected_drop();
-    assert_eq!(ids(&out.messages), messages, "{path}");
-    assert_eq!(out.superseded, superseded, "{path}");
+    let messages = serde_json::to_value(&out.messages).expect("messages serialise");
+    assert_eq!(messages, expected_messages(), "{path}");
+    assert_eq!(out.superseded, EXPECTED_SUPERSEDED, "{path}");
     assert!(out.fallback, "{path}");
     assert_eq!(out.applied, "drop", "{path}");
     assert_eq!(out.compactor.as_deref(), Some(plugin), "{path}");
@@ -56,47 +53,32 @@ fn sub(name: &str) -> String {
 #[tokio::test]
 async fn every_invalid_compactor_answer_falls_back_to_drop() {
     let (agents, _audit, _t) = start("firing-invalid.yaml").await;
-    let s = String::new;
+    // The `reason` of `compaction.failed`, one per way an answer breaks
+    // ADDENDUM §5's `CompactorResult` rules (or the call fails).
     let cases = [
-        (
-            "drops-keep",
-            "hooks-drops-keep",
-            CompactorViolation::DroppedAlwaysKeep(s()).reason(),
-        ),
+        ("drops-keep", "hooks-drops-keep", "dropped_always_keep"),
         (
             "bad-superseded",
             "hooks-bad-superseded",
-            CompactorViolation::SupersededNotCompacted(s()).reason(),
+            "superseded_not_compacted",
         ),
         (
             "null-answer",
             "hooks-null-compactor",
-            CompactorViolation::NotACompactorResult(s()).reason(),
+            "not_a_compactor_result",
         ),
-        (
-            "empty-object",
-            "hooks-scripted",
-            CompactorViolation::NotACompactorResult(s()).reason(),
-        ),
+        ("empty-object", "hooks-scripted", "not_a_compactor_result"),
         (
             "observer-shaped",
             "hooks-scripted",
-            CompactorViolation::NotACompactorResult(s()).reason(),
+            "not_a_compactor_result",
         ),
-        (
-            "wrong-role",
-            "hooks-scripted",
-            CompactorViolation::WrongRole.reason(),
-        ),
-        (
-            "malformed",
-            "hooks-scripted",
-            CompactorViolation::Malformed(s()).reason(),
-        ),
+        ("wrong-role", "hooks-scripted", "wrong_role"),
+        ("malformed", "hooks-scripted", "malformed_result"),
         (
             "superseded-keep",
             "hooks-scripted",
-            CompactorViolation::SupersededAlwaysKeep(s()).reason(),
+            "superseded_always_keep",
         ),
         ("error", "hooks-scripted", "error"),
     ];
@@ -128,6 +110,12 @@ async fn a_timed_out_compactor_falls_back_and_compaction_continues() {
     let timeouts = of(&out.audit, AuditEvent::HookTimeout);
     assert_eq!(timeouts.len(), 2);
     assert!(timeouts.iter().all(|r| r.plugin == "hooks-slow"));
+    // `timeout_sec` is the effective budget: hook_timeout_sec 1 × 0.2.
+    let budget = hook_budget_secs(&agents, "hooks-slow");
+    assert_eq!(budget, 0.2);
+    for t in &timeouts {
+        assert_eq!(t.get("timeout_sec"), budget, "{t:?}");
+    }
     assert_eq!(out.retained, ["pre_compact:slow", "post_compact:slow"]);
     assert!(
         out.injects[1]
@@ -172,7 +160,7 @@ async fn dropping_an_always_keep_message_is_snapshotted() {
         out.retained,
         ["pre_compact:drops-keep", "post_compact:drops-keep"]
     );
-    insta::assert_json_snapshot!("drops_keep_outcome", outcome_snapshot(&out));
+    crate::assert_outcome_snapshot!("drops_keep_outcome", out);
     let records = transcript.records();
     insta::assert_json_snapshot!(
         "drops_keep_transcript",

@@ -106,25 +106,32 @@ async fn values_outside_the_knob_bounds_or_the_schema_are_refused_before_the_plu
     let failed = one(&audit, "plugin.config_validation_failed");
     assert_eq!(failed.get("side"), &json!("project"));
     assert_eq!(failed.get("knob"), &json!("label"));
-    for (agent, plugin, knob) in [
-        ("primary.subagents.nobody", "tuned", "label"),
-        ("primary", "other", "label"),
-        ("primary", "tuned", "nope"),
-    ] {
-        let e = agents
-            .write_knob(agent, plugin, knob, json!("x"))
-            .await
-            .expect_err("refused");
-        assert!(
-            matches!(
-                e,
-                KnobWriteError::UnknownAgent(_)
-                    | KnobWriteError::NotDeclared { .. }
-                    | KnobWriteError::UnknownKnob { .. }
-            ),
-            "{e}"
-        );
-    }
+    let e = agents
+        .write_knob("primary.subagents.nobody", "tuned", "label", json!("x"))
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&e, KnobWriteError::UnknownAgent(path) if path == "primary.subagents.nobody"),
+        "{e:?}"
+    );
+    let e = agents
+        .write_knob("primary", "other", "label", json!("x"))
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&e, KnobWriteError::NotDeclared { agent_path, plugin }
+            if agent_path == "primary" && plugin == "other"),
+        "{e:?}"
+    );
+    let e = agents
+        .write_knob("primary", "tuned", "nope", json!("x"))
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(&e, KnobWriteError::UnknownKnob { plugin, knob }
+            if plugin == "knobs" && knob == "nope"),
+        "{e:?}"
+    );
     assert_eq!(
         seen(&agents).await.len(),
         1,

@@ -5,7 +5,9 @@
 use crate::support::firing;
 use std::collections::HashSet;
 
-use crate::support::firing::{finish, of, plugin_dirs, sent, start, trail, PROJECT_ID};
+use crate::support::firing::{
+    finish, hook_budget_secs, of, plugin_dirs, sent, start, trail, PROJECT_ID,
+};
 use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent, LaunchError};
 use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::json;
@@ -56,6 +58,10 @@ async fn session_start_fires_in_declaration_order_and_wraps_injects() {
     assert_eq!(timeout[0].plugin, "hooks-slow");
     assert_eq!(timeout[0].get("hook"), "on_session_start");
     assert_eq!(timeout[0].get("agent_path"), "primary");
+    // The effective budget: hook_timeout_sec 1 × 0.2.
+    let budget = hook_budget_secs(&agents, "hooks-slow");
+    assert_eq!(budget, 0.2);
+    assert_eq!(timeout[0].get("timeout_sec"), budget);
     // Error → plugin.hook.failed, null; a malformed answer likewise.
     let failed = of(&s.audit, AuditEvent::HookFailed);
     assert_eq!(failed.len(), 2, "{:?}", audit.names());

@@ -1,8 +1,8 @@
 //! Method calls: context passing, declared-method refusal, concurrency,
 //! plugin-to-host requests, notifications, hooks, timeouts, crashes.
 
-use crate::support::host::{assert_group_gone, fixture, host, one, EASY, FAST, LIMIT};
-use kaged_host_sim::CallError;
+use crate::support::host::{assert_group_gone, fixture, host, host_with, one, EASY, LIMIT, SHORT};
+use kaged_host_sim::{CallError, Timeouts};
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 
@@ -173,7 +173,11 @@ async fn hooks_need_an_agent_context_and_are_audited_as_hooks() {
 
 #[tokio::test]
 async fn a_hung_method_times_out_with_32603_and_the_plugin_is_killed() {
-    let (host, audit, _t) = host(FAST);
+    // The request timeout is waited out; the start keeps its spec budget.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        request: SHORT,
+        ..t
+    });
     let s = host
         .launch(&fixture("never-answers-a-method"))
         .await

@@ -3,13 +3,18 @@
 
 use std::sync::Arc;
 
-use crate::support::host::{assert_group_gone, fixture, host, FAST, LIMIT};
-use kaged_host_sim::AuditEvent;
+use crate::support::host::{assert_group_gone, fixture, host_with, LIMIT, SHORT};
+use kaged_host_sim::{AuditEvent, Timeouts};
 
 #[tokio::test]
 async fn three_failed_pings_kill_the_plugin() {
-    // health_interval 5 s and ping timeout 5 s, both scaled to 0.25 s.
-    let (host, audit, _t) = host(FAST);
+    // Pings every SHORT, each waited out after SHORT; the start keeps its
+    // spec budget.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        ping: SHORT,
+        health_interval: SHORT,
+        ..t
+    });
     let s = Arc::new(
         host.launch(&fixture("stops-answering-ping"))
             .await
@@ -47,7 +52,14 @@ async fn three_failed_pings_kill_the_plugin() {
 
 #[tokio::test]
 async fn a_plugin_ignoring_sigterm_is_sigkilled_after_the_grace() {
-    let (host, audit, _t) = host(FAST);
+    // Pings every SHORT, each waited out after SHORT, and the SIGTERM grace
+    // waited out after SHORT; the start keeps its spec budget.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        ping: SHORT,
+        health_interval: SHORT,
+        sigterm_grace: SHORT,
+        ..t
+    });
     let s = Arc::new(
         host.launch(&fixture("stops-answering-ping-ignores-sigterm"))
             .await
@@ -76,8 +88,11 @@ async fn a_plugin_ignoring_sigterm_is_sigkilled_after_the_grace() {
 
 #[tokio::test]
 async fn a_healthy_plugin_passes_its_checks() {
-    // good declares health_interval_sec: 5, i.e. 0.25 s at this scale.
-    let (host, audit, _t) = host(FAST);
+    // Pings every SHORT; each answer keeps the spec's 5 s.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        health_interval: SHORT,
+        ..t
+    });
     let s = Arc::new(host.launch(&fixture("good")).await.expect("launch"));
     let mut inbound = s.raw().inbound();
     let monitor = s.start_health_checks();
@@ -123,8 +138,12 @@ fn failures(audit: &kaged_host_sim::AuditLog) -> Vec<(u64, String)> {
 #[tokio::test]
 async fn an_error_answer_counts_as_a_failure() {
     // Every ping is answered at once with -32000: no ping timeout is
-    // involved, three intervals (0.25 s each at this scale) end the plugin.
-    let (host, audit, _t) = host(FAST);
+    // involved (each keeps the spec's 5 s), three intervals of SHORT end the
+    // plugin.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        health_interval: SHORT,
+        ..t
+    });
     let s = Arc::new(
         host.launch(&fixture("ping-answers-error"))
             .await
@@ -166,7 +185,11 @@ async fn a_healthy_answer_resets_the_counter() {
     // Pings 1 and 2 fail, ping 3 is answered {"status": "ok"}, every later
     // ping fails: the count restarts at 1 after the healthy answer, and the
     // kill comes at the third failure after it (ping 6), not at ping 4.
-    let (host, audit, _t) = host(FAST);
+    // Every answer is immediate, so only the interval is shortened.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        health_interval: SHORT,
+        ..t
+    });
     let s = Arc::new(
         host.launch(&fixture("ping-fails-twice-then-recovers"))
             .await

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use crate::support::host::{host, one, EASY, FAST, LIMIT};
-use kaged_host_sim::{HandshakeError, LaunchError, ShutdownOutcome};
+use crate::support::host::{host, host_with, one, EASY, LIMIT, SHORT};
+use kaged_host_sim::{HandshakeError, LaunchError, ShutdownOutcome, Timeouts};
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{Response, RpcMessage};
 use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
@@ -181,7 +181,11 @@ async fn an_unknown_answer_id_is_audited_but_not_fatal() {
 
 #[tokio::test]
 async fn an_in_process_peer_ignoring_shutdown_is_cut_off() {
-    let (host, audit, _t) = host(FAST);
+    // The shutdown wait is waited out; the handshake keeps its budget.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        shutdown: SHORT,
+        ..t
+    });
     let (r, w) = pipes(Quirk::IgnoreShutdown);
     let s = host
         .connect(manifest(), Path::new("/nonexistent/fake"), r, w)

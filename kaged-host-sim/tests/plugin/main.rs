@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod audit_names;
 mod calls;
 mod handshake;
 mod health;

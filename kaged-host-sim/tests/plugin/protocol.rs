@@ -1,8 +1,10 @@
 //! Wire-protocol rules after the handshake: stdout noise, oversize lines,
 //! batches, notification flood (ADDENDUM §8), unknown response ids.
 
+use std::time::Duration;
+
 use crate::support::host::{assert_group_gone, fixture, host, one, EASY, LIMIT};
-use kaged_host_sim::CallError;
+use kaged_host_sim::{CallError, TimeScale, Timeouts};
 use serde_json::json;
 
 #[tokio::test]
@@ -81,8 +83,8 @@ async fn a_batch_is_answered_32600_with_id_null_and_audited() {
 
 #[tokio::test]
 async fn a_notification_flood_is_limited_to_100_per_window() {
-    // Scale 1: the 250 notifications surely arrive within one real window.
-    let (host, audit, _t) = host(1.0);
+    // The 250 notifications arrive within one (real) second.
+    let (host, audit, _t) = host(EASY);
     let s = host
         .launch(&fixture("notification-flood"))
         .await
@@ -113,6 +115,18 @@ async fn a_notification_flood_is_limited_to_100_per_window() {
     let notes = audit.of(kaged_host_sim::AuditEvent::Notification);
     assert_eq!(notes.len(), 101, "100 ticks + the echo");
     assert!(s.shutdown().await.is_clean());
+}
+
+/// ADDENDUM §10: "Rates are not intervals: the notification limit stays
+/// 100 per real second at any scale" (the window was scaled with the
+/// timeouts: at 0.05, 100 per 50 ms).
+#[test]
+fn the_notification_limit_is_100_per_real_second_at_any_scale() {
+    for scale in [0.05, 0.25, 1.0] {
+        let t = Timeouts::defaults(TimeScale::new(scale).expect("scale"));
+        assert_eq!(t.notification_window, Duration::from_secs(1), "{scale}");
+        assert_eq!(t.notification_limit, 100, "{scale}");
+    }
 }
 
 #[tokio::test]

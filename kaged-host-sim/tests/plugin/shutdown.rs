@@ -1,9 +1,9 @@
 //! Graceful shutdown, SIGTERM/SIGKILL escalation, process-group clean-up.
 
 use crate::support::host::{
-    assert_group_gone, fixture, host, one, process_exists, EASY, FAST, LIMIT,
+    assert_group_gone, fixture, host, host_with, one, process_exists, EASY, LIMIT, SHORT,
 };
-use kaged_host_sim::{ExitInfo, ShutdownOutcome};
+use kaged_host_sim::{ExitInfo, ShutdownOutcome, Timeouts};
 use serde_json::json;
 
 /// The spec's own times (shutdown_timeout_sec 1 s, then a 2 s SIGTERM
@@ -37,7 +37,12 @@ async fn ignoring_shutdown_but_not_sigterm_ends_in_the_sigterm_stage() {
 
 #[tokio::test]
 async fn ignoring_shutdown_and_sigterm_ends_in_sigkill() {
-    let (host, audit, _t) = host(FAST);
+    // Both stages of the ladder are waited out; the start keeps its budget.
+    let (host, audit, _t) = host_with(|t| Timeouts {
+        shutdown: SHORT,
+        sigterm_grace: SHORT,
+        ..t
+    });
     let s = host
         .launch(&fixture("ignores-shutdown-and-sigterm"))
         .await

@@ -272,13 +272,44 @@ fn exec_is_atomic() {
         json!([]),
     ));
     ok(exec(&b, &w, "INSERT INTO t VALUES (1), (2)", json!([])));
-    // The second row conflicts: the whole statement is rolled back.
+    // `OR FAIL` makes SQLite itself keep the rows a failing statement wrote
+    // before the conflict (row 3 here): only the broker's transaction,
+    // rolled back on the error, takes row 3 away again.
     assert_eq!(
-        code(exec(&b, &w, "INSERT INTO t VALUES (3), (1)", json!([]))),
+        code(exec(
+            &b,
+            &w,
+            "INSERT OR FAIL INTO t VALUES (3), (1)",
+            json!([])
+        )),
         INVALID
     );
     let q = ok(query(&b, &w, "SELECT id FROM t ORDER BY id", json!([])));
     assert_eq!(q["rows"], json!([{"id": 1}, {"id": 2}]));
+    // The same holds for a failing trigger: its `RAISE(FAIL)` keeps what
+    // the statement wrote before (row 4 and its log line) in SQLite.
+    ok(exec(&b, &w, "CREATE TABLE log (msg TEXT)", json!([])));
+    ok(exec(
+        &b,
+        &w,
+        "CREATE TRIGGER no_nines BEFORE INSERT ON t WHEN new.id = 9 \
+         BEGIN SELECT RAISE(FAIL, 'no nines'); END",
+        json!([]),
+    ));
+    ok(exec(
+        &b,
+        &w,
+        "CREATE TRIGGER logged AFTER INSERT ON t BEGIN INSERT INTO log VALUES (new.id); END",
+        json!([]),
+    ));
+    assert_eq!(
+        code(exec(&b, &w, "INSERT INTO t VALUES (4), (9)", json!([]))),
+        INVALID
+    );
+    let q = ok(query(&b, &w, "SELECT id FROM t ORDER BY id", json!([])));
+    assert_eq!(q["rows"], json!([{"id": 1}, {"id": 2}]));
+    let q = ok(query(&b, &w, "SELECT count(*) AS n FROM log", json!([])));
+    assert_eq!(q["rows"][0]["n"], 0);
 }
 
 #[test]

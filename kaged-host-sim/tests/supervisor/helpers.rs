@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 use kaged_host_sim::{AuditLog, AuditRecord, PluginState, Supervisor};
 use serde_json::json;
 
-use crate::support::host::{assert_group_gone, fixture, host, LIMIT};
+use crate::support::host::{assert_group_gone, fixture, host_scaled, LIMIT};
 
+/// A supervisor at `scale` (its backoff, health and request timeouts),
+/// with process start and exit at their spec budgets.
 pub fn supervise(dir: &Path, scale: f64) -> (Supervisor, AuditLog) {
-    let (host, audit, _t) = host(scale);
+    let (host, audit, _t) = host_scaled(scale);
     (Supervisor::new(host, dir), audit)
 }
 

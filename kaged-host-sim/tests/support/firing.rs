@@ -6,13 +6,14 @@ use std::path::PathBuf;
 
 use kaged_host_sim::{
     group_alive, AgentHost, AuditEvent, AuditLog, AuditRecord, CompactRequest, Direction,
-    HostConfig, HostSim, PluginDirs, TimeScale, Transcript,
+    HostConfig, HostSim, PluginDirs, TimeScale, Timeouts, Transcript,
 };
 use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::Value;
 
 /// The time scale: `hooks-slow` (hook_timeout_sec 1) times out after
-/// 0.2 s; every other fixture has 60 s × 0.2 = 12 s of room.
+/// 0.2 s; every other fixture has 60 s × 0.2 = 12 s of room. Process start
+/// and exit keep their spec budgets ([`host`]).
 pub const SCALE: f64 = 0.2;
 
 /// The project id sent in every `_context` (stable for snapshots).
@@ -46,7 +47,9 @@ pub fn plugin_dirs() -> PluginDirs {
     ))
 }
 
-/// A host with in-memory audit and transcript at [`SCALE`].
+/// A host with in-memory audit and transcript at [`SCALE`], with the
+/// plugins' start and exit at their spec budgets (ten Python plugins
+/// starting at once can take seconds on a busy machine).
 pub fn host() -> (HostSim, AuditLog, Transcript) {
     let audit = AuditLog::memory();
     let transcript = Transcript::memory();
@@ -54,6 +57,7 @@ pub fn host() -> (HostSim, AuditLog, Transcript) {
         time_scale: TimeScale::new(SCALE).expect("valid scale"),
         audit: audit.clone(),
         transcript: transcript.clone(),
+        adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
         ..HostConfig::default()
     });
     (host, audit, transcript)
@@ -127,18 +131,31 @@ pub fn sent(transcript: &Transcript, method: &str) -> Vec<Value> {
         .collect()
 }
 
-/// An outcome as a stable JSON value for snapshots: message ids kept, the
-/// audit records without their timing and correlation fields.
-pub fn outcome_snapshot(out: &kaged_host_sim::CompactionOutcome) -> Value {
-    let mut v = out.to_json();
-    if let Some(records) = v.get_mut("audit").and_then(Value::as_array_mut) {
-        for r in records.iter_mut() {
-            if let Some(o) = r.as_object_mut() {
-                for key in ["ts", "duration_ms", "request_id", "timeout_sec", "pid"] {
-                    o.remove(key);
-                }
-            }
-        }
-    }
-    v
+/// Snapshot an outcome (`CompactionOutcome::to_json`) with every key
+/// kept: the values that differ from run to run (`ts`, `duration_ms`,
+/// `request_id`, `pid`) are redacted to `"[key]"`; a `timeout_sec` is the
+/// scaled budget, deterministic, and stays as it is (tests assert it with
+/// [`hook_budget_secs`]).
+#[macro_export]
+macro_rules! assert_outcome_snapshot {
+    ($name:expr, $out:expr) => {
+        insta::assert_json_snapshot!($name, $out.to_json(), {
+            ".audit[].ts" => "[ts]",
+            ".audit[].duration_ms" => "[duration_ms]",
+            ".audit[].request_id" => "[request_id]",
+            ".audit[].pid" => "[pid]",
+        })
+    };
+}
+
+/// The effective hook budget of the running plugin `name`, in seconds:
+/// its manifest's `hook_timeout_sec` scaled by [`SCALE`] (`time.rs`), what
+/// `plugin.hook.timeout`'s `timeout_sec` must say.
+pub fn hook_budget_secs(agents: &AgentHost, name: &str) -> f64 {
+    let session = agents
+        .session(name)
+        .unwrap_or_else(|| panic!("{name} runs"));
+    let timeouts = session.timeouts();
+    assert_eq!(timeouts.scale.factor(), SCALE);
+    timeouts.hook.as_secs_f64()
 }

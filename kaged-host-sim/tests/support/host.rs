@@ -6,13 +6,19 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use kaged_host_sim::{
-    group_alive, AuditLog, AuditRecord, HostConfig, HostSim, TimeScale, Transcript,
+    group_alive, AuditLog, AuditRecord, HostConfig, HostSim, TimeScale, Timeouts, Transcript,
 };
 
-/// Scale for tests that expect a timeout to fire (10 s initialize -> 0.5 s).
+/// Scale for a test that waits out the `initialize` timeout (10 s ->
+/// 0.5 s) and nothing else. A test that waits out another timeout uses
+/// [`host_with`] instead, so that the plugin's start keeps its budget.
 pub const FAST: f64 = 0.05;
-/// Scale for tests where things should succeed (leaves room on a busy box).
-pub const EASY: f64 = 0.25;
+/// Scale for tests where no timeout must elapse: the spec's own budgets,
+/// which a busy machine does not exceed (a Python fixture can take seconds
+/// to start under load) and which cost nothing, as nothing waits them out.
+pub const EASY: f64 = 1.0;
+/// The budget of the one wait a [`host_with`] test waits out.
+pub const SHORT: Duration = Duration::from_millis(250);
 
 /// `tests/fixtures/plugins/NAME`.
 pub fn fixture(name: &str) -> PathBuf {
@@ -30,6 +36,31 @@ pub fn host(scale: f64) -> (HostSim, AuditLog, Transcript) {
         audit: audit.clone(),
         transcript: transcript.clone(),
         ..HostConfig::default()
+    });
+    (host, audit, transcript)
+}
+
+/// A host at `scale` whose process start and exit keep their spec budgets
+/// (`Timeouts::with_spec_startup_and_exit`): for tests that wait out
+/// scaled timeouts or backoffs of plugins that must start (and may take
+/// seconds to, on a busy machine) and exit.
+pub fn host_scaled(scale: f64) -> (HostSim, AuditLog, Transcript) {
+    let (host, audit, transcript) = host(scale);
+    let host = HostSim::new(HostConfig {
+        adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
+        ..host.config().clone()
+    });
+    (host, audit, transcript)
+}
+
+/// A host at the spec's budgets ([`EASY`]) but for what `adjust` sets:
+/// the timeout a test waits out is [`SHORT`], every wait that must not
+/// elapse keeps its spec budget, whatever the machine's speed.
+pub fn host_with(adjust: fn(Timeouts) -> Timeouts) -> (HostSim, AuditLog, Transcript) {
+    let (host, audit, transcript) = host(EASY);
+    let host = HostSim::new(HostConfig {
+        adjust_timeouts: Some(adjust),
+        ..host.config().clone()
     });
     (host, audit, transcript)
 }

@@ -35,7 +35,7 @@ pub fn stderr(o: &Output) -> String {
 /// (or none) and audit file; the printed JSON and the exit code.
 pub fn sql(db: Option<&Path>, audit: &Path, plugin: &str, method: &str, sql: &str) -> (Value, i32) {
     let mut cmd = cli();
-    cmd.args(["--time-scale", "0.25", "--audit"]).arg(audit);
+    cmd.args(["--time-scale", "1", "--audit"]).arg(audit);
     if let Some(db) = db {
         cmd.arg("--storage-db").arg(db);
     }
