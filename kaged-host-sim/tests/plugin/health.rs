@@ -4,44 +4,26 @@
 use std::sync::Arc;
 
 use crate::support::host::{assert_group_gone, fixture, host_with, LIMIT, SHORT};
-use kaged_host_sim::{AuditEvent, Timeouts};
+use kaged_host_sim::{AuditEvent, AuditLog, PluginSession, Timeouts};
 
 #[tokio::test]
 async fn three_failed_pings_kill_the_plugin() {
     // Pings every SHORT, each waited out after SHORT; the start keeps its
     // spec budget.
-    let (host, audit, _t) = host_with(|t| Timeouts {
+    let (s, audit, pid) = killed_by_health_checks("stops-answering-ping", |t| Timeouts {
         ping: SHORT,
         health_interval: SHORT,
         ..t
-    });
-    let s = Arc::new(
-        host.launch(&fixture("stops-answering-ping"))
-            .await
-            .expect("launch"),
-    );
-    let pid = s.pid().expect("pid");
-    let _monitor = s.start_health_checks();
-    s.wait_exit(LIMIT).await.expect("killed");
+    })
+    .await;
     let fails = audit.of(AuditEvent::HealthFail);
     let counts: Vec<u64> = fails
         .iter()
         .filter_map(|r| r.get("consecutive_failures").as_u64())
         .collect();
     assert_eq!(counts, [1, 2, 3]);
-    assert_eq!(
-        audit.names(),
-        [
-            "plugin.spawned",
-            "plugin.initialized",
-            "plugin.health_fail",
-            "plugin.health_fail",
-            "plugin.health_fail",
-            "plugin.killed"
-        ]
-    );
+    assert_health_kill_trail(&audit, 3);
     let killed = audit.of(AuditEvent::Killed);
-    assert_eq!(killed[0].get("reason"), "health_check_failed");
     // SIGTERM first (the spec's "SIGTERM → SIGKILL"): the fixture keeps
     // Python's default SIGTERM action, so it dies of signal 15. The exit
     // status is fixed when SIGTERM is sent, whatever the machine's speed.
@@ -54,33 +36,16 @@ async fn three_failed_pings_kill_the_plugin() {
 async fn a_plugin_ignoring_sigterm_is_sigkilled_after_the_grace() {
     // Pings every SHORT, each waited out after SHORT, and the SIGTERM grace
     // waited out after SHORT; the start keeps its spec budget.
-    let (host, audit, _t) = host_with(|t| Timeouts {
-        ping: SHORT,
-        health_interval: SHORT,
-        sigterm_grace: SHORT,
-        ..t
-    });
-    let s = Arc::new(
-        host.launch(&fixture("stops-answering-ping-ignores-sigterm"))
-            .await
-            .expect("launch"),
-    );
-    let pid = s.pid().expect("pid");
-    let _monitor = s.start_health_checks();
-    s.wait_exit(LIMIT).await.expect("killed");
-    assert_eq!(
-        audit.names(),
-        [
-            "plugin.spawned",
-            "plugin.initialized",
-            "plugin.health_fail",
-            "plugin.health_fail",
-            "plugin.health_fail",
-            "plugin.killed"
-        ]
-    );
+    let (s, audit, pid) =
+        killed_by_health_checks("stops-answering-ping-ignores-sigterm", |t| Timeouts {
+            ping: SHORT,
+            health_interval: SHORT,
+            sigterm_grace: SHORT,
+            ..t
+        })
+        .await;
+    assert_health_kill_trail(&audit, 3);
     let killed = audit.of(AuditEvent::Killed);
-    assert_eq!(killed[0].get("reason"), "health_check_failed");
     assert_eq!(killed[0].get("via"), "sigkill");
     assert_eq!(s.exit_info().and_then(|e| e.signal), Some(9));
     assert_group_gone(pid);
@@ -140,18 +105,11 @@ async fn an_error_answer_counts_as_a_failure() {
     // Every ping is answered at once with -32000: no ping timeout is
     // involved (each keeps the spec's 5 s), three intervals of SHORT end the
     // plugin.
-    let (host, audit, _t) = host_with(|t| Timeouts {
+    let (s, audit, pid) = killed_by_health_checks("ping-answers-error", |t| Timeouts {
         health_interval: SHORT,
         ..t
-    });
-    let s = Arc::new(
-        host.launch(&fixture("ping-answers-error"))
-            .await
-            .expect("launch"),
-    );
-    let pid = s.pid().expect("pid");
-    let _monitor = s.start_health_checks();
-    s.wait_exit(LIMIT).await.expect("killed");
+    })
+    .await;
     let error =
         "plugin answered \"ping\" with an error: JSON-RPC error -32000: database unreachable";
     assert_eq!(
@@ -162,21 +120,7 @@ async fn an_error_answer_counts_as_a_failure() {
             (3, error.to_string())
         ]
     );
-    assert_eq!(
-        audit.names(),
-        [
-            "plugin.spawned",
-            "plugin.initialized",
-            "plugin.health_fail",
-            "plugin.health_fail",
-            "plugin.health_fail",
-            "plugin.killed"
-        ]
-    );
-    assert_eq!(
-        audit.of(AuditEvent::Killed)[0].get("reason"),
-        "health_check_failed"
-    );
+    assert_health_kill_trail(&audit, 3);
     assert_group_gone(pid);
 }
 
@@ -186,18 +130,11 @@ async fn a_healthy_answer_resets_the_counter() {
     // ping fails: the count restarts at 1 after the healthy answer, and the
     // kill comes at the third failure after it (ping 6), not at ping 4.
     // Every answer is immediate, so only the interval is shortened.
-    let (host, audit, _t) = host_with(|t| Timeouts {
+    let (s, audit, pid) = killed_by_health_checks("ping-fails-twice-then-recovers", |t| Timeouts {
         health_interval: SHORT,
         ..t
-    });
-    let s = Arc::new(
-        host.launch(&fixture("ping-fails-twice-then-recovers"))
-            .await
-            .expect("launch"),
-    );
-    let pid = s.pid().expect("pid");
-    let _monitor = s.start_health_checks();
-    s.wait_exit(LIMIT).await.expect("killed");
+    })
+    .await;
     let error = |n: u32| {
         format!(
             "plugin answered \"ping\" with an error: JSON-RPC error -32000: unhealthy (ping {n})"
@@ -213,9 +150,34 @@ async fn a_healthy_answer_resets_the_counter() {
             (3, error(6))
         ]
     );
-    let mut want = vec!["plugin.spawned", "plugin.initialized"];
-    want.extend(["plugin.health_fail"; 5]);
-    want.push("plugin.killed");
-    assert_eq!(audit.names(), want);
+    assert_health_kill_trail(&audit, 5);
     assert_group_gone(pid);
+}
+
+/// Launch fixture `name` under `adjust`, start its health checks and wait
+/// until they end it: the session, its audit log and its pid.
+async fn killed_by_health_checks(
+    name: &str,
+    adjust: fn(Timeouts) -> Timeouts,
+) -> (Arc<PluginSession>, AuditLog, u32) {
+    let (host, audit, _t) = host_with(adjust);
+    let s = Arc::new(host.launch(&fixture(name)).await.expect("launch"));
+    let pid = s.pid().expect("pid");
+    let _monitor = s.start_health_checks();
+    s.wait_exit(LIMIT).await.expect("killed");
+    (s, audit, pid)
+}
+
+/// The audit trail of a plugin killed by its health checks after `fails`
+/// failed checks: spawned, initialized, `fails` × health_fail, killed
+/// (reason `health_check_failed`).
+fn assert_health_kill_trail(audit: &AuditLog, fails: usize) {
+    let mut expected = vec!["plugin.spawned", "plugin.initialized"];
+    expected.extend(std::iter::repeat_n("plugin.health_fail", fails));
+    expected.push("plugin.killed");
+    assert_eq!(audit.names(), expected);
+    assert_eq!(
+        audit.of(AuditEvent::Killed)[0].get("reason"),
+        "health_check_failed"
+    );
 }
