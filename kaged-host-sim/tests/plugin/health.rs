@@ -105,7 +105,7 @@ async fn an_error_answer_counts_as_a_failure() {
     // Every ping is answered at once with -32000: no ping timeout is
     // involved (each keeps the spec's 5 s), three intervals of SHORT end the
     // plugin.
-    let (s, audit, pid) = killed_by_health_checks("ping-answers-error", |t| Timeouts {
+    let (_s, audit, pid) = killed_by_health_checks("ping-answers-error", |t| Timeouts {
         health_interval: SHORT,
         ..t
     })
@@ -130,11 +130,12 @@ async fn a_healthy_answer_resets_the_counter() {
     // ping fails: the count restarts at 1 after the healthy answer, and the
     // kill comes at the third failure after it (ping 6), not at ping 4.
     // Every answer is immediate, so only the interval is shortened.
-    let (s, audit, pid) = killed_by_health_checks("ping-fails-twice-then-recovers", |t| Timeouts {
-        health_interval: SHORT,
-        ..t
-    })
-    .await;
+    let (_s, audit, pid) =
+        killed_by_health_checks("ping-fails-twice-then-recovers", |t| Timeouts {
+            health_interval: SHORT,
+            ..t
+        })
+        .await;
     let error = |n: u32| {
         format!(
             "plugin answered \"ping\" with an error: JSON-RPC error -32000: unhealthy (ping {n})"
