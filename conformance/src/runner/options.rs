@@ -1,9 +1,10 @@
 //! [`Options`]: how the suite runs (time scale, selection, baseline,
-//! transcript directory, storage database).
+//! transcript directory, storage database, cage, config root).
 
 use std::path::PathBuf;
 
 use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::CageMode;
 
 use crate::selection::{Baseline, Selection};
 
@@ -21,4 +22,10 @@ pub struct Options {
     /// `--storage-db`: the storage broker's database (created if needed);
     /// `None` for a temporary database removed after the run.
     pub storage_db: Option<PathBuf>,
+    /// `--cage`: every spawn of the run is caged (`auto`, the default, or
+    /// `require`), or not (`off`).
+    pub cage: CageMode,
+    /// `--config-root`: the operator's config root that `config:/` grants
+    /// resolve under; `None` for a temporary one removed after the run.
+    pub config_root: Option<PathBuf>,
 }

@@ -104,6 +104,8 @@ pub struct Fixture {
     pub scale: f64,
     /// Cases it breaks by its shared helper ([`KPROTO_GAPS`]).
     pub gaps: &'static [Broken],
+    /// Run with `--cage require`: what it proves needs the cage.
+    pub caged: bool,
 }
 
 /// One of the suite's own fixtures.
@@ -112,6 +114,7 @@ pub const fn own(name: &'static str) -> Fixture {
         plugin: Plugin::Own(name),
         scale: SCALE,
         gaps: &[],
+        caged: false,
     }
 }
 
@@ -135,6 +138,14 @@ impl Fixture {
     /// Run at time scale `scale`.
     pub const fn scale(self, scale: f64) -> Fixture {
         Fixture { scale, ..self }
+    }
+
+    /// Run with `--cage require` (see [`Proof::runnable`]).
+    pub const fn caged(self) -> Fixture {
+        Fixture {
+            caged: true,
+            ..self
+        }
     }
 
     /// Built on `_lib/kproto.py`: it also breaks [`KPROTO_GAPS`].
@@ -163,11 +174,40 @@ impl Proof {
         self.fixture.gaps.iter().chain(self.broken)
     }
 
+    /// Whether the proof can run here: a caged proof needs bwrap working
+    /// (under `CI=true` its absence is a failure; elsewhere the proof is
+    /// skipped, saying why on stderr).
+    pub fn runnable(&self) -> bool {
+        if !self.fixture.caged {
+            return true;
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        match rt.block_on(kaged_host_sim::cage::availability()) {
+            Ok(_) => true,
+            Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
+                panic!("CI=true and plugins cannot be caged: {why}")
+            }
+            Err(why) => {
+                eprintln!(
+                    "SKIPPED (not CI): {}: plugins cannot be caged here: {why}",
+                    self.test
+                );
+                false
+            }
+        }
+    }
+
     /// Run the fixture; assert that exactly the expected cases fail or
     /// warn, each listing its audit event (and that an own fixture's
     /// report names it); the report, for further checks.
     pub fn prove(&self) -> Report {
-        let options = options_at(self.fixture.scale);
+        let mut options = options_at(self.fixture.scale);
+        if self.fixture.caged {
+            options.cage = kaged_host_sim::CageMode::Require;
+        }
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = match self.fixture.plugin {
             Plugin::Own(name) => own_fixture(name),

@@ -26,7 +26,9 @@ pub struct CageSummary {
 }
 
 impl CageSummary {
-    /// One line: `ro A, B; rw C; network none; seccomp default; cgroup …`.
+    /// One line: `ro A, B; rw C; network none; seccomp default; cgroup
+    /// unavailable` (the cgroup's details, why it is unavailable, stay in
+    /// [`CageSummary::cgroup`]).
     pub fn line(&self) -> String {
         let list = |v: &[PathBuf]| {
             if v.is_empty() {
@@ -44,7 +46,7 @@ impl CageSummary {
             list(&self.read_write),
             self.network,
             self.seccomp,
-            self.cgroup
+            self.cgroup.split(" (").next().unwrap_or_default()
         )
     }
 }
