@@ -71,6 +71,20 @@ impl StagedPlugin {
         Ok(StagedPlugin { dir, manifest })
     }
 
+    /// Add `capability` (`read:fs:/tmp/x`...) to the staged manifest: a
+    /// test that points the plugin at its own temporary files grants them,
+    /// as an operator would (the plugin runs caged).
+    pub fn grant(&mut self, capability: &str) -> Result<(), StageError> {
+        self.manifest
+            .capabilities
+            .push(kaged_plugin_protocol::manifest::CapabilityEntry::Text(
+                capability.to_string(),
+            ));
+        let text = serde_json::to_string_pretty(&self.manifest).map_err(std::io::Error::other)?;
+        std::fs::write(self.dir.path().join(MANIFEST_FILE), text)?;
+        Ok(())
+    }
+
     /// The staged plugin directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()
