@@ -85,6 +85,16 @@ pub enum CageError {
         /// Why (bwrap missing, or failing to make a sandbox).
         reason: String,
     },
+    /// The cage's descriptors (the seccomp program, the info pipe) could
+    /// not be made.
+    #[error("cannot set up the cage: {what}")]
+    Setup {
+        /// What failed.
+        what: &'static str,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// The seccomp profile could not be compiled to BPF.
     #[error("the default seccomp profile does not compile for {arch}: {message}")]
     Seccomp {

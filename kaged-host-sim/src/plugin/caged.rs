@@ -42,7 +42,6 @@ use kaged_plugin_protocol::manifest::Manifest;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
-use super::spawn::{SpawnError, SpawnOptions};
 use crate::cage::{
     self, cgroup, seccomp, CageError, CageFds, CageInputs, CageMode, CagePolicy, CageStatus,
     CgroupState,
@@ -127,29 +126,39 @@ fn create_config_grants(manifest: &Manifest, root: Option<&Path>) {
     }
 }
 
+/// What [`prepare`] needs of the host's configuration.
+pub(crate) struct CageRequest<'a> {
+    /// Caged or not.
+    pub(crate) mode: CageMode,
+    /// The operator's config root (`config:/`).
+    pub(crate) config_root: Option<&'a Path>,
+    /// The project root (`project:/`).
+    pub(crate) project_root: Option<&'a Path>,
+}
+
 /// Decide how to run the plugin and, unless `off`, compile its cage.
 pub(crate) async fn prepare(
     manifest: &Manifest,
     dir: &Path,
     exe: &Path,
     env: &BTreeMap<String, String>,
-    options: &SpawnOptions,
-) -> Result<Prepared, SpawnError> {
-    if options.cage == CageMode::Off {
+    options: &CageRequest<'_>,
+) -> Result<Prepared, CageError> {
+    if options.mode == CageMode::Off {
         return Ok(Prepared::Uncaged(CageStatus::off()));
     }
-    if let Some(root) = &options.config_root {
+    if let Some(root) = options.config_root {
         std::fs::create_dir_all(root).map_err(|e| CageError::Inspect {
             what: "the config root".to_string(),
-            path: root.clone(),
+            path: root.to_path_buf(),
             source: e,
         })?;
     }
-    create_config_grants(manifest, options.config_root.as_deref());
+    create_config_grants(manifest, options.config_root);
     let mut inputs = CageInputs::new(dir, env.clone());
     inputs.command = Some(cage::normalize(exe));
-    inputs.config_root = options.config_root.clone();
-    inputs.project_root = options.project_root.clone();
+    inputs.config_root = options.config_root.map(Path::to_path_buf);
+    inputs.project_root = options.project_root.map(Path::to_path_buf);
     inputs.cgroup = cgroup::detect();
     let policy = cage::compile(manifest, &inputs)?;
     match cage::availability().await {
@@ -159,9 +168,7 @@ pub(crate) async fn prepare(
             policy,
             fds: None,
         }))),
-        Err(reason) if options.cage == CageMode::Require => {
-            Err(CageError::Unavailable { reason }.into())
-        }
+        Err(reason) if options.mode == CageMode::Require => Err(CageError::Unavailable { reason }),
         Err(reason) => {
             tracing::warn!(
                 plugin = manifest.name,
@@ -173,25 +180,22 @@ pub(crate) async fn prepare(
     }
 }
 
-fn io_err(e: std::io::Error) -> SpawnError {
-    SpawnError::Exec {
-        path: PathBuf::from(cage::BWRAP),
-        source: e,
-    }
+fn setup(what: &'static str) -> impl Fn(std::io::Error) -> CageError {
+    move |source| CageError::Setup { what, source }
 }
 
 impl CagePlan {
     /// The bwrap command for `command`: the cgroup created (when it can
     /// be), the descriptors made, and the child told to place them.
-    pub(crate) fn command(&mut self, command: &[OsString]) -> Result<Command, SpawnError> {
+    pub(crate) fn command(&mut self, command: &[OsString]) -> Result<Command, CageError> {
         if let CgroupState::Available { parent } = &self.policy.cgroup.state {
             self.policy.cgroup.state =
                 cgroup::create(parent, &self.cage_id, &self.policy.cgroup.wanted);
         }
         let program = seccomp::default_program()?;
-        let seccomp_fd = seccomp::program_fd(&program).map_err(io_err)?;
+        let seccomp_fd = seccomp::program_fd(&program).map_err(setup("the seccomp pipe"))?;
         let (info_read, info_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-            .map_err(|e| io_err(e.into()))?;
+            .map_err(|e| setup("the info pipe")(e.into()))?;
         let argv = self.policy.bwrap_argv(
             command,
             CageFds {
@@ -202,7 +206,7 @@ impl CagePlan {
         let procs = match &self.policy.cgroup.state {
             CgroupState::Applied { path, .. } => Some(
                 CString::new(path.join("cgroup.procs").as_os_str().as_bytes())
-                    .map_err(|e| io_err(std::io::Error::other(e)))?,
+                    .map_err(|e| setup("the cgroup path")(std::io::Error::other(e)))?,
             ),
             _ => None,
         };

@@ -12,7 +12,7 @@ use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::API_VERSION;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
-use super::caged::{self, CageRuntime, Prepared};
+use super::caged::{self, CageRequest, CageRuntime, Prepared};
 use crate::cage::{CageError, CageMode, CageStatus};
 
 /// The restricted `PATH` of every plugin (Spawn environment).
@@ -194,7 +194,12 @@ pub(crate) async fn spawn_plugin(
     let exe = resolve_command(program, &dir)?;
     let mut env = spawn_env(manifest, &dir, &options.log_level);
     set_config_root(&mut env, options.config_root.as_deref());
-    match caged::prepare(manifest, &dir, &exe, &env, options).await? {
+    let request = CageRequest {
+        mode: options.cage,
+        config_root: options.config_root.as_deref(),
+        project_root: options.project_root.as_deref(),
+    };
+    match caged::prepare(manifest, &dir, &exe, &env, &request).await? {
         Prepared::Uncaged(status) => {
             let mut cmd = Command::new(&exe);
             cmd.args(&manifest.command[1..])
@@ -209,6 +214,7 @@ pub(crate) async fn spawn_plugin(
             let command = caged::command_line(&exe, &manifest.command[1..]);
             let started = plan
                 .command(&command)
+                .map_err(SpawnError::from)
                 .and_then(|cmd| start(cmd, &plan.bwrap));
             let (child, pipes) = match started {
                 Ok(s) => s,
