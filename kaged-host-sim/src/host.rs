@@ -56,8 +56,9 @@ pub struct HostConfig {
     /// (`plugin.no_sandbox_ignored`), and changes nothing for plugins.
     pub no_sandbox: bool,
     /// The operator's config root: `config:/` grants resolve under it and
-    /// plugins get it as `KAGED_CONFIG_ROOT`. `None`: a `config:/` grant
-    /// stops a caged plugin from starting.
+    /// plugins get it as `KAGED_CONFIG_ROOT`. `None`: a plugin with a
+    /// `config:/` grant does not start (its cage does not compile), unless
+    /// the cage is `off`.
     pub config_root: Option<PathBuf>,
     /// The project root of `project:/` grants.
     pub project_root: Option<PathBuf>,
