@@ -29,7 +29,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the suite against a plugin directory.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print the case catalogue.
     List(ListArgs),
 }
@@ -67,6 +67,16 @@ pub struct RunArgs {
     /// temporary database, removed after the run, by default).
     #[arg(long, value_name = "PATH")]
     pub storage_db: Option<PathBuf>,
+    /// Run every spawn caged in bwrap (ADDENDUM §13): `auto` cages when
+    /// bwrap works here and otherwise runs uncaged with a warning (the
+    /// report says `"cage": "unavailable"`); `require` exits 2 when it
+    /// cannot cage; `off` runs uncaged (`"cage": "off"`).
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub cage: kaged_host_sim::CageMode,
+    /// The operator's config root that `config:/` grants resolve under
+    /// (default: a temporary directory, removed after the run).
+    #[arg(long, value_name = "DIR")]
+    pub config_root: Option<PathBuf>,
 }
 
 /// `list` options.
@@ -185,6 +195,8 @@ fn run(a: &RunArgs) -> Result<i32, CliError> {
         transcript_dir: a.transcript_dir.clone(),
         storage_db: a.storage_db.clone(),
         adjust_timeouts: None,
+        cage: a.cage,
+        config_root: a.config_root.clone(),
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();
@@ -205,6 +217,11 @@ fn run(a: &RunArgs) -> Result<i32, CliError> {
         let _ = out.flush();
     };
     let report = run_suite_streaming(&a.plugin_dir, &options, &mut on_case)?;
+    if report.cage != Some(kaged_host_sim::CageKind::Bwrap) {
+        if let Some(line) = report.cage_line() {
+            eprintln!("kaged-conformance: warning: {line}");
+        }
+    }
     emit(a, &report, tty)?;
     Ok(report.exit_code(a.strict))
 }

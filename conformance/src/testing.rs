@@ -1,6 +1,7 @@
 //! Certifying a plugin from its own tests: stage the freshly built binary
-//! into a copy of the plugin directory, run the whole suite, and fail with
-//! the human report when any case fails or warns.
+//! into a copy of the plugin directory, run the whole suite caged
+//! (`--cage require`: a pass means it works in the daemon's cage), and
+//! fail with the human report when any case fails or warns.
 //!
 //! ```no_run
 //! // tests/conformance.rs of a plugin crate, where the binary is
@@ -15,7 +16,7 @@
 use std::path::Path;
 
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::TimeScale;
+use kaged_host_sim::{CageKind, CageMode, TimeScale};
 
 use crate::report::{render_human, CaseResult, Report, Status};
 use crate::{run_suite, Options};
@@ -25,17 +26,21 @@ use crate::{run_suite, Options};
 pub const TEST_TIME_SCALE: f64 = 0.25;
 
 /// Run the suite against the plugin in `dir` with `binary` as its command
-/// (staged in a temporary copy, so nothing is written into `dir`); panic
-/// with the human report unless no case failed or warned.
+/// (staged in a temporary copy, so nothing is written into `dir`), caged
+/// (`--cage require`); panic with the human report unless no case failed
+/// or warned, and when the plugin cannot be caged here (install
+/// bubblewrap).
 pub fn assert_conforms(dir: &Path, binary: impl AsRef<Path>) -> Report {
     let staged = StagedPlugin::new(dir, binary)
         .unwrap_or_else(|e| panic!("cannot stage the plugin in {}: {e}", dir.display()));
     let options = Options {
         time_scale: TimeScale::new(TEST_TIME_SCALE).expect("a valid time scale"),
+        cage: CageMode::Require,
         ..Options::default()
     };
     let report = run_suite(staged.dir(), &options)
         .unwrap_or_else(|e| panic!("the suite could not run against {}: {e}", dir.display()));
+    assert_eq!(report.cage, Some(CageKind::Bwrap), "the suite ran caged");
     assert_eq!(
         report.summary.failed + report.summary.warned,
         0,

@@ -37,24 +37,25 @@ fn a_conforming_plugin_exits_0_with_the_addendum_json() {
     assert_eq!(v["schema"], "kaged-conformance-report/v1");
     assert_eq!(v["plugin"]["name"], "conforming");
     assert_eq!(v["time_scale"], 1.0);
-    // ADDENDUM §11's members in order, plus the effective timeouts (§10).
     let top: Vec<&str> = v
         .as_object()
         .expect("object")
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(
-        top,
-        [
-            "schema",
-            "plugin",
-            "time_scale",
-            "timeouts",
-            "summary",
-            "cases"
-        ]
-    );
+    // ADDENDUM §11's members in order, plus the timeouts (§10) and the
+    // cage (§13: a reason only when uncaged).
+    let cage: &[&str] = match v["cage"].as_str() {
+        Some("bwrap") => &["cage", "cage_policy"],
+        Some("unavailable") => &["cage", "cage_reason", "cage_policy"],
+        other => panic!("cage under --cage auto: {other:?}"),
+    };
+    let mut want = vec!["schema", "plugin", "time_scale", "timeouts"];
+    want.extend(cage);
+    want.extend(["summary", "cases"]);
+    assert_eq!(top, want);
+    assert_eq!(v["cage_policy"]["network"], "none");
+    assert_eq!(v["cage_policy"]["seccomp"], "default");
     assert_eq!(v["timeouts"]["request_ms"], 30_000);
     assert_eq!(v["summary"]["failed"], 0);
     let c = &v["cases"][0];
@@ -323,4 +324,81 @@ fn unusable_baseline_or_storage_db_exits_2() {
         err.starts_with("kaged-conformance: error: cannot open the storage database"),
         "{err}"
     );
+}
+
+#[test]
+fn cage_require_without_bwrap_exits_2() {
+    let out = cmd()
+        .env("KAGED_BWRAP", "/nonexistent/bwrap")
+        .args(["run", "--cage", "require", "--time-scale", "0.05"])
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--cage require: plugins cannot be caged here")
+            && err.contains("/nonexistent/bwrap"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn cage_auto_without_bwrap_warns_and_reports_unavailable() {
+    let out = cmd()
+        .env("KAGED_BWRAP", "/nonexistent/bwrap")
+        .args(["run", "--format", "json", "--time-scale", "0.05"])
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: cage: unavailable, the plugin ran UNCAGED"),
+        "{err}"
+    );
+    let v = stdout_json(&out);
+    assert_eq!(v["cage"], "unavailable");
+    assert!(v["cage_reason"]
+        .as_str()
+        .is_some_and(|r| r.contains("/nonexistent/bwrap")));
+    assert_eq!(
+        v["cage_policy"]["network"], "none",
+        "the policy it would get"
+    );
+    let case = v["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .find(|c| c["id"] == "cage.starts_caged")
+        .expect("cage.starts_caged");
+    assert_eq!(case["status"], "skip");
+}
+
+#[test]
+fn cage_off_is_said_in_every_format() {
+    for (format, needle) in [
+        ("json", "\"cage\": \"off\""),
+        ("tap", "# cage: off, the plugin ran UNCAGED (--cage off)"),
+        ("junit", "name=\"cage\" value=\"off\""),
+        ("human", "cage: off, the plugin ran UNCAGED (--cage off)"),
+    ] {
+        let out = cmd()
+            .args([
+                "run",
+                "--cage",
+                "off",
+                "--time-scale",
+                "0.05",
+                "--format",
+                format,
+            ])
+            .arg(own_fixture("conforming"))
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(needle), "{format}: {text}");
+    }
 }

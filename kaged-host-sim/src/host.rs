@@ -20,13 +20,14 @@ use kaged_plugin_protocol::{InitializeParams, API_VERSION};
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::cage::{CageMode, CageStatus};
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::observe::transcript::Transcript;
 use crate::plugin::connection::{Connection, ConnectionConfig};
 use crate::plugin::handshake::HandshakeError;
 use crate::plugin::process::{become_subreaper, ExitInfo, Lifecycle};
 use crate::plugin::session::PluginSession;
-use crate::plugin::spawn::{spawn_plugin, SpawnError};
+use crate::plugin::spawn::{spawn_plugin, SpawnError, SpawnOptions};
 use crate::requests::handler::{DefaultHandler, PluginRequestHandler};
 use crate::time::{TimeScale, Timeouts};
 
@@ -54,6 +55,18 @@ pub struct HostConfig {
     /// timeout, a full `initialize` budget for a slow machine). `None`
     /// (the default): each is the spec value × `time_scale`.
     pub adjust_timeouts: Option<fn(Timeouts) -> Timeouts>,
+    /// Caged or not (ADDENDUM §13; default `auto`).
+    pub cage: CageMode,
+    /// The daemon's `--no-sandbox` was given: recorded
+    /// (`plugin.no_sandbox_ignored`), and changes nothing for plugins.
+    pub no_sandbox: bool,
+    /// The operator's config root: `config:/` grants resolve under it and
+    /// plugins get it as `KAGED_CONFIG_ROOT`. `None`: a plugin with a
+    /// `config:/` grant does not start (its cage does not compile), unless
+    /// the cage is `off`.
+    pub config_root: Option<PathBuf>,
+    /// The project root of `project:/` grants.
+    pub project_root: Option<PathBuf>,
 }
 
 impl Default for HostConfig {
@@ -68,6 +81,10 @@ impl Default for HostConfig {
             handler: Arc::new(DefaultHandler),
             log_level: "info".to_string(),
             adjust_timeouts: None,
+            cage: CageMode::Auto,
+            no_sandbox: false,
+            config_root: None,
+            project_root: None,
         }
     }
 }
@@ -80,6 +97,7 @@ impl std::fmt::Debug for HostConfig {
             .field("storage_available", &self.storage_available)
             .field("projects", &self.projects)
             .field("adjust_timeouts", &self.adjust_timeouts.is_some())
+            .field("cage", &self.cage)
             .finish_non_exhaustive()
     }
 }
@@ -213,20 +231,41 @@ impl HostSim {
             }
         };
         become_subreaper();
-        let spawned = spawn_plugin(&manifest, dir, &self.config.log_level).map_err(|source| {
-            self.config.audit.emit(
-                AuditEvent::Failed,
-                &name,
-                json!({"reason": "spawn failed", "detail": source.to_string()}),
-            );
-            LaunchError::Spawn {
-                name: name.clone(),
-                source,
-            }
-        })?;
+        let options = SpawnOptions {
+            log_level: self.config.log_level.clone(),
+            cage: self.config.cage,
+            config_root: self.config.config_root.clone(),
+            project_root: self.config.project_root.clone(),
+            cage_start: self.timeouts(&manifest).initialize,
+        };
+        let spawned = spawn_plugin(&manifest, dir, &options)
+            .await
+            .map_err(|source| {
+                self.config.audit.emit(
+                    AuditEvent::Failed,
+                    &name,
+                    json!({"reason": "spawn failed", "detail": source.to_string()}),
+                );
+                LaunchError::Spawn {
+                    name: name.clone(),
+                    source,
+                }
+            })?;
         // Spawn order step 5: the process is recorded when it starts, before
         // anything it says is read, so a failed handshake follows this event.
-        audit_spawned(&self.config.audit, &manifest, Some(spawned.pid));
+        audit_spawned(
+            &self.config.audit,
+            &manifest,
+            Some(spawned.pid),
+            Some(&spawned.cage),
+        );
+        if self.config.no_sandbox {
+            self.config.audit.emit(
+                AuditEvent::NoSandboxIgnored,
+                &name,
+                json!({"cage": spawned.cage.cage, "cage_id": spawned.cage.cage_id}),
+            );
+        }
         let cfg = self.conn_config(manifest.clone());
         let timeouts = cfg.timeouts;
         let conn = Connection::start(
@@ -235,7 +274,14 @@ impl HostSim {
             spawned.stdin,
             Some(Box::new(spawned.stderr)),
         );
-        let life = Lifecycle::for_child(conn, spawned.child, spawned.pid, timeouts);
+        let life = Lifecycle::for_child(
+            conn,
+            spawned.child,
+            spawned.pid,
+            timeouts,
+            spawned.cage,
+            spawned.runtime,
+        );
         let params = self.init_params(&manifest);
         Ok(PluginSession::new(
             manifest,
@@ -308,7 +354,7 @@ impl HostSim {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let manifest = Arc::new(manifest);
-        audit_spawned(&self.config.audit, &manifest, None);
+        audit_spawned(&self.config.audit, &manifest, None, None);
         let cfg = self.conn_config(manifest.clone());
         let timeouts = cfg.timeouts;
         let conn = Connection::start(cfg, reader, writer, None);
@@ -324,14 +370,24 @@ impl HostSim {
     }
 }
 
-/// `plugin.spawned {version, pid, cage_id}`: the manifest's version, the
-/// process id (`null` in-process) and no cage (the simulator runs plugins
-/// uncaged).
-fn audit_spawned(audit: &AuditLog, manifest: &Manifest, pid: Option<u32>) {
+/// `plugin.spawned {version, pid, cage_id, cage}`: the manifest's
+/// version, the process group id (`null` in-process), the cage's id (`null`
+/// uncaged) and `cage`: `bwrap`, `unavailable` or `off` (`null` in-process).
+fn audit_spawned(
+    audit: &AuditLog,
+    manifest: &Manifest,
+    pid: Option<u32>,
+    cage: Option<&CageStatus>,
+) {
     audit.emit(
         AuditEvent::Spawned,
         &manifest.name,
-        json!({"version": manifest.version, "pid": pid, "cage_id": null}),
+        json!({
+            "version": manifest.version,
+            "pid": pid,
+            "cage_id": cage.and_then(|c| c.cage_id.clone()),
+            "cage": cage.map(|c| c.cage),
+        }),
     );
 }
 

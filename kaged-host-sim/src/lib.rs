@@ -69,8 +69,10 @@ pub use host::{HostConfig, HostSim, LaunchError};
 pub use plugin::{
     canonical_capability, group_alive, resolve_command, CallError, ExitInfo, HandshakeError,
     HandshakeInfo, HealthMonitor, Phase, PluginSession, RawChannel, RequestError, ShutdownOutcome,
-    SpawnError,
+    SpawnError, CONFIG_ROOT_ENV,
 };
+// The cage every plugin runs in (the whole module is `cage`).
+pub use cage::{CageKind, CageMode, CageStatus};
 pub use supervisor::{PluginState, Supervisor, SupervisorError};
 pub use time::{TimeScale, Timeouts};
 

@@ -8,7 +8,7 @@
 //! string ids are stable public names (reports, `--only`, baselines).
 //!
 //! The constants are grouped by area and all re-exported here: the start
-//! (`manifest.*`, `launch.*`, `handshake.*`), the wire `protocol.*`, the
+//! (`manifest.*`, `launch.*`, `cage.*`, `handshake.*`), the wire `protocol.*`, the
 //! calls a host makes (`methods.*`, `hooks.*`, `compaction.*`, `config.*`)
 //! and the plugin's behaviour over the run (`storage.*`,
 //! `notifications.*`, `lifecycle.*`).
@@ -31,6 +31,7 @@ pub const CATALOGUE: &[CaseDef] = &[
     MANIFEST_NO_WARNINGS,
     LAUNCH_COMMAND_EXISTS,
     LAUNCH_STARTS,
+    CAGE_STARTS_CAGED,
     HANDSHAKE_SILENT_BEFORE_INITIALIZE,
     HANDSHAKE_ANSWERS_IN_TIME,
     HANDSHAKE_WELL_FORMED,

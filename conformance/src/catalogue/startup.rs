@@ -1,5 +1,5 @@
-//! Cases of the start: the manifest validates, the command starts, and
-//! the `initialize` handshake is what the spec asks.
+//! Cases of the start: the manifest validates, the command starts (in its
+//! cage), and the `initialize` handshake is what the spec asks.
 
 use super::case::CaseDef;
 use super::case::Level::{Must, Should};
@@ -41,6 +41,17 @@ pub const LAUNCH_STARTS: CaseDef = CaseDef {
     level: Must,
     spec: "plugin-host.md § Plugin supervisor / Spawn",
     sentence: "If any step fails, the plugin is marked failed and an audit event is logged.",
+    per: None,
+};
+
+/// `cage.starts_caged` (MUST): the plugin completes the handshake in its
+/// cage, under its declared capabilities.
+pub const CAGE_STARTS_CAGED: CaseDef = CaseDef {
+    id: "cage.starts_caged",
+    title: "The plugin completes the handshake caged, under its declared capabilities",
+    level: Must,
+    spec: "plugin-host.md § Capability → cage policy translation; ADDENDUM §13",
+    sentence: "Plugins always run sandboxed. The daemon translates capabilities into a cage policy (bwrap argv) before spawning the plugin.",
     per: None,
 };
 

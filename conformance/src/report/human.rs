@@ -113,5 +113,9 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
     if let Some(t) = &report.timeouts {
         out.push_str(&format!("effective timeouts: {}\n", t.describe()));
     }
+    if let Some(line) = report.cage_line() {
+        out.push_str(&line);
+        out.push('\n');
+    }
     out
 }

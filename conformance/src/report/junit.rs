@@ -16,6 +16,12 @@ pub fn render_junit(report: &Report) -> String {
         report.plugin.version.clone(),
     ));
     suite.add_property(Property::new("time_scale", report.time_scale.to_string()));
+    if let Some(cage) = report.cage {
+        suite.add_property(Property::new("cage", cage.as_str()));
+        if let Some(line) = report.cage_line() {
+            suite.add_property(Property::new("cage_policy", line));
+        }
+    }
     if let Some(t) = &report.timeouts {
         suite.add_property(Property::new("effective_timeouts", t.describe()));
     }

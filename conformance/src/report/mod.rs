@@ -5,6 +5,8 @@ mod human;
 mod junit;
 mod tap;
 
+use kaged_host_sim::cage::CageSummary;
+use kaged_host_sim::CageKind;
 use serde::Serialize;
 
 pub use human::{render_case_line, render_human};
@@ -148,6 +150,19 @@ pub struct Report {
     /// The effective timeouts (absent in reports built without a run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeouts: Option<EffectiveTimeouts>,
+    /// How the plugin ran (ADDENDUM §13): `bwrap`, `unavailable` (bwrap
+    /// cannot cage here; the plugin ran uncaged) or `off` (`--cage off`).
+    /// An extension of the §11 object, absent in reports built without a
+    /// run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cage: Option<CageKind>,
+    /// Why the plugin ran uncaged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cage_reason: Option<String>,
+    /// The cage's policy in brief (what the daemon's cage allows it), also
+    /// when bwrap was unavailable; absent under `off`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cage_policy: Option<CageSummary>,
     /// Counts per status.
     pub summary: Summary,
     /// Every case, in run order.
@@ -171,6 +186,9 @@ impl Report {
             plugin,
             time_scale,
             timeouts: None,
+            cage: None,
+            cage_reason: None,
+            cage_policy: None,
             summary,
             cases,
         }
@@ -182,6 +200,39 @@ impl Report {
             timeouts: Some(timeouts),
             ..self
         }
+    }
+
+    /// The report stating how the plugin ran.
+    pub fn with_cage(
+        self,
+        cage: CageKind,
+        reason: Option<String>,
+        policy: Option<CageSummary>,
+    ) -> Report {
+        Report {
+            cage: Some(cage),
+            cage_reason: reason,
+            cage_policy: policy,
+            ..self
+        }
+    }
+
+    /// One line saying how the plugin ran (`None` without a run): `cage:
+    /// bwrap: ro ...; network none; ...`, or uncaged and why.
+    pub fn cage_line(&self) -> Option<String> {
+        let why = self.cage_reason.as_deref().unwrap_or("no reason given");
+        Some(match self.cage? {
+            CageKind::Bwrap => format!(
+                "cage: bwrap: {}",
+                self.cage_policy
+                    .as_ref()
+                    .map_or_else(|| "no policy".to_string(), CageSummary::line)
+            ),
+            CageKind::Unavailable => {
+                format!("cage: unavailable, the plugin ran UNCAGED ({why})")
+            }
+            CageKind::Off => format!("cage: off, the plugin ran UNCAGED ({why})"),
+        })
     }
 
     /// The exit status of ADDENDUM §11: 1 when a case failed (with

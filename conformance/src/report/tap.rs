@@ -10,6 +10,9 @@ pub fn render_tap(report: &Report) -> String {
         "# kaged-conformance: {} {} (time scale {})\n",
         report.plugin.name, report.plugin.version, report.time_scale
     ));
+    if let Some(line) = report.cage_line() {
+        out.push_str(&format!("# {line}\n"));
+    }
     if let Some(t) = &report.timeouts {
         out.push_str(&format!("# effective timeouts: {}\n", t.describe()));
     }

@@ -1,7 +1,7 @@
 //! [`RunContext`]: what every case reads and none changes, passed by `&`:
 //! the plugin directory and its (valid) manifest, the options, the
-//! effective timeouts, and the handles every spawn of the run shares (the
-//! audit log the hosts write to, the storage broker).
+//! effective timeouts, the cage, and the handles every spawn of the run
+//! shares (the audit log the hosts write to, the storage broker).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,6 +16,7 @@ use kaged_host_sim::{InFlight, InFlightWaiter};
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{InitializeParams, API_VERSION};
 
+use super::cage::RunCage;
 use super::options::Options;
 
 /// The `daemon_version` the suite announces.
@@ -38,6 +39,10 @@ pub(crate) struct RunContext {
     storage: Arc<dyn PluginRequestHandler>,
     /// Waits for the plugin-to-host requests still being answered.
     pub in_flight: InFlightWaiter,
+    /// How every spawn of the run is caged.
+    pub cage: RunCage,
+    /// The operator's config root of the run (`config:/` grants).
+    pub config_root: PathBuf,
 }
 
 /// Why `command[0]` cannot be started.
@@ -51,15 +56,18 @@ pub(crate) enum CommandError {
 
 impl RunContext {
     /// The context of a run of the plugin in `dir`, whose manifest is
-    /// `manifest`.
+    /// `manifest`, caged as `cage` with `config_root`.
     pub fn new(
         dir: &Path,
         manifest: Arc<Manifest>,
         options: &Options,
         audit: AuditLog,
         storage: InFlight,
+        (cage, config_root): (RunCage, PathBuf),
     ) -> RunContext {
         RunContext {
+            cage,
+            config_root,
             dir: dir.to_path_buf(),
             timeouts: options.timeouts(Some(&manifest)),
             manifest,
@@ -81,6 +89,8 @@ impl RunContext {
             daemon_version: DAEMON_VERSION.to_string(),
             handler: self.storage.clone(),
             storage_available: true,
+            cage: self.options.cage,
+            config_root: Some(self.config_root.clone()),
             ..HostConfig::default()
         })
     }

@@ -29,6 +29,12 @@ pub enum SuiteError {
         #[source]
         source: kaged_host_sim::storage::BrokerError,
     },
+    /// `--cage require`, and plugins cannot be caged here.
+    #[error("--cage require: plugins cannot be caged here: {0}")]
+    CageUnavailable(String),
+    /// The run's temporary config root cannot be created.
+    #[error("cannot create a temporary config root")]
+    ConfigRoot(#[source] std::io::Error),
     /// The async runtime could not start.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),

@@ -11,6 +11,8 @@
 //! Its files depend on each other one way, bottom to top:
 //!
 //! - `options`, `error`, `verdict`, `call_context`: plain definitions;
+//! - `cage` (how the run's spawns are caged), `diagnosis` (a failure the
+//!   cage explains, named from the plugin's stderr);
 //! - `context` ([`RunContext`](context::RunContext), read-only, passed by
 //!   `&`), `scope` (one case's attachments), `recorder` (collects the
 //!   verdicts);
@@ -21,10 +23,12 @@
 //! - `cases/*` (the functions, by area) and `cases/mod.rs` (the table);
 //! - `plan` (a stage's rows expanded per target), then `suite` (the stages).
 
+mod cage;
 mod call_context;
 mod cases;
 mod check;
 mod context;
+mod diagnosis;
 mod error;
 mod observations;
 mod options;

@@ -1,9 +1,10 @@
 //! [`Options`]: how the suite runs (time scale, selection, baseline,
-//! transcript directory, storage database).
+//! transcript directory, storage database, cage, config root).
 
 use std::path::PathBuf;
 
 use kaged_host_sim::time::{TimeScale, Timeouts};
+use kaged_host_sim::CageMode;
 use kaged_plugin_protocol::manifest::Manifest;
 
 use crate::selection::{Baseline, Selection};
@@ -28,6 +29,12 @@ pub struct Options {
     /// with `Timeouts::with_spec_startup_and_exit`. `None`: each timeout is
     /// the spec value × `time_scale`.
     pub adjust_timeouts: Option<fn(Timeouts) -> Timeouts>,
+    /// `--cage`: every spawn of the run is caged (`auto`, the default, or
+    /// `require`), or not (`off`).
+    pub cage: CageMode,
+    /// `--config-root`: the operator's config root that `config:/` grants
+    /// resolve under; `None` for a temporary one removed after the run.
+    pub config_root: Option<PathBuf>,
 }
 
 impl Options {

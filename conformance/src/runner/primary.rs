@@ -54,6 +54,8 @@ pub(crate) struct Primary {
     pub stderr: Vec<String>,
     /// The spawn's wire transcript.
     pub transcript: Transcript,
+    /// Whether the spawn ran in bwrap.
+    pub caged: bool,
 }
 
 /// Why `launch.starts` is skipped (and no session can be had) when
@@ -123,6 +125,7 @@ async fn handshake(
         stderr: session.stderr_tail(),
         transcript,
         outcome: Some(outcome),
+        caged: session.caged(),
     };
     if ok {
         (primary, Some(session))
@@ -145,6 +148,7 @@ impl Primary {
             exit: None,
             stderr: Vec::new(),
             transcript,
+            caged: false,
         }
     }
 

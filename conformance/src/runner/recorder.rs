@@ -3,7 +3,11 @@
 //! level and the baseline, collects its audit events and transcript
 //! (writing the transcript to `--transcript-dir`), and streams the result.
 
+use std::sync::Arc;
+
 use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::cage::CagePolicy;
+use kaged_host_sim::transcript::Direction;
 
 use super::options::Options;
 use super::scope::{file_name, Scope};
@@ -22,6 +26,8 @@ pub(crate) struct Recorder<'a> {
     audit: AuditLog,
     results: Vec<CaseResult>,
     on_case: &'a mut dyn FnMut(&CaseResult),
+    /// The cage of a caged run: failures are diagnosed against it.
+    cage: Option<Arc<CagePolicy>>,
 }
 
 impl<'a> Recorder<'a> {
@@ -37,7 +43,14 @@ impl<'a> Recorder<'a> {
             audit,
             results: Vec::new(),
             on_case,
+            cage: None,
         }
+    }
+
+    /// The run is caged with `policy`: a failing case whose plugin stderr
+    /// shows an error the cage explains says so (`runner::diagnosis`).
+    pub fn diagnose_with(&mut self, policy: Option<Arc<CagePolicy>>) {
+        self.cage = policy;
     }
 
     /// Begin case `id` (of `case`); `None` (and a `skip` result) when the
@@ -107,6 +120,22 @@ impl<'a> Recorder<'a> {
             None => self.audit.since(scope.audit_mark),
         };
         let records = scope.records();
+        if let (Status::Fail | Status::Warn, Some(policy)) = (status, &self.cage) {
+            let stderr: Vec<String> = records
+                .iter()
+                .filter(|r| r.dir == Direction::PluginStderr)
+                .map(|r| {
+                    r.msg
+                        .as_str()
+                        .map_or_else(|| r.msg.to_string(), str::to_string)
+                })
+                .collect();
+            let why = super::diagnosis::diagnose(stderr.iter().map(String::as_str), policy);
+            if let Some(why) = why.filter(|w| !detail.contains(w.as_str())) {
+                detail.push('\n');
+                detail.push_str(&why);
+            }
+        }
         if let Some(dir) = &self.options.transcript_dir {
             let text: String = records
                 .iter()

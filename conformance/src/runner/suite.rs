@@ -16,8 +16,10 @@ use kaged_host_sim::audit::AuditLog;
 use kaged_host_sim::storage::StorageBroker;
 use kaged_host_sim::validate::{validate_dir, ValidationReport};
 use kaged_host_sim::BrokerHandler;
+use kaged_host_sim::CageKind;
 use kaged_host_sim::InFlight;
 
+use super::cage::{ConfigRoot, RunCage};
 use super::cases::{usable, CHECKS};
 use super::check::{CaseFn, Check, Stage, Target};
 use super::context::RunContext;
@@ -97,6 +99,8 @@ async fn run_checked(
         source,
     })?;
     let storage = InFlight::new(Arc::new(BrokerHandler::new(broker)));
+    let (kind, reason) = RunCage::kind(options.cage).await?;
+    let config_root = ConfigRoot::for_run(options)?;
     let audit = AuditLog::memory();
     let mut rec = Recorder::new(options, audit.clone(), on_case);
     let validation = validate_dir(dir);
@@ -105,14 +109,29 @@ async fn run_checked(
             rec.record(check.case, check.case.id.to_string(), f(&validation));
         }
     }
-    match usable(&validation) {
+    let cage = match usable(&validation) {
         Some(m) => {
-            let ctx = RunContext::new(dir, Arc::new(m.clone()), options, audit, storage);
+            let cage = RunCage::compile(kind, reason, m, dir, &config_root.path);
+            if cage.kind == CageKind::Bwrap {
+                rec.diagnose_with(cage.policy.clone());
+            }
+            let run = (cage.clone(), config_root.path.clone());
+            let ctx = RunContext::new(dir, Arc::new(m.clone()), options, audit, storage, run);
             run_usable(&ctx, &mut rec).await;
+            cage
         }
-        None => rec.skip_rest(INVALID_MANIFEST),
-    }
-    Ok(report(dir, options, &validation, rec))
+        None => {
+            rec.skip_rest(INVALID_MANIFEST);
+            RunCage {
+                kind,
+                reason,
+                policy: None,
+                compile_error: None,
+            }
+        }
+    };
+    let report = report(dir, options, &validation, rec);
+    Ok(report.with_cage(cage.kind, cage.reason.clone(), cage.summary()))
 }
 
 /// The stages after a usable manifest.

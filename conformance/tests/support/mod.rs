@@ -16,18 +16,55 @@ use kaged_host_sim::time::{TimeScale, Timeouts};
 /// ([`options_at`]).
 pub const SCALE: f64 = 0.05;
 
-/// `kaged-host-sim/tests/fixtures/plugins/NAME` (owned by the host-sim).
+/// `kaged-host-sim/tests/fixtures/plugins/NAME` (owned by the host-sim),
+/// staged (see [`staged`]).
 pub fn host_fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../kaged-host-sim/tests/fixtures/plugins")
-        .join(name)
+    staged().join("host").join(name)
 }
 
-/// `conformance/tests/fixtures/plugins/NAME` (the suite's own).
+/// `conformance/tests/fixtures/plugins/NAME` (the suite's own), staged.
 pub fn own_fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/plugins")
-        .join(name)
+    staged().join("own").join(name)
+}
+
+/// Both fixture trees, copied once per test process under
+/// `CARGO_TARGET_TMPDIR` (`host/`, `own/`) with `_lib/*.py` inside every
+/// plugin directory: caged, a plugin sees nothing outside its directory,
+/// so the fixtures' `../_lib` is not there. Copies left by test processes
+/// that are gone are removed.
+fn staged() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kaged-conformance-fixtures");
+        if let Ok(rd) = std::fs::read_dir(&base) {
+            for e in rd.flatten() {
+                let gone = e
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<i32>().ok())
+                    .and_then(rustix::process::Pid::from_raw)
+                    .is_some_and(|pid| rustix::process::test_kill_process(pid).is_err());
+                if gone {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let root = base.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&root);
+        let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        for (name, source) in [
+            (
+                "host",
+                here.join("../kaged-host-sim/tests/fixtures/plugins"),
+            ),
+            ("own", here.join("tests/fixtures/plugins")),
+        ] {
+            kaged_host_sim::testing::stage_plugin_tree(&source, "_lib", &root.join(name))
+                .expect("stage the fixture plugins");
+        }
+        std::fs::canonicalize(&root).expect("staged fixtures")
+    })
+    .clone()
 }
 
 /// Options at `scale`, with `initialize` and `shutdown` at their spec

@@ -107,6 +107,8 @@ pub struct Fixture {
     pub gaps: &'static [Broken],
     /// Which waits keep their spec budget.
     pub budgets: Budgets,
+    /// Run with `--cage require`: what it proves needs the cage.
+    pub caged: bool,
 }
 
 /// Which of a run's waits keep their spec budget while the rest is scaled.
@@ -149,6 +151,7 @@ pub const fn own(name: &'static str) -> Fixture {
         scale: SCALE,
         gaps: &[],
         budgets: Budgets::SpecStartupAndExit,
+        caged: false,
     }
 }
 
@@ -179,6 +182,14 @@ impl Fixture {
         Fixture { budgets, ..self }
     }
 
+    /// Run with `--cage require` (see [`Proof::runnable`]).
+    pub const fn caged(self) -> Fixture {
+        Fixture {
+            caged: true,
+            ..self
+        }
+    }
+
     /// Built on `_lib/kproto.py`: it also breaks [`KPROTO_GAPS`].
     pub const fn kproto(self) -> Fixture {
         Fixture {
@@ -205,14 +216,43 @@ impl Proof {
         self.fixture.gaps.iter().chain(self.broken)
     }
 
+    /// Whether the proof can run here: a caged proof needs bwrap working
+    /// (under `CI=true` its absence is a failure; elsewhere the proof is
+    /// skipped, saying why on stderr).
+    pub fn runnable(&self) -> bool {
+        if !self.fixture.caged {
+            return true;
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        match rt.block_on(kaged_host_sim::cage::availability()) {
+            Ok(_) => true,
+            Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
+                panic!("CI=true and plugins cannot be caged: {why}")
+            }
+            Err(why) => {
+                eprintln!(
+                    "SKIPPED (not CI): {}: plugins cannot be caged here: {why}",
+                    self.test
+                );
+                false
+            }
+        }
+    }
+
     /// Run the fixture; assert that exactly the expected cases fail or
     /// warn, each listing its audit event (and that an own fixture's
     /// report names it); the report, for further checks.
     pub fn prove(&self) -> Report {
-        let options = Options {
+        let mut options = Options {
             adjust_timeouts: self.fixture.budgets.adjust(),
             ..options_at(self.fixture.scale)
         };
+        if self.fixture.caged {
+            options.cage = kaged_host_sim::CageMode::Require;
+        }
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = match self.fixture.plugin {
             Plugin::Own(name) => own_fixture(name),

@@ -230,10 +230,12 @@ async fn traversal_in_context_is_refused_and_daemon_calls_are_not_applicable() {
         .map(|e| e.file_name())
         .collect();
     assert!(
-        names.iter().all(|n| n == "store"),
+        names.iter().all(|n| n == "memory"),
         "nothing outside the store: {names:?}"
     );
-    assert!(!m.store().exists(), "no entry (nor README) was written");
+    // The host made the granted directory; nothing was written in it.
+    let written = std::fs::read_dir(m.store()).map_or(0, |d| d.count());
+    assert_eq!(written, 0, "no entry (nor README) was written");
     // kaged-host-sim refuses a tool call without an agent context before
     // sending it (ADR-0023); a host that sends one anyway gets -32006.
     let (code, _) = m.tool_err("recall", json!({"query": "x"}), None).await;
@@ -288,8 +290,10 @@ async fn invalid_config_is_refused_naming_the_field() {
 }
 
 #[tokio::test]
-async fn the_default_store_is_under_the_config_root_in_home() {
-    let m = launch(json!({"store": false})).await;
+async fn the_default_store_is_config_memory_under_the_hosts_config_root() {
+    // The host gives its config root as KAGED_CONFIG_ROOT, and the manifest
+    // grants `config:/memory` there (HOME, the plugin dir, is read-only).
+    let m = launch(json!({})).await;
     let a = m
         .tool(
             "retain",
@@ -297,11 +301,13 @@ async fn the_default_store_is_under_the_config_root_in_home() {
             &ctx("music", "primary"),
         )
         .await;
-    let home = m.staged.dir().canonicalize().expect("plugin dir");
-    let file = home
-        .join(".config/kaged/memory/music/primary")
+    let root = m.tmp.path().canonicalize().expect("config root");
+    let file = root
+        .join("memory/music/primary")
         .join(format!("{}.md", a["id"].as_str().unwrap_or("")));
-    assert!(file.is_file(), "HOME is the plugin dir: {}", file.display());
+    assert!(file.is_file(), "under the config root: {}", file.display());
+    let home = m.staged.dir().canonicalize().expect("plugin dir");
+    assert!(!home.join(".config").exists(), "nothing in HOME");
     m.session.shutdown().await;
 }
 

@@ -2,16 +2,20 @@
 //!
 //! ```text
 //! bwrap --unshare-all --unshare-pid [--share-net] --die-with-parent
-//!       --new-session --as-pid-1 --cap-drop ALL --clearenv
+//!       --new-session --cap-drop ALL --clearenv
 //!       --setenv K V ...          (the spawn environment, sorted)
 //!       <mounts, in policy order> (--proc, --dev, --tmpfs, --symlink,
 //!                                  --ro-bind[-try], --bind[-try])
 //!       --chdir DIR [--info-fd FD] --seccomp FD -- COMMAND...
 //! ```
 //!
-//! `--as-pid-1` with `--unshare-pid`: the plugin itself is pid 1 of the
-//! cage and receives the SIGTERM sent to the pid `--info-fd` reports;
-//! when it exits, every process of the cage dies. `--cap-drop ALL`: bwrap
+//! `--unshare-pid` without `--as-pid-1`: bwrap's init is pid 1 of the
+//! cage and the plugin its child, in init's process group (whose id is the
+//! pid `--info-fd` reports); SIGTERM to that group reaches the plugin with
+//! its usual meaning (a namespace's init drops signals it has no handler
+//! for, so as pid 1 a plugin would never see a SIGTERM it does not handle)
+//! and when the plugin exits, init exits and every process of the cage
+//! dies (see `plugin::caged`). `--cap-drop ALL`: bwrap
 //! started by root otherwise leaves the plugin its capabilities (checked
 //! with bubblewrap 0.8: CapEff full without it). The descriptors are slots
 //! the spawner fills; the seccomp one is not optional: plugins always get
@@ -70,7 +74,6 @@ impl CagePolicy {
         push(&[
             "--die-with-parent".as_ref(),
             "--new-session".as_ref(),
-            "--as-pid-1".as_ref(),
             "--cap-drop".as_ref(),
             "ALL".as_ref(),
             "--clearenv".as_ref(),

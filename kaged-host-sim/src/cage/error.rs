@@ -78,6 +78,23 @@ pub enum CageError {
         #[source]
         source: std::io::Error,
     },
+    /// `--cage require` (or [`CageMode::Require`](super::CageMode)), and
+    /// bwrap cannot cage here.
+    #[error("the cage is required (--cage require) but plugins cannot be caged here: {reason}")]
+    Unavailable {
+        /// Why (bwrap missing, or failing to make a sandbox).
+        reason: String,
+    },
+    /// The cage's descriptors (the seccomp program, the info pipe) could
+    /// not be made.
+    #[error("cannot set up the cage: {what}")]
+    Setup {
+        /// What failed.
+        what: &'static str,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// The seccomp profile could not be compiled to BPF.
     #[error("the default seccomp profile does not compile for {arch}: {message}")]
     Seccomp {

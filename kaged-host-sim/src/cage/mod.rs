@@ -12,9 +12,11 @@
 //! [`compile`] uses the real filesystem. [`seccomp`] builds the BPF
 //! program, [`cgroup`] detects and applies the limits.
 //!
-//! Phase 1: compiled and shown (`kaged-host-sim cage DIR`); spawning does
-//! not use it yet.
+//! The spawner (`plugin::caged`) runs every plugin through it, as
+//! [`CageMode`] says; [`availability`] tells whether bwrap works here;
+//! [`CageStatus`] is what one spawn got (reports and `plugin.spawned`).
 
+mod available;
 mod base;
 mod bwrap;
 pub mod cgroup;
@@ -25,11 +27,14 @@ mod grants;
 mod host_inputs;
 mod inputs;
 mod merge;
+mod mode;
 mod policy;
 mod render;
 mod resolve;
 pub mod seccomp;
+mod summary;
 
+pub use available::{availability, bwrap_path, BWRAP_ENV};
 pub use base::{ETC_FILES, ETC_NETWORK, SYSTEM_PATHS};
 pub use bwrap::{CageFds, BWRAP, INFO_FD_SLOT, SECCOMP_FD_SLOT};
 pub use cgroup::{CgroupLimits, CgroupPolicy, CgroupState};
@@ -38,6 +43,8 @@ pub use error::CageError;
 pub use fs_view::{FsView, HostFs, MemFs, Node};
 pub use host_inputs::inputs_for_dir;
 pub use inputs::CageInputs;
+pub use mode::{CageKind, CageMode, CageModeError, CageStatus};
 pub use policy::{Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING};
 pub use resolve::{normalize, resolve, ResolveFailure, Resolved};
 pub use seccomp::{SeccompPolicy, SeccompProgram};
+pub use summary::CageSummary;

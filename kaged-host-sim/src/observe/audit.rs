@@ -11,6 +11,8 @@
 //!   `initialize.version_mismatch`; we use the `plugin.` form for
 //!   consistency with the other handshake rows) but absent from the audit
 //!   table;
+//! * `plugin.no_sandbox_ignored`, for the daemon's `--no-sandbox` that
+//!   never uncages a plugin (ADDENDUM §13);
 //! * `protocol.oversize_message`, `compaction.failed` and
 //!   `compaction.completed` (ADDENDUM §9).
 //!
@@ -64,7 +66,7 @@ macro_rules! audit_events {
 }
 
 audit_events! {
-    /// Plugin process started (name, version, pid).
+    /// Plugin process started (name, version, pid, cage_id; `cage`: bwrap, unavailable or off).
     Spawned => "plugin.spawned",
     /// Handshake completed (name, methods_count, capabilities_count).
     Initialized => "plugin.initialized",
@@ -134,6 +136,8 @@ audit_events! {
     NameMismatch => "plugin.name_mismatch",
     /// `version` mismatch (spec: `initialize.version_mismatch`; not in the audit table).
     VersionMismatch => "plugin.version_mismatch",
+    /// The host was started with `--no-sandbox`, which does not affect plugins: this one runs as `cage` says (name, cage, cage_id; ADDENDUM §13; not in the audit table).
+    NoSandboxIgnored => "plugin.no_sandbox_ignored",
     /// A line over 4 MiB (ADDENDUM §9).
     OversizeMessage => "protocol.oversize_message",
     /// Compactor failure chain, first event (ADDENDUM §5, §9).

@@ -1,10 +1,11 @@
 //! One plugin process as the host runs it, bottom to top: spawning it
-//! ([`spawn`]), its life and end ([`process`]), the JSON-RPC connection
+//! ([`spawn`], through the cage: `caged`), its life and end ([`process`]), the JSON-RPC connection
 //! over its stdio ([`connection`]), the handshake ([`handshake`]), and the
 //! [`session`] the rest of the host holds (calls, health checks, graceful
 //! shutdown). [`probe`] watches process groups from `/proc` for the
 //! conformance suite.
 
+mod caged;
 pub mod connection;
 pub mod handshake;
 pub mod probe;
@@ -16,4 +17,4 @@ pub use connection::{Phase, RequestError};
 pub use handshake::{canonical_capability, HandshakeError, HandshakeInfo};
 pub use process::{group_alive, ExitInfo};
 pub use session::{CallError, HealthMonitor, PluginSession, RawChannel, ShutdownOutcome};
-pub use spawn::{resolve_command, SpawnError};
+pub use spawn::{resolve_command, SpawnError, CONFIG_ROOT_ENV};

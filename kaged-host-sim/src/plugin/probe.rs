@@ -84,6 +84,17 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
     v
 }
 
+/// The running children of `pid`, in pid order.
+pub fn children(pid: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = all_processes()
+        .into_iter()
+        .filter(|p| p.ppid == pid && p.is_running())
+        .map(|p| p.pid)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
 /// Every running descendant of `pid` (children, grandchildren...), in any
 /// process group: a child that left the plugin's group escapes the host's
 /// group kill.
@@ -105,6 +116,22 @@ pub fn descendants(pid: u32) -> Vec<u32> {
     found.remove(0);
     found.sort_unstable();
     found
+}
+
+/// The pid, as this host sees it, of the process that `inner` names in
+/// the pid namespace of `ancestor`'s descendants (a caged plugin reports
+/// pids of its cage: bwrap's init is 1, the plugin 2...): the descendant
+/// of `ancestor` (or `ancestor` itself) whose innermost pid (`NSpid:` in
+/// `/proc/PID/status`) is `inner`.
+pub fn outer_pid(ancestor: u32, inner: u32) -> Option<u32> {
+    let innermost = |pid: u32| -> Option<u32> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("NSpid:"))?;
+        line.split_whitespace().last()?.parse().ok()
+    };
+    std::iter::once(ancestor)
+        .chain(descendants(ancestor))
+        .find(|p| innermost(*p) == Some(inner))
 }
 
 /// Watches a plugin's exit from a thread; see the module docs.

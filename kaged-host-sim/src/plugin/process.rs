@@ -4,7 +4,9 @@
 //!
 //! Nothing may outlive the host: every end of a child process (crash,
 //! shutdown, kill) is followed by SIGKILL to its whole process group and by
-//! reaping the group's members. The host makes itself a child subreaper
+//! reaping the group's members. A caged plugin's group is the cage's
+//! (bwrap's init and the plugin, see `plugin::caged`); bwrap itself, the
+//! host's child, is watched for the exit and killed with the group. The host makes itself a child subreaper
 //! (`PR_SET_CHILD_SUBREAPER`) so that orphaned grandchildren are re-parented
 //! to it and can be reaped rather than left as zombies.
 
@@ -16,7 +18,9 @@ use serde_json::json;
 use tokio::process::Child;
 use tokio::sync::watch;
 
+use crate::cage::CageStatus;
 use crate::observe::audit::AuditEvent;
+use crate::plugin::caged::CageRuntime;
 use crate::plugin::connection::{Connection, Ending};
 use crate::time::{Timeouts, KILL_CONFIRM_MIN, REAP_POLL};
 
@@ -35,6 +39,22 @@ impl ExitInfo {
         ExitInfo {
             code: s.code(),
             signal: s.signal(),
+        }
+    }
+
+    /// The exit of bwrap running a caged plugin: bwrap reports a plugin
+    /// that died of signal N as exit code 128 + N (the shell's convention),
+    /// read back here as that signal (so a plugin that itself exits with
+    /// 129..=192 is reported as killed by a signal: bwrap tells no
+    /// difference). bwrap itself killed by a signal keeps that signal.
+    fn from_cage_status(s: std::process::ExitStatus) -> ExitInfo {
+        let info = ExitInfo::from_status(s);
+        match info.code {
+            Some(c) if (129..=128 + 64).contains(&c) => ExitInfo {
+                code: None,
+                signal: Some(c - 128),
+            },
+            _ => info,
         }
     }
 
@@ -98,24 +118,34 @@ pub async fn kill_and_reap_group(pgid: u32, limit: Duration) -> bool {
 #[derive(Debug)]
 pub(crate) struct Lifecycle {
     pub(crate) conn: Connection,
+    /// The process group (the plugin's pid, or the cage's).
     pub(crate) pid: Option<u32>,
+    /// bwrap's pid, when caged.
+    pub(crate) bwrap_pid: Option<u32>,
+    /// Caged or not (`None` in-process).
+    pub(crate) cage: Option<CageStatus>,
     pub(crate) timeouts: Timeouts,
     exit: watch::Receiver<Option<ExitInfo>>,
     done: watch::Sender<bool>,
 }
 
 impl Lifecycle {
-    /// Watch a child process.
+    /// Watch a child process: the plugin, whose process group is `pid`,
+    /// or bwrap running it (`runtime`), the cage's group being `pid`.
     pub(crate) fn for_child(
         conn: Connection,
         mut child: Child,
         pid: u32,
         timeouts: Timeouts,
+        cage: CageStatus,
+        mut runtime: Option<CageRuntime>,
     ) -> Lifecycle {
         let (tx, rx) = watch::channel(None);
         let life = Lifecycle {
             conn: conn.clone(),
             pid: Some(pid),
+            bwrap_pid: runtime.as_ref().map(|r| r.bwrap_pid),
+            cage: Some(cage),
             timeouts,
             exit: rx,
             done: watch::channel(false).0,
@@ -123,6 +153,7 @@ impl Lifecycle {
         let done = life.done.clone();
         tokio::spawn(async move {
             let info = match child.wait().await {
+                Ok(s) if runtime.is_some() => ExitInfo::from_cage_status(s),
                 Ok(s) => ExitInfo::from_status(s),
                 Err(_) => ExitInfo {
                     code: None,
@@ -132,6 +163,9 @@ impl Lifecycle {
             tx.send_replace(Some(info));
             // Nothing of the plugin may outlive it.
             kill_and_reap_group(pid, timeouts.sigterm_grace).await;
+            if let Some(r) = runtime.as_mut() {
+                r.release();
+            }
             on_exit(&conn, info, Some(pid), &timeouts, &done).await;
         });
         life
@@ -143,6 +177,8 @@ impl Lifecycle {
         let life = Lifecycle {
             conn: conn.clone(),
             pid: None,
+            bwrap_pid: None,
+            cage: None,
             timeouts,
             exit: rx,
             done: watch::channel(false).0,
@@ -244,9 +280,10 @@ impl Lifecycle {
         self.mark_done();
     }
 
-    /// Synchronous last resort (used by `Drop`): SIGKILL the group.
+    /// Synchronous last resort (used by `Drop`): SIGKILL the group (and
+    /// bwrap's, when caged).
     pub(crate) fn kill_now(&self) {
-        if let Some(pid) = self.pid {
+        for pid in [self.pid, self.bwrap_pid].into_iter().flatten() {
             signal_group(pid, Signal::KILL);
         }
         self.conn.close();

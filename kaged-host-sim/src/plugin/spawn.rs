@@ -1,17 +1,44 @@
 //! Spawning a plugin process: command resolution (ADDENDUM §3), the Spawn
-//! environment table, its own process group, piped stdio.
+//! environment table, the cage (ADDENDUM §13, [`super::caged`]) or none,
+//! its own process group, piped stdio.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::Duration;
 
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::API_VERSION;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
+use super::caged::{self, CageRequest, CageRuntime, Prepared};
+use crate::cage::{CageError, CageMode, CageStatus};
+
 /// The restricted `PATH` of every plugin (Spawn environment).
 pub const PLUGIN_PATH: &str = "/usr/bin:/usr/local/bin";
+
+/// The spawn environment variable naming the operator's config root, the
+/// root of `config:/` paths (our decision: the spec's Spawn environment
+/// table has no such variable, but a plugin granted `config:/x` must know
+/// where that is; daemon-controlled like `KAGED_PLUGIN_DIR`).
+pub const CONFIG_ROOT_ENV: &str = "KAGED_CONFIG_ROOT";
+
+/// What the host gives every spawn besides the manifest.
+#[derive(Debug, Clone)]
+pub(crate) struct SpawnOptions {
+    /// `KAGED_LOG_LEVEL`.
+    pub log_level: String,
+    /// Caged or not.
+    pub cage: CageMode,
+    /// The operator's config root (`config:/`), given to the plugin as
+    /// [`CONFIG_ROOT_ENV`].
+    pub config_root: Option<PathBuf>,
+    /// The project root (`project:/`).
+    pub project_root: Option<PathBuf>,
+    /// How long bwrap may take to say which pid the cage has.
+    pub cage_start: Duration,
+}
 
 /// Why a plugin process could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +67,11 @@ pub enum SpawnError {
         /// The file.
         path: PathBuf,
     },
+    /// The plugin cannot be caged: its cage does not compile (a grant
+    /// whose symlinks leave it...) or the cage is required and bwrap cannot
+    /// cage here.
+    #[error("cannot cage the plugin: {0}")]
+    Cage(#[from] CageError),
     /// The executable exists but the kernel could not run it (a missing
     /// `#!` interpreter, a bad binary format...).
     #[error("cannot execute {path}")]
@@ -108,31 +140,51 @@ pub fn spawn_env(
     env
 }
 
+/// Set [`CONFIG_ROOT_ENV`] to `root` (resolved, so that it names the path
+/// the cage binds), over anything the manifest's `env` said.
+pub fn set_config_root(env: &mut BTreeMap<String, String>, root: Option<&Path>) {
+    if let Some(root) = root {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        env.insert(
+            CONFIG_ROOT_ENV.to_string(),
+            root.to_string_lossy().into_owned(),
+        );
+    }
+}
+
 /// A started plugin process with its three pipes.
 #[derive(Debug)]
 pub struct SpawnedPlugin {
-    /// The child (killed when dropped).
+    /// The child (killed when dropped): the plugin, or bwrap when caged.
     pub child: Child,
-    /// Its pid, which is also its process group id.
+    /// The plugin's process group id: the plugin's pid uncaged; caged, the
+    /// pid of the cage's first process (bwrap's init in the cage's pid
+    /// namespace), which leads the group of the plugin and its children.
     pub pid: u32,
     /// Host writes here.
     pub stdin: ChildStdin,
     /// Host reads messages here.
     pub stdout: ChildStdout,
-    /// Host reads logs here.
+    /// Host reads logs here (bwrap's own messages too, when caged).
     pub stderr: ChildStderr,
     /// The absolute plugin directory.
     pub dir: PathBuf,
+    /// Caged or not, and the policy.
+    pub cage: CageStatus,
+    /// bwrap and the cgroup of a caged spawn.
+    pub(crate) runtime: Option<CageRuntime>,
 }
 
 /// Start `manifest.command` for the plugin in `plugin_dir`: cwd is the
-/// plugin directory, the environment is cleared and set by [`spawn_env`],
-/// the process leads its own process group, stdio is piped and the child is
-/// killed if dropped. Must be called inside a Tokio runtime.
-pub fn spawn_plugin(
+/// plugin directory, the environment is cleared and set by [`spawn_env`]
+/// (and [`set_config_root`]), the process leads its own process group,
+/// stdio is piped and the child is killed if dropped. Caged by
+/// `options.cage` (see [`crate::cage::CageMode`]). Must be called inside a
+/// Tokio runtime.
+pub(crate) async fn spawn_plugin(
     manifest: &Manifest,
     plugin_dir: &Path,
-    log_level: &str,
+    options: &SpawnOptions,
 ) -> Result<SpawnedPlugin, SpawnError> {
     let dir = std::fs::canonicalize(plugin_dir).map_err(|source| SpawnError::BadDir {
         dir: plugin_dir.to_path_buf(),
@@ -140,41 +192,106 @@ pub fn spawn_plugin(
     })?;
     let program = manifest.command.first().ok_or(SpawnError::EmptyCommand)?;
     let exe = resolve_command(program, &dir)?;
-    let mut cmd = Command::new(&exe);
-    cmd.args(&manifest.command[1..])
-        .current_dir(&dir)
-        .env_clear()
-        .envs(spawn_env(manifest, &dir, log_level))
-        .process_group(0)
+    let mut env = spawn_env(manifest, &dir, &options.log_level);
+    set_config_root(&mut env, options.config_root.as_deref());
+    let request = CageRequest {
+        mode: options.cage,
+        config_root: options.config_root.as_deref(),
+        project_root: options.project_root.as_deref(),
+    };
+    match caged::prepare(manifest, &dir, &exe, &env, &request).await? {
+        Prepared::Uncaged(status) => {
+            let mut cmd = Command::new(&exe);
+            cmd.args(&manifest.command[1..])
+                .current_dir(&dir)
+                .env_clear()
+                .envs(&env);
+            let (child, pipes) = start(cmd, &exe)?;
+            let pid = child.id().unwrap_or_default();
+            Ok(pipes.into_spawned(child, pid, dir, status, None))
+        }
+        Prepared::Caged(mut plan) => {
+            let command = caged::command_line(&exe, &manifest.command[1..]);
+            let started = plan
+                .command(&command)
+                .map_err(SpawnError::from)
+                .and_then(|cmd| start(cmd, &plan.bwrap));
+            let (child, pipes) = match started {
+                Ok(s) => s,
+                Err(e) => {
+                    plan.abandon();
+                    return Err(e);
+                }
+            };
+            let bwrap_pid = child.id().unwrap_or_default();
+            let (pid, runtime, status) = (*plan).started(bwrap_pid, options.cage_start).await;
+            Ok(pipes.into_spawned(child, pid, dir, status, Some(runtime)))
+        }
+    }
+}
+
+/// The three pipes of a started child.
+struct Pipes {
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    stderr: ChildStderr,
+}
+
+impl Pipes {
+    fn into_spawned(
+        self,
+        child: Child,
+        pid: u32,
+        dir: PathBuf,
+        cage: CageStatus,
+        runtime: Option<CageRuntime>,
+    ) -> SpawnedPlugin {
+        SpawnedPlugin {
+            child,
+            pid,
+            stdin: self.stdin,
+            stdout: self.stdout,
+            stderr: self.stderr,
+            dir,
+            cage,
+            runtime,
+        }
+    }
+}
+
+/// Start `cmd` (running `exe`) in its own process group with piped stdio.
+fn start(mut cmd: Command, exe: &Path) -> Result<(Child, Pipes), SpawnError> {
+    cmd.process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     let mut child = cmd.spawn().map_err(|source| match source.kind() {
-        std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable { path: exe.clone() },
+        std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable {
+            path: exe.to_path_buf(),
+        },
         _ => SpawnError::Exec {
-            path: exe.clone(),
+            path: exe.to_path_buf(),
             source,
         },
     })?;
-    let pid = child.id().unwrap_or_default();
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         // Unreachable with Stdio::piped(); handled without a panic anyway.
         return Err(SpawnError::Exec {
-            path: exe,
+            path: exe.to_path_buf(),
             source: std::io::Error::other("stdio pipes missing"),
         });
     };
-    Ok(SpawnedPlugin {
+    Ok((
         child,
-        pid,
-        stdin,
-        stdout,
-        stderr,
-        dir,
-    })
+        Pipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -54,7 +54,7 @@ fn the_base_is_the_system_runtime_and_a_few_etc_files() {
 #[test]
 fn the_argv_starts_with_the_namespaces_and_ends_with_the_command() {
     let a = argv(&compile(&["net:[]"]).unwrap());
-    let head: Vec<&str> = a.iter().take(9).map(String::as_str).collect();
+    let head: Vec<&str> = a.iter().take(8).map(String::as_str).collect();
     assert_eq!(
         head,
         [
@@ -62,13 +62,14 @@ fn the_argv_starts_with_the_namespaces_and_ends_with_the_command() {
             "--unshare-pid",
             "--die-with-parent",
             "--new-session",
-            "--as-pid-1",
             "--cap-drop",
             "ALL",
             "--clearenv",
             "--setenv"
         ]
     );
+    // Not `--as-pid-1`: the plugin must see SIGTERM (plugin::caged).
+    assert!(!a.iter().any(|x| x == "--as-pid-1"));
     let opts = options(&a);
     let tail: Vec<Vec<String>> = opts[opts.len() - 3..].to_vec();
     assert_eq!(tail[0], ["--chdir", INSTALL]);

@@ -1,7 +1,11 @@
 //! The cage (ADDENDUM §13): the compiler over an in-memory filesystem
 //! (every capability form, symlinks, duplicates and nesting), its
 //! properties, a real filesystem with real symlinks, cgroup detection, and
-//! real bwrap runs of the compiled argv with the seccomp program.
+//! real bwrap runs of the compiled argv with the seccomp program, and the
+//! Sandbox tests: plugins launched caged by the host.
+
+#[path = "../support/mod.rs"]
+mod support;
 
 mod bwrap_run;
 mod cgroup;
@@ -10,3 +14,4 @@ mod exec_and_roots;
 mod host_fs;
 mod model;
 mod properties;
+mod sandbox;

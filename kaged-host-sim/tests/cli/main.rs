@@ -4,6 +4,7 @@
 mod support;
 
 mod cage;
+mod caging;
 mod commands;
 mod plugin;
 mod project;

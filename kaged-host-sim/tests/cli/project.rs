@@ -22,7 +22,7 @@ fn session(script: &str, extra: &[&str], audit: &std::path::Path) -> Output {
         .arg("--script")
         .arg(fixtures().join("scripts").join(script));
     for name in FIXTURES {
-        let dir = fixtures().join("plugins").join(name);
+        let dir = crate::support::host::fixture(name);
         cmd.arg("--plugin")
             .arg(format!("@kaged/{name}={}", dir.display()));
     }
@@ -126,7 +126,7 @@ fn project_usage_errors_exit_2() {
     // Project steps without --project.
     let out = cli()
         .arg("session")
-        .arg(fixtures().join("plugins/hooks-greeter"))
+        .arg(crate::support::host::fixture("hooks-greeter"))
         .arg("--script")
         .arg(&script)
         .output()
@@ -162,7 +162,7 @@ fn a_plugin_that_cannot_launch_is_named_and_the_others_run() {
         .arg("--script")
         .arg(&script);
     for name in ["hooks-observer", "missing-command"] {
-        let plugin = fixtures().join("plugins").join(name);
+        let plugin = crate::support::host::fixture(name);
         cmd.arg("--plugin")
             .arg(format!("@kaged/{name}={}", plugin.display()));
     }

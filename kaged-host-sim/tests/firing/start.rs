@@ -246,7 +246,7 @@ async fn a_plugin_that_cannot_launch_does_not_block_the_others() {
         "inline.yaml",
     )
     .expect("parses");
-    let plugins = firing::fixtures().join("plugins");
+    let plugins = crate::support::host::plugins_root();
     let map = ["hooks-observer", "missing-command", "name-mismatch"]
         .map(|n| (format!("@kaged/{n}"), plugins.join(n)));
     let agents = AgentHost::start(host, &project, &kaged_host_sim::PluginDirs::Map(map.into()))

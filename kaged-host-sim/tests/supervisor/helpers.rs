@@ -66,7 +66,9 @@ pub fn assert_no_generation_left(audit: &AuditLog) -> usize {
 }
 
 /// A copy of `supervisor-flaky` in a temp dir, failing its first
-/// `fail_starts` starts; returns the dir and the counter file.
+/// `fail_starts` starts; returns the dir and the counter file (in a
+/// directory of its own that the manifest grants `write:fs:`: the plugin
+/// runs caged).
 pub fn staged_flaky(tmp: &Path, fail_starts: u32) -> (PathBuf, PathBuf) {
     let src = fixture("supervisor-flaky");
     let dir = tmp.join("supervisor-flaky");
@@ -74,10 +76,15 @@ pub fn staged_flaky(tmp: &Path, fail_starts: u32) -> (PathBuf, PathBuf) {
     for f in ["kaged-plugin.yaml", "plugin.py"] {
         std::fs::copy(src.join(f), dir.join(f)).expect("copy");
     }
-    let counter = tmp.join("starts");
+    let state = tmp.join("state");
+    std::fs::create_dir(&state).expect("mkdir");
+    let counter = state.join("starts");
     let manifest = std::fs::read_to_string(dir.join("kaged-plugin.yaml")).expect("read");
     assert!(manifest.contains("\"@COUNTER@\"") && manifest.contains("FAIL_STARTS: \"2\""));
+    assert!(manifest.contains("capabilities: []"));
+    let grant = json!([format!("write:fs:{}", state.display())]).to_string();
     let manifest = manifest
+        .replace("capabilities: []", &format!("capabilities: {grant}"))
         .replace(
             "\"@COUNTER@\"",
             &json!(counter.to_string_lossy()).to_string(),

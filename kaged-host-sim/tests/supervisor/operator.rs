@@ -173,11 +173,10 @@ async fn stop_during_the_handshake_kills_the_half_started_process() {
     let (sup, audit) = supervise(&fixture("silent"), 0.25);
     sup.start().await.expect("start");
     assert_eq!(sup.state(), PluginState::Spawning);
-    // The driver spawns in its first poll; on this single-threaded runtime,
-    // once it counted the attempt the process exists.
+    // Wait until the process exists (recorded when it starts, caged or not).
     tokio::time::timeout(LIMIT, async {
-        while sup.spawn_attempts() == 0 {
-            tokio::task::yield_now().await;
+        while audit.names().is_empty() {
+            tokio::time::sleep(REAP_POLL).await;
         }
     })
     .await

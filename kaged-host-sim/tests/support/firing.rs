@@ -43,7 +43,7 @@ pub fn plugin_dirs() -> PluginDirs {
     PluginDirs::Map(BTreeMap::from_iter(
         FIXTURES
             .iter()
-            .map(|n| (format!("@kaged/{n}"), fixtures().join("plugins").join(n))),
+            .map(|n| (format!("@kaged/{n}"), super::host::fixture(n))),
     ))
 }
 

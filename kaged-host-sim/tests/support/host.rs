@@ -20,11 +20,40 @@ pub const EASY: f64 = 1.0;
 /// The budget of the one wait a [`host_with`] test waits out.
 pub const SHORT: Duration = Duration::from_millis(250);
 
-/// `tests/fixtures/plugins/NAME`.
+/// `tests/fixtures/plugins/NAME`, staged: see [`plugins_root`].
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/plugins")
-        .join(name)
+    plugins_root().join(name)
+}
+
+/// `tests/fixtures/plugins`, copied once per test process under
+/// `CARGO_TARGET_TMPDIR` with `_lib/kproto.py` inside every plugin
+/// directory: the cage shows a plugin nothing outside its own directory,
+/// so the fixtures' `../_lib` is not there when caged. Copies left by
+/// test processes that are gone are removed.
+pub fn plugins_root() -> PathBuf {
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kaged-fixtures");
+        if let Ok(rd) = std::fs::read_dir(&base) {
+            for e in rd.flatten() {
+                let gone = e
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|pid| !process_exists(pid));
+                if gone {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let root = base.join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&root);
+        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plugins");
+        kaged_host_sim::testing::stage_plugin_tree(&source, "_lib", &root)
+            .expect("stage the fixture plugins");
+        std::fs::canonicalize(&root).expect("staged fixtures")
+    })
+    .clone()
 }
 
 /// A host with in-memory audit and transcript.

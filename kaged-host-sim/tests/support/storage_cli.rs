@@ -10,11 +10,9 @@ use assert_cmd::Command;
 use kaged_host_sim::group_alive;
 use serde_json::{json, Value};
 
-/// `tests/fixtures/plugins/NAME`.
+/// `tests/fixtures/plugins/NAME`, staged (see [`super::host::plugins_root`]).
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/plugins")
-        .join(name)
+    super::host::fixture(name)
 }
 
 pub fn cli() -> Command {

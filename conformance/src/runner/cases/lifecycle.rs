@@ -87,18 +87,21 @@ pub(crate) async fn no_orphans(
     };
     // Let the plugin settle (children are often started at start-up).
     let _ = s.ping().await;
+    // Caged, the group is the cage's: bwrap's init leads it and the plugin
+    // is init's child; the plugin, not init, must outlive its children.
+    let leader = s.plugin_pid().unwrap_or(pgid);
     let members: Vec<u32> = group_members(pgid)
         .into_iter()
-        .filter(|p| *p != pgid)
+        .filter(|p| *p != pgid && *p != leader)
         .collect();
-    let family: Vec<u32> = descendants(pgid);
+    let family: Vec<u32> = descendants(leader);
     let escaped: Vec<u32> = family
         .iter()
         .copied()
         .filter(|p| !members.contains(p))
         .collect();
     let limit = t.shutdown + t.sigterm_grace * 2 + Duration::from_secs(1);
-    let watch = ExitWatch::start(pgid, members.clone(), WATCH_POLL, limit);
+    let watch = ExitWatch::start(leader, members.clone(), WATCH_POLL, limit);
     let outcome = s.shutdown().await;
     let outlived = watch.finish();
     let note = retire(s).await;

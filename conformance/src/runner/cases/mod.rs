@@ -8,6 +8,7 @@
 //! lifecycle cases (it ends the shared session). Consecutive per-target
 //! rows run target by target (a tool's three `methods.*` cases together).
 
+mod cage;
 mod handshake;
 mod hooks;
 mod launch;
@@ -62,6 +63,7 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(MANIFEST_NO_WARNINGS, Plugin, Manifest(manifest::no_warnings)),
     check!(LAUNCH_COMMAND_EXISTS, Plugin, Context(launch::command_exists)),
     check!(LAUNCH_STARTS, Plugin, Launch(launch::starts)),
+    check!(CAGE_STARTS_CAGED, Plugin, Launch(cage::starts_caged)),
     check!(HANDSHAKE_SILENT_BEFORE_INITIALIZE, Plugin, Handshake(handshake::silent_before_initialize)),
     check!(HANDSHAKE_ANSWERS_IN_TIME, Plugin, Handshake(handshake::answers_in_time)),
     check!(HANDSHAKE_WELL_FORMED, Plugin, Handshake(handshake::well_formed)),

@@ -1,5 +1,7 @@
 //! Shared helpers of the end-to-end tests: launch the real binary under
-//! the host simulator with its store in a temporary directory.
+//! the host simulator (caged wherever bwrap works) with a temporary
+//! directory as the operator's config root, so that the default store,
+//! `config:/memory` (the path the manifest grants), is in it.
 
 #![allow(dead_code)]
 
@@ -9,19 +11,21 @@ use kaged_example_memory_markdown::entry::Entry;
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{HostConfig, HostSim, PluginSession, TimeScale, Transcript};
 use kaged_plugin_sdk::protocol::PluginCallContext;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub struct Mem {
     pub staged: StagedPlugin,
     pub session: PluginSession,
-    /// Holds `store/` (and nothing else, unless something escaped it).
+    /// The config root: holds `memory/`, the store (and nothing else,
+    /// unless something escaped it).
     pub tmp: tempfile::TempDir,
     pub transcript: Transcript,
 }
 
 impl Mem {
+    /// `config:/memory` under the config root.
     pub fn store(&self) -> PathBuf {
-        self.tmp.path().join("store")
+        self.tmp.path().join("memory")
     }
 
     pub async fn tool(&self, tool: &str, args: Value, ctx: &PluginCallContext) -> Value {
@@ -63,36 +67,34 @@ impl Mem {
     }
 }
 
-/// Launch the plugin; `config` (with `store` set to a temporary directory
-/// unless `store: false`) is sent with `config.update` first.
-pub async fn launch(mut config: Value) -> Mem {
+/// Launch the plugin with a temporary config root; `config` (whose
+/// `store` is left to its default, `config:/memory`) is sent with
+/// `config.update` first.
+pub async fn launch(config: Value) -> Mem {
     let staged = StagedPlugin::new(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
         env!("CARGO_BIN_EXE_memory-markdown"),
     )
     .expect("stage memory-markdown");
+    let tmp = tempfile::tempdir().expect("tempdir");
     let transcript = Transcript::memory();
     let host = HostSim::new(HostConfig {
         time_scale: TimeScale::new(0.5).expect("scale"),
         transcript: transcript.clone(),
+        config_root: Some(tmp.path().to_path_buf()),
         ..HostConfig::default()
     });
     let session = host
         .launch(staged.dir())
         .await
         .expect("launch memory-markdown");
-    let tmp = tempfile::tempdir().expect("tempdir");
     let mem = Mem {
         staged,
         session,
         tmp,
         transcript,
     };
-    if config.get("store") == Some(&json!(false)) {
-        config.as_object_mut().map(|o| o.remove("store"));
-    } else {
-        config["store"] = json!(mem.store().to_string_lossy());
-    }
+    assert!(config.get("store").is_none(), "the store is the default");
     mem.configure(config).await.expect("config.update");
     mem
 }

@@ -76,13 +76,19 @@ pub struct Omp {
 }
 
 impl Omp {
-    /// Launch oh-my-pi on `host`, configured to read `presets`.
+    /// Launch oh-my-pi on `host`, configured to read `presets` (granted
+    /// `read:fs:` in the staged manifest, as an operator who keeps presets
+    /// outside /opt/oh-my-pi does: the plugin runs caged).
     pub async fn launch(host: &HostSim, presets: &Path) -> Omp {
-        let staged = StagedPlugin::new(
+        let mut staged = StagedPlugin::new(
             &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
             env!("CARGO_BIN_EXE_oh-my-pi"),
         )
         .expect("stage oh-my-pi");
+        let presets = std::fs::canonicalize(presets).unwrap_or_else(|_| presets.to_path_buf());
+        staged
+            .grant(&format!("read:fs:{}", presets.display()))
+            .expect("grant the preset directory");
         let session = host.launch(staged.dir()).await.expect("launch oh-my-pi");
         let omp = Omp { staged, session };
         omp.ok(

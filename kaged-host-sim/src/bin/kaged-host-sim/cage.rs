@@ -36,31 +36,15 @@ pub struct CageArgs {
     /// Print `{"policy": ..., "command": [...], "bwrap": [...]}` instead.
     #[arg(long)]
     pub json: bool,
-    /// The operator's config root for `config:/` paths (default:
-    /// $KAGED_CONFIG_ROOT, else $HOME/.config/kaged).
-    #[arg(long, value_name = "DIR")]
-    pub config_root: Option<PathBuf>,
     /// The project root for `project:/` paths (default: none, and such a
     /// grant is an error).
     #[arg(long, value_name = "DIR")]
     pub project_root: Option<PathBuf>,
 }
 
-fn default_config_root() -> Option<PathBuf> {
-    let abs = |v: String| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
-    std::env::var("KAGED_CONFIG_ROOT")
-        .ok()
-        .and_then(abs)
-        .or_else(|| {
-            std::env::var("HOME")
-                .ok()
-                .and_then(abs)
-                .map(|h| h.join(".config/kaged"))
-        })
-}
-
-/// Run `cage`.
-pub fn run(args: &CageArgs) -> Result<ExitCode, CliError> {
+/// Run `cage`, `config:/` paths resolving under `config_root` (the global
+/// `--config-root`, or its default).
+pub async fn run(args: &CageArgs, config_root: Option<PathBuf>) -> Result<ExitCode, CliError> {
     let report = kaged_host_sim::validate_dir(&args.dir);
     let manifest = match (&report.manifest, report.has_errors()) {
         (Some(m), false) => m,
@@ -77,11 +61,15 @@ pub fn run(args: &CageArgs) -> Result<ExitCode, CliError> {
     };
     let (mut inputs, command) = cage::inputs_for_dir(manifest, &args.dir, "info")
         .map_err(|e| CliError::Failed(e.to_string()))?;
-    inputs.config_root = args.config_root.clone().or_else(default_config_root);
+    inputs.config_root = config_root.or_else(super::caging::default_config_root);
     inputs.project_root = args.project_root.clone();
     let policy = cage::compile(manifest, &inputs).map_err(|e| CliError::Failed(e.to_string()))?;
     let mut argv = vec![OsString::from(BWRAP)];
     argv.extend(policy.bwrap_argv_template(&command));
+    let here = match cage::availability().await {
+        Ok(bwrap) => format!("bwrap works here ({})", bwrap.display()),
+        Err(why) => format!("this machine cannot cage: {why}"),
+    };
     if args.json {
         let lossy = |v: &[OsString]| -> Vec<String> {
             v.iter().map(|a| a.to_string_lossy().into_owned()).collect()
@@ -90,6 +78,7 @@ pub fn run(args: &CageArgs) -> Result<ExitCode, CliError> {
             "policy": policy,
             "command": lossy(&command),
             "bwrap": lossy(&argv),
+            "here": here,
         });
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
@@ -97,6 +86,8 @@ pub fn run(args: &CageArgs) -> Result<ExitCode, CliError> {
         println!();
         println!("bwrap argv:");
         println!("{}", shell_lines(&argv));
+        println!();
+        println!("{here}");
     }
     Ok(ExitCode::SUCCESS)
 }

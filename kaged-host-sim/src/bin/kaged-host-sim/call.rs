@@ -1,4 +1,6 @@
 //! `kaged-host-sim call DIR METHOD [PARAMS_JSON] [--context JSON] [--json]`.
+//!
+//! stdout is the answer only; the `cage: ...` line goes to stderr.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -38,6 +40,7 @@ pub(super) async fn run(
             &e,
         ))
     })?;
+    eprintln!("{}", super::caging::line(&session, None));
     // Tools are dispatched by agents: without --context, a tool gets the
     // primary agent's context of a CLI session.
     let ctx = match ctx {

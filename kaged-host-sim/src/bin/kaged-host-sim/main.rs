@@ -2,10 +2,15 @@
 //! `plugin`, `storage`, `cage`.
 //!
 //! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
-//! usage (unknown flags, bad JSON arguments, missing directories). Errors
-//! are one line on stderr: what was wrong, then the cause chain.
+//! usage (unknown flags, bad JSON arguments, missing directories) and for
+//! `--cage require` where plugins cannot be caged. Errors are one line on
+//! stderr: what was wrong, then the cause chain.
+//!
+//! Plugins run caged (ADDENDUM §13, `--cage auto|require|off`); every
+//! command that runs one says how (`cage: ...`, see [`caging`]).
 
 mod cage;
+mod caging;
 mod call;
 mod error;
 mod plugin;
@@ -53,6 +58,22 @@ pub struct GlobalOpts {
     /// removed on exit. Required by `storage`.
     #[arg(long, global = true, value_name = "PATH")]
     pub storage_db: Option<PathBuf>,
+    /// Run plugins caged in bwrap (ADDENDUM §13): `auto` cages when bwrap
+    /// works here and otherwise runs them uncaged with a warning;
+    /// `require` refuses to run them uncaged (exit 2); `off` runs them
+    /// uncaged, said in every output and audit record.
+    #[arg(long, global = true, value_name = "MODE", default_value = "auto")]
+    pub cage: kaged_host_sim::CageMode,
+    /// The daemon's flag for subagent development: accepted, recorded in
+    /// the audit log (`plugin.no_sandbox_ignored`), and it changes nothing
+    /// for plugins, which are always caged (only `--cage off` uncages).
+    #[arg(long, global = true)]
+    pub no_sandbox: bool,
+    /// The operator's config root: `config:/` grants resolve under it and
+    /// plugins get it as KAGED_CONFIG_ROOT (default: $KAGED_CONFIG_ROOT,
+    /// else $HOME/.config/kaged).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub config_root: Option<PathBuf>,
 }
 
 /// The commands.
@@ -226,6 +247,12 @@ fn host_for(global: &GlobalOpts) -> Result<(HostSim, InFlightWaiter), CliError> 
         transcript,
         storage_available: true,
         handler: Arc::new(handler),
+        cage: global.cage,
+        no_sandbox: global.no_sandbox,
+        config_root: global
+            .config_root
+            .clone()
+            .or_else(caging::default_config_root),
         ..HostConfig::default()
     });
     Ok((host, in_flight))
@@ -282,6 +309,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             json,
         } => {
             require_dir(&dir)?;
+            caging::check(cli.global.cage).await?;
             let (host, in_flight) = host_for(&cli.global)?;
             let outcome = call::run(
                 &host,
@@ -303,6 +331,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             local,
             json,
         } => {
+            caging::check(cli.global.cage).await?;
             if let Some(project) = project {
                 let (host, in_flight) = host_for(&cli.global)?;
                 let args = project::ProjectArgs {
@@ -332,7 +361,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Cage(args) => {
             require_dir(&args.dir)?;
-            cage::run(&args)
+            cage::run(&args, cli.global.config_root.clone()).await
         }
     }
 }

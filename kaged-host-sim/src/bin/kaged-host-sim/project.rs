@@ -20,9 +20,11 @@
 //! ```
 //!
 //! `call`, `notify` and `wait` steps need a single plugin (`session DIR`).
-//! Each step prints one line, or with `--json` one JSON object (the
+//! First, one `NAME: cage: ...` line per running plugin (how it runs);
+//! each step prints one line, or with `--json` one JSON object (the
 //! outcome's JSON, plus `index`, `ok` and `failure`); the last line is the
-//! summary (`{"summary": {...}}` with `--json`). Exit 1 when a step failed.
+//! summary (`{"summary": {..., "cage": {NAME: {"cage": "bwrap", ...}}}}`
+//! with `--json`). Exit 1 when a step failed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -144,6 +146,15 @@ pub(super) async fn run(
             )
         );
     }
+    let cages: BTreeMap<String, Value> = agents
+        .sessions()
+        .map(|s| (s.name().to_string(), json!(s.cage())))
+        .collect();
+    if !args.json {
+        for s in agents.sessions() {
+            println!("{}", super::caging::line(s, Some(s.name())));
+        }
+    }
     let mut failures = 0;
     for (i, step) in script.steps.iter().enumerate() {
         let (outcome, failure) = run_step(&agents, step).await;
@@ -173,7 +184,7 @@ pub(super) async fn run(
         let shutdown: BTreeMap<_, _> = shutdown.into_iter().collect();
         println!(
             "{}",
-            json!({"summary": {"steps": total, "failed": failures, "shutdown": shutdown}})
+            json!({"summary": {"steps": total, "failed": failures, "shutdown": shutdown, "cage": cages}})
         );
     } else {
         for (name, o) in shutdown {

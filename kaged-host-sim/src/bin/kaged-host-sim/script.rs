@@ -15,8 +15,9 @@
 //!     data: {notification_type: echo.done}   # subset match, optional
 //! ```
 //!
-//! Every step prints one line; the exit status is 1 when any expectation
-//! failed. A call without `expect` only has to succeed.
+//! The first line says how the plugin runs (`cage: bwrap (...)`, or
+//! uncaged and why); every step prints one line; the exit status is 1 when
+//! any expectation failed. A call without `expect` only has to succeed.
 //!
 //! With `--project`, steps are `start_session`, `idle`, `compact` and
 //! `expect_audit` on agent paths instead (see the `project` module).
@@ -141,6 +142,7 @@ pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<Exi
             &e,
         ))
     })?;
+    println!("{}", super::caging::line(&session, None));
     let mut notes = session.notifications();
     let mut failures = 0;
     for (i, step) in script.steps.iter().enumerate() {

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 
+use crate::cage::CageStatus;
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::plugin::connection::{Connection, Ending, Phase, RequestError};
 use crate::plugin::handshake::{self, HandshakeError, HandshakeInfo};
@@ -158,9 +159,34 @@ impl PluginSession {
         &self.dir
     }
 
-    /// The process id (also the process group id); `None` in-process.
+    /// The process group id: the plugin's pid when uncaged (it leads its
+    /// group); caged, the pid of the cage's first process (bwrap's init,
+    /// which leads the group of the plugin and its children). `None`
+    /// in-process.
     pub fn pid(&self) -> Option<u32> {
         self.life.pid
+    }
+
+    /// The plugin process itself: [`Self::pid`] uncaged; caged, the child
+    /// of the cage's init (`None` once it is gone, or in-process).
+    pub fn plugin_pid(&self) -> Option<u32> {
+        let pid = self.life.pid?;
+        if self.caged() {
+            crate::plugin::probe::children(pid).into_iter().next()
+        } else {
+            Some(pid)
+        }
+    }
+
+    /// How the plugin runs: caged in bwrap, or uncaged and why (`None` for
+    /// an in-process peer, which has no process to cage).
+    pub fn cage(&self) -> Option<&CageStatus> {
+        self.life.cage.as_ref()
+    }
+
+    /// Whether the plugin runs inside bwrap.
+    pub fn caged(&self) -> bool {
+        self.cage().is_some_and(CageStatus::is_caged)
     }
 
     /// The effective timeouts.

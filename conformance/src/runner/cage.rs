@@ -1,0 +1,110 @@
+//! [`RunCage`]: how the run's spawns are caged (ADDENDUM §13), decided
+//! once before any spawn: `--cage off`, or bwrap when it works here (else
+//! `unavailable` under `auto`, and no run at all under `require`), with
+//! the policy compiled from the manifest as every spawn of the run gets it.
+//! The config root `config:/` grants resolve under is the run's too (a
+//! temporary one unless `--config-root` names one).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kaged_host_sim::cage::{self, CagePolicy, CageSummary};
+use kaged_host_sim::{CageKind, CageMode};
+use kaged_plugin_protocol::manifest::Manifest;
+
+use super::error::SuiteError;
+use super::options::Options;
+
+/// How the run's spawns are caged.
+#[derive(Debug, Clone)]
+pub(crate) struct RunCage {
+    /// `bwrap`, `unavailable` or `off`.
+    pub kind: CageKind,
+    /// Why the plugin runs uncaged (`unavailable`, `off`).
+    pub reason: Option<String>,
+    /// The policy every spawn gets (or, uncaged under `auto`, would get).
+    pub policy: Option<Arc<CagePolicy>>,
+    /// Why the policy does not compile (the plugin cannot start caged).
+    pub compile_error: Option<String>,
+}
+
+impl RunCage {
+    /// Whether bwrap cages here (`require` where it cannot is an error).
+    pub async fn kind(mode: CageMode) -> Result<(CageKind, Option<String>), SuiteError> {
+        if mode == CageMode::Off {
+            return Ok((CageKind::Off, Some("--cage off".to_string())));
+        }
+        match cage::availability().await {
+            Ok(_) => Ok((CageKind::Bwrap, None)),
+            Err(reason) if mode == CageMode::Require => Err(SuiteError::CageUnavailable(reason)),
+            Err(reason) => Ok((CageKind::Unavailable, Some(reason))),
+        }
+    }
+
+    /// The cage of `manifest` in `dir` for a run of `kind`, `config:/`
+    /// resolving under `config_root`.
+    pub fn compile(
+        kind: CageKind,
+        reason: Option<String>,
+        manifest: &Manifest,
+        dir: &Path,
+        config_root: &Path,
+    ) -> RunCage {
+        let mut run = RunCage {
+            kind,
+            reason,
+            policy: None,
+            compile_error: None,
+        };
+        if kind == CageKind::Off {
+            return run;
+        }
+        let compiled = cage::inputs_for_dir(manifest, dir, "info").and_then(|(mut inputs, _)| {
+            let root = std::fs::canonicalize(config_root).unwrap_or_else(|_| config_root.into());
+            inputs.env.insert(
+                kaged_host_sim::CONFIG_ROOT_ENV.to_string(),
+                root.display().to_string(),
+            );
+            inputs.config_root = Some(root);
+            cage::compile(manifest, &inputs)
+        });
+        match compiled {
+            Ok(p) => run.policy = Some(Arc::new(p)),
+            Err(e) => run.compile_error = Some(e.to_string()),
+        }
+        run
+    }
+
+    /// The policy in brief, for the report.
+    pub fn summary(&self) -> Option<CageSummary> {
+        self.policy.as_ref().map(|p| p.summary())
+    }
+}
+
+/// The run's config root: `--config-root`, or a temporary directory kept
+/// (and removed) with the run.
+pub(crate) struct ConfigRoot {
+    /// The directory.
+    pub path: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl ConfigRoot {
+    /// `options.config_root`, or a new temporary directory.
+    pub fn for_run(options: &Options) -> Result<ConfigRoot, SuiteError> {
+        if let Some(p) = &options.config_root {
+            return Ok(ConfigRoot {
+                path: p.clone(),
+                _tmp: None,
+            });
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix("kaged-conformance-config-")
+            .tempdir()
+            .map_err(SuiteError::ConfigRoot)?;
+        Ok(ConfigRoot {
+            path: tmp.path().to_path_buf(),
+            _tmp: Some(tmp),
+        })
+    }
+}

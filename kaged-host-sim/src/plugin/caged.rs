@@ -1,0 +1,315 @@
+//! Spawning through the cage (ADDENDUM §13): decide (the [`CageMode`] and
+//! whether bwrap works), compile the policy, start bwrap with the policy's
+//! argv, the seccomp program on one descriptor and `--info-fd` on another,
+//! and learn the cage's pid.
+//!
+//! ```text
+//!  host ──spawn──▶ bwrap (own process group)
+//!                    └─ bwrap init, pid 1 of the cage   ◀── pid / pgid reported by --info-fd
+//!                         └─ the plugin, pid 2           (same group and session, --new-session)
+//!                              └─ its children           (setsid ones too: they die with the cage)
+//! ```
+//!
+//! Why not `--as-pid-1` (the ADDENDUM's note describes both): as pid 1
+//! the plugin would never see a SIGTERM it does not handle (the kernel
+//! drops signals without a handler for a namespace's init), so the
+//! shutdown ladder's SIGTERM stage would silently not exist for most
+//! plugins. With bwrap's init as pid 1, SIGTERM to the cage's group
+//! reaches the plugin with its normal meaning (init ignores it, having no
+//! handler), SIGKILL to the group ends the whole cage, and when the
+//! plugin exits, init exits and the kernel kills everything left in the
+//! cage. bwrap reports a plugin killed by signal N as exit code 128 + N;
+//! [`super::process::ExitInfo`] reads it back.
+//!
+//! Descriptors: the seccomp pipe and the info pipe's write end are
+//! close-on-exec in the host and placed at [`INFO_FD`] and
+//! [`SECCOMP_FD`] in the child only (in `pre_exec`), so no other process
+//! inherits them. A cgroup, when one could be created with limits, is
+//! entered by the child before it runs bwrap, so that every process of the
+//! cage is in it from the start; it is removed when the cage ends.
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, OsString};
+use std::mem::ManuallyDrop;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use kaged_plugin_protocol::capability::Capability;
+use kaged_plugin_protocol::manifest::Manifest;
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+
+use crate::cage::{
+    self, cgroup, seccomp, CageError, CageFds, CageInputs, CageMode, CagePolicy, CageStatus,
+    CgroupState,
+};
+
+/// Where the child finds bwrap's `--info-fd`.
+pub const INFO_FD: RawFd = 3;
+/// Where the child finds bwrap's `--seccomp` program.
+pub const SECCOMP_FD: RawFd = 4;
+
+/// What [`prepare`] decided.
+pub(crate) enum Prepared {
+    /// Run the plugin directly.
+    Uncaged(CageStatus),
+    /// Run it in bwrap.
+    Caged(Box<CagePlan>),
+}
+
+/// A caged spawn about to start.
+pub(crate) struct CagePlan {
+    /// The bwrap executable.
+    pub(crate) bwrap: PathBuf,
+    cage_id: String,
+    policy: CagePolicy,
+    fds: Option<(OwnedFd, OwnedFd, OwnedFd)>,
+}
+
+/// bwrap and the cgroup of a running cage.
+#[derive(Debug)]
+pub(crate) struct CageRuntime {
+    /// bwrap's own pid (the host's child, leading its own process group).
+    pub(crate) bwrap_pid: u32,
+    /// The cage's cgroup, removed by [`CageRuntime::release`].
+    cgroup: Option<PathBuf>,
+}
+
+impl CageRuntime {
+    /// Remove the cage's cgroup (its processes are gone); best effort.
+    pub(crate) fn release(&mut self) {
+        if let Some(path) = self.cgroup.take() {
+            if let Err(e) = cgroup::remove(&path) {
+                tracing::warn!(cgroup = %path.display(), error = %e, "cannot remove the cage's cgroup");
+            }
+        }
+    }
+}
+
+/// A new cage id: this host's pid, the time it started, and a counter.
+fn next_cage_id() -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    static START: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let start = *START.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    });
+    let n = COUNT.fetch_add(1, Ordering::SeqCst);
+    format!("{:x}-{start:x}-{n}", std::process::id())
+}
+
+/// The command bwrap runs: the resolved executable, then the arguments.
+pub(crate) fn command_line(exe: &Path, args: &[String]) -> Vec<OsString> {
+    let mut v = vec![cage::normalize(exe).into_os_string()];
+    v.extend(args.iter().map(OsString::from));
+    v
+}
+
+/// Create every `write:fs:config:/…` directory under the host's config
+/// root (the host's own territory): a grant of a missing path would be
+/// absent from the cage, and the plugin's writes would fail.
+fn create_config_grants(manifest: &Manifest, root: Option<&Path>) {
+    let Some(root) = root else { return };
+    for entry in &manifest.capabilities {
+        if let Ok(Capability::WriteFs(p)) = entry.capability() {
+            if let Some(rel) = p.strip_prefix("config:/") {
+                let dir = root.join(rel.trim_start_matches('/'));
+                if let Err(e) = std::fs::create_dir_all(&dir) {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot create a config:/ grant");
+                }
+            }
+        }
+    }
+}
+
+/// What [`prepare`] needs of the host's configuration.
+pub(crate) struct CageRequest<'a> {
+    /// Caged or not.
+    pub(crate) mode: CageMode,
+    /// The operator's config root (`config:/`).
+    pub(crate) config_root: Option<&'a Path>,
+    /// The project root (`project:/`).
+    pub(crate) project_root: Option<&'a Path>,
+}
+
+/// Decide how to run the plugin and, unless `off`, compile its cage.
+pub(crate) async fn prepare(
+    manifest: &Manifest,
+    dir: &Path,
+    exe: &Path,
+    env: &BTreeMap<String, String>,
+    options: &CageRequest<'_>,
+) -> Result<Prepared, CageError> {
+    if options.mode == CageMode::Off {
+        return Ok(Prepared::Uncaged(CageStatus::off()));
+    }
+    if let Some(root) = options.config_root {
+        std::fs::create_dir_all(root).map_err(|e| CageError::Inspect {
+            what: "the config root".to_string(),
+            path: root.to_path_buf(),
+            source: e,
+        })?;
+    }
+    create_config_grants(manifest, options.config_root);
+    let mut inputs = CageInputs::new(dir, env.clone());
+    inputs.command = Some(cage::normalize(exe));
+    inputs.config_root = options.config_root.map(Path::to_path_buf);
+    inputs.project_root = options.project_root.map(Path::to_path_buf);
+    inputs.cgroup = cgroup::detect();
+    let policy = cage::compile(manifest, &inputs)?;
+    match cage::availability().await {
+        Ok(bwrap) => Ok(Prepared::Caged(Box::new(CagePlan {
+            bwrap,
+            cage_id: next_cage_id(),
+            policy,
+            fds: None,
+        }))),
+        Err(reason) if options.mode == CageMode::Require => Err(CageError::Unavailable { reason }),
+        Err(reason) => {
+            tracing::warn!(
+                plugin = manifest.name,
+                %reason,
+                "plugins run UNCAGED: bwrap cannot cage here (--cage auto)"
+            );
+            Ok(Prepared::Uncaged(CageStatus::unavailable(reason, policy)))
+        }
+    }
+}
+
+fn setup(what: &'static str) -> impl Fn(std::io::Error) -> CageError {
+    move |source| CageError::Setup { what, source }
+}
+
+impl CagePlan {
+    /// The bwrap command for `command`: the cgroup created (when it can
+    /// be), the descriptors made, and the child told to place them.
+    pub(crate) fn command(&mut self, command: &[OsString]) -> Result<Command, CageError> {
+        if let CgroupState::Available { parent } = &self.policy.cgroup.state {
+            self.policy.cgroup.state =
+                cgroup::create(parent, &self.cage_id, &self.policy.cgroup.wanted);
+        }
+        let program = seccomp::default_program()?;
+        let seccomp_fd = seccomp::program_fd(&program).map_err(setup("the seccomp pipe"))?;
+        let (info_read, info_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| setup("the info pipe")(e.into()))?;
+        let argv = self.policy.bwrap_argv(
+            command,
+            CageFds {
+                info: Some(INFO_FD),
+                seccomp: SECCOMP_FD,
+            },
+        );
+        let procs = match &self.policy.cgroup.state {
+            CgroupState::Applied { path, .. } => Some(
+                CString::new(path.join("cgroup.procs").as_os_str().as_bytes())
+                    .map_err(|e| setup("the cgroup path")(std::io::Error::other(e)))?,
+            ),
+            _ => None,
+        };
+        let mut cmd = Command::new(&self.bwrap);
+        cmd.args(argv).env_clear();
+        let (info_raw, seccomp_raw) = (info_write.as_raw_fd(), seccomp_fd.as_raw_fd());
+        // SAFETY: the closure runs between fork and exec and only makes
+        // system calls (no allocation, no lock): it duplicates two
+        // descriptors the parent keeps open until the spawn returned, and
+        // writes to a path built before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                place_fds(info_raw, seccomp_raw)?;
+                if let Some(procs) = &procs {
+                    let fd = rustix::fs::open(
+                        procs.as_c_str(),
+                        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
+                        rustix::fs::Mode::empty(),
+                    )?;
+                    rustix::io::write(&fd, b"0")?;
+                }
+                Ok(())
+            });
+        }
+        self.fds = Some((info_read, info_write, seccomp_fd));
+        Ok(cmd)
+    }
+
+    /// After bwrap (pid `bwrap_pid`) started: close the host's copies of
+    /// the child's descriptors, read the cage's pid (within `limit`), and
+    /// say how the plugin runs. When bwrap reports no pid (it failed before
+    /// making the cage, and says why on stderr), bwrap's own pid stands in.
+    pub(crate) async fn started(
+        mut self,
+        bwrap_pid: u32,
+        limit: Duration,
+    ) -> (u32, CageRuntime, CageStatus) {
+        let pid = match self.fds.take() {
+            Some((info_read, info_write, seccomp_fd)) => {
+                drop(info_write);
+                drop(seccomp_fd);
+                read_child_pid(info_read, limit).await
+            }
+            None => Err("no descriptors".to_string()),
+        };
+        let pid = pid.unwrap_or_else(|why| {
+            tracing::warn!(bwrap_pid, %why, "bwrap did not report the cage's pid");
+            bwrap_pid
+        });
+        let cgroup = match &self.policy.cgroup.state {
+            CgroupState::Applied { path, .. } => Some(path.clone()),
+            _ => None,
+        };
+        let runtime = CageRuntime { bwrap_pid, cgroup };
+        (pid, runtime, CageStatus::caged(self.cage_id, self.policy))
+    }
+}
+
+impl CagePlan {
+    /// The spawn failed: remove the cgroup made for it.
+    pub(crate) fn abandon(&self) {
+        if let CgroupState::Applied { path, .. } = &self.policy.cgroup.state {
+            let _ = cgroup::remove(path);
+        }
+    }
+}
+
+/// In the child: `info` at [`INFO_FD`], `seccomp` at [`SECCOMP_FD`], both
+/// inheritable (first moved above 100, so that neither source is closed by
+/// the other's placement).
+fn place_fds(info: RawFd, seccomp: RawFd) -> std::io::Result<()> {
+    // SAFETY: both descriptors are open in the parent, hence in the child.
+    let (info, seccomp) = unsafe {
+        (
+            BorrowedFd::borrow_raw(info),
+            BorrowedFd::borrow_raw(seccomp),
+        )
+    };
+    let info_tmp = rustix::io::fcntl_dupfd_cloexec(info, 100)?;
+    let seccomp_tmp = rustix::io::fcntl_dupfd_cloexec(seccomp, 100)?;
+    for (src, slot) in [(&info_tmp, INFO_FD), (&seccomp_tmp, SECCOMP_FD)] {
+        // SAFETY: `slot` is a number dup2 may (re)use; it is never closed
+        // here (ManuallyDrop), only replaced by dup2, which clears CLOEXEC.
+        let mut target = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(slot) });
+        rustix::io::dup2(src, &mut target)?;
+    }
+    Ok(())
+}
+
+/// Read bwrap's `--info-fd` JSON to its end and return `child-pid`.
+async fn read_child_pid(read: OwnedFd, limit: Duration) -> Result<u32, String> {
+    let mut rx =
+        tokio::net::unix::pipe::Receiver::from_owned_fd(read).map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    match tokio::time::timeout(limit, rx.read_to_end(&mut text)).await {
+        Err(_) => return Err(format!("nothing within {limit:?}")),
+        Ok(Err(e)) => return Err(e.to_string()),
+        Ok(Ok(_)) => {}
+    }
+    let v: serde_json::Value = serde_json::from_slice(&text)
+        .map_err(|e| format!("{e} in {:?}", String::from_utf8_lossy(&text)))?;
+    v.get("child-pid")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|p| u32::try_from(p).ok())
+        .ok_or_else(|| format!("no child-pid in {v}"))
+}
