@@ -160,3 +160,30 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Whether plugins can be caged here, for a test that needs the cage: `true`
+/// when they can; under `CI=true`, a panic when they cannot (a cage test
+/// never passes silently); elsewhere `false`, after saying on stderr that
+/// `test` is skipped and why.
+pub async fn cage_available_for(test: &str) -> bool {
+    match crate::cage::availability().await {
+        Ok(_) => true,
+        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true and plugins cannot be caged ({test}): {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED (not CI): {test}: plugins cannot be caged here: {why}");
+            false
+        }
+    }
+}
+
+/// [`cage_available_for`] from a synchronous test (not from inside a
+/// runtime).
+pub fn cage_available_for_blocking(test: &str) -> bool {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime for the cage probe")
+        .block_on(cage_available_for(test))
+}

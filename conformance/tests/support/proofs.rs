@@ -223,23 +223,7 @@ impl Proof {
         if !self.fixture.caged {
             return true;
         }
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        match rt.block_on(kaged_host_sim::cage::availability()) {
-            Ok(_) => true,
-            Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("CI=true and plugins cannot be caged: {why}")
-            }
-            Err(why) => {
-                eprintln!(
-                    "SKIPPED (not CI): {}: plugins cannot be caged here: {why}",
-                    self.test
-                );
-                false
-            }
-        }
+        kaged_host_sim::testing::cage_available_for_blocking(self.test)
     }
 
     /// Run the fixture; assert that exactly the expected cases fail or

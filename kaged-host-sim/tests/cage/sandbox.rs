@@ -9,7 +9,7 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::path::PathBuf;
 
-use kaged_host_sim::cage::{availability, CageError};
+use kaged_host_sim::cage::CageError;
 use kaged_host_sim::probe::outer_pid;
 use kaged_host_sim::{
     AuditLog, CageKind, CageMode, HostConfig, HostSim, LaunchError, PluginSession, SpawnError,
@@ -19,19 +19,9 @@ use serde_json::{json, Value};
 
 use crate::support::host::{fixture, process_exists, EASY};
 
-/// Whether bwrap cages here; `false` (after saying why) when it cannot and
-/// this is not CI; a panic when it cannot under `CI=true`.
+/// Whether bwrap cages here (a panic under `CI=true` when it cannot).
 async fn bwrap_works() -> bool {
-    match availability().await {
-        Ok(_) => true,
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true and plugins cannot be caged: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED (not CI): plugins cannot be caged here: {why}");
-            false
-        }
-    }
+    kaged_host_sim::testing::cage_available_for("sandbox test").await
 }
 
 /// A copy of `cage-probe` with `capabilities`, in a temporary directory

@@ -29,20 +29,7 @@ fn spawned(audit: &std::path::Path) -> Vec<Value> {
 
 /// Whether bwrap cages here (panics under `CI=true` when it cannot).
 fn bwrap_works() -> bool {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    match rt.block_on(kaged_host_sim::cage::availability()) {
-        Ok(_) => true,
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true and plugins cannot be caged: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED (not CI): {why}");
-            false
-        }
-    }
+    kaged_host_sim::testing::cage_available_for_blocking("cli caging test")
 }
 
 #[test]
