@@ -102,6 +102,27 @@ fail_proofs! {
         assert!(r.case(MANIFEST_NO_WARNINGS.id).detail.contains("homepage"));
     };
 
+    /// `command[0]` climbs out of the directory (ADDENDUM §14): a validator
+    /// warning, and `plugin install` refuses it.
+    not_self_contained: own("not-self-contained") => [
+        warn(MANIFEST_NO_WARNINGS),
+        warn(LAUNCH_SELF_CONTAINED),
+    ] then |r| {
+        assert!(r.case(MANIFEST_NO_WARNINGS.id).detail.contains("command_outside_plugin_dir"));
+        let d = &r.case(LAUNCH_SELF_CONTAINED.id).detail;
+        assert!(d.contains("`../not-self-contained/plugin.py` leaves it"), "{d}");
+        assert!(d.contains("cargo kaged pack"), "{d}");
+    };
+
+    /// `./plugin` is a symlink out of the directory: uncaged, it starts
+    /// where it is, but the copy `plugin install` makes does not (caged, it
+    /// does not start at all: `launch.starts` fails).
+    symlinked_outside: own("symlinked-outside").uncaged() => [warn(LAUNCH_SELF_CONTAINED)] then |r| {
+        let d = &r.case(LAUNCH_SELF_CONTAINED.id).detail;
+        assert!(d.contains("actual:") && d.contains("plugin"), "{d}");
+        assert_eq!(r.case(LAUNCH_STARTS.id).status, Pass);
+    };
+
     /// A plugin that answers `initialize` and nothing else (shutdown, EOF and
     /// SIGTERM ignored): every case that waits on it fails by its timeout, and
     /// the run ends (its duration is measured in `benches/suite.rs`).

@@ -28,7 +28,6 @@
 //! ```
 
 mod base;
-mod emit;
 
 use serde_json::Value;
 
@@ -139,16 +138,12 @@ pub(crate) fn manifest_yaml(manifest: &Manifest) -> String {
 /// assert_eq!(text, "name: x\nversion: 0.1.0\nkaged_api: 1\ndescription: d\ncommand:\n  - ./x\ncapabilities: []\n");
 /// ```
 pub fn to_yaml(manifest: &Manifest) -> String {
-    match serde_json::to_value(manifest) {
-        Ok(v) => emit::to_yaml(&v),
-        // A Manifest is plain data: serializing it cannot fail.
-        Err(e) => format!("# cannot serialize the manifest: {e}\n"),
-    }
+    manifest.to_yaml()
 }
 
 /// Render any JSON value as YAML with the same rules as [`to_yaml`].
 pub fn value_to_yaml(value: &Value) -> String {
-    emit::to_yaml(value)
+    crate::manifest::value_to_yaml(value)
 }
 
 /// What a manifest still lacks before a host accepts it (no description,

@@ -44,6 +44,18 @@ pub const LAUNCH_STARTS: CaseDef = CaseDef {
     per: None,
 };
 
+/// `launch.self_contained` (SHOULD): the plugin directory is
+/// self-contained: `plugin install` accepts it and its installed copy
+/// starts.
+pub const LAUNCH_SELF_CONTAINED: CaseDef = CaseDef {
+    id: "launch.self_contained",
+    title: "The plugin directory is self-contained: its installed copy starts",
+    level: Should,
+    spec: "ADDENDUM §14",
+    sentence: "What plugin install copies must start: a relative command[0] resolves inside the plugin directory; an absolute one names a system interpreter or binary.",
+    per: None,
+};
+
 /// `cage.starts_caged` (MUST): the plugin completes the handshake in its
 /// cage, under its declared capabilities.
 pub const CAGE_STARTS_CAGED: CaseDef = CaseDef {

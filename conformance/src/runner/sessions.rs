@@ -3,6 +3,7 @@
 //! a handshake — and retiring a spawn without leaking a process. Case
 //! functions receive the run's `Sessions` as an argument.
 
+use std::path::Path;
 use std::time::Duration;
 
 use kaged_host_sim::group_alive;
@@ -86,10 +87,21 @@ impl Sessions {
         ctx: &RunContext,
         scope: &mut Scope,
     ) -> Result<PluginSession, String> {
+        self.spawn_unready_in(ctx, scope, &ctx.dir).await
+    }
+
+    /// [`Sessions::spawn_unready`] from the plugin directory `dir` (a copy
+    /// of the plugin's).
+    async fn spawn_unready_in(
+        &mut self,
+        ctx: &RunContext,
+        scope: &mut Scope,
+        dir: &Path,
+    ) -> Result<PluginSession, String> {
         let t = self.new_transcript();
         scope.touch_from(&t, 0);
         ctx.host(t)
-            .launch_lenient(&ctx.dir)
+            .launch_lenient(dir)
             .await
             .map_err(|e| describe_launch(&e))
     }
@@ -101,18 +113,29 @@ impl Sessions {
         ctx: &RunContext,
         scope: &mut Scope,
     ) -> Result<PluginSession, String> {
+        self.fresh_in(ctx, scope, &ctx.dir).await
+    }
+
+    /// [`Sessions::fresh`] from the plugin directory `dir` (a copy of the
+    /// plugin's, as `plugin install` makes it).
+    pub async fn fresh_in(
+        &mut self,
+        ctx: &RunContext,
+        scope: &mut Scope,
+        dir: &Path,
+    ) -> Result<PluginSession, String> {
         match self.mode.clone() {
             Mode::Unavailable(why) => Err(why),
             Mode::Strict => {
                 let t = self.new_transcript();
                 scope.touch_from(&t, 0);
                 ctx.host(t)
-                    .launch(&ctx.dir)
+                    .launch(dir)
                     .await
                     .map_err(|e| describe_launch(&e))
             }
             Mode::Lenient => {
-                let s = self.spawn_unready(ctx, scope).await?;
+                let s = self.spawn_unready_in(ctx, scope, dir).await?;
                 match lenient_handshake(&s, ctx.init_params(), ctx.timeouts.initialize).await {
                     Ok(()) => Ok(s),
                     Err(e) => {

@@ -13,6 +13,7 @@ use kaged_conformance::catalogue::{
 use kaged_conformance::report::{render_human, Report, Status};
 use kaged_conformance::{run_suite, Options};
 use kaged_host_sim::time::Timeouts;
+use kaged_host_sim::CageMode;
 
 use super::{broken, host_fixture, options_at, own_fixture, SCALE};
 
@@ -107,8 +108,9 @@ pub struct Fixture {
     pub gaps: &'static [Broken],
     /// Which waits keep their spec budget.
     pub budgets: Budgets,
-    /// Run with `--cage require`: what it proves needs the cage.
-    pub caged: bool,
+    /// How it runs: `auto` (the default), `require` (what it proves needs
+    /// the cage) or `off` (what it proves is what happens uncaged).
+    pub cage: CageMode,
 }
 
 /// Which of a run's waits keep their spec budget while the rest is scaled.
@@ -151,7 +153,7 @@ pub const fn own(name: &'static str) -> Fixture {
         scale: SCALE,
         gaps: &[],
         budgets: Budgets::SpecStartupAndExit,
-        caged: false,
+        cage: CageMode::Auto,
     }
 }
 
@@ -185,7 +187,15 @@ impl Fixture {
     /// Run with `--cage require` (see [`Proof::runnable`]).
     pub const fn caged(self) -> Fixture {
         Fixture {
-            caged: true,
+            cage: CageMode::Require,
+            ..self
+        }
+    }
+
+    /// Run with `--cage off`: what it proves is what an uncaged host sees.
+    pub const fn uncaged(self) -> Fixture {
+        Fixture {
+            cage: CageMode::Off,
             ..self
         }
     }
@@ -220,7 +230,7 @@ impl Proof {
     /// (under `CI=true` its absence is a failure; elsewhere the proof is
     /// skipped, saying why on stderr).
     pub fn runnable(&self) -> bool {
-        if !self.fixture.caged {
+        if !matches!(self.fixture.cage, CageMode::Require) {
             return true;
         }
         kaged_host_sim::testing::cage_available_for_blocking(self.test)
@@ -230,13 +240,11 @@ impl Proof {
     /// warn, each listing its audit event (and that an own fixture's
     /// report names it); the report, for further checks.
     pub fn prove(&self) -> Report {
-        let mut options = Options {
+        let options = Options {
             adjust_timeouts: self.fixture.budgets.adjust(),
+            cage: self.fixture.cage,
             ..options_at(self.fixture.scale)
         };
-        if self.fixture.caged {
-            options.cage = kaged_host_sim::CageMode::Require;
-        }
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = match self.fixture.plugin {
             Plugin::Own(name) => own_fixture(name),

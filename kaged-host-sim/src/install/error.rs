@@ -23,6 +23,22 @@ pub enum InstallError {
         /// Every problem, one per line.
         report: String,
     },
+    /// Step 2: `command[0]` leaves the plugin directory (ADDENDUM §14):
+    /// the copy the store makes could not start.
+    #[error(
+        "{name} is not self-contained: `command[0]` `{command}` leaves the plugin directory \
+         {}, so the installed copy could not start it; pack the plugin first \
+         (`cargo kaged pack` puts the binary under bin/ and points `command` at it)",
+        dir.display()
+    )]
+    NotSelfContained {
+        /// The plugin.
+        name: String,
+        /// The directory given.
+        dir: PathBuf,
+        /// `command[0]` as the manifest writes it.
+        command: String,
+    },
     /// Step 3: the same version is already installed.
     #[error("{name} {version} is already installed")]
     AlreadyInstalled {

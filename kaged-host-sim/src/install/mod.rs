@@ -1,6 +1,7 @@
 //! The install flow (plugin-host.md § Install flow): validate a plugin
-//! directory, show the operator what it asks for, copy it into the plugin
-//! store on consent, upgrade with a capability diff, and uninstall, which
+//! directory (refusing one whose `command[0]` leaves it: ADDENDUM §14),
+//! show the operator what it asks for, copy it into the plugin store on
+//! consent, upgrade with a capability diff, and uninstall, which
 //! refuses while sessions use the plugin unless forced and drops the
 //! plugin's storage objects.
 //!
@@ -47,7 +48,7 @@ use registry::Registry;
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::plugin::session::{PluginSession, ShutdownOutcome};
 use crate::storage::StorageBroker;
-use crate::validate::validate_dir;
+use crate::validate::{command_leaves_plugin_dir, validate_dir};
 
 /// Capabilities gained and lost by an upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,6 +192,17 @@ impl PluginStore {
                 })
             }
         };
+        if let Some(command) = manifest
+            .command
+            .first()
+            .filter(|c| command_leaves_plugin_dir(c))
+        {
+            return Err(InstallError::NotSelfContained {
+                name: manifest.name,
+                dir: src.to_path_buf(),
+                command: command.clone(),
+            });
+        }
         let capabilities = manifest.capability_strings();
         let upgrade = match Registry::load(&self.root)?.plugins.get(&manifest.name) {
             None => None,

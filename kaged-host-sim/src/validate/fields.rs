@@ -270,8 +270,52 @@ fn check_command(ctx: &mut Ctx, root: &YamlNode) {
                     "`command[0]` (the executable) is empty",
                 );
             }
+            if i == 0 && command_leaves_plugin_dir(s) {
+                ctx.at(
+                    Rule::CommandOutsidePluginDir,
+                    arg,
+                    &p,
+                    format!(
+                        "`command[0]` `{s}` leaves the plugin directory: the installed copy \
+                         cannot start it (pack the plugin so its executable is inside the \
+                         directory, e.g. `cargo kaged pack`)"
+                    ),
+                );
+            }
         }
     }
+}
+
+/// Whether a relative `command[0]` resolves outside the plugin directory
+/// (ADDENDUM §14), judged on the text: `..` that climbs above the start.
+/// Absolute paths name system binaries and bare names fall back to the
+/// plugin `PATH`; neither leaves the directory.
+///
+/// ```
+/// use kaged_host_sim::validate::command_leaves_plugin_dir as leaves;
+/// assert!(leaves("../../target/debug/echo"));
+/// assert!(!leaves("./bin/echo"));
+/// assert!(!leaves("/usr/bin/python3"));
+/// ```
+pub fn command_leaves_plugin_dir(program: &str) -> bool {
+    let path = std::path::Path::new(program);
+    if path.is_absolute() {
+        return false;
+    }
+    let mut depth = 0i64;
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                depth -= 1;
+                if depth < 0 {
+                    return true;
+                }
+            }
+            std::path::Component::Normal(_) => depth += 1,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn check_env(ctx: &mut Ctx, root: &YamlNode) {

@@ -25,7 +25,7 @@ use std::path::Path;
 use kaged_plugin_protocol::manifest::{parse_yaml, Manifest, YamlNode, MANIFEST_FILE};
 
 pub use capabilities::{parse_capability, Capability, CapabilityError, PATH_URI_PREFIXES};
-pub use fields::{HOST_API_VERSION, TOP_LEVEL_KEYS};
+pub use fields::{command_leaves_plugin_dir, HOST_API_VERSION, TOP_LEVEL_KEYS};
 pub use knob_types::KnobType;
 pub(crate) use knob_value::{KnobBounds, KnobValueError};
 pub use report::{Problem, ValidationReport};

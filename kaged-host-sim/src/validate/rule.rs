@@ -83,6 +83,9 @@ rules! {
     CommandEmpty => "command_empty", Error;
     /// `command[0]` is an empty string.
     CommandExecutableEmpty => "command_executable_empty", Error;
+    /// A relative `command[0]` leaves the plugin directory (`../`): the
+    /// installed copy could not start it (ADDENDUM §14; install refuses it).
+    CommandOutsidePluginDir => "command_outside_plugin_dir", Warning;
     /// `env` sets a daemon-controlled variable (ignored by the host).
     EnvReserved => "env_reserved", Warning;
     /// A capability matches no pattern of the capability grammar.

@@ -142,3 +142,30 @@ fn bad_input_is_one_line_with_the_right_exit_status() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--store DIR"));
 }
+
+#[test]
+fn a_development_dir_whose_command_leaves_it_is_refused_with_a_hint_to_pack() {
+    // examples/oh-my-pi's dev manifest runs ../../target/debug/oh-my-pi:
+    // the store's copy could not start it (ADDENDUM §14).
+    let store = tempfile::tempdir().expect("tempdir");
+    let dev_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/oh-my-pi");
+    let out = cli(store.path())
+        .arg("install")
+        .arg(&dev_dir)
+        .arg("--yes")
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    for needle in [
+        "oh-my-pi is not self-contained",
+        "`../../target/debug/oh-my-pi` leaves the plugin directory",
+        "pack the plugin first",
+        "cargo kaged pack",
+    ] {
+        assert!(err.contains(needle), "{needle:?} missing: {err}");
+    }
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(stdout(cli(store.path()).arg("list")).is_empty());
+    assert!(!store.path().join("plugins/oh-my-pi").exists());
+}

@@ -118,6 +118,10 @@ case!(homepage_not_url: HomepageNotUrl at "homepage" line 1, bad "homepage: exam
 case!(command_empty: CommandEmpty at "command" line 1, bad "command: []\n", good "command: [/usr/bin/env, bun]\n");
 case!(command_executable_empty: CommandExecutableEmpty at "command[0]" line 2,
     bad "command:\n  - \"\"\n  - x\n", good "command:\n  - ./bin/x\n  - \"\"\n");
+case!(command_outside_plugin_dir: CommandOutsidePluginDir at "command[0]" line 1,
+    bad "command: [../../target/debug/x]\n", good "command: [./bin/../bin/x, ../arg]\n");
+case!(command_outside_plugin_dir_nested: CommandOutsidePluginDir at "command[0]" line 1,
+    bad "command: [bin/../../x]\n", good "command: [/usr/bin/python3, ../main.py]\n");
 case!(command_entry_type: WrongType at "command[1]" line 1, bad "command: [x, 3]\n", good "command: [x, \"3\"]\n");
 case!(env_reserved: EnvReserved at "env.KAGED_PLUGIN_NAME" line 2,
     bad "env:\n  KAGED_PLUGIN_NAME: x\n", good "env:\n  LOG_LEVEL: info\n");

@@ -1,11 +1,18 @@
-//! `launch.*`: does `command[0]` resolve to an executable, and does the
-//! process start and stay up for the handshake? The start is the primary
-//! spawn ([`crate::runner::primary`]), made before these cases are judged.
+//! `launch.*`: does `command[0]` resolve to an executable, does the
+//! process start and stay up for the handshake, and does the copy
+//! `plugin install` makes start too (ADDENDUM §14)? The start is the
+//! primary spawn ([`crate::runner::primary`]), made before these cases are
+//! judged.
 
-use kaged_host_sim::SpawnError;
+use kaged_host_sim::audit::AuditLog;
+use kaged_host_sim::validate::command_leaves_plugin_dir;
+use kaged_host_sim::{PluginStore, SpawnError};
 
+use crate::runner::check::Target;
 use crate::runner::context::{CommandError, RunContext};
 use crate::runner::primary::Primary;
+use crate::runner::scope::Scope;
+use crate::runner::sessions::{retire, Mode, Sessions};
 use crate::runner::verdict::Verdict;
 
 /// `launch.command_exists`: `command[0]` resolves to an executable file.
@@ -40,5 +47,51 @@ pub(crate) fn starts(_: &RunContext, p: &Primary) -> Verdict {
             p.exit_description()
         )),
         None => Verdict::pass("the process started and stayed up for the handshake"),
+    }
+}
+
+/// `launch.self_contained`: `command[0]` stays inside the plugin directory
+/// (or is absolute), `plugin install` accepts the directory, and the copy
+/// it makes (in a temporary store) starts and completes the handshake.
+pub(crate) async fn self_contained(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let program = ctx.manifest.command.first().cloned().unwrap_or_default();
+    if command_leaves_plugin_dir(&program) {
+        return Verdict::fail(format!(
+            "expected: command[0] inside the plugin directory, or an absolute system path; \
+             actual: `{program}` leaves it, so `plugin install` refuses the plugin \
+             (pack it first: `cargo kaged pack`)"
+        ));
+    }
+    let store_root = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => return Verdict::skip(format!("cannot create a temporary plugin store: {e}")),
+    };
+    let store = match PluginStore::open(store_root.path(), AuditLog::memory()) {
+        Ok(s) => s,
+        Err(e) => return Verdict::skip(format!("cannot open a temporary plugin store: {e}")),
+    };
+    if let Err(e) = store.install(&ctx.dir, true, |_| true) {
+        return Verdict::fail(format!(
+            "expected: `plugin install` accepts the directory; actual: {e}"
+        ));
+    }
+    let copy = store.plugin_dir(&ctx.manifest.name);
+    match sessions.fresh_in(ctx, scope, &copy).await {
+        Ok(s) => {
+            retire(s).await;
+            Verdict::pass(format!(
+                "the installed copy starts and completes the handshake (`{program}`)"
+            ))
+        }
+        Err(e) if matches!(sessions.mode(), Mode::Unavailable(_)) => Verdict::no_session(e),
+        Err(e) => Verdict::fail(format!(
+            "expected: the installed copy (the plugin directory copied as `plugin install` \
+             copies it) starts; actual: {e}"
+        )),
     }
 }

@@ -5,8 +5,19 @@
 
 use serde_json::{Map, Value};
 
-/// Render `value` as a YAML document.
-pub(crate) fn to_yaml(value: &Value) -> String {
+use super::Manifest;
+
+/// Render `value` as a YAML document: block style, two-space indentation,
+/// keys in map order, deterministic quoting.
+///
+/// ```
+/// let v = serde_json::json!({"name": "x", "command": ["./bin/x"], "capabilities": []});
+/// assert_eq!(
+///     kaged_plugin_protocol::manifest::value_to_yaml(&v),
+///     "name: x\ncommand:\n  - ./bin/x\ncapabilities: []\n"
+/// );
+/// ```
+pub fn value_to_yaml(value: &Value) -> String {
     let mut out = String::new();
     match value {
         Value::Object(m) if !m.is_empty() => write_map(&mut out, m, 0),
@@ -128,6 +139,29 @@ fn is_plain(s: &str) -> bool {
         .all(|c| c.is_ascii_alphanumeric() || " _-./:()[],+'=@?;!".contains(c))
 }
 
+impl Manifest {
+    /// The manifest as YAML: keys in the spec's Full schema order (the
+    /// model's field order), deterministic quoting, two-space indentation.
+    ///
+    /// ```
+    /// use kaged_plugin_protocol::manifest::Manifest;
+    /// let m = Manifest::from_yaml_str(
+    ///     "name: x\nversion: 0.1.0\nkaged_api: 1\ndescription: d\ncommand: [./x]\ncapabilities: []\n",
+    /// ).unwrap();
+    /// assert_eq!(
+    ///     m.to_yaml(),
+    ///     "name: x\nversion: 0.1.0\nkaged_api: 1\ndescription: d\ncommand:\n  - ./x\ncapabilities: []\n"
+    /// );
+    /// ```
+    pub fn to_yaml(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(v) => value_to_yaml(&v),
+            // A Manifest is plain data: serializing it cannot fail.
+            Err(e) => format!("# cannot serialize the manifest: {e}\n"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,7 +177,7 @@ mod tests {
             "obj": {},
         });
         let expected = "name: x\nlist:\n  - a\n  - net:[]\ntools:\n  - name: t\n    schema:\n      type: object\n      required:\n        - q\nempty: []\nobj: {}\n";
-        assert_eq!(to_yaml(&v), expected);
+        assert_eq!(value_to_yaml(&v), expected);
     }
 
     #[test]
@@ -172,7 +206,7 @@ mod tests {
             "../../target/debug/echo",
             "Upper-case the text.",
             "MIT OR Apache-2.0",
-            crate::protocol::capability::STORAGE_READ,
+            crate::capability::STORAGE_READ,
         ] {
             assert!(is_plain(s), "{s:?} should be plain");
         }
@@ -184,7 +218,7 @@ mod tests {
             "a": "yes", "b": "1.0", "c": "line\nbreak \"q\" \\ é", "d": [[1, 2], []], "e": null, "f": 2.5,
             "g": [{"k": {"n": [true]}, "m": "x"}],
         });
-        let node = crate::manifest::parse_yaml(&to_yaml(&v)).unwrap();
+        let node = crate::manifest::parse_yaml(&value_to_yaml(&v)).unwrap();
         assert_eq!(node.to_json(), v);
     }
 }
