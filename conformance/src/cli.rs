@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use kaged_host_sim::TimeScale;
@@ -39,6 +39,15 @@ pub enum Command {
 pub struct RunArgs {
     /// The plugin directory (holding kaged-plugin.yaml).
     pub plugin_dir: PathBuf,
+    /// How the suite runs and reports.
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+}
+
+/// How the suite runs and reports: every `run` option but the plugin
+/// directory (`cargo kaged test` takes the same).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SuiteArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
@@ -173,7 +182,7 @@ where
             print!("{text}");
             0
         }
-        Command::Run(a) => match run(&a) {
+        Command::Run(a) => match run_dir(&a.plugin_dir, &a.suite) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("kaged-conformance: error: {}", error_chain(&e));
@@ -183,7 +192,10 @@ where
     }
 }
 
-fn run(a: &RunArgs) -> Result<i32, CliError> {
+/// Run the suite against the plugin in `plugin_dir` as `a` says, print
+/// or write the report, and return the exit status (0 or 1; an `Err` is
+/// exit status 2).
+pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     let baseline = a.known_failing.as_deref().map(Baseline::load).transpose()?;
     let options = Options {
         time_scale: a.time_scale,
@@ -216,7 +228,7 @@ fn run(a: &RunArgs) -> Result<i32, CliError> {
         };
         let _ = out.flush();
     };
-    let report = run_suite_streaming(&a.plugin_dir, &options, &mut on_case)?;
+    let report = run_suite_streaming(plugin_dir, &options, &mut on_case)?;
     if report.cage != Some(kaged_host_sim::CageKind::Bwrap) {
         if let Some(line) = report.cage_line() {
             eprintln!("kaged-conformance: warning: {line}");
@@ -226,7 +238,7 @@ fn run(a: &RunArgs) -> Result<i32, CliError> {
     Ok(report.exit_code(a.strict))
 }
 
-fn emit(a: &RunArgs, report: &Report, tty: bool) -> Result<(), CliError> {
+fn emit(a: &SuiteArgs, report: &Report, tty: bool) -> Result<(), CliError> {
     let write_file = |path: &PathBuf, text: &str| {
         std::fs::write(path, text).map_err(|source| CliError::Output {
             path: path.clone(),

@@ -10,6 +10,7 @@
 pub mod catalogue;
 pub mod cli;
 pub mod list;
+pub mod pack;
 pub mod report;
 pub mod runner;
 pub mod schema_args;

@@ -1,23 +1,26 @@
-//! Certifying a plugin from its own tests: stage the freshly built binary
-//! into a copy of the plugin directory, run the whole suite caged
-//! (`--cage require`: a pass means it works in the daemon's cage), and
-//! fail with the human report when any case fails or warns.
+//! Certifying a plugin from its own tests the way the daemon would run it:
+//! pack the freshly built binary with the plugin directory's manifest
+//! ([`crate::pack`]: the binary under `bin/`, `command: [./bin/NAME]`),
+//! install the packed directory into a temporary plugin store (a copy, as
+//! `plugin install` makes it), run the whole suite on the installed copy
+//! caged (`--cage require`: a pass means it works in the daemon's cage),
+//! and fail with the human report when any case fails or warns.
 //!
 //! ```no_run
-//! // tests/conformance.rs of a plugin crate, where the binary is
-//! // `env!("CARGO_BIN_EXE_my-plugin")`
+//! // tests/conformance.rs of a plugin crate
 //! let report = kaged_conformance::testing::assert_conforms(
 //!     env!("CARGO_MANIFEST_DIR").as_ref(),
-//!     "target/debug/my-plugin",
+//!     "target/debug/my-plugin", // env!("CARGO_BIN_EXE_my-plugin")
 //! );
 //! assert_eq!(report.skipped_ids(), ["hooks.answers", "compaction.compactor_contract"]);
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{CageKind, CageMode, TimeScale};
+use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 
+use crate::pack::{install_packed, pack, PackInput};
 use crate::report::{render_human, CaseResult, Report, Status};
 use crate::{run_suite, Options};
 
@@ -25,20 +28,69 @@ use crate::{run_suite, Options};
 /// room enough for a correct plugin on a busy CI machine.
 pub const TEST_TIME_SCALE: f64 = 0.25;
 
-/// Run the suite against the plugin in `dir` with `binary` as its command
-/// (staged in a temporary copy, so nothing is written into `dir`), caged
+/// A plugin packed and installed into a temporary store, removed on drop.
+#[derive(Debug)]
+pub struct InstalledCopy {
+    root: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+impl InstalledCopy {
+    /// Pack `binary` with the manifest of the plugin directory `dir` and
+    /// install the packed directory into a temporary plugin store.
+    pub fn new(dir: &Path, binary: &Path) -> Result<InstalledCopy, crate::pack::PackError> {
+        let manifest_path = dir.join(MANIFEST_FILE);
+        let manifest = std::fs::read_to_string(&manifest_path).map_err(|source| {
+            crate::pack::PackError::Io {
+                path: manifest_path,
+                source,
+            }
+        })?;
+        let root = tempfile::tempdir().map_err(|source| crate::pack::PackError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        let input = PackInput {
+            manifest: &manifest,
+            binary,
+            source_dir: dir,
+        };
+        let packed = pack(&input, &root.path().join("packed"))?;
+        let dir = install_packed(&packed.dir, &root.path().join("store"))?;
+        Ok(InstalledCopy { root, dir })
+    }
+
+    /// The installed copy's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The temporary root (packed directory and store).
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+}
+
+/// Run the suite against the plugin in `dir` with `binary` as its
+/// executable, packed and installed the way the daemon installs plugins
+/// ([`InstalledCopy`]; nothing is written into `dir`), caged
 /// (`--cage require`); panic with the human report unless no case failed
 /// or warned, and when the plugin cannot be caged here (install
 /// bubblewrap).
 pub fn assert_conforms(dir: &Path, binary: impl AsRef<Path>) -> Report {
-    let staged = StagedPlugin::new(dir, binary)
-        .unwrap_or_else(|e| panic!("cannot stage the plugin in {}: {e}", dir.display()));
+    let installed = InstalledCopy::new(dir, binary.as_ref()).unwrap_or_else(|e| {
+        panic!(
+            "cannot pack and install the plugin in {}: {}",
+            dir.display(),
+            kaged_plugin_protocol::error_chain::chain(&e)
+        )
+    });
     let options = Options {
         time_scale: TimeScale::new(TEST_TIME_SCALE).expect("a valid time scale"),
         cage: CageMode::Require,
         ..Options::default()
     };
-    let report = run_suite(staged.dir(), &options)
+    let report = run_suite(installed.dir(), &options)
         .unwrap_or_else(|e| panic!("the suite could not run against {}: {e}", dir.display()));
     assert_eq!(report.cage, Some(CageKind::Bwrap), "the suite ran caged");
     assert_eq!(
@@ -48,6 +100,13 @@ pub fn assert_conforms(dir: &Path, binary: impl AsRef<Path>) -> Report {
         render_human(&report, false, true)
     );
     assert_eq!(report.exit_code(true), 0);
+    let self_contained = report.case(crate::catalogue::LAUNCH_SELF_CONTAINED.id);
+    assert_eq!(
+        self_contained.status,
+        Status::Pass,
+        "{}",
+        self_contained.detail
+    );
     report
 }
 

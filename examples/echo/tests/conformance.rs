@@ -11,6 +11,11 @@ fn echo_passes_the_conformance_suite() {
         env!("CARGO_BIN_EXE_echo"),
     );
     assert_eq!(report.plugin.name, "echo");
+    assert!(
+        report.plugin.dir.ends_with("store/plugins/echo"),
+        "certified from the installed copy of the packed plugin: {}",
+        report.plugin.dir
+    );
     assert_eq!(
         report.skipped_ids(),
         ["hooks.answers", "compaction.compactor_contract"],

@@ -11,6 +11,11 @@ fn oh_my_pi_passes_the_conformance_suite() {
         env!("CARGO_BIN_EXE_oh-my-pi"),
     );
     assert_eq!(report.plugin.name, "oh-my-pi");
+    assert!(
+        report.plugin.dir.ends_with("store/plugins/oh-my-pi"),
+        "certified from the installed copy of the packed plugin: {}",
+        report.plugin.dir
+    );
     assert_eq!(
         report.skipped_ids(),
         [

@@ -1,0 +1,34 @@
+//! `cargo kaged test`: pack the plugin into a temporary directory, install
+//! the packed directory the way the daemon does (a copy in a plugin store,
+//! refused unless self-contained), and run the conformance suite on the
+//! installed copy (caged unless `--cage off`), with every report format of
+//! `kaged-conformance run`.
+
+use std::path::Path;
+
+use kaged_conformance::cli::{run_dir, SuiteArgs};
+use kaged_conformance::pack::install_packed;
+
+use crate::error::KagedError;
+use crate::packing::{build_and_pack, PackOptions};
+
+/// Pack, install and certify; the suite's exit status (0, or 1 when a
+/// MUST case failed). Progress goes to stderr, the report where `suite`
+/// says.
+pub fn certify(pack: &PackOptions, suite: &SuiteArgs, cwd: &Path) -> Result<i32, KagedError> {
+    let scratch = tempfile::tempdir().map_err(KagedError::io_at(&std::env::temp_dir()))?;
+    let options = PackOptions {
+        out: Some(scratch.path().join("packed")),
+        ..pack.clone()
+    };
+    let packed = build_and_pack(&options, cwd)?;
+    let installed = install_packed(&packed.dir, &scratch.path().join("store"))?;
+    eprintln!(
+        "cargo-kaged: packed {} {} ({} profile) and installed a copy at {}; running the conformance suite on it",
+        packed.name,
+        packed.version,
+        pack.profile,
+        installed.display()
+    );
+    Ok(run_dir(&installed, suite)?)
+}
