@@ -24,7 +24,7 @@ pub const MANIFEST_NO_WARNINGS: CaseDef = CaseDef {
     per: None,
 };
 
-/// `launch.command_exists` (MUST): command[0] exists and is executable.
+/// `launch.command_exists` (MUST): `command[0]` exists and is executable.
 pub const LAUNCH_COMMAND_EXISTS: CaseDef = CaseDef {
     id: "launch.command_exists",
     title: "command[0] exists and is executable",

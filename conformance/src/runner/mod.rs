@@ -13,7 +13,7 @@
 //! - `options`, `error`, `verdict`, `call_context`: plain definitions;
 //! - `cage` (how the run's spawns are caged), `diagnosis` (a failure the
 //!   cage explains, named from the plugin's stderr);
-//! - `context` ([`RunContext`](context::RunContext), read-only, passed by
+//! - `context` (`RunContext`, read-only, passed by
 //!   `&`), `scope` (one case's attachments), `recorder` (collects the
 //!   verdicts);
 //! - `sessions` (how a case gets a plugin session, passed explicitly),
