@@ -18,3 +18,9 @@ pub mod selection;
 pub mod testing;
 
 pub use runner::{run_suite, Options, SuiteError};
+
+/// The README's examples (the crate's page on crates.io), compiled as
+/// doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

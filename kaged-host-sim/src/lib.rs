@@ -101,3 +101,9 @@ pub use observe::{
 
 // Process probes for conformance checks.
 pub use plugin::probe;
+
+/// The README's examples (the crate's page on crates.io), compiled as
+/// doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

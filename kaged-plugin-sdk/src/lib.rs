@@ -56,6 +56,12 @@ pub use runtime::KagedPlugin;
 pub use error::{PluginError, SdkError};
 pub use runtime::{stdio, Call, Host, HostCallError, Plugin, PluginBuilder, ServeExit};
 
+/// The README's example (the crate's page on crates.io), compiled as a
+/// doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 /// The authoring guide (`docs/authoring.md`): its snippets are doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/authoring.md")]

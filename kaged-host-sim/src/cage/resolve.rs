@@ -32,7 +32,7 @@ pub struct Resolved {
 /// Why a path could not be resolved.
 #[derive(Debug)]
 pub enum ResolveFailure {
-    /// More than [`MAX_SYMLINKS`] symlinks.
+    /// More than `MAX_SYMLINKS` (40) symlinks.
     Loop,
     /// `lstat` failed on this path.
     Io(PathBuf, io::Error),

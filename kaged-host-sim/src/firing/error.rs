@@ -6,7 +6,7 @@ use kaged_plugin_protocol::manifest::ManifestError;
 
 use crate::agents::{ProjectError, ResolveErrors};
 
-/// Why an [`AgentHost`] could not start or run an operation.
+/// Why an [`AgentHost`](super::AgentHost) could not start or run an operation.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentHostError {
     /// The project file (or the system config file) could not be loaded.
