@@ -2,7 +2,10 @@
 //! and write its `kaged-plugin.yaml` from `--print-manifest`, so that the
 //! package's own tests (manifest drift, conformance) pass as it is.
 
+mod options;
 pub mod template;
+
+pub use options::NewOptions;
 
 use std::path::{Path, PathBuf};
 
@@ -12,21 +15,6 @@ use kaged_plugin_protocol::names::{plugin_name_problem, BUILTIN_TOOL_NAMESPACES}
 use crate::cargo::{build, print_manifest};
 use crate::error::KagedError;
 use template::KitSource;
-
-/// What `cargo kaged new` makes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewOptions {
-    /// The plugin's name: the package, the binary and the manifest's name.
-    pub name: String,
-    /// Subscribe to the session hooks.
-    pub hooks: bool,
-    /// Add a tool.
-    pub tool: bool,
-    /// Use brokered storage.
-    pub storage: bool,
-    /// Path dependencies on this checkout of the kit instead of crates.io.
-    pub kit_path: Option<PathBuf>,
-}
 
 /// A package `cargo kaged new` created.
 #[derive(Debug, Clone)]

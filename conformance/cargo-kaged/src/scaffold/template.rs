@@ -3,7 +3,7 @@
 //! storage), `kaged-plugin.base.yaml` (what the code cannot know), the two
 //! tests (manifest drift, conformance), `.gitignore` and a README.
 
-use super::NewOptions;
+use super::options::NewOptions;
 
 /// Where the kit's crates come from.
 #[derive(Debug, Clone)]
