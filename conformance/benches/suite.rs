@@ -4,6 +4,9 @@
 //! - against correct plugins (`examples/echo`, built by `cargo build
 //!   --workspace`, and the suite's own `conforming` fixture) at time scale
 //!   1: under 3 s;
+//! - against `wrong-but-prompt` (answers every probe at once, wrongly where
+//!   it can) at time scale 1: under 15 s, every verdict from the answer,
+//!   none from a timeout;
 //! - against `hangs-everywhere` (answers `initialize`, then nothing; ignores
 //!   shutdown, EOF and SIGTERM): every case bounded by the timeouts the
 //!   report states. Each case's duration is printed next to its bound.
@@ -20,11 +23,14 @@ use std::time::{Duration, Instant};
 
 use kaged_conformance::catalogue::{self, *};
 use kaged_conformance::report::{EffectiveTimeouts, Report};
+use kaged_conformance::testing::InstalledCopy;
 use kaged_conformance::{run_suite, Options};
 use kaged_host_sim::TimeScale;
 
 /// What the suite may spend on a correct plugin at time scale 1.
 const CORRECT_BUDGET: Duration = Duration::from_secs(3);
+/// What the suite may spend on a prompt but wrong plugin at time scale 1.
+const WRONG_BUDGET: Duration = Duration::from_secs(15);
 /// Per-case allowance for spawning processes and bookkeeping.
 const SLACK: Duration = Duration::from_millis(250);
 
@@ -63,6 +69,8 @@ fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
     };
     let wait = match *case {
         LAUNCH_STARTS => ms(500) + init + ladder,
+        // A copy of the plugin directory, started, handshaken and retired.
+        LAUNCH_SELF_CONTAINED => ms(500) + init + ladder,
         PROTOCOL_PING => init + ping,
         PROTOCOL_UNKNOWN_METHOD | PROTOCOL_IDS_ECHOED | PROTOCOL_CONCURRENT_CALLS => init + req,
         PROTOCOL_NOT_INITIALIZED => init + req + ladder,
@@ -112,6 +120,30 @@ fn correct(name: &str, dir: PathBuf, hint: &str) -> bool {
     );
     if !ok {
         eprintln!("  ({hint})");
+    }
+    ok
+}
+
+fn wrong_but_prompt() -> bool {
+    let dir = root().join("tests/fixtures/plugins/wrong-but-prompt");
+    let Some((r, took)) = timed(&dir, 1.0) else {
+        return false;
+    };
+    let s = r.summary;
+    let ok = took < WRONG_BUDGET && s.failed > 0;
+    println!(
+        "wrong    wrong-but-prompt       time scale 1: {:>7.3} s for {} cases ({} passed, {} failed, {} warned, {} skipped); budget {:?}: {}",
+        took.as_secs_f64(),
+        r.cases.len(),
+        s.passed,
+        s.failed,
+        s.warned,
+        s.skipped,
+        WRONG_BUDGET,
+        if ok { "ok" } else { "EXCEEDED (or nothing failed)" }
+    );
+    for c in r.cases.iter().filter(|c| c.duration_ms >= 1000) {
+        println!("  slow case {:<48} {:>6} ms", c.id, c.duration_ms);
     }
     ok
 }
@@ -174,16 +206,47 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse::<f64>().ok())
         .unwrap_or(0.1);
-    let mut ok = correct(
-        "examples/echo",
-        root().join("../examples/echo"),
-        "build the example first: cargo build -p kaged-example-echo",
+    // The echo example packed and installed, as the daemon would run it
+    // (its development directory points at ../../target and is not
+    // self-contained).
+    let echo = InstalledCopy::new(
+        &root().join("../examples/echo"),
+        &root().join("../target/debug/echo"),
     );
-    ok &= correct(
-        "conforming (Python)",
-        root().join("tests/fixtures/plugins/conforming"),
-        "needs python3",
-    );
+    let mut ok = match &echo {
+        Ok(installed) => correct(
+            "examples/echo",
+            installed.dir().to_path_buf(),
+            "build the example first: cargo build -p kaged-example-echo",
+        ),
+        Err(e) => {
+            eprintln!("cannot pack examples/echo (build it first: cargo build -p kaged-example-echo): {e}");
+            false
+        }
+    };
+    // The fixtures staged as the tests stage them: caged, a plugin sees
+    // only its own directory, so `_lib` is copied into it.
+    let staged = tempfile::tempdir().map(|d| {
+        let fixtures = root().join("tests/fixtures/plugins");
+        let done = kaged_host_sim::testing::stage_plugin_tree(&fixtures, "_lib", d.path());
+        (d, done)
+    });
+    ok &= match &staged {
+        Ok((d, Ok(()))) => correct(
+            "conforming (Python)",
+            d.path().join("conforming"),
+            "needs python3",
+        ),
+        Ok((_, Err(e))) => {
+            eprintln!("cannot stage the fixtures: {e}");
+            false
+        }
+        Err(e) => {
+            eprintln!("cannot stage the fixtures: {e}");
+            false
+        }
+    };
+    ok &= wrong_but_prompt();
     ok &= hanging(hang_scale);
     std::process::exit(if ok { 0 } else { 1 });
 }

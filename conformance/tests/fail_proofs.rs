@@ -159,6 +159,26 @@ fail_proofs! {
 
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];
 
+    /// Answers every probe at once and wrongly (id 0 where it cannot echo
+    /// the id, a result for an unknown method): every verdict comes from
+    /// the wrong answer, not from a timeout (`benches/suite.rs` times it
+    /// at time scale 1).
+    wrong_but_prompt: own("wrong-but-prompt") => [
+        fail(PROTOCOL_UNKNOWN_METHOD),
+        warn(PROTOCOL_NOT_INITIALIZED),
+        fail(PROTOCOL_BATCH_REJECTED),
+        fail(PROTOCOL_PARSE_ERROR),
+        fail(PROTOCOL_IDS_ECHOED),
+    ] then |r| {
+        for id in [PROTOCOL_BATCH_REJECTED.id, PROTOCOL_PARSE_ERROR.id] {
+            let d = &r.case(id).detail;
+            assert!(d.contains("\"id\":0"), "{id}: what arrived is in the detail: {d}");
+        }
+        let d = &r.case(PROTOCOL_IDS_ECHOED.id).detail;
+        assert!(d.contains("at once") && d.contains("\"id\":0"), "{d}");
+        assert!(r.case(PROTOCOL_UNKNOWN_METHOD.id).detail.contains("actual: result null"));
+    };
+
     lax_tool: own("lax-tool") => [
         fail(METHODS_TOOL_INVALID_ARGS).on("lax-tool.shout").audit("plugin.method_returned"),
     ];

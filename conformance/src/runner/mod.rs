@@ -34,6 +34,7 @@ mod observations;
 mod options;
 mod plan;
 mod primary;
+mod probe;
 mod recorder;
 mod scope;
 mod sessions;

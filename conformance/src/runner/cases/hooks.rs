@@ -22,6 +22,7 @@ use serde_json::{json, Value};
 use crate::runner::call_context::{agent_ctx, AGENT, PROJECT, SESSION};
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
+use crate::runner::probe::{or_stray, stray_detail};
 use crate::runner::scope::Scope;
 use crate::runner::sessions::{settle_after_call, Mode, Sessions};
 use crate::runner::verdict::Verdict;
@@ -104,11 +105,19 @@ pub(crate) async fn answers(
     let r = match sessions.shared(ctx, scope).await {
         Err(e) => return Verdict::no_session(e),
         Ok(s) => {
-            let r = s
-                .call(hook.method(), Some(params_for(hook)), Some(call_ctx(hook)))
-                .await;
-            settle_after_call(s, &r).await;
-            r
+            let call = s.call(hook.method(), Some(params_for(hook)), Some(call_ctx(hook)));
+            match or_stray(&s.raw(), call).await {
+                Ok(r) => {
+                    settle_after_call(s, &r).await;
+                    r
+                }
+                Err(v) => {
+                    return Verdict::fail(stray_detail(
+                        &format!("an answer to {}", hook.method()),
+                        &v,
+                    ))
+                }
+            }
         }
     };
     let bad: Vec<&str> = ctx

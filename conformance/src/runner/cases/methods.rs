@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use crate::runner::call_context::{agent_ctx, describe};
 use crate::runner::check::{Target, ToolTarget};
 use crate::runner::context::RunContext;
+use crate::runner::probe::{or_stray, stray_detail};
 use crate::runner::scope::Scope;
 use crate::runner::sessions::{settle_after_call, Sessions};
 use crate::runner::verdict::Verdict;
@@ -163,11 +164,13 @@ async fn call(
     let shown = format!("{method}({args}) {}", describe(call_ctx.as_ref()));
     let r = match sessions.shared(ctx, scope).await {
         Err(e) => return Verdict::no_session(e),
-        Ok(s) => {
-            let r = s.call(method, params, call_ctx).await;
-            settle_after_call(s, &r).await;
-            r
-        }
+        Ok(s) => match or_stray(&s.raw(), s.call(method, params, call_ctx)).await {
+            Ok(r) => {
+                settle_after_call(s, &r).await;
+                r
+            }
+            Err(v) => return Verdict::fail(stray_detail(&format!("an answer to {shown}"), &v)),
+        },
     };
     let bad: Vec<&'static str> = ctx
         .audit
@@ -267,13 +270,15 @@ pub(crate) async fn config_update_accepted(
     let shown = params.to_string();
     match sessions.shared(ctx, scope).await {
         Err(e) => Verdict::no_session(e),
-        Ok(s) => match s.call(methods::CONFIG_UPDATE, Some(params), None).await {
-            Ok(_) => Verdict::pass(format!("config.update {shown} accepted")),
-            Err(CallError::Plugin { error, .. }) => Verdict::fail(format!(
+        Ok(s) => match or_stray(&s.raw(), s.call(methods::CONFIG_UPDATE, Some(params), None)).await
+        {
+            Err(v) => Verdict::fail(stray_detail(&format!("config.update {shown} accepted"), &v)),
+            Ok(Ok(_)) => Verdict::pass(format!("config.update {shown} accepted")),
+            Ok(Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
                 "expected: config.update {shown} ({source}) accepted; actual: error {} {:?}",
                 error.code, error.message
             )),
-            Err(e) => Verdict::fail(format!(
+            Ok(Err(e)) => Verdict::fail(format!(
                 "expected: config.update {shown} accepted; actual: {}",
                 error_chain(&e)
             )),

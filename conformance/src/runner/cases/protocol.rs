@@ -1,7 +1,8 @@
 //! `protocol.*` (but the whole-run observations): ping, unknown methods,
 //! calls before `initialized`, batches, malformed JSON, id echo,
 //! concurrency. Batches, malformed JSON and early calls use fresh spawns;
-//! the rest the shared session.
+//! the rest the shared session. Every probe ends at its first wrong answer
+//! ([`crate::runner::probe`]); only silence waits out the timeout.
 
 use std::time::Duration;
 
@@ -11,10 +12,10 @@ use kaged_plugin_protocol::{
     methods, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED, PARSE_ERROR,
 };
 use serde_json::{json, Value};
-use tokio::sync::broadcast;
 
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
+use crate::runner::probe::{brief, is_answer, is_stray, or_stray, stray_detail, wait_for, Waited};
 use crate::runner::scope::Scope;
 use crate::runner::sessions::{retire, Sessions};
 use crate::runner::verdict::Verdict;
@@ -34,12 +35,13 @@ pub(crate) async fn ping(
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
-    match s.ping().await {
-        Ok(()) => Verdict::pass("ping answered {\"status\": \"ok\"}"),
-        Err(e) => Verdict::fail(format!(
+    match or_stray(&s.raw(), s.ping()).await {
+        Ok(Ok(())) => Verdict::pass("ping answered {\"status\": \"ok\"}"),
+        Ok(Err(e)) => Verdict::fail(format!(
             "expected: {{\"status\": \"ok\"}}; actual: {}",
             error_chain(&e)
         )),
+        Err(v) => Verdict::fail(stray_detail("an answer to ping", &v)),
     }
 }
 
@@ -55,11 +57,13 @@ pub(crate) async fn unknown_method(
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
-    match s
-        .raw()
-        .request(UNKNOWN_METHOD, Some(json!({})), limit)
-        .await
-    {
+    let raw = s.raw();
+    let answer = or_stray(&raw, raw.request(UNKNOWN_METHOD, Some(json!({})), limit)).await;
+    let answer = match answer {
+        Ok(a) => a,
+        Err(v) => return Verdict::fail(stray_detail("error -32601", &v)),
+    };
+    match answer {
         Err(RequestError::Rpc(e)) if e.code == METHOD_NOT_FOUND => {
             Verdict::pass(format!("{UNKNOWN_METHOD} answered -32601 {:?}", e.message))
         }
@@ -94,11 +98,14 @@ pub(crate) async fn not_initialized(
         Ok(_) | Err(RequestError::Rpc(_)) => {
             // ping: a call with no side effects (a declared method could crash or hang).
             let method = methods::PING;
-            match raw.request(method, None, t.request).await {
+            match or_stray(&raw, raw.request(method, None, t.request)).await {
+                Err(v) => Verdict::fail(stray_detail(&format!("{method} before initialized answered -32002"), &v)),
+                Ok(answer) => match answer {
                 Err(RequestError::Rpc(e)) if e.code == NOT_INITIALIZED => Verdict::pass(format!("{method} before initialized answered -32002")),
                 Err(RequestError::Rpc(e)) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: error {} {:?}", e.code, e.message)),
                 Ok(v) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: it was processed: result {}", kaged_host_sim::transcript::cut(&v.to_string(), 200))),
                 Err(e) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: {e}")),
+                },
             }
         }
         Err(e) => Verdict::skip(format!("initialize was not answered: {e}")),
@@ -146,27 +153,48 @@ async fn rejected_line(
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
-    let mut rx = s.raw().inbound();
-    s.raw().send_line(line);
+    let raw = s.raw();
+    let mut rx = raw.inbound();
+    raw.send_line(line);
     let mut seen = Vec::new();
-    let answer = wait_for(&mut rx, limit, &mut seen, |v| {
-        v.get("id").is_some_and(Value::is_null) && v.get("error").is_some()
-    })
-    .await;
+    // On a fresh spawn nothing else is asked: the first answer to nothing
+    // the host sent is the answer to the line, right or wrong.
+    let answer = wait_for(&raw, &mut rx, limit, &mut seen, |v| is_stray(&raw, v)).await;
+    let expected = format!("error {code} with id null for {what}");
     let verdict = match answer {
-        None => Verdict::fail(format!(
-            "expected: error {code} with id null for {what}; actual: no such answer within {limit:?}{}",
-            if seen.is_empty() { String::new() } else { format!(" (saw: {})", brief(&seen)) }
+        Waited::Silence => Verdict::fail(format!(
+            "expected: {expected}; actual: no such answer within {limit:?}{}",
+            if seen.is_empty() {
+                String::new()
+            } else {
+                format!(" (saw: {})", brief(&seen))
+            }
         )),
-        Some(a) if a["error"]["code"].as_i64() != Some(code) => {
-            Verdict::fail(format!("expected: error {code} with id null for {what}; actual: {a}"))
+        Waited::Found(a) | Waited::Stray(a)
+            if !(a.get("id").is_some_and(Value::is_null)
+                && a["error"]["code"].as_i64() == Some(code)) =>
+        {
+            Verdict::fail(format!(
+                "expected: {expected}; actual: {}",
+                kaged_host_sim::transcript::cut(&a.to_string(), 200)
+            ))
         }
         // Any answer to a later ping shows the plugin kept working (what it
         // answers is protocol.ping's business).
-        Some(_) => match s.raw().request(methods::PING, None, limit).await {
-            Ok(_) | Err(RequestError::Rpc(_)) => Verdict::pass(format!("{what} answered {code} with id null; a later ping was still answered")),
-            Err(e) => Verdict::fail(format!("expected: the plugin keeps working after {what}; actual: a later ping got {e}")),
-        },
+        Waited::Found(_) | Waited::Stray(_) => {
+            match or_stray(&raw, raw.request(methods::PING, None, limit)).await {
+                Ok(Ok(_)) | Ok(Err(RequestError::Rpc(_))) => Verdict::pass(format!(
+                    "{what} answered {code} with id null; a later ping was still answered"
+                )),
+                Ok(Err(e)) => Verdict::fail(format!(
+                    "expected: the plugin keeps working after {what}; actual: a later ping got {e}"
+                )),
+                Err(v) => Verdict::fail(stray_detail(
+                    &format!("the plugin keeps working after {what}, answering a later ping"),
+                    &v,
+                )),
+            }
+        }
     };
     retire(s).await;
     verdict
@@ -192,36 +220,39 @@ async fn echoes(s: &PluginSession, limit: Duration) -> Verdict {
         json!(9_007_199_254_740_u64),
         json!("conformance-id-\u{e9}-7"),
     ];
-    let mut rx = s.raw().inbound();
+    let raw = s.raw();
+    let mut rx = raw.inbound();
     for id in &ids {
-        s.raw()
-            .send_value(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING}));
+        raw.send_value(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING}));
     }
     let mut missing: Vec<Value> = ids.to_vec();
     let mut seen = Vec::new();
     let deadline = tokio::time::Instant::now() + limit;
+    let expected = format!(
+        "answers with ids {}",
+        ids.iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(" and ")
+    );
     while !missing.is_empty() {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        let found = wait_for(&mut rx, left, &mut seen, |v| {
-            v.get("result").is_some() || v.get("error").is_some()
+        let found = wait_for(&raw, &mut rx, left, &mut seen, |v| {
+            is_answer(v) && v.get("id").is_some_and(|id| missing.contains(id))
         })
         .await;
         match found {
-            Some(v) => missing.retain(|id| v.get("id") != Some(id)),
-            None => break,
+            Waited::Found(v) => missing.retain(|id| v.get("id") != Some(id)),
+            Waited::Stray(v) => return Verdict::fail(stray_detail(&expected, &v)),
+            Waited::Silence => break,
         }
     }
     if missing.is_empty() {
         Verdict::pass("integer and string ids were echoed exactly")
     } else {
-        let answers: Vec<Value> = seen
-            .iter()
-            .filter(|v| v.get("result").is_some() || v.get("error").is_some())
-            .cloned()
-            .collect();
+        let answers: Vec<Value> = seen.iter().filter(|v| is_answer(v)).cloned().collect();
         Verdict::fail(format!(
-            "expected: answers with ids {}; actual: no answer echoing {} within {limit:?} (answers seen: {})",
-            ids.iter().map(Value::to_string).collect::<Vec<_>>().join(" and "),
+            "expected: {expected}; actual: no answer echoing {} within {limit:?} (answers seen: {})",
             missing.iter().map(Value::to_string).collect::<Vec<_>>().join(", "),
             if answers.is_empty() { "none".to_string() } else { brief(&answers) }
         ))
@@ -246,60 +277,34 @@ pub(crate) async fn concurrent_calls(
 
 async fn concurrent(s: &PluginSession, limit: Duration) -> Verdict {
     let ids: Vec<u64> = (880_001..=880_010).collect();
-    let mut rx = s.raw().inbound();
+    let raw = s.raw();
+    let mut rx = raw.inbound();
     for id in &ids {
-        s.raw()
-            .send_value(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING}));
+        raw.send_value(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING}));
     }
     let mut missing = ids.clone();
     let mut seen = Vec::new();
     let deadline = tokio::time::Instant::now() + limit;
     while !missing.is_empty() {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        match wait_for(&mut rx, left, &mut seen, |v| {
-            v.get("id").and_then(Value::as_u64).is_some()
+        let found = wait_for(&raw, &mut rx, left, &mut seen, |v| {
+            is_answer(v)
+                && v.get("id")
+                    .and_then(Value::as_u64)
+                    .is_some_and(|id| missing.contains(&id))
         })
-        .await
-        {
-            Some(v) => missing.retain(|id| v["id"].as_u64() != Some(*id)),
-            None => break,
+        .await;
+        match found {
+            Waited::Found(v) => missing.retain(|id| v["id"].as_u64() != Some(*id)),
+            Waited::Stray(v) => {
+                return Verdict::fail(stray_detail("all 10 calls answered, each with its id", &v))
+            }
+            Waited::Silence => break,
         }
     }
     if missing.is_empty() {
         Verdict::pass("10 pings sent without waiting were all answered")
     } else {
         Verdict::fail(format!("expected: all 10 calls answered; actual: {} unanswered within {limit:?} (ids {missing:?})", missing.len()))
-    }
-}
-
-fn brief(seen: &[Value]) -> String {
-    let v: Vec<String> = seen
-        .iter()
-        .take(3)
-        .map(|v| kaged_host_sim::transcript::cut(&v.to_string(), 120))
-        .collect();
-    v.join(", ")
-}
-
-/// Wait up to `limit` for an inbound message matching `pred`; every JSON
-/// message seen is pushed to `seen`.
-async fn wait_for(
-    rx: &mut broadcast::Receiver<Value>,
-    limit: Duration,
-    seen: &mut Vec<Value>,
-    mut pred: impl FnMut(&Value) -> bool,
-) -> Option<Value> {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        match tokio::time::timeout_at(deadline, rx.recv()).await {
-            Err(_) | Ok(Err(broadcast::error::RecvError::Closed)) => return None,
-            Ok(Err(broadcast::error::RecvError::Lagged(_))) => continue,
-            Ok(Ok(v)) => {
-                seen.push(v.clone());
-                if pred(&v) {
-                    return Some(v);
-                }
-            }
-        }
     }
 }

@@ -101,6 +101,7 @@ impl Connection {
             inbound: broadcast::channel(1024).0,
             stderr: Mutex::new(VecDeque::new()),
             raw_ids: Mutex::new(HashSet::new()),
+            raw_sent: Mutex::new(HashSet::new()),
             limiter: Mutex::new(limiter),
             tasks: Mutex::new(Vec::new()),
         });
@@ -133,6 +134,15 @@ impl Connection {
     /// The next outgoing request id (1, 2, ...).
     pub fn next_id(&self) -> u64 {
         self.shared.next_id.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Whether a request with this id went to the plugin: a host request
+    /// (integer ids from 1, in order) or one sent on the raw channel.
+    pub fn was_sent(&self, id: &Value) -> bool {
+        let host = id
+            .as_u64()
+            .is_some_and(|n| n >= 1 && n < self.shared.next_id.load(Ordering::SeqCst));
+        host || lock(&self.shared.raw_sent).contains(&Id::from_value(id))
     }
 
     /// Send `method` and wait up to `timeout` for its answer.
@@ -174,6 +184,7 @@ impl Connection {
         if let Ok(v) = serde_json::from_slice::<Value>(line) {
             if let (Some(id), true) = (v.get("id"), v.get("method").is_some()) {
                 lock(&self.shared.raw_ids).insert(Id::from_value(id));
+                lock(&self.shared.raw_sent).insert(Id::from_value(id));
             }
             if let Some(m) = v.get("method").and_then(Value::as_str) {
                 self.advance_phase_for(m);

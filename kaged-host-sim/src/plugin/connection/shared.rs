@@ -52,6 +52,8 @@ pub(crate) struct Shared {
     pub(crate) inbound: broadcast::Sender<Value>,
     pub(super) stderr: Mutex<VecDeque<String>>,
     pub(super) raw_ids: Mutex<HashSet<Id>>,
+    /// Every request id sent on the raw channel, answered or not.
+    pub(super) raw_sent: Mutex<HashSet<Id>>,
     pub(super) limiter: Mutex<RateLimiter>,
     pub(super) tasks: Mutex<Vec<AbortHandle>>,
 }

@@ -67,6 +67,13 @@ impl RawChannel {
         self.conn.inbound()
     }
 
+    /// Whether a request with id `id` was sent to the plugin (by the host,
+    /// or on this raw channel): an answer with any other id answers
+    /// nothing.
+    pub fn was_sent(&self, id: &Value) -> bool {
+        self.conn.was_sent(id)
+    }
+
     /// Send a request with the next host id, skipping every check, and wait
     /// up to `timeout` for its answer (`initialize` advances the phase).
     pub async fn request(
