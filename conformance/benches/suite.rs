@@ -74,6 +74,8 @@ fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
         PROTOCOL_PING => init + ping,
         PROTOCOL_UNKNOWN_METHOD | PROTOCOL_IDS_ECHOED | PROTOCOL_CONCURRENT_CALLS => init + req,
         PROTOCOL_NOT_INITIALIZED => init + req + ladder,
+        // The ping's wait, then the busy calls' (bounded by the request timeout).
+        PROTOCOL_PING_DURING_SLOW_CALL => init + ping + req,
         PROTOCOL_BATCH_REJECTED | PROTOCOL_PARSE_ERROR => init + req + req + ladder,
         METHODS_ANSWERS
         | METHODS_TOOL_VALID_ARGS

@@ -134,6 +134,7 @@ fail_proofs! {
         fail(PROTOCOL_PARSE_ERROR),
         fail(PROTOCOL_IDS_ECHOED),
         fail(PROTOCOL_CONCURRENT_CALLS),
+        fail(PROTOCOL_PING_DURING_SLOW_CALL),
         fail(METHODS_ANSWERS).on("status.get").audit("plugin.killed"),
         fail(METHODS_ANSWERS).on("hangs-everywhere.echo").audit("plugin.killed"),
         fail(METHODS_TOOL_VALID_ARGS).on("hangs-everywhere.echo").audit("plugin.killed"),
@@ -156,6 +157,13 @@ fail_proofs! {
     };
 
     ignores_batch: own("ignores-batch") => [fail(PROTOCOL_BATCH_REJECTED)];
+
+    /// One message at a time: a ping sent while `slow.work` sleeps waits
+    /// behind it, past the ping timeout.
+    ping_blocked: own("ping-blocked") => [fail(PROTOCOL_PING_DURING_SLOW_CALL)] then |r| {
+        let d = &r.case(PROTOCOL_PING_DURING_SLOW_CALL.id).detail;
+        assert!(d.contains("slow.work") && d.contains("3 missed pings"), "{d}");
+    };
 
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];
 

@@ -75,6 +75,17 @@ pub const PROTOCOL_CONCURRENT_CALLS: CaseDef = CaseDef {
     per: None,
 };
 
+/// `protocol.ping_during_slow_call` (MUST): ping is answered within the
+/// ping timeout while calls are in flight.
+pub const PROTOCOL_PING_DURING_SLOW_CALL: CaseDef = CaseDef {
+    id: "protocol.ping_during_slow_call",
+    title: "ping is answered in time while calls are in flight",
+    level: Must,
+    spec: "plugin-host.md § Health checks",
+    sentence: "Response {\"status\": \"ok\"} within 5s: Healthy. 3 consecutive health failures: Kill the plugin (SIGTERM → SIGKILL), trigger restart with backoff.",
+    per: None,
+};
+
 /// `protocol.no_oversize_lines` (MUST): no line over 4 MiB.
 pub const PROTOCOL_NO_OVERSIZE_LINES: CaseDef = CaseDef {
     id: "protocol.no_oversize_lines",

@@ -28,7 +28,7 @@ use crate::runner::sessions::{settle_after_call, Mode, Sessions};
 use crate::runner::verdict::Verdict;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
-fn call_ctx(hook: HookName) -> PluginCallContext {
+pub(crate) fn call_ctx(hook: HookName) -> PluginCallContext {
     agent_ctx(hook.as_str())
 }
 
@@ -65,7 +65,7 @@ fn compact_params(hook: HookName, role: PluginRole) -> CompactParams {
     }
 }
 
-fn params_for(hook: HookName) -> Value {
+pub(crate) fn params_for(hook: HookName) -> Value {
     match hook {
         HookName::OnSessionStart => json!({}),
         HookName::OnSessionIdle => json!({"transcript": [

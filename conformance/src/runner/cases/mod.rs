@@ -8,6 +8,7 @@
 //! lifecycle cases (it ends the shared session). Consecutive per-target
 //! rows run target by target (a tool's three `methods.*` cases together).
 
+mod busy;
 mod cage;
 mod handshake;
 mod hooks;
@@ -81,6 +82,7 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(PROTOCOL_PARSE_ERROR, Plugin, Session(protocol::parse_error)),
     check!(PROTOCOL_IDS_ECHOED, Plugin, Session(protocol::ids_echoed)),
     check!(PROTOCOL_CONCURRENT_CALLS, Plugin, Session(protocol::concurrent_calls)),
+    check!(PROTOCOL_PING_DURING_SLOW_CALL, Plugin, Session(busy::ping_during_slow_call)),
     check!(METHODS_ANSWERS, MethodOrTool, Session(methods::answers)),
     check!(METHODS_TOOL_VALID_ARGS, Tool, Session(methods::tool_valid_args)),
     check!(METHODS_TOOL_INVALID_ARGS, Tool, Session(methods::tool_invalid_args)),
