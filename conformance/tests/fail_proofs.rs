@@ -160,9 +160,16 @@ fail_proofs! {
 
     /// One message at a time: a ping sent while `slow.work` sleeps waits
     /// behind it, past the ping timeout.
-    ping_blocked: own("ping-blocked") => [fail(PROTOCOL_PING_DURING_SLOW_CALL)] then |r| {
+    /// `slow.work` also takes two thirds of the request budget: a timing
+    /// warning before it is a timeout.
+    ping_blocked: own("ping-blocked") => [
+        fail(PROTOCOL_PING_DURING_SLOW_CALL),
+        warn(TIMING_MARGINS).audit("plugin.method_returned"),
+    ] then |r| {
         let d = &r.case(PROTOCOL_PING_DURING_SLOW_CALL.id).detail;
         assert!(d.contains("slow.work") && d.contains("3 missed pings"), "{d}");
+        let d = &r.case(TIMING_MARGINS.id).detail;
+        assert!(d.contains("slow.work took") && d.contains("of its 1.5s"), "{d}");
     };
 
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];

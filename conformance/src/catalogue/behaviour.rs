@@ -37,6 +37,16 @@ pub const NOTIFICATIONS_NO_FLOOD: CaseDef = CaseDef {
     per: None,
 };
 
+/// `timing.margins` (SHOULD): no answer used more than half of its budget.
+pub const TIMING_MARGINS: CaseDef = CaseDef {
+    id: "timing.margins",
+    title: "Every method and hook answer comes within half of its budget",
+    level: Should,
+    spec: "plugin-host.md § Lifecycle hooks; ADDENDUM §10",
+    sentence: "Hook timeout. Default 10s per hook fire. A timed-out hook is logged (plugin.hook.timeout) and treated as if the plugin returned null; the session continues.",
+    per: None,
+};
+
 /// `lifecycle.shutdown_exits_zero` (MUST): shutdown leads to exit 0 within
 /// shutdown_timeout_sec.
 pub const LIFECYCLE_SHUTDOWN_EXITS_ZERO: CaseDef = CaseDef {

@@ -18,6 +18,7 @@ mod manifest;
 mod methods;
 mod observe;
 mod protocol;
+mod timing;
 
 pub(crate) use manifest::usable;
 
@@ -98,6 +99,7 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(STORAGE_NO_DENIALS, Plugin, Observed(observe::no_denials)),
     check!(NOTIFICATIONS_DECLARED_ONLY, Plugin, Observed(observe::declared_only)),
     check!(NOTIFICATIONS_NO_FLOOD, Plugin, Observed(observe::no_flood)),
+    check!(TIMING_MARGINS, Plugin, Observed(timing::margins)),
 ];
 
 #[cfg(test)]
