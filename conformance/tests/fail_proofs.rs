@@ -172,6 +172,12 @@ fail_proofs! {
         assert!(d.contains("slow.work took") && d.contains("of its 1.5s"), "{d}");
     };
 
+    /// Declares a config_schema, accepts any config.
+    lax_config: own("lax-config") => [warn(CONFIG_INVALID_REJECTED)] then |r| {
+        let d = &r.case(CONFIG_INVALID_REJECTED.id).detail;
+        assert!(d.contains("actual: accepted") && d.contains("greeting"), "{d}");
+    };
+
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];
 
     /// Answers every probe at once and wrongly (id 0 where it cannot echo

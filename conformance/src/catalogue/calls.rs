@@ -68,3 +68,14 @@ pub const CONFIG_UPDATE_ACCEPTED: CaseDef = CaseDef {
     sentence: "config.update: The plugin's config has changed. Plugin may return an error if the config is invalid.",
     per: None,
 };
+
+/// `config.invalid_rejected` (SHOULD): a config that breaks
+/// `config_schema` gets -32004.
+pub const CONFIG_INVALID_REJECTED: CaseDef = CaseDef {
+    id: "config.invalid_rejected",
+    title: "A config.update that breaks config_schema gets -32004",
+    level: Should,
+    spec: "plugin-host.md § Error codes",
+    sentence: "-32004 config_invalid: Plugin rejected a config.update because the config doesn't validate.",
+    per: None,
+};

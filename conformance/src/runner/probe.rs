@@ -1,6 +1,7 @@
 //! Probing without waiting longer than needed: a case ends the moment its
 //! outcome is certain. The full timeout is only for silence; an answer
-//! that answers nothing the host sent (an id never sent, id null, a batch)
+//! that answers nothing the host sent (an id never sent, id null, a batch
+//! of answers)
 //! ends the wait at once and is what the case judges.
 //!
 //! [`wait_for`] watches the plugin's stdout for a message; [`or_stray`]
@@ -14,14 +15,20 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 /// Whether `v` is an answer: a response (a `result` or an `error`, no
-/// `method`) or a batch.
+/// `method`), or a batch holding one (a batch of requests or
+/// notifications the plugin sends on its own answers nothing).
 pub(crate) fn is_answer(v: &Value) -> bool {
-    v.is_array()
-        || (v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some()))
+    let response = |v: &Value| {
+        v.get("method").is_none() && (v.get("result").is_some() || v.get("error").is_some())
+    };
+    match v {
+        Value::Array(items) => items.iter().any(response),
+        _ => response(v),
+    }
 }
 
-/// Whether `v` is an answer to nothing the host sent: a batch, or a
-/// response whose id is null, missing or was never sent.
+/// Whether `v` is an answer to nothing the host sent: a batch of answers,
+/// or a response whose id is null, missing or was never sent.
 pub(crate) fn is_stray(raw: &RawChannel, v: &Value) -> bool {
     is_answer(v)
         && (v.is_array()

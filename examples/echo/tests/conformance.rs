@@ -18,7 +18,11 @@ fn echo_passes_the_conformance_suite() {
     );
     assert_eq!(
         report.skipped_ids(),
-        ["hooks.answers", "compaction.compactor_contract"],
+        [
+            "hooks.answers",
+            "compaction.compactor_contract",
+            "config.invalid_rejected"
+        ],
         "only what does not apply is skipped"
     );
     let tool = report.case("methods.tool_invalid_args[echo.shout]");

@@ -18,7 +18,8 @@ fn sdk_testbed_passes_the_conformance_suite() {
             "methods.tool_valid_args",
             "methods.tool_invalid_args",
             "hooks.answers",
-            "compaction.compactor_contract"
+            "compaction.compactor_contract",
+            "config.invalid_rejected"
         ],
         "only what does not apply is skipped"
     );

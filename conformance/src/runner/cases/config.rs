@@ -1,0 +1,63 @@
+//! `config.invalid_rejected`: a `config.update` that breaks the manifest's
+//! `config_schema` is refused with -32004 (config_invalid) by a plugin that
+//! validates its config, on a fresh spawn (an accepted bad config must not
+//! poison the shared session).
+
+use kaged_host_sim::CallError;
+use kaged_plugin_protocol::{methods, ErrorCode};
+
+use crate::runner::check::Target;
+use crate::runner::context::RunContext;
+use crate::runner::probe::{or_stray, stray_detail};
+use crate::runner::scope::Scope;
+use crate::runner::sessions::{retire, Sessions};
+use crate::runner::verdict::Verdict;
+use crate::schema_args::args_breaking_schema;
+
+/// `config.invalid_rejected`: a config generated to break `config_schema`
+/// gets error -32004.
+pub(crate) async fn invalid_rejected(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let Some(schema) = &ctx.manifest.config_schema else {
+        return Verdict::skip("the manifest has no config_schema");
+    };
+    let Some(bad) = args_breaking_schema(schema) else {
+        return Verdict::skip(
+            "could not generate a config that breaks config_schema (it accepts every object)",
+        );
+    };
+    let code = ErrorCode::ConfigInvalid.code();
+    let shown = format!("config.update {} ({} `{}`)", bad.args, bad.how, bad.field);
+    let s = match sessions.fresh(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    let answer = or_stray(
+        &s.raw(),
+        s.call(methods::CONFIG_UPDATE, Some(bad.args.clone()), None),
+    )
+    .await;
+    let v = match answer {
+        Err(v) => Verdict::fail(stray_detail(&format!("error {code} for {shown}"), &v)),
+        Ok(Err(CallError::Plugin { error, .. })) if error.code == code => {
+            Verdict::pass(format!("{shown} refused with {code} {:?}", error.message))
+        }
+        Ok(Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
+            "expected: error {code} (config_invalid) for {shown}; actual: error {} {:?}",
+            error.code, error.message
+        )),
+        Ok(Ok(v)) => Verdict::fail(format!(
+            "expected: error {code} (config_invalid) for {shown}; actual: accepted (result {})",
+            kaged_host_sim::transcript::cut(&v.to_string(), 200)
+        )),
+        Ok(Err(e)) => Verdict::fail(format!(
+            "expected: error {code} (config_invalid) for {shown}; actual: {e}"
+        )),
+    };
+    retire(s).await;
+    v
+}
