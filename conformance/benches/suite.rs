@@ -80,7 +80,9 @@ fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
         METHODS_ANSWERS
         | METHODS_TOOL_VALID_ARGS
         | METHODS_TOOL_INVALID_ARGS
-        | CONFIG_UPDATE_ACCEPTED => init + req + ladder,
+        | CONFIG_UPDATE_ACCEPTED
+        | CONFIG_INVALID_REJECTED => init + req + ladder,
+        CONFIG_UPDATE_IN_HANDSHAKE_WINDOW => init + init + req + ladder,
         HOOKS_ANSWERS => init + hook,
         COMPACTION_COMPACTOR_CONTRACT => init + hook + ladder,
         LIFECYCLE_STDIN_EOF_EXITS => init + ms(t.shutdown_ms) + ladder,

@@ -130,6 +130,7 @@ fail_proofs! {
         fail(PROTOCOL_PING),
         fail(PROTOCOL_UNKNOWN_METHOD),
         warn(PROTOCOL_NOT_INITIALIZED),
+        warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
         fail(PROTOCOL_BATCH_REJECTED),
         fail(PROTOCOL_PARSE_ERROR),
         fail(PROTOCOL_IDS_ECHOED),
@@ -178,6 +179,15 @@ fail_proofs! {
         assert!(d.contains("actual: accepted") && d.contains("greeting"), "{d}");
     };
 
+    /// config.update before `initialized` gets -32002 (ADDENDUM §12 says
+    /// accept it).
+    config_after_initialized_only: own("config-after-initialized-only") => [
+        warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
+    ] then |r| {
+        let d = &r.case(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW.id).detail;
+        assert!(d.contains("actual: error -32002"), "{d}");
+    };
+
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];
 
     /// Answers every probe at once and wrongly (id 0 where it cannot echo
@@ -214,6 +224,7 @@ fail_proofs! {
 
     rejects_config: own("rejects-config") => [
         warn(CONFIG_UPDATE_ACCEPTED).audit("plugin.method_returned"),
+        warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
     ];
 
     hook_hangs: own("hook-hangs") => [

@@ -69,6 +69,17 @@ pub const CONFIG_UPDATE_ACCEPTED: CaseDef = CaseDef {
     per: None,
 };
 
+/// `config.update_in_handshake_window` (SHOULD): a config.update between
+/// the initialize answer and `initialized` is accepted.
+pub const CONFIG_UPDATE_IN_HANDSHAKE_WINDOW: CaseDef = CaseDef {
+    id: "config.update_in_handshake_window",
+    title: "A config.update before initialized is accepted",
+    level: Should,
+    spec: "ADDENDUM §12",
+    sentence: "config.update is the one daemon call a plugin must also accept in the window between its initialize answer and initialized (a daemon following Merging literally sends it there); every other call in that window still gets -32002.",
+    per: None,
+};
+
 /// `config.invalid_rejected` (SHOULD): a config that breaks
 /// `config_schema` gets -32004.
 pub const CONFIG_INVALID_REJECTED: CaseDef = CaseDef {

@@ -1,10 +1,13 @@
-//! `config.invalid_rejected`: a `config.update` that breaks the manifest's
-//! `config_schema` is refused with -32004 (config_invalid) by a plugin that
-//! validates its config, on a fresh spawn (an accepted bad config must not
-//! poison the shared session).
+//! `config.*` beyond `config.update_accepted`: a `config.update` that
+//! breaks the manifest's `config_schema` is refused with -32004
+//! (config_invalid) by a plugin that validates its config, and a
+//! `config.update` between the initialize answer and `initialized` is
+//! accepted (ADDENDUM §12). Both on fresh spawns (an accepted bad config
+//! must not poison the shared session).
 
-use kaged_host_sim::CallError;
+use kaged_host_sim::{CallError, RequestError};
 use kaged_plugin_protocol::{methods, ErrorCode};
+use serde_json::{json, Value};
 
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
@@ -12,7 +15,7 @@ use crate::runner::probe::{or_stray, stray_detail};
 use crate::runner::scope::Scope;
 use crate::runner::sessions::{retire, Sessions};
 use crate::runner::verdict::Verdict;
-use crate::schema_args::args_breaking_schema;
+use crate::schema_args::{args_breaking_schema, args_from_schema};
 
 /// `config.invalid_rejected`: a config generated to break `config_schema`
 /// gets error -32004.
@@ -57,6 +60,59 @@ pub(crate) async fn invalid_rejected(
         Ok(Err(e)) => Verdict::fail(format!(
             "expected: error {code} (config_invalid) for {shown}; actual: {e}"
         )),
+    };
+    retire(s).await;
+    v
+}
+
+/// `config.update_in_handshake_window`: on a spawn without the handshake,
+/// `initialize`, then a valid `config.update` before `initialized`: it
+/// gets a result, not -32002 (ADDENDUM §12).
+pub(crate) async fn update_in_handshake_window(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let config = match &ctx.manifest.config_schema {
+        None => json!({}),
+        Some(schema) => match args_from_schema(schema) {
+            Ok(c) => c,
+            Err(e) => {
+                return Verdict::skip(format!(
+                    "could not generate a config from config_schema: {e}"
+                ))
+            }
+        },
+    };
+    let t = &ctx.timeouts;
+    let s = match sessions.spawn_unready(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    let raw = s.raw();
+    let init = serde_json::to_value(ctx.init_params()).unwrap_or(Value::Null);
+    let expected =
+        format!("config.update {config} between the initialize answer and initialized accepted");
+    let v = match raw
+        .request(methods::INITIALIZE, Some(init), t.initialize)
+        .await
+    {
+        Err(e @ (RequestError::Timeout(_) | RequestError::Closed)) => {
+            Verdict::skip(format!("initialize was not answered: {e}"))
+        }
+        Ok(_) | Err(_) => {
+            let update = raw.request(methods::CONFIG_UPDATE, Some(config.clone()), t.request);
+            match or_stray(&raw, update).await {
+                Err(v) => Verdict::fail(stray_detail(&expected, &v)),
+                Ok(Ok(_)) => Verdict::pass(format!("config.update {config} answered with a result before initialized")),
+                Ok(Err(RequestError::Rpc(e))) => Verdict::fail(format!(
+                    "expected: {expected} (ADDENDUM §12: a daemon following the spec's Merging section sends it there); actual: error {} {:?}",
+                    e.code, e.message
+                )),
+                Ok(Err(e)) => Verdict::fail(format!("expected: {expected}; actual: {e}")),
+            }
+        }
     };
     retire(s).await;
     v
