@@ -78,3 +78,35 @@ async fn a_config_update_notification_before_initialized_is_applied() {
         json!({"status": "ok"})
     );
 }
+
+#[tokio::test]
+async fn plugin_code_reads_what_the_host_said_in_initialize() {
+    let plugin = Plugin::builder("early")
+        .version("0.1.0")
+        .method("early.init", |_p: Value, c: Call| async move {
+            let p = c
+                .host
+                .initialize_params()
+                .ok_or_else(|| PluginError::new("no initialize params"))?;
+            Ok::<_, PluginError>(json!({
+                "daemon_version": p.daemon_version,
+                "storage_available": p.storage_available,
+                "projects": p.projects.len(),
+            }))
+        })
+        .build()
+        .unwrap();
+    let mut w = Wire::start(plugin);
+    let params = json!({"daemon_version": "9.9.9", "api_version": 1, "plugin_name": "early",
+                        "storage_available": false,
+                        "projects": ["music"]});
+    w.request(0, "initialize", params).await;
+    w.send(initialized()).await;
+    let answer = w.request(1, "early.init", json!({})).await;
+    assert_eq!(
+        answer["result"],
+        json!({"daemon_version": "9.9.9", "storage_available": false, "projects": 1}),
+        "{answer}"
+    );
+    w.close().await;
+}

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::codec::encode_line;
 use crate::error::SdkError;
-use crate::protocol::{names, Notification, Request, RpcError};
+use crate::protocol::{names, InitializeParams, Notification, Request, RpcError};
 
 /// A unit of work for the writer task.
 pub(crate) enum Outgoing {
@@ -30,6 +30,8 @@ struct Inner {
     pending: Mutex<Pending>,
     /// Lines held back until the handshake completes (`None` once ready).
     held: Mutex<Option<Vec<Vec<u8>>>>,
+    /// What the host said in `initialize` (`None` before it).
+    init: Mutex<Option<InitializeParams>>,
 }
 
 /// The plugin's handle to the host. Cheap to clone; every handler receives
@@ -56,6 +58,7 @@ impl Host {
                 next_id: AtomicU64::new(1),
                 pending: Mutex::new(HashMap::new()),
                 held: Mutex::new(Some(Vec::new())),
+                init: Mutex::new(None),
             }),
         }
     }
@@ -63,6 +66,28 @@ impl Host {
     /// The plugin's name.
     pub fn plugin_name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// What the host sent in `initialize`: its `daemon_version`, the
+    /// `projects` loaded at start and whether brokered storage is
+    /// available (`storage_available`); `None` before the handshake.
+    ///
+    /// ```no_run
+    /// # async fn demo(call: kaged_plugin_sdk::Call) {
+    /// let storage = call.host.initialize_params().is_some_and(|p| p.storage_available);
+    /// # }
+    /// ```
+    pub fn initialize_params(&self) -> Option<InitializeParams> {
+        self.inner
+            .init
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Keep the `initialize` params for [`Host::initialize_params`].
+    pub(crate) fn set_initialize_params(&self, params: InitializeParams) {
+        *self.inner.init.lock().unwrap_or_else(|p| p.into_inner()) = Some(params);
     }
 
     /// Send a notification to the host. Before the handshake completes the

@@ -200,7 +200,7 @@ impl Plugin {
         };
         match (r.method.as_str(), *phase) {
             (methods::INITIALIZE, Phase::Fresh) => {
-                reply(self.initialize(r.params.clone()));
+                reply(self.initialize(host, r.params.clone()));
                 if r.params.is_some() {
                     *phase = Phase::Answered;
                 }
@@ -267,7 +267,7 @@ impl Plugin {
         false
     }
 
-    fn initialize(&self, params: Option<Value>) -> Result<Value, RpcError> {
+    fn initialize(&self, host: &Host, params: Option<Value>) -> Result<Value, RpcError> {
         let Some(params) = params else {
             return Err(RpcError::new(
                 ErrorCode::InvalidParams,
@@ -278,6 +278,7 @@ impl Plugin {
         if p.plugin_name != self.def.name {
             tracing::warn!(expected = %self.def.name, got = %p.plugin_name, "the host loaded us under another name");
         }
+        host.set_initialize_params(p.clone());
         if p.api_version != API_VERSION {
             tracing::warn!(
                 ours = API_VERSION,
