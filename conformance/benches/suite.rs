@@ -71,6 +71,8 @@ fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
         LAUNCH_STARTS => ms(500) + init + ladder,
         // A copy of the plugin directory, started, handshaken and retired.
         LAUNCH_SELF_CONTAINED => ms(500) + init + ladder,
+        // Two fresh spawns, each handshaken and retired.
+        HANDSHAKE_INITIALIZE_VARIANTS => ms(1000) + init + ladder + init + ladder,
         PROTOCOL_PING => init + ping,
         PROTOCOL_UNKNOWN_METHOD | PROTOCOL_IDS_ECHOED | PROTOCOL_CONCURRENT_CALLS => init + req,
         PROTOCOL_NOT_INITIALIZED => init + req + ladder,

@@ -188,6 +188,12 @@ fail_proofs! {
         assert!(d.contains("actual: error -32002"), "{d}");
     };
 
+    /// Exits on an initialize that names projects.
+    projects_crash: own("projects-crash") => [fail(HANDSHAKE_INITIALIZE_VARIANTS)] then |r| {
+        let d = &r.case(HANDSHAKE_INITIALIZE_VARIANTS.id).detail;
+        assert!(d.contains("projects loaded at start") && d.contains("did not expect projects"), "{d}");
+    };
+
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];
 
     /// Answers every probe at once and wrongly (id 0 where it cannot echo

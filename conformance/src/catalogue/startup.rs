@@ -163,6 +163,17 @@ pub const HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST: CaseDef = CaseDef {
     per: None,
 };
 
+/// `handshake.initialize_variants` (MUST): the handshake completes with
+/// projects loaded at start and with storage unavailable.
+pub const HANDSHAKE_INITIALIZE_VARIANTS: CaseDef = CaseDef {
+    id: "handshake.initialize_variants",
+    title: "The handshake completes with projects loaded and with storage unavailable",
+    level: Must,
+    spec: "plugin-host.md § Initialization handshake",
+    sentence: "storage_available boolean: Whether the daemon has storage ready for this plugin. projects list of strings: Project slugs that have activated this plugin. Empty if the plugin is local-scope with no active projects.",
+    per: None,
+};
+
 /// `handshake.no_stdout_noise` (MUST): nothing but JSON-RPC on stdout.
 pub const HANDSHAKE_NO_STDOUT_NOISE: CaseDef = CaseDef {
     id: "handshake.no_stdout_noise",

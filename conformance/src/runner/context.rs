@@ -81,7 +81,13 @@ impl RunContext {
     /// A host writing to the run's audit log and to `transcript`, with the
     /// run's storage broker.
     pub fn host(&self, transcript: Transcript) -> HostSim {
-        HostSim::new(HostConfig {
+        HostSim::new(self.host_config(transcript))
+    }
+
+    /// [`RunContext::host`]'s configuration, to vary (the `initialize`
+    /// params: `projects`, `storage_available`).
+    pub fn host_config(&self, transcript: Transcript) -> HostConfig {
+        HostConfig {
             time_scale: self.options.time_scale,
             adjust_timeouts: self.options.adjust_timeouts,
             audit: self.audit.clone(),
@@ -92,7 +98,7 @@ impl RunContext {
             cage: self.options.cage,
             config_root: Some(self.config_root.clone()),
             ..HostConfig::default()
-        })
+        }
     }
 
     /// The `initialize` params a host would send this plugin.

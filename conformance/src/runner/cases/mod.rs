@@ -20,6 +20,7 @@ mod methods;
 mod observe;
 mod protocol;
 mod timing;
+mod variants;
 
 pub(crate) use manifest::usable;
 
@@ -77,6 +78,7 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(HANDSHAKE_METHODS_WITHIN_MANIFEST, Plugin, Handshake(handshake::methods_within_manifest)),
     check!(HANDSHAKE_METHODS_COMPLETE, Plugin, Handshake(handshake::methods_complete)),
     check!(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST, Plugin, Handshake(handshake::capabilities_within_manifest)),
+    check!(HANDSHAKE_INITIALIZE_VARIANTS, Plugin, Session(variants::initialize_variants)),
     check!(PROTOCOL_PING, Plugin, Session(protocol::ping)),
     check!(PROTOCOL_UNKNOWN_METHOD, Plugin, Session(protocol::unknown_method)),
     check!(PROTOCOL_NOT_INITIALIZED, Plugin, Session(protocol::not_initialized)),

@@ -1,0 +1,82 @@
+//! `handshake.initialize_variants`: the plugin handshakes whatever the
+//! host says in `initialize`: with projects loaded at start, and with
+//! brokered storage unavailable. Each variant is a fresh spawn.
+
+use kaged_host_sim::HostSim;
+
+use crate::runner::call_context::PROJECT;
+use crate::runner::check::Target;
+use crate::runner::context::RunContext;
+use crate::runner::scope::Scope;
+use crate::runner::sessions::{describe_launch, retire, Mode, Sessions};
+use crate::runner::verdict::Verdict;
+
+/// One variant of the `initialize` params.
+struct Variant {
+    /// What it is, for the detail.
+    what: &'static str,
+    /// `projects`.
+    projects: Vec<String>,
+    /// `storage_available`.
+    storage: bool,
+}
+
+/// `handshake.initialize_variants`: a strict handshake succeeds with a
+/// non-empty `projects` list and with `storage_available: false`.
+pub(crate) async fn initialize_variants(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    match sessions.mode() {
+        Mode::Strict => {}
+        Mode::Lenient => {
+            return Verdict::skip(
+                "the handshake fails with the default params already (see handshake.*)",
+            )
+        }
+        Mode::Unavailable(why) => return Verdict::no_session(why),
+    }
+    let variants = [
+        Variant {
+            what: "projects loaded at start",
+            projects: vec![PROJECT.to_string()],
+            storage: true,
+        },
+        Variant {
+            what: "storage_available: false",
+            projects: Vec::new(),
+            storage: false,
+        },
+    ];
+    let mut done = Vec::new();
+    for v in &variants {
+        let t = sessions.new_transcript();
+        scope.touch_from(&t, 0);
+        let host = HostSim::new(kaged_host_sim::HostConfig {
+            projects: v.projects.clone(),
+            storage_available: v.storage,
+            ..ctx.host_config(t)
+        });
+        match host.launch(&ctx.dir).await {
+            Ok(s) => {
+                retire(s).await;
+                done.push(v.what);
+            }
+            Err(e) => {
+                return Verdict::fail(format!(
+                    "expected: the handshake completes with {} (projects {:?}, storage_available {}); actual: {}",
+                    v.what,
+                    v.projects,
+                    v.storage,
+                    describe_launch(&e)
+                ))
+            }
+        }
+    }
+    Verdict::pass(format!(
+        "the handshake completed with {}",
+        done.join(" and with ")
+    ))
+}
