@@ -84,6 +84,7 @@ fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
         | METHODS_TOOL_INVALID_ARGS
         | CONFIG_UPDATE_ACCEPTED
         | CONFIG_INVALID_REJECTED => init + req + ladder,
+        SYSTEM_PROJECTS_ACTIVATED | SYSTEM_PROJECTS_DEACTIVATED => init + req,
         CONFIG_UPDATE_IN_HANDSHAKE_WINDOW => init + init + req + ladder,
         HOOKS_ANSWERS => init + hook,
         COMPACTION_COMPACTOR_CONTRACT => init + hook + ladder,

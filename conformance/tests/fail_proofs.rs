@@ -131,6 +131,8 @@ fail_proofs! {
         fail(PROTOCOL_UNKNOWN_METHOD),
         warn(PROTOCOL_NOT_INITIALIZED),
         warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
+        warn(SYSTEM_PROJECTS_ACTIVATED),
+        warn(SYSTEM_PROJECTS_DEACTIVATED),
         fail(PROTOCOL_BATCH_REJECTED),
         fail(PROTOCOL_PARSE_ERROR),
         fail(PROTOCOL_IDS_ECHOED),
@@ -192,6 +194,15 @@ fail_proofs! {
     projects_crash: own("projects-crash") => [fail(HANDSHAKE_INITIALIZE_VARIANTS)] then |r| {
         let d = &r.case(HANDSHAKE_INITIALIZE_VARIANTS.id).detail;
         assert!(d.contains("projects loaded at start") && d.contains("did not expect projects"), "{d}");
+    };
+
+    /// projects.activated / projects.deactivated get -32601.
+    ignores_projects: own("ignores-projects") => [
+        warn(SYSTEM_PROJECTS_ACTIVATED),
+        warn(SYSTEM_PROJECTS_DEACTIVATED),
+    ] then |r| {
+        let d = &r.case(SYSTEM_PROJECTS_ACTIVATED.id).detail;
+        assert!(d.contains("actual: error -32601"), "{d}");
     };
 
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];

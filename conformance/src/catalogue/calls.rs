@@ -90,3 +90,25 @@ pub const CONFIG_INVALID_REJECTED: CaseDef = CaseDef {
     sentence: "-32004 config_invalid: Plugin rejected a config.update because the config doesn't validate.",
     per: None,
 };
+
+/// `system.projects_activated` (SHOULD): `projects.activated` is answered
+/// without error.
+pub const SYSTEM_PROJECTS_ACTIVATED: CaseDef = CaseDef {
+    id: "system.projects_activated",
+    title: "projects.activated is answered without error",
+    level: Should,
+    spec: "plugin-host.md § System methods",
+    sentence: "projects.activated daemon → plugin: A project that uses this plugin has been loaded or reloaded. Params: {project: string, config: object}.",
+    per: None,
+};
+
+/// `system.projects_deactivated` (SHOULD): `projects.deactivated` is
+/// answered without error.
+pub const SYSTEM_PROJECTS_DEACTIVATED: CaseDef = CaseDef {
+    id: "system.projects_deactivated",
+    title: "projects.deactivated is answered without error",
+    level: Should,
+    spec: "plugin-host.md § System methods",
+    sentence: "projects.deactivated daemon → plugin: A project that used this plugin has been unloaded. Params: {project: string}.",
+    per: None,
+};

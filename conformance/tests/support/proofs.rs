@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use kaged_conformance::catalogue::{
     CaseDef, CONFIG_UPDATE_ACCEPTED, CONFIG_UPDATE_IN_HANDSHAKE_WINDOW, PROTOCOL_BATCH_REJECTED,
-    PROTOCOL_NOT_INITIALIZED, PROTOCOL_PARSE_ERROR,
+    PROTOCOL_NOT_INITIALIZED, PROTOCOL_PARSE_ERROR, SYSTEM_PROJECTS_ACTIVATED,
+    SYSTEM_PROJECTS_DEACTIVATED,
 };
 use kaged_conformance::report::{render_human, Report, Status};
 use kaged_conformance::{run_suite, Options};
@@ -77,13 +78,15 @@ impl Broken {
 /// What the host-sim fixtures' shared helper (`_lib/kproto.py`) gets wrong
 /// for every fixture built on it: it ignores malformed JSON and batches,
 /// answers calls before `initialized`, and answers `config.update` with
-/// -32601 (before `initialized` too).
+/// -32601 (before `initialized` too), and `projects.*` with -32601.
 pub const KPROTO_GAPS: &[Broken] = &[
     warn(PROTOCOL_NOT_INITIALIZED),
     fail(PROTOCOL_BATCH_REJECTED),
     fail(PROTOCOL_PARSE_ERROR),
     warn(CONFIG_UPDATE_ACCEPTED),
     warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
+    warn(SYSTEM_PROJECTS_ACTIVATED),
+    warn(SYSTEM_PROJECTS_DEACTIVATED),
 ];
 
 /// Where a fixture's plugin is.

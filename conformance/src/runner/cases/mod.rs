@@ -18,6 +18,7 @@ mod lifecycle;
 mod manifest;
 mod methods;
 mod observe;
+mod projects;
 mod protocol;
 mod timing;
 mod variants;
@@ -95,6 +96,8 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(CONFIG_UPDATE_ACCEPTED, Plugin, Session(methods::config_update_accepted)),
     check!(CONFIG_INVALID_REJECTED, Plugin, Session(config::invalid_rejected)),
     check!(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW, Plugin, Session(config::update_in_handshake_window)),
+    check!(SYSTEM_PROJECTS_ACTIVATED, Plugin, Session(projects::activated)),
+    check!(SYSTEM_PROJECTS_DEACTIVATED, Plugin, Session(projects::deactivated)),
     check!(LIFECYCLE_STDIN_EOF_EXITS, Plugin, Session(lifecycle::stdin_eof_exits)),
     check!(LIFECYCLE_NO_ORPHANS, Plugin, Session(lifecycle::no_orphans)),
     check!(LIFECYCLE_SHUTDOWN_EXITS_ZERO, Plugin, Session(lifecycle::shutdown_exits_zero)),

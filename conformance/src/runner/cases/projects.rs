@@ -1,0 +1,72 @@
+//! `system.projects_activated` / `system.projects_deactivated`: the system
+//! calls a daemon makes when a project that uses the plugin is loaded
+//! (with the plugin's config for it) or unloaded are answered without
+//! error.
+
+use kaged_host_sim::CallError;
+use kaged_plugin_protocol::methods;
+use serde_json::{json, Value};
+
+use crate::runner::call_context::PROJECT;
+use crate::runner::check::Target;
+use crate::runner::context::RunContext;
+use crate::runner::probe::{or_stray, stray_detail};
+use crate::runner::scope::Scope;
+use crate::runner::sessions::Sessions;
+use crate::runner::verdict::Verdict;
+use crate::schema_args::args_from_schema;
+use kaged_plugin_protocol::error_chain::chain as error_chain;
+
+/// `system.projects_activated`: `projects.activated {project, config}`
+/// (a config valid for `config_schema`) gets a result.
+pub(crate) async fn activated(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let config = match &ctx.manifest.config_schema {
+        None => json!({}),
+        Some(schema) => args_from_schema(schema).unwrap_or_else(|_| json!({})),
+    };
+    let params = json!({"project": PROJECT, "config": config});
+    system_call(ctx, sessions, scope, methods::PROJECTS_ACTIVATED, params).await
+}
+
+/// `system.projects_deactivated`: `projects.deactivated {project}` gets a
+/// result.
+pub(crate) async fn deactivated(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    _: &Target,
+) -> Verdict {
+    let params = json!({"project": PROJECT});
+    system_call(ctx, sessions, scope, methods::PROJECTS_DEACTIVATED, params).await
+}
+
+async fn system_call(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    method: &str,
+    params: Value,
+) -> Verdict {
+    let shown = format!("{method} {params}");
+    let s = match sessions.shared(ctx, scope).await {
+        Ok(s) => s,
+        Err(e) => return Verdict::no_session(e),
+    };
+    match or_stray(&s.raw(), s.call(method, Some(params), None)).await {
+        Err(v) => Verdict::fail(stray_detail(&format!("an answer to {shown}"), &v)),
+        Ok(Ok(_)) => Verdict::pass(format!("{shown} answered with a result")),
+        Ok(Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
+            "expected: {shown} answered with a result (a system method every plugin receives); actual: error {} {:?}",
+            error.code, error.message
+        )),
+        Ok(Err(e)) => Verdict::fail(format!(
+            "expected: {shown} answered with a result; actual: {}",
+            error_chain(&e)
+        )),
+    }
+}
