@@ -69,6 +69,10 @@ pub struct SuiteArgs {
     /// A baseline of case ids (or patterns) expected to fail, one per line.
     #[arg(long, value_name = "FILE")]
     pub known_failing: Option<PathBuf>,
+    /// Write the ids of the cases that fail or warn to FILE, in the
+    /// --known-failing format (a baseline to start from).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
     /// Write one wire transcript (JSON Lines) per case to DIR.
     #[arg(long, value_name = "DIR")]
     pub transcript_dir: Option<PathBuf>,
@@ -235,6 +239,14 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         }
     }
     emit(a, &report, tty)?;
+    if let Some(path) = &a.write_baseline {
+        let plugin = format!("{} {}", report.plugin.name, report.plugin.version);
+        let text = Baseline::render(&plugin, report.failing_ids());
+        std::fs::write(path, text).map_err(|source| CliError::Output {
+            path: path.clone(),
+            source,
+        })?;
+    }
     Ok(report.exit_code(a.strict))
 }
 

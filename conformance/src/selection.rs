@@ -73,6 +73,10 @@ impl Selection {
     }
 }
 
+/// How the detail of a stale baseline entry starts: the case is listed as
+/// known-failing but passes.
+pub const STALE_DETAIL: &str = "stale baseline entry";
+
 /// The known-failing baseline: case ids (or patterns) expected to fail.
 #[derive(Debug, Clone, Default)]
 pub struct Baseline {
@@ -117,6 +121,28 @@ impl Baseline {
     /// Whether `id` is listed.
     pub fn lists(&self, id: &str) -> bool {
         self.entries.iter().any(|p| p.matches(id))
+    }
+
+    /// A baseline file listing `ids` (the `--known-failing` format), with
+    /// a header comment naming `plugin`.
+    ///
+    /// ```
+    /// use kaged_conformance::selection::Baseline;
+    /// let text = Baseline::render("my-plugin 1.0.0", ["protocol.batch_rejected"]);
+    /// assert!(text.ends_with("protocol.batch_rejected\n"));
+    /// assert!(Baseline::parse(&text, "t").lists("protocol.batch_rejected"));
+    /// ```
+    pub fn render<'a>(plugin: &str, ids: impl IntoIterator<Item = &'a str>) -> String {
+        let mut text = format!(
+            "# Known-failing cases of {plugin}, written by kaged-conformance run --write-baseline.\n\
+             # Use with --known-failing: a listed case that fails is a warning; one that\n\
+             # passes again is reported stale (remove its line).\n"
+        );
+        for id in ids {
+            text.push_str(id);
+            text.push('\n');
+        }
+        text
     }
 
     /// Entries that matched none of `ids` (reported so a baseline stays tidy).

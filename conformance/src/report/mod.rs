@@ -242,6 +242,21 @@ impl Report {
         i32::from(failed)
     }
 
+    /// The ids of the cases that fail or warn (known failures of a
+    /// baseline included, stale baseline entries not): what
+    /// `--write-baseline` writes.
+    pub fn failing_ids(&self) -> Vec<&str> {
+        self.cases
+            .iter()
+            .filter(|c| match c.status {
+                Status::Fail => true,
+                Status::Warn => !c.detail.starts_with(crate::selection::STALE_DETAIL),
+                Status::Pass | Status::Skip => false,
+            })
+            .map(|c| c.id.as_str())
+            .collect()
+    }
+
     /// The JSON report.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

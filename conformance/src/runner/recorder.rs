@@ -14,6 +14,7 @@ use super::scope::{file_name, Scope};
 use super::verdict::Verdict;
 use crate::catalogue::{CaseDef, Level, CATALOGUE};
 use crate::report::{CaseResult, Status};
+use crate::selection::STALE_DETAIL;
 
 /// How many transcript lines a failure shows.
 const TAIL: usize = 8;
@@ -106,9 +107,9 @@ impl<'a> Recorder<'a> {
                     detail = format!("known failure (listed in {}): {detail}", b.source);
                 }
                 Status::Pass => {
-                    status = Status::Fail;
+                    status = Status::Warn;
                     detail = format!(
-                        "listed in {} as known-failing, but it now passes: remove it from {}",
+                        "{STALE_DETAIL}: listed in {} as known-failing, but it now passes: remove it from {}",
                         b.source, b.source
                     );
                 }
