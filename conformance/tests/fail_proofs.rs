@@ -205,7 +205,29 @@ fail_proofs! {
         assert!(d.contains("actual: error -32601"), "{d}");
     };
 
-    wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED).audit("plugin.protocol_violation")];
+    /// Its id-null answers are tapped as answers to the suite's probe
+    /// (a probe line could have prompted them), not audited.
+    wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED)];
+
+    /// Answers `shutdown`, answers an id nobody sent, sends a batch: what
+    /// the host audits becomes three verdicts.
+    wire_strays: own("wire-strays") => [
+        fail(PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS).audit("plugin.protocol_violation"),
+        fail(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS).audit("plugin.protocol_violation"),
+        fail(PROTOCOL_NO_UNPROMPTED_BATCHES).audit("plugin.protocol_violation"),
+    ] then |r| {
+        let d = &r.case(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS.id).detail;
+        assert!(d.contains("answer with id 4242"), "{d}");
+        let d = &r.case(PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS.id).detail;
+        assert!(d.contains("id null"), "{d}");
+    };
+
+    reused_request_ids: own("reused-request-ids") => [
+        fail(PROTOCOL_REQUEST_IDS_MONOTONIC).audit("plugin.protocol_violation"),
+    ] then |r| {
+        let d = &r.case(PROTOCOL_REQUEST_IDS_MONOTONIC.id).detail;
+        assert!(d.contains("first request has id 7, not 1"), "{d}");
+    };
 
     /// Answers every probe at once and wrongly (id 0 where it cannot echo
     /// the id, a result for an unknown method): every verdict comes from
@@ -217,6 +239,7 @@ fail_proofs! {
         fail(PROTOCOL_BATCH_REJECTED),
         fail(PROTOCOL_PARSE_ERROR),
         fail(PROTOCOL_IDS_ECHOED),
+        fail(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS),
     ] then |r| {
         for id in [PROTOCOL_BATCH_REJECTED.id, PROTOCOL_PARSE_ERROR.id] {
             let d = &r.case(id).detail;
@@ -384,6 +407,7 @@ fail_proofs! {
 
     batch_sender: host("batch-sender").kproto() => [
         fail(METHODS_ANSWERS).on("batch.send").audit("plugin.protocol_violation"),
+        fail(PROTOCOL_NO_UNPROMPTED_BATCHES).audit("plugin.protocol_violation"),
     ];
 
     notification_flood: host("notification-flood").kproto() => [

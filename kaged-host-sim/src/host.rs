@@ -192,6 +192,7 @@ impl HostSim {
             audit: self.config.audit.clone(),
             transcript: self.config.transcript.clone(),
             handler: self.config.handler.clone(),
+            storage_available: self.config.storage_available,
         }
     }
 

@@ -106,3 +106,48 @@ pub const PROTOCOL_NO_JSONRPC_ON_STDERR: CaseDef = CaseDef {
     sentence: "Stderr: Reserved for plugin logs. Plugins must not write JSON-RPC to stderr.",
     per: None,
 };
+
+/// `protocol.no_answer_to_notifications` (MUST): the plugin answers no
+/// notification (no answer with id null or without an id that no request
+/// prompted).
+pub const PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS: CaseDef = CaseDef {
+    id: "protocol.no_answer_to_notifications",
+    title: "No answer to a notification",
+    level: Must,
+    spec: "plugin-host.md § JSON-RPC 2.0 compliance",
+    sentence: "Notifications (requests without id) are fire-and-forget. Neither side sends a response to a notification.",
+    per: None,
+};
+
+/// `protocol.no_unknown_response_ids` (MUST): every answer carries the id
+/// of a request the host sent.
+pub const PROTOCOL_NO_UNKNOWN_RESPONSE_IDS: CaseDef = CaseDef {
+    id: "protocol.no_unknown_response_ids",
+    title: "Every answer carries the id of a request the host sent",
+    level: Must,
+    spec: "plugin-host.md § JSON-RPC 2.0 compliance",
+    sentence: "The wire protocol is JSON-RPC 2.0 per https://www.jsonrpc.org/specification (a response's id is the id of the request it answers).",
+    per: None,
+};
+
+/// `protocol.no_unprompted_batches` (MUST): the plugin sends no JSON
+/// array of its own.
+pub const PROTOCOL_NO_UNPROMPTED_BATCHES: CaseDef = CaseDef {
+    id: "protocol.no_unprompted_batches",
+    title: "The plugin sends no batch",
+    level: Must,
+    spec: "plugin-host.md § JSON-RPC 2.0 compliance",
+    sentence: "No batched requests. The daemon never sends a JSON array of requests. Plugins must not send batched responses.",
+    per: None,
+};
+
+/// `protocol.request_ids_monotonic` (MUST): the plugin's own requests use
+/// integer ids increasing from 1.
+pub const PROTOCOL_REQUEST_IDS_MONOTONIC: CaseDef = CaseDef {
+    id: "protocol.request_ids_monotonic",
+    title: "The plugin's request ids are integers increasing from 1",
+    level: Must,
+    spec: "plugin-host.md § JSON-RPC 2.0 compliance",
+    sentence: "Request IDs are monotonically increasing integers, scoped per direction. The daemon's IDs start at 1. The plugin's IDs start at 1.",
+    per: None,
+};

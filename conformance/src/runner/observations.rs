@@ -3,7 +3,7 @@
 //! wrote to stderr, over every spawn. The observation cases judge these.
 
 use kaged_host_sim::audit::{AuditEvent, AuditRecord};
-use kaged_host_sim::transcript::Direction;
+use kaged_host_sim::transcript::{Direction, TranscriptRecord};
 
 use super::context::RunContext;
 use super::sessions::Sessions;
@@ -12,6 +12,7 @@ use super::sessions::Sessions;
 pub(crate) struct Observations {
     events: Vec<AuditRecord>,
     stderr: Vec<String>,
+    plugin_requests: usize,
 }
 
 impl Observations {
@@ -22,16 +23,25 @@ impl Observations {
         // ends first (a message sent just before is still counted).
         sessions.close_shared().await;
         let _ = ctx.in_flight.settle(ctx.timeouts.request).await;
-        let stderr = sessions
+        let records: Vec<TranscriptRecord> = sessions
             .transcripts()
             .iter()
             .flat_map(|t| t.records())
+            .collect();
+        let stderr = records
+            .iter()
             .filter(|r| r.dir == Direction::PluginStderr)
             .filter_map(|r| r.msg.as_str().map(str::to_string))
             .collect();
+        let plugin_requests = records
+            .iter()
+            .filter(|r| r.dir == Direction::PluginToHost)
+            .filter(|r| r.msg.get("method").is_some() && r.msg.get("id").is_some())
+            .count();
         Observations {
             events: ctx.audit.events(),
             stderr,
+            plugin_requests,
         }
     }
 
@@ -42,6 +52,11 @@ impl Observations {
             .filter(|r| r.event == event)
             .cloned()
             .collect()
+    }
+
+    /// How many requests the plugin sent (storage and the like).
+    pub fn plugin_requests(&self) -> usize {
+        self.plugin_requests
     }
 
     /// Every line the plugin wrote to stderr, spawn after spawn.

@@ -35,6 +35,8 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
+pub use super::violation::Violation;
+
 macro_rules! audit_events {
     ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
         /// An audit event name.

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod reference;
 pub mod transcript;
+pub mod violation;
 
 pub use audit::{AuditEvent, AuditLog, AuditRecord};
 pub use kaged_plugin_protocol::error_chain::one_line;

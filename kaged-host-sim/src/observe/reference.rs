@@ -6,6 +6,7 @@
 use kaged_plugin_protocol::{methods, ErrorCode, HookName, StorageMethod};
 
 use crate::observe::audit::AuditEvent;
+use crate::observe::violation::Violation;
 use crate::validate::{Rule, Severity};
 
 /// Marker lines around the generated part of `docs/protocol.md`.
@@ -61,6 +62,17 @@ pub fn render() -> String {
             "| `{}` | {} |\n",
             e.as_str(),
             cell(e.description())
+        ));
+    }
+    out.push_str(
+        "\n### Protocol violations (`plugin.protocol_violation`)\n\nBefore `initialized` every violation kills the plugin; after it, only those marked.\n\n| violation_type | kills | when |\n|---|---|---|\n",
+    );
+    for v in Violation::ALL {
+        let kills = if v.is_fatal() { "yes" } else { "no" };
+        out.push_str(&format!(
+            "| `{}` | {kills} | {} |\n",
+            v.as_str(),
+            cell(v.description())
         ));
     }
     out.push_str(

@@ -2,7 +2,7 @@
 //! plugin-to-host requests, notifications, hooks, timeouts, crashes.
 
 use crate::support::host::{assert_group_gone, fixture, host, host_with, one, EASY, LIMIT, SHORT};
-use kaged_host_sim::{CallError, Timeouts};
+use kaged_host_sim::{CallError, HostConfig, HostSim, Timeouts};
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 
@@ -109,7 +109,12 @@ async fn ten_concurrent_calls_all_get_their_own_answers() {
 
 #[tokio::test]
 async fn plugin_to_host_storage_request_is_answered_during_a_call() {
+    // Storage said available, but no broker: the default handler answers.
     let (host, _audit, _t) = host(EASY);
+    let host = HostSim::new(HostConfig {
+        storage_available: true,
+        ..host.config().clone()
+    });
     let s = host.launch(&fixture("good")).await.expect("launch");
     let v = s.call("storage.try", None, None).await.expect("call");
     assert_eq!(v["host_answer"]["id"], 1);
@@ -118,6 +123,21 @@ async fn plugin_to_host_storage_request_is_answered_during_a_call() {
         v["host_answer"]["error"]["message"],
         "storage not available"
     );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn storage_requests_get_a_clear_error_when_initialize_said_unavailable() {
+    // The default host config says `storage_available: false`.
+    let (host, audit, _t) = host(EASY);
+    let s = host.launch(&fixture("good")).await.expect("launch");
+    let v = s.call("storage.try", None, None).await.expect("call");
+    assert_eq!(v["host_answer"]["error"]["code"], -32003);
+    assert_eq!(
+        v["host_answer"]["error"]["message"],
+        "storage is not available: the host said storage_available: false in initialize"
+    );
+    assert!(!audit.names().contains(&"plugin.storage_denied"));
     s.shutdown().await;
 }
 

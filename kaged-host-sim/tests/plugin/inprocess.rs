@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use crate::support::host::{host, host_with, one, EASY, LIMIT, SHORT};
-use kaged_host_sim::{HandshakeError, LaunchError, ShutdownOutcome, Timeouts};
+use kaged_host_sim::audit::Violation;
+use kaged_host_sim::{AuditEvent, HandshakeError, LaunchError, ShutdownOutcome, Timeouts};
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{Response, RpcMessage};
 use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
@@ -14,7 +15,7 @@ use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 fn manifest() -> Manifest {
     Manifest::from_yaml_str(
         "name: fake\nversion: 2.0.0\nkaged_api: 1\ndescription: in-process fake\n\
-         command: [./none]\ncapabilities: []\nmethods: [fake.add]\nshutdown_timeout_sec: 2\n",
+         command: [./none]\ncapabilities: []\nmethods: [fake.add, fake.last]\nshutdown_timeout_sec: 2\n",
     )
     .expect("manifest")
 }
@@ -26,6 +27,11 @@ enum Quirk {
     SpeakFirst,
     UnknownAnswerId,
     IgnoreShutdown,
+    /// Answers `initialized` with id null, and each call with an id-less
+    /// answer besides the real one.
+    AnswersNotifications,
+    /// Each `fake.add` sends two storage requests, both with id 5.
+    BadRequestIds,
 }
 
 async fn send(w: &mut WriteHalf<DuplexStream>, v: Value) {
@@ -39,15 +45,20 @@ async fn fake_plugin(r: ReadHalf<DuplexStream>, mut w: WriteHalf<DuplexStream>, 
         send(&mut w, json!({"jsonrpc": "2.0", "method": "fake.early"})).await;
     }
     let mut lines = LineReader::new(BufReader::new(r));
+    // The last answer the host sent to one of our requests (`fake.last`).
+    let mut last_answer = Value::Null;
     while let Ok(Some(Frame::Line(line))) = lines.next_frame().await {
         let Ok(msg) = RpcMessage::from_slice(&line) else {
             continue;
         };
         match msg {
+            RpcMessage::Response(r) => {
+                last_answer = serde_json::to_value(r).expect("json");
+            }
             RpcMessage::Request(req) => {
                 let result = match req.method.as_str() {
                     "initialize" => json!({"name": "fake", "version": "2.0.0", "api_version": 1,
-                        "methods": ["fake.add"], "notifications": ["fake.added"],
+                        "methods": ["fake.add", "fake.last"], "notifications": ["fake.added"],
                         "capabilities_used": []}),
                     "fake.add" => {
                         let p = req.params.clone().unwrap_or(Value::Null);
@@ -58,15 +69,35 @@ async fn fake_plugin(r: ReadHalf<DuplexStream>, mut w: WriteHalf<DuplexStream>, 
                             "params": {"sum": sum}}),
                         )
                         .await;
-                        if quirk == Quirk::UnknownAnswerId {
-                            send(&mut w, json!({"jsonrpc": "2.0", "id": 4242, "result": {}})).await;
+                        match quirk {
+                            Quirk::UnknownAnswerId => {
+                                send(&mut w, json!({"jsonrpc": "2.0", "id": 4242, "result": {}}))
+                                    .await;
+                            }
+                            Quirk::AnswersNotifications => {
+                                send(&mut w, json!({"jsonrpc": "2.0", "result": {}})).await;
+                            }
+                            Quirk::BadRequestIds => {
+                                for _ in 0..2 {
+                                    let schema = json!({"jsonrpc": "2.0", "id": 5,
+                                        "method": "kaged.storage.schema", "params": {}});
+                                    send(&mut w, schema).await;
+                                }
+                            }
+                            _ => {}
                         }
                         json!({"sum": sum, "request_id": p["_context"]["request_id"]})
                     }
+                    "fake.last" => last_answer.clone(),
                     _ => json!(null),
                 };
                 let resp = Response::ok(req.id, result);
                 send(&mut w, serde_json::to_value(resp).expect("json")).await;
+            }
+            RpcMessage::Notification(n)
+                if n.method == "initialized" && quirk == Quirk::AnswersNotifications =>
+            {
+                send(&mut w, json!({"jsonrpc": "2.0", "id": null, "result": null})).await;
             }
             RpcMessage::Notification(n)
                 if n.method == "shutdown" && quirk != Quirk::IgnoreShutdown =>
@@ -176,6 +207,70 @@ async fn an_unknown_answer_id_is_audited_but_not_fatal() {
     s.call("fake.add", Some(json!({"a": 1, "b": 2})), None)
         .await
         .expect("still usable");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn answers_to_notifications_are_audited_but_not_fatal() {
+    let (host, audit, _t) = host(EASY);
+    let (r, w) = pipes(Quirk::AnswersNotifications);
+    let s = host
+        .connect(manifest(), Path::new("/nonexistent/fake"), r, w)
+        .await
+        .expect("connect");
+    s.call("fake.add", Some(json!({"a": 1, "b": 1})), None)
+        .await
+        .expect("call");
+    // Both strays come before the call's answer, so both were seen.
+    let kinds: Vec<Value> = audit
+        .events()
+        .iter()
+        .filter(|r| r.event == AuditEvent::ProtocolViolation)
+        .map(|r| r.get("violation_type").clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        [Violation::AnswerToNotification.as_str(); 2],
+        "{:?}",
+        audit.names()
+    );
+    assert!(s.is_running());
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn plugin_request_ids_must_increase_from_one_and_storage_can_be_unavailable() {
+    // The default host says `storage_available: false`.
+    let (host, audit, _t) = host(EASY);
+    let (r, w) = pipes(Quirk::BadRequestIds);
+    let s = host
+        .connect(manifest(), Path::new("/nonexistent/fake"), r, w)
+        .await
+        .expect("connect");
+    s.call("fake.add", Some(json!({"a": 1, "b": 1})), None)
+        .await
+        .expect("call");
+    let details: Vec<String> = audit
+        .events()
+        .iter()
+        .filter(|r| r.event == AuditEvent::ProtocolViolation)
+        .inspect(|r| {
+            assert_eq!(
+                r.get("violation_type"),
+                Violation::RequestIdNotIncreasing.as_str()
+            )
+        })
+        .map(|r| r.get("detail").as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(details.len(), 2, "{details:?}");
+    assert!(details[0].contains("first request has id 5, not 1"), "{details:?}");
+    assert!(details[1].contains("does not increase"), "{details:?}");
+    // The storage requests were answered at once, and clearly.
+    let last = s.call("fake.last", None, None).await.expect("call");
+    assert_eq!(last["error"]["code"], -32003, "{last}");
+    let message = last["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("storage_available: false"), "{message}");
+    assert!(s.is_running());
     s.shutdown().await;
 }
 

@@ -22,6 +22,7 @@ mod projects;
 mod protocol;
 mod timing;
 mod variants;
+mod violations;
 
 pub(crate) use manifest::usable;
 
@@ -104,6 +105,10 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(HANDSHAKE_NO_STDOUT_NOISE, Plugin, Observed(observe::no_stdout_noise)),
     check!(PROTOCOL_NO_OVERSIZE_LINES, Plugin, Observed(observe::no_oversize_lines)),
     check!(PROTOCOL_NO_JSONRPC_ON_STDERR, Plugin, Observed(observe::no_jsonrpc_on_stderr)),
+    check!(PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS, Plugin, Observed(violations::no_answer_to_notifications)),
+    check!(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS, Plugin, Observed(violations::no_unknown_response_ids)),
+    check!(PROTOCOL_NO_UNPROMPTED_BATCHES, Plugin, Observed(violations::no_unprompted_batches)),
+    check!(PROTOCOL_REQUEST_IDS_MONOTONIC, Plugin, Observed(violations::request_ids_monotonic)),
     check!(STORAGE_NO_DENIALS, Plugin, Observed(observe::no_denials)),
     check!(NOTIFICATIONS_DECLARED_ONLY, Plugin, Observed(observe::declared_only)),
     check!(NOTIFICATIONS_NO_FLOOD, Plugin, Observed(observe::no_flood)),

@@ -11,21 +11,27 @@
 //! |---|---|
 //! | non-JSON line | `plugin.stdout_noise` (line cut to 200 chars), discarded |
 //! | line over 4 MiB | `protocol.oversize_message`, kill |
-//! | batch after the handshake | answered `-32600` id null, `plugin.protocol_violation` |
+//! | batch after the handshake | answered `-32600` id null, `plugin.protocol_violation` (`batch`), unless it answers a batch sent on the raw channel |
 //! | any message before `initialize` was sent, or a request/notification (or batch, or invalid message) before the handshake completed | `plugin.protocol_violation`, kill |
-//! | answer with an id never pending | `plugin.protocol_violation` (`unknown_response_id`), **not** killed: a late answer to a timed-out call looks the same and is harmless |
+//! | late answer to a request given up on (timed out, cancelled) | dropped |
+//! | answer with an id the host never sent, or a second answer | `plugin.protocol_violation` (`unknown_response_id`), **not** killed |
+//! | answer with id null or none, after the handshake | tapped when a raw line could have prompted it (a malformed line, a batch, an open raw request); otherwise `plugin.protocol_violation` (`answer_to_notification`) |
+//! | request whose id is not an integer greater than the last (first: 1) | `plugin.protocol_violation` (`request_id_not_increasing`), still handled |
+//! | storage request while `initialize` said `storage_available: false` | answered `-32003` "storage is not available", never reaches the handler |
 //! | invalid JSON-RPC after the handshake | `plugin.protocol_violation`; the matching call fails with `-32603`, otherwise answered `-32600` |
 //! | notification | rate limited, `plugin.notification`, delivered to subscribers |
 //! | request | handled by the [`PluginRequestHandler`](crate::PluginRequestHandler) in its own task |
 
 mod pending;
 mod ratelimit;
+mod raw_probes;
 mod reader;
+mod request_ids;
 mod shared;
 mod state;
 mod writer;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,6 +44,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 pub(crate) use pending::Pending;
 use ratelimit::RateLimiter;
+use raw_probes::RawProbes;
+use request_ids::RequestIds;
 use shared::lock;
 pub use shared::ConnectionConfig;
 pub(crate) use shared::Shared;
@@ -100,8 +108,8 @@ impl Connection {
             notifications: broadcast::channel(1024).0,
             inbound: broadcast::channel(1024).0,
             stderr: Mutex::new(VecDeque::new()),
-            raw_ids: Mutex::new(HashSet::new()),
-            raw_sent: Mutex::new(HashSet::new()),
+            raw: RawProbes::default(),
+            request_ids: Mutex::new(RequestIds::default()),
             limiter: Mutex::new(limiter),
             tasks: Mutex::new(Vec::new()),
         });
@@ -142,7 +150,7 @@ impl Connection {
         let host = id
             .as_u64()
             .is_some_and(|n| n >= 1 && n < self.shared.next_id.load(Ordering::SeqCst));
-        host || lock(&self.shared.raw_sent).contains(&Id::from_value(id))
+        host || self.shared.raw.was_sent(&Id::from_value(id))
     }
 
     /// Send `method` and wait up to `timeout` for its answer.
@@ -181,11 +189,8 @@ impl Connection {
     /// a request, its answer goes to [`Connection::inbound`] only; sending
     /// `initialize` / `initialized` moves the phase as the handshake would.
     pub fn send_raw(&self, line: &[u8]) -> bool {
+        self.shared.raw.sent(line);
         if let Ok(v) = serde_json::from_slice::<Value>(line) {
-            if let (Some(id), true) = (v.get("id"), v.get("method").is_some()) {
-                lock(&self.shared.raw_ids).insert(Id::from_value(id));
-                lock(&self.shared.raw_sent).insert(Id::from_value(id));
-            }
             if let Some(m) = v.get("method").and_then(Value::as_str) {
                 self.advance_phase_for(m);
             }

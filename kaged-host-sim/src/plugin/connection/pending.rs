@@ -1,6 +1,7 @@
-//! The map of requests awaiting an answer: id -> oneshot.
+//! The map of requests awaiting an answer: id -> oneshot, and the ids
+//! given up on (timed out, cancelled), whose late answer is expected.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use kaged_plugin_protocol::Response;
@@ -10,40 +11,64 @@ use tokio::sync::oneshot;
 /// its caller that the connection closed.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    map: Mutex<HashMap<u64, oneshot::Sender<Response>>>,
+    map: Mutex<Map>,
+}
+
+#[derive(Debug, Default)]
+struct Map {
+    waiting: HashMap<u64, oneshot::Sender<Response>>,
+    given_up: HashSet<u64>,
+}
+
+/// What became of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// Delivered to its caller.
+    Delivered,
+    /// Its request was given up on (timed out, cancelled): a late answer,
+    /// dropped.
+    Late,
+    /// No request of ours has this id, or it was answered already.
+    Unknown,
 }
 
 impl Pending {
     /// Register `id`.
     pub(crate) fn insert(&self, id: u64) -> oneshot::Receiver<Response> {
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(id, tx);
+        self.lock().waiting.insert(id, tx);
         rx
     }
 
-    /// Forget `id` (timed out or could not be sent).
+    /// Forget `id`: answered, timed out or could not be sent. When it was
+    /// still waiting, its answer may come late.
     pub(crate) fn remove(&self, id: u64) {
-        self.lock().remove(&id);
+        let mut g = self.lock();
+        if g.waiting.remove(&id).is_some() {
+            g.given_up.insert(id);
+        }
     }
 
-    /// Deliver `response` to its caller; `false` when its id is not pending.
-    pub(crate) fn complete(&self, id: u64, response: Response) -> bool {
-        match self.lock().remove(&id) {
+    /// Deliver `response` to its caller.
+    pub(crate) fn complete(&self, id: u64, response: Response) -> Completion {
+        let mut g = self.lock();
+        match g.waiting.remove(&id) {
             Some(tx) => {
                 // The caller may have gone (dropped its future): not an error.
                 let _ = tx.send(response);
-                true
+                Completion::Delivered
             }
-            None => false,
+            None if g.given_up.remove(&id) => Completion::Late,
+            None => Completion::Unknown,
         }
     }
 
     /// Fail every pending request (the connection closed).
     pub(crate) fn fail_all(&self) {
-        self.lock().clear();
+        self.lock().waiting.clear();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, oneshot::Sender<Response>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Map> {
         self.map.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -6,15 +6,18 @@ use std::time::Instant;
 
 use kaged_plugin_protocol::{
     methods, ErrorCode, MessageError, Notification, RateLimitedParams, Request, Response, RpcError,
-    RpcMessage,
+    RpcMessage, StorageMethod,
 };
 use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader, MAX_LINE_BYTES};
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, BufReader};
 
+use super::pending::Completion;
 use super::ratelimit::Verdict;
+use super::shared::lock;
 use super::{Fatal, Phase, Shared};
 use crate::observe::audit::AuditEvent;
+use crate::observe::violation::Violation;
 use crate::observe::transcript::Direction;
 use crate::requests::handler::RequestContext;
 
@@ -58,20 +61,29 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader:
     shared.mark_closed();
 }
 
-fn violation(shared: &Shared, kind: &str, detail: String, fatal: bool) -> bool {
-    tracing::warn!(plugin = %shared.plugin, violation = kind, "{detail}");
+fn violation(shared: &Shared, kind: Violation, detail: String, phase: Phase) -> bool {
+    let fatal = phase != Phase::Ready || kind.is_fatal();
+    tracing::warn!(plugin = %shared.plugin, violation = kind.as_str(), "{detail}");
     shared.audit(
         AuditEvent::ProtocolViolation,
-        json!({"violation_type": kind, "detail": detail}),
+        json!({"violation_type": kind.as_str(), "detail": detail}),
     );
     if fatal {
         shared.fail(Fatal {
             event: AuditEvent::ProtocolViolation,
-            reason: kind.to_string(),
+            reason: kind.as_str().to_string(),
             detail,
         });
     }
     !fatal
+}
+
+/// An object with a result or an error but no id and no method: an answer
+/// that answers nothing (the shape a reply to a notification takes).
+fn is_idless_answer(v: &Value) -> bool {
+    v.get("id").is_none()
+        && v.get("method").is_none()
+        && (v.get("result").is_some() || v.get("error").is_some())
 }
 
 /// Handle one stdout line; `false` when the plugin must be killed.
@@ -79,8 +91,12 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
     shared.cfg.transcript.record(Direction::PluginToHost, line);
     let tap = serde_json::from_slice::<Value>(line)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(line).into_owned()));
-    let _ = shared.inbound.send(tap);
     let phase = shared.phase();
+    let idless = is_idless_answer(&tap);
+    let _ = shared.inbound.send(tap);
+    if idless && phase == Phase::Ready {
+        return anonymous_answer(shared, "an answer without an id");
+    }
     let msg = match RpcMessage::from_slice(line) {
         Ok(m) => m,
         Err(MessageError::Parse(_)) => {
@@ -99,29 +115,44 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
     // Answers to lines sent through the raw channel are only tapped; an
     // answer to one of our pending requests is never "speaking first".
     let msg = match msg {
-        RpcMessage::Response(r) if shared.is_raw_id(&r.id) => return true,
+        RpcMessage::Response(r) if shared.raw.answers_request(&r.id) => return true,
         RpcMessage::Response(r) => match r.id.as_u64() {
-            Some(n) if shared.pending.complete(n, r.clone()) => return true,
-            _ => RpcMessage::Response(r),
+            Some(n) => match shared.pending.complete(n, r.clone()) {
+                Completion::Delivered => return true,
+                Completion::Late => {
+                    tracing::debug!(plugin = %shared.plugin, id = n, "late answer dropped");
+                    return true;
+                }
+                Completion::Unknown => RpcMessage::Response(r),
+            },
+            None => RpcMessage::Response(r),
         },
         other => other,
     };
     match (phase, msg) {
         (Phase::Spawned, m) => violation(
             shared,
-            "message_before_initialize",
+            Violation::MessageBeforeInitialize,
             format!("{} sent before initialize", describe(&m)),
-            true,
+            phase,
         ),
         (Phase::InitializeSent, m @ (RpcMessage::Request(_) | RpcMessage::Notification(_))) => {
             violation(
                 shared,
-                "message_before_initialized",
+                Violation::MessageBeforeInitialized,
                 format!("{} sent before the handshake completed", describe(&m)),
-                true,
+                phase,
             )
         }
-        (phase, RpcMessage::Response(r)) => response(shared, r, phase),
+        (Phase::Ready, RpcMessage::Response(r)) if r.id.is_null() => {
+            anonymous_answer(shared, "an answer with id null")
+        }
+        (phase, RpcMessage::Response(r)) => violation(
+            shared,
+            Violation::UnknownResponseId,
+            format!("answer with id {}, which is not pending", r.id),
+            phase,
+        ),
         (_, RpcMessage::Request(r)) => {
             request(shared, r);
             true
@@ -131,6 +162,21 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
             true
         }
     }
+}
+
+/// An answer with id null or none after the handshake: fine when a raw
+/// line could have prompted it (its probe judges it), otherwise it answers
+/// a notification.
+fn anonymous_answer(shared: &Shared, what: &str) -> bool {
+    if shared.raw.answers_anonymously() {
+        return true;
+    }
+    violation(
+        shared,
+        Violation::AnswerToNotification,
+        format!("{what}, which answers no request: notifications get no answer"),
+        Phase::Ready,
+    )
 }
 
 fn describe(m: &RpcMessage) -> String {
@@ -143,16 +189,19 @@ fn describe(m: &RpcMessage) -> String {
 
 fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
     let kind = match e {
-        MessageError::Batch => "batch",
-        _ => "invalid_message",
+        MessageError::Batch => Violation::Batch,
+        _ => Violation::InvalidMessage,
     };
     if phase != Phase::Ready {
         return violation(
             shared,
             kind,
             format!("{e} (before the handshake completed)"),
-            true,
+            phase,
         );
+    }
+    if kind == Violation::Batch && shared.raw.answers_batch() {
+        return true;
     }
     if let MessageError::Invalid { id: Some(id), .. } = &e {
         if let Some(n) = id.as_u64() {
@@ -160,30 +209,32 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
                 ErrorCode::InternalError,
                 format!("the plugin sent a malformed answer: {e}"),
             );
-            if shared.pending.complete(n, Response::err(id.clone(), err)) {
-                return violation(shared, kind, e.to_string(), false);
+            if shared.pending.complete(n, Response::err(id.clone(), err)) == Completion::Delivered {
+                return violation(shared, kind, e.to_string(), phase);
             }
         }
     }
     if let Ok(line) = encode_line(&e.answer()) {
         shared.send_encoded(line);
     }
-    violation(shared, kind, e.to_string(), false)
-}
-
-fn response(shared: &Shared, r: Response, phase: Phase) -> bool {
-    let id = r.id;
-    // Not pending (checked by the caller). During the handshake anything but
-    // the initialize answer is fatal.
-    violation(
-        shared,
-        "unknown_response_id",
-        format!("answer with id {id}, which is not pending"),
-        phase != Phase::Ready,
-    )
+    violation(shared, kind, e.to_string(), phase)
 }
 
 fn request(shared: &Arc<Shared>, r: Request) {
+    let checked = lock(&shared.request_ids).next(&r.id);
+    if let Err(detail) = checked {
+        violation(shared, Violation::RequestIdNotIncreasing, detail, Phase::Ready);
+    }
+    if !shared.cfg.storage_available && StorageMethod::parse(&r.method).is_some() {
+        let e = RpcError::new(
+            ErrorCode::StorageAccessDenied,
+            "storage is not available: the host said storage_available: false in initialize",
+        );
+        if let Ok(line) = encode_line(&Response::err(r.id, e)) {
+            shared.send_encoded(line);
+        }
+        return;
+    }
     let ctx = RequestContext {
         plugin: shared.plugin.clone(),
         manifest: shared.cfg.manifest.clone(),

@@ -1,17 +1,19 @@
 //! The state one connection's reader, writer and handle share.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use kaged_plugin_protocol::manifest::Manifest;
-use kaged_plugin_protocol::{Id, Notification};
+use kaged_plugin_protocol::Notification;
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::AbortHandle;
 
 use super::pending::Pending;
 use super::ratelimit::RateLimiter;
+use super::raw_probes::RawProbes;
+use super::request_ids::RequestIds;
 use super::state::{Ending, Fatal, Phase};
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::observe::transcript::Transcript;
@@ -34,6 +36,10 @@ pub struct ConnectionConfig {
     pub handler: Arc<dyn PluginRequestHandler>,
     /// Effective timeouts.
     pub timeouts: Timeouts,
+    /// What `initialize` said in `storage_available`: when `false`, the
+    /// plugin's storage requests are answered `-32003` "storage is not
+    /// available" without reaching the handler.
+    pub storage_available: bool,
 }
 
 pub(crate) struct Shared {
@@ -51,9 +57,8 @@ pub(crate) struct Shared {
     pub(crate) notifications: broadcast::Sender<Notification>,
     pub(crate) inbound: broadcast::Sender<Value>,
     pub(super) stderr: Mutex<VecDeque<String>>,
-    pub(super) raw_ids: Mutex<HashSet<Id>>,
-    /// Every request id sent on the raw channel, answered or not.
-    pub(super) raw_sent: Mutex<HashSet<Id>>,
+    pub(super) raw: RawProbes,
+    pub(super) request_ids: Mutex<RequestIds>,
     pub(super) limiter: Mutex<RateLimiter>,
     pub(super) tasks: Mutex<Vec<AbortHandle>>,
 }
@@ -94,10 +99,6 @@ impl Shared {
 
     pub(crate) fn audit(&self, event: AuditEvent, data: Value) {
         self.cfg.audit.emit(event, &self.plugin, data);
-    }
-
-    pub(crate) fn is_raw_id(&self, id: &Id) -> bool {
-        lock(&self.raw_ids).remove(id)
     }
 
     pub(crate) fn push_stderr(&self, line: String) {
