@@ -209,6 +209,12 @@ fail_proofs! {
     /// (a probe line could have prompted them), not audited.
     wrong_ids: own("wrong-ids") => [fail(PROTOCOL_IDS_ECHOED)];
 
+    /// Exits in its method when told `storage_available: false`.
+    storage_crash: own("storage-crash") => [fail(HANDSHAKE_INITIALIZE_VARIANTS)] then |r| {
+        let d = &r.case(HANDSHAKE_INITIALIZE_VARIANTS.id).detail;
+        assert!(d.contains("its methods still answer") && d.contains("notes.list"), "{d}");
+    };
+
     /// Answers `shutdown`, answers an id nobody sent, sends a batch: what
     /// the host audits becomes three verdicts.
     wire_strays: own("wire-strays") => [

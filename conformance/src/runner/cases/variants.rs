@@ -1,8 +1,11 @@
 //! `handshake.initialize_variants`: the plugin handshakes whatever the
 //! host says in `initialize`: with projects loaded at start, and with
-//! brokered storage unavailable. Each variant is a fresh spawn.
+//! brokered storage unavailable (where a plugin that uses storage still
+//! answers its methods: its storage calls get `-32003` at once). Each
+//! variant is a fresh spawn.
 
-use kaged_host_sim::HostSim;
+use kaged_host_sim::{CallError, HostSim, PluginSession};
+use serde_json::json;
 
 use crate::runner::call_context::PROJECT;
 use crate::runner::check::Target;
@@ -19,6 +22,28 @@ struct Variant {
     projects: Vec<String>,
     /// `storage_available`.
     storage: bool,
+}
+
+/// With storage unavailable, a plugin that uses storage must still answer
+/// its methods (with a result or an error; the host answers its storage
+/// calls `-32003` at once): each declared method, called once with no
+/// arguments, is answered in time. `Some` says which was not.
+async fn storage_less_calls(ctx: &RunContext, s: &PluginSession) -> Option<String> {
+    let uses_storage = ctx
+        .manifest
+        .capability_strings()
+        .iter()
+        .any(|c| c.starts_with("kaged:storage:"));
+    if !uses_storage {
+        return None;
+    }
+    for m in &ctx.manifest.methods {
+        match s.call(m, Some(json!({})), None).await {
+            Ok(_) | Err(CallError::Plugin { .. }) | Err(CallError::Unavailable { .. }) => {}
+            Err(e) => return Some(kaged_host_sim::one_line(&format!("{m}"), &e)),
+        }
+    }
+    None
 }
 
 /// `handshake.initialize_variants`: a strict handshake succeeds with a
@@ -61,7 +86,17 @@ pub(crate) async fn initialize_variants(
         });
         match host.launch(&ctx.dir).await {
             Ok(s) => {
+                let unanswered = if v.storage {
+                    None
+                } else {
+                    storage_less_calls(ctx, &s).await
+                };
                 retire(s).await;
+                if let Some(why) = unanswered {
+                    return Verdict::fail(format!(
+                        "expected: with storage_available: false, its storage calls get an error and its methods still answer; actual: {why}"
+                    ));
+                }
                 done.push(v.what);
             }
             Err(e) => {
