@@ -25,8 +25,14 @@ impl Project {
         let primary = root
             .get(PRIMARY)
             .ok_or_else(|| p.err(&root, "primary", "missing field `primary`"))?;
+        let id = Path::new(file)
+            .parent()
+            .map(|p| p.display().to_string())
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| ".".to_string());
         Ok(Project {
             file: file.to_string(),
+            id,
             primary: p.agent(primary, PRIMARY.to_string())?,
             system: SystemConfig::default(),
         })

@@ -122,6 +122,10 @@ impl AgentSpec {
 pub struct Project {
     /// The file name used in messages.
     pub file: String,
+    /// The project id: `initialize.projects`, `projects.activated` /
+    /// `deactivated` and every hook `_context` carry it. By default the
+    /// project file's directory (see [`Project::with_id`]).
+    pub id: String,
     /// The primary agent (root of the tree).
     pub primary: AgentSpec,
     /// The operator-local `[plugins."<package>"]` blocks (empty by default).
@@ -129,6 +133,12 @@ pub struct Project {
 }
 
 impl Project {
+    /// The same project with this id.
+    pub fn with_id(mut self, id: impl Into<String>) -> Project {
+        self.id = id.into();
+        self
+    }
+
     /// The same project with this operator-local system config.
     pub fn with_system_config(mut self, system: SystemConfig) -> Project {
         self.system = system;

@@ -28,9 +28,16 @@
 //! plugin that has not been sent one. A rejected `config.update` is logged
 //! (tracing) and does not stop the hook.
 //!
+//! **The project's load and unload.** The plugins start for the project:
+//! their `initialize` lists the project id in `projects`. After the first
+//! `config.update`, each gets `projects.activated {project, config}`, and
+//! before [`AgentHost::shutdown`] stops it, `projects.deactivated
+//! {project}` (plugin-host.md § System methods). A plugin's error answer
+//! is logged and changes nothing.
+//!
 //! **Hook `_context`.** Every hook carries `operator_id: "operator"`, the
 //! host's project id (by default the project file's directory, see
-//! [`AgentHost::with_project_id`]), the agent path, the session id and a
+//! [`Project::with_id`]), the agent path, the session id and a
 //! request id unique within the host (`req_hook_<n>`).
 //!
 //! **Malformed answers.** An observer or `on_session_start` answer that is
@@ -82,7 +89,7 @@ use kaged_plugin_protocol::{methods, HookName, PluginCallContext};
 use serde_json::{json, Map, Value};
 
 use crate::agents::{resolve, ActivePlugin, AgentResolution, Project, Resolution, SystemConfig};
-use crate::host::HostSim;
+use crate::host::{HostConfig, HostSim};
 use crate::observe::audit::{AuditEvent, AuditLog, AuditRecord};
 use crate::plugin::session::call::CallError;
 use crate::plugin::session::shutdown::ShutdownOutcome;
@@ -150,12 +157,13 @@ impl AgentHost {
             }
         };
         resolution.emit_into(host.audit());
-        let launched = plugins::launch_all(&host, &resolution, &found).await?;
-        let project_id = Path::new(&project.file)
-            .parent()
-            .map(|p| p.display().to_string())
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| ".".to_string());
+        let project_id = project.id.clone();
+        // The plugins start for this project: `initialize` lists it.
+        let launching = HostSim::new(HostConfig {
+            projects: vec![project_id.clone()],
+            ..host.config().clone()
+        });
+        let launched = plugins::launch_all(&launching, &resolution, &found).await?;
         let agents = AgentHost {
             host,
             resolution,
@@ -167,17 +175,16 @@ impl AgentHost {
         for r in &agents.plugins {
             let mut gate = r.gate.lock().await;
             agents.ensure_config(r, &mut gate, &r.first_config).await;
+            let params = json!({"project": agents.project_id, "config": r.first_config});
+            agents
+                .system_call(r, methods::PROJECTS_ACTIVATED, params)
+                .await;
         }
         Ok(agents)
     }
 
-    /// The same host with this `project_id` in every hook `_context`.
-    pub fn with_project_id(mut self, project_id: impl Into<String>) -> AgentHost {
-        self.project_id = project_id.into();
-        self
-    }
-
-    /// The project id sent in `_context`.
+    /// The project id ([`Project::id`]) sent in `initialize`,
+    /// `projects.activated` / `deactivated` and every `_context`.
     pub fn project_id(&self) -> &str {
         &self.project_id
     }
@@ -218,14 +225,29 @@ impl AgentHost {
         self.sessions().filter_map(PluginSession::pid).collect()
     }
 
-    /// Shut every plugin down (gracefully, see [`PluginSession::shutdown`]),
-    /// in launch order; returns each plugin's outcome.
+    /// Unload the project (each running plugin gets `projects.deactivated`),
+    /// then shut every plugin down (gracefully, see
+    /// [`PluginSession::shutdown`]), in launch order; returns each plugin's
+    /// outcome.
     pub async fn shutdown(self) -> Vec<(String, ShutdownOutcome)> {
         let mut out = Vec::new();
         for r in &self.plugins {
+            if r.session.is_running() {
+                let params = json!({"project": self.project_id});
+                self.system_call(r, methods::PROJECTS_DEACTIVATED, params)
+                    .await;
+            }
             out.push((r.session.name().to_string(), r.session.shutdown().await));
         }
         out
+    }
+
+    /// Send a system method whose answer changes nothing here (the
+    /// plugin's error or timeout is logged, and audited by the session).
+    async fn system_call(&self, r: &Running, method: &str, params: Value) {
+        if let Err(e) = r.session.call(method, Some(params), None).await {
+            tracing::warn!(plugin = r.session.name(), error = %e, "{method} failed");
+        }
     }
 
     fn agent(&self, path: &str) -> Result<&AgentResolution, AgentHostError> {

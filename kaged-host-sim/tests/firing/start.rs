@@ -338,3 +338,37 @@ fn one(audit: &kaged_host_sim::AuditLog, event: &str, plugin: &str) -> kaged_hos
     assert_eq!(found.len(), 1, "{:?}", audit.names());
     found.into_iter().next().expect("one")
 }
+
+#[tokio::test]
+async fn plugins_start_for_the_project_and_hear_its_load_and_unload() {
+    let (agents, _audit, transcript) = start("firing-start.yaml").await;
+    let running: Vec<String> = agents.sessions().map(|s| s.name().to_string()).collect();
+    // Each plugin started for this project: `initialize` lists it.
+    let inits = sent(&transcript, "initialize");
+    assert_eq!(inits.len(), running.len());
+    for init in &inits {
+        assert_eq!(init["params"]["projects"], json!([PROJECT_ID]), "{init}");
+    }
+    // Loaded: each got `projects.activated {project, config}` once.
+    let activated = sent(&transcript, "projects.activated");
+    assert_eq!(activated.len(), running.len(), "{activated:?}");
+    for a in &activated {
+        assert_eq!(a["params"]["project"], PROJECT_ID, "{a}");
+        assert!(a["params"]["config"].is_object(), "{a}");
+    }
+    assert!(sent(&transcript, "projects.deactivated").is_empty());
+    // Unloaded: each still running gets `projects.deactivated {project}`
+    // before its shutdown.
+    finish(agents).await;
+    let deactivated = sent(&transcript, "projects.deactivated");
+    assert_eq!(deactivated.len(), running.len(), "{deactivated:?}");
+    for d in &deactivated {
+        assert_eq!(d["params"]["project"], PROJECT_ID, "{d}");
+    }
+    let records = transcript.records();
+    let first = |method: &str| records.iter().position(|r| r.msg["method"] == method);
+    assert!(
+        first("projects.deactivated") < first("shutdown"),
+        "the first plugin hears the unload before its shutdown"
+    );
+}

@@ -97,7 +97,11 @@ async fn fake_plugin(r: ReadHalf<DuplexStream>, mut w: WriteHalf<DuplexStream>, 
             RpcMessage::Notification(n)
                 if n.method == "initialized" && quirk == Quirk::AnswersNotifications =>
             {
-                send(&mut w, json!({"jsonrpc": "2.0", "id": null, "result": null})).await;
+                send(
+                    &mut w,
+                    json!({"jsonrpc": "2.0", "id": null, "result": null}),
+                )
+                .await;
             }
             RpcMessage::Notification(n)
                 if n.method == "shutdown" && quirk != Quirk::IgnoreShutdown =>
@@ -263,7 +267,10 @@ async fn plugin_request_ids_must_increase_from_one_and_storage_can_be_unavailabl
         .map(|r| r.get("detail").as_str().unwrap_or_default().to_string())
         .collect();
     assert_eq!(details.len(), 2, "{details:?}");
-    assert!(details[0].contains("first request has id 5, not 1"), "{details:?}");
+    assert!(
+        details[0].contains("first request has id 5, not 1"),
+        "{details:?}"
+    );
     assert!(details[1].contains("does not increase"), "{details:?}");
     // The storage requests were answered at once, and clearly.
     let last = s.call("fake.last", None, None).await.expect("call");

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use kaged_host_sim::agents::Project;
 use kaged_host_sim::{
     group_alive, AgentHost, AuditEvent, AuditLog, AuditRecord, CompactRequest, Direction,
     HostConfig, HostSim, PluginDirs, TimeScale, Timeouts, Transcript,
@@ -67,10 +68,12 @@ pub fn host() -> (HostSim, AuditLog, Transcript) {
 pub async fn start(file: &str) -> (AgentHost, AuditLog, Transcript) {
     let (host, audit, transcript) = host();
     let path = fixtures().join("projects").join(file);
-    let agents = AgentHost::from_files(host, &path, &plugin_dirs(), None)
+    let project = Project::load(&path)
+        .unwrap_or_else(|e| panic!("{file} loads: {e:?}"))
+        .with_id(PROJECT_ID);
+    let agents = AgentHost::start(host, &project, &plugin_dirs())
         .await
-        .unwrap_or_else(|e| panic!("{file} starts: {e:?}"))
-        .with_project_id(PROJECT_ID);
+        .unwrap_or_else(|e| panic!("{file} starts: {e:?}"));
     (agents, audit, transcript)
 }
 

@@ -179,7 +179,7 @@ async fn compact_as_delegate(host: HostSim, dir: &Path, name: &str) -> Verdict {
         "primary:\n  plugins:\n    subject:\n      package: \"{package}\"\n  compaction:\n    strategy: summarize\n    delegate:\n      plugin: subject\n"
     );
     let project = match Project::from_yaml_str(&yaml, "conformance-project.yaml") {
-        Ok(p) => p,
+        Ok(p) => p.with_id(PROJECT),
         Err(e) => {
             return Verdict::skip(format!(
                 "cannot build the one-plugin project: {}",
@@ -189,7 +189,7 @@ async fn compact_as_delegate(host: HostSim, dir: &Path, name: &str) -> Verdict {
     };
     let dirs = PluginDirs::Map(BTreeMap::from([(package, dir.to_path_buf())]));
     let agents = match AgentHost::start(host, &project, &dirs).await {
-        Ok(a) => a.with_project_id(PROJECT),
+        Ok(a) => a,
         Err(e) => {
             return Verdict::fail(format!(
                 "expected: the host starts the plugin as the primary agent's compactor; actual: {}",

@@ -40,7 +40,7 @@ async fn storage_less_calls(ctx: &RunContext, s: &PluginSession) -> Option<Strin
     for m in &ctx.manifest.methods {
         match s.call(m, Some(json!({})), None).await {
             Ok(_) | Err(CallError::Plugin { .. }) | Err(CallError::Unavailable { .. }) => {}
-            Err(e) => return Some(kaged_host_sim::one_line(&format!("{m}"), &e)),
+            Err(e) => return Some(kaged_host_sim::one_line(m, &e)),
         }
     }
     None

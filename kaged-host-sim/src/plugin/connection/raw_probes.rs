@@ -106,7 +106,10 @@ mod tests {
         assert!(!p.answers_batch());
         assert!(!p.answers_anonymously(), "the batch was answered");
         p.sent(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
-        assert!(p.answers_anonymously(), "the batch rejected, as it should be");
+        assert!(
+            p.answers_anonymously(),
+            "the batch rejected, as it should be"
+        );
         assert!(!p.answers_batch(), "a later batch answers nothing");
     }
 }

@@ -17,8 +17,8 @@ use super::ratelimit::Verdict;
 use super::shared::lock;
 use super::{Fatal, Phase, Shared};
 use crate::observe::audit::AuditEvent;
-use crate::observe::violation::Violation;
 use crate::observe::transcript::Direction;
+use crate::observe::violation::Violation;
 use crate::requests::handler::RequestContext;
 
 /// `plugin.stdout_noise` keeps this many chars of the line.
@@ -223,7 +223,12 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
 fn request(shared: &Arc<Shared>, r: Request) {
     let checked = lock(&shared.request_ids).next(&r.id);
     if let Err(detail) = checked {
-        violation(shared, Violation::RequestIdNotIncreasing, detail, Phase::Ready);
+        violation(
+            shared,
+            Violation::RequestIdNotIncreasing,
+            detail,
+            Phase::Ready,
+        );
     }
     if !shared.cfg.storage_available && StorageMethod::parse(&r.method).is_some() {
         let e = RpcError::new(
