@@ -1,5 +1,6 @@
-//! The command line (ADDENDUM §11): `kaged-conformance run PLUGIN_DIR ...`
-//! and `kaged-conformance list`. [`main_with_args`] returns the exit
+//! The command line (ADDENDUM §11): `kaged-conformance run PLUGIN_DIR ...`,
+//! `kaged-conformance list`, and `kaged-conformance judge DIR` (a stored
+//! run judged offline). [`main_with_args`] returns the exit
 //! status: 0 when no MUST case fails, 1 when one does, 2 when the suite
 //! could not run at all.
 
@@ -12,7 +13,7 @@ use kaged_host_sim::TimeScale;
 
 use crate::list;
 use crate::report::{render_case_line, render_human, render_junit, render_tap, Report};
-use crate::runner::{run_suite_streaming, Options};
+use crate::runner::{judge_dir, run_suite_streaming, Options};
 use crate::selection::{Baseline, Pattern, Selection};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
@@ -32,6 +33,35 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Print the case catalogue.
     List(ListArgs),
+    /// Judge a stored run (`run --transcript-dir DIR`) again, offline:
+    /// the cases the recording decides get their verdict, the others are
+    /// skipped.
+    Judge(JudgeArgs),
+}
+
+/// `judge` options.
+#[derive(Debug, clap::Args)]
+pub struct JudgeArgs {
+    /// The directory `run --transcript-dir` wrote.
+    pub transcript_dir: PathBuf,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Write the report to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Judge only the cases matching PATTERN (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub only: Vec<String>,
+    /// Skip the cases matching PATTERN (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub skip: Vec<String>,
+    /// SHOULD failures fail too.
+    #[arg(long)]
+    pub strict: bool,
+    /// A baseline of case ids (or patterns) expected to fail, one per line.
+    #[arg(long, value_name = "FILE")]
+    pub known_failing: Option<PathBuf>,
 }
 
 /// `run` options.
@@ -133,6 +163,9 @@ pub enum CliError {
     /// The baseline cannot be read.
     #[error(transparent)]
     Baseline(#[from] crate::selection::BaselineError),
+    /// The stored run cannot be judged.
+    #[error("cannot judge the stored run")]
+    Judge(#[from] crate::runner::stored::StoredError),
     /// The report cannot be written.
     #[error("cannot write the report to {}", path.display())]
     Output {
@@ -186,6 +219,13 @@ where
             print!("{text}");
             0
         }
+        Command::Judge(a) => match judge(&a) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("kaged-conformance: error: {}", error_chain(&e));
+                2
+            }
+        },
         Command::Run(a) => match run_dir(&a.plugin_dir, &a.suite) {
             Ok(code) => code,
             Err(e) => {
@@ -238,7 +278,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
             eprintln!("kaged-conformance: warning: {line}");
         }
     }
-    emit(a, &report, tty)?;
+    emit(a.format, a.output.as_ref(), &report, tty)?;
     if let Some(path) = &a.write_baseline {
         let plugin = format!("{} {}", report.plugin.name, report.plugin.version);
         let text = Baseline::render(&plugin, report.failing_ids());
@@ -250,17 +290,44 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     Ok(report.exit_code(a.strict))
 }
 
-fn emit(a: &SuiteArgs, report: &Report, tty: bool) -> Result<(), CliError> {
+/// `judge`: judge the stored run, print or write the report, and return
+/// the exit status (0 or 1; an `Err` is exit status 2).
+fn judge(a: &JudgeArgs) -> Result<i32, CliError> {
+    let baseline = a.known_failing.as_deref().map(Baseline::load).transpose()?;
+    let options = Options {
+        selection: Selection {
+            only: a.only.iter().map(Pattern::new).collect(),
+            skip: a.skip.iter().map(Pattern::new).collect(),
+        },
+        baseline,
+        ..Options::default()
+    };
+    let report = judge_dir(&a.transcript_dir, &options)?;
+    emit(
+        a.format,
+        a.output.as_ref(),
+        &report,
+        std::io::stdout().is_terminal(),
+    )?;
+    Ok(report.exit_code(a.strict))
+}
+
+fn emit(
+    format: Format,
+    output: Option<&PathBuf>,
+    report: &Report,
+    tty: bool,
+) -> Result<(), CliError> {
     let write_file = |path: &PathBuf, text: &str| {
         std::fs::write(path, text).map_err(|source| CliError::Output {
             path: path.clone(),
             source,
         })
     };
-    match a.format {
+    match format {
         Format::Human => {
             print!("{}", render_human(report, tty, false));
-            if let Some(p) = &a.output {
+            if let Some(p) = output {
                 write_file(p, &render_human(report, false, true))?;
             }
         }
@@ -270,7 +337,7 @@ fn emit(a: &SuiteArgs, report: &Report, tty: bool) -> Result<(), CliError> {
                 Format::Junit => render_junit(report),
                 _ => render_tap(report),
             };
-            match &a.output {
+            match output {
                 Some(p) => write_file(p, &text)?,
                 None => print!("{text}"),
             }

@@ -7,7 +7,7 @@ mod tap;
 
 use kaged_host_sim::cage::CageSummary;
 use kaged_host_sim::CageKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use human::{render_case_line, render_human};
 pub use junit::render_junit;
@@ -45,7 +45,7 @@ impl Status {
 }
 
 /// The plugin under test.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PluginInfo {
     /// The manifest's name (or the directory name when it has none).
     pub name: String,
@@ -99,7 +99,7 @@ pub struct CaseResult {
 /// The effective (scaled) timeouts of the run, in milliseconds: ADDENDUM
 /// §10, "Reports state the effective values". An extension of the §11
 /// object (consumers that only know §11 ignore it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EffectiveTimeouts {
     /// Wait for the `initialize` answer.
     pub initialize_ms: u64,

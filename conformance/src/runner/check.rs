@@ -39,7 +39,7 @@ pub(crate) enum CaseFn {
     /// Checks with sessions (those it touches are attached).
     Session(SessionFn),
     /// Judges the whole run; returns the audit events that show it.
-    Observed(fn(&RunContext, &Observations) -> (Verdict, Vec<AuditRecord>)),
+    Observed(fn(&Observations) -> (Verdict, Vec<AuditRecord>)),
 }
 
 /// The stages of a run, in order; each case runs in one.

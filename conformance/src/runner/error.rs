@@ -35,6 +35,9 @@ pub enum SuiteError {
     /// The run's temporary config root cannot be created.
     #[error("cannot create a temporary config root")]
     ConfigRoot(#[source] std::io::Error),
+    /// The stored run (`--transcript-dir`) cannot be written.
+    #[error("cannot store the run")]
+    Stored(#[source] super::stored::StoredError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),

@@ -21,7 +21,9 @@
 //!   whole run, seen from its end);
 //! - `check` (a row of the table: a case and the function that checks it);
 //! - `cases/*` (the functions, by area) and `cases/mod.rs` (the table);
-//! - `plan` (a stage's rows expanded per target), then `suite` (the stages).
+//! - `plan` (a stage's rows expanded per target), then `suite` (the stages);
+//! - `stored` (what `--transcript-dir` keeps of a run) and `judge` (a
+//!   stored run judged again offline, through the same table).
 
 mod cage;
 mod call_context;
@@ -30,6 +32,7 @@ mod check;
 mod context;
 mod diagnosis;
 mod error;
+mod judge;
 mod observations;
 mod options;
 mod plan;
@@ -38,9 +41,11 @@ mod probe;
 mod recorder;
 mod scope;
 mod sessions;
+pub mod stored;
 mod suite;
 mod verdict;
 
 pub use error::SuiteError;
+pub use judge::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
 pub use options::Options;
 pub use suite::{run_suite, run_suite_async, run_suite_streaming};

@@ -1,18 +1,30 @@
 //! [`Observations`]: what the whole run showed, gathered once every
-//! session has ended — the run's audit events and every line the plugin
-//! wrote to stderr, over every spawn. The observation cases judge these.
+//! session has ended — the run's audit events and every wire record of
+//! every spawn — with what it ran under (the manifest, the request and
+//! hook budgets). The observation cases judge only these, so a stored run
+//! (`run --transcript-dir`) is judged offline the same way
+//! (`crate::judge`).
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use kaged_host_sim::audit::{AuditEvent, AuditRecord};
 use kaged_host_sim::transcript::{Direction, TranscriptRecord};
+use kaged_plugin_protocol::manifest::Manifest;
 
 use super::context::RunContext;
 use super::sessions::Sessions;
 
 /// The whole run, seen from its end.
 pub(crate) struct Observations {
+    /// The plugin's manifest.
+    pub manifest: Arc<Manifest>,
+    /// The request timeout of the run.
+    pub request_budget: Duration,
+    /// The hook timeout of the run.
+    pub hook_budget: Duration,
     events: Vec<AuditRecord>,
-    stderr: Vec<String>,
-    plugin_requests: usize,
+    wire: Vec<TranscriptRecord>,
 }
 
 impl Observations {
@@ -23,25 +35,33 @@ impl Observations {
         // ends first (a message sent just before is still counted).
         sessions.close_shared().await;
         let _ = ctx.in_flight.settle(ctx.timeouts.request).await;
-        let records: Vec<TranscriptRecord> = sessions
+        let wire = sessions
             .transcripts()
             .iter()
             .flat_map(|t| t.records())
             .collect();
-        let stderr = records
-            .iter()
-            .filter(|r| r.dir == Direction::PluginStderr)
-            .filter_map(|r| r.msg.as_str().map(str::to_string))
-            .collect();
-        let plugin_requests = records
-            .iter()
-            .filter(|r| r.dir == Direction::PluginToHost)
-            .filter(|r| r.msg.get("method").is_some() && r.msg.get("id").is_some())
-            .count();
         Observations {
+            manifest: ctx.manifest.clone(),
+            request_budget: ctx.timeouts.request,
+            hook_budget: ctx.timeouts.hook,
             events: ctx.audit.events(),
-            stderr,
-            plugin_requests,
+            wire,
+        }
+    }
+
+    /// Observations read back from a stored run.
+    pub fn stored(
+        manifest: Arc<Manifest>,
+        (request_budget, hook_budget): (Duration, Duration),
+        events: Vec<AuditRecord>,
+        wire: Vec<TranscriptRecord>,
+    ) -> Observations {
+        Observations {
+            manifest,
+            request_budget,
+            hook_budget,
+            events,
+            wire,
         }
     }
 
@@ -54,13 +74,26 @@ impl Observations {
             .collect()
     }
 
+    /// Every wire record of every spawn, spawn after spawn.
+    pub fn wire(&self) -> &[TranscriptRecord] {
+        &self.wire
+    }
+
     /// How many requests the plugin sent (storage and the like).
     pub fn plugin_requests(&self) -> usize {
-        self.plugin_requests
+        self.wire
+            .iter()
+            .filter(|r| r.dir == Direction::PluginToHost)
+            .filter(|r| r.msg.get("method").is_some() && r.msg.get("id").is_some())
+            .count()
     }
 
     /// Every line the plugin wrote to stderr, spawn after spawn.
-    pub fn stderr(&self) -> &[String] {
-        &self.stderr
+    pub fn stderr(&self) -> Vec<&str> {
+        self.wire
+            .iter()
+            .filter(|r| r.dir == Direction::PluginStderr)
+            .filter_map(|r| r.msg.as_str())
+            .collect()
     }
 }

@@ -30,12 +30,13 @@ use super::plan::{plan, Planned};
 use super::primary::{self, Primary, NOT_STARTED};
 use super::recorder::Recorder;
 use super::sessions::Sessions;
+use super::stored::{self, StoredRun};
 use super::verdict::Verdict;
 use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report};
 
 /// Why every case after `manifest.*` is skipped when the manifest is not
 /// usable.
-const INVALID_MANIFEST: &str =
+pub(crate) const INVALID_MANIFEST: &str =
     "the manifest is invalid: the host refuses to launch the plugin (see manifest.valid)";
 
 /// Run every selected case against the plugin in `dir`.
@@ -109,33 +110,71 @@ async fn run_checked(
             rec.record(check.case, check.case.id.to_string(), f(&validation));
         }
     }
-    let cage = match usable(&validation) {
+    let (cage, observations) = match usable(&validation) {
         Some(m) => {
             let cage = RunCage::compile(kind, reason, m, dir, &config_root.path);
             if cage.kind == CageKind::Bwrap {
                 rec.diagnose_with(cage.policy.clone());
             }
             let run = (cage.clone(), config_root.path.clone());
-            let ctx = RunContext::new(dir, Arc::new(m.clone()), options, audit, storage, run);
-            run_usable(&ctx, &mut rec).await;
-            cage
+            let ctx = RunContext::new(
+                dir,
+                Arc::new(m.clone()),
+                options,
+                audit.clone(),
+                storage,
+                run,
+            );
+            let observations = run_usable(&ctx, &mut rec).await;
+            (cage, Some(observations))
         }
         None => {
             rec.skip_rest(INVALID_MANIFEST);
-            RunCage {
+            let cage = RunCage {
                 kind,
                 reason,
                 policy: None,
                 compile_error: None,
-            }
+            };
+            (cage, None)
         }
     };
     let report = report(dir, options, &validation, rec);
-    Ok(report.with_cage(cage.kind, cage.reason.clone(), cage.summary()))
+    let report = report.with_cage(cage.kind, cage.reason.clone(), cage.summary());
+    if let Some(t) = &options.transcript_dir {
+        store(t, &report, observations.as_ref(), &audit)?;
+    }
+    Ok(report)
 }
 
-/// The stages after a usable manifest.
-async fn run_usable(ctx: &RunContext, rec: &mut Recorder<'_>) {
+/// Leave the stored run (`runner::stored`) next to the case transcripts.
+fn store(
+    dir: &Path,
+    report: &Report,
+    observations: Option<&Observations>,
+    audit: &AuditLog,
+) -> Result<(), SuiteError> {
+    let run = StoredRun {
+        format: stored::FORMAT,
+        tool: concat!("kaged-conformance ", env!("CARGO_PKG_VERSION")).to_string(),
+        plugin: report.plugin.clone(),
+        time_scale: report.time_scale,
+        timeouts: report.timeouts.unwrap_or_else(|| {
+            EffectiveTimeouts::from_timeouts(&kaged_host_sim::Timeouts::defaults(
+                kaged_host_sim::TimeScale::FULL,
+            ))
+        }),
+        cage: report.cage.unwrap_or(CageKind::Off),
+        cage_reason: report.cage_reason.clone(),
+        cage_policy: report.cage_policy.clone(),
+        manifest: observations.map(|o| o.manifest.to_yaml()),
+    };
+    let wire = observations.map_or(&[][..], Observations::wire);
+    stored::write(dir, &run, &audit.events(), wire).map_err(SuiteError::Stored)
+}
+
+/// The stages after a usable manifest; what the whole run showed.
+async fn run_usable(ctx: &RunContext, rec: &mut Recorder<'_>) -> Observations {
     let mut sessions = Sessions::new();
     let none = Inputs::default();
     run_stage(Stage::Usable, ctx, &mut sessions, &none, rec).await;
@@ -151,6 +190,7 @@ async fn run_usable(ctx: &RunContext, rec: &mut Recorder<'_>) {
         observations: Some(&observations),
     };
     run_stage(Stage::Ended, ctx, &mut sessions, &ended, rec).await;
+    observations
 }
 
 /// What a stage's cases read besides the context and the sessions.
@@ -161,7 +201,7 @@ struct Inputs<'a> {
 }
 
 /// The table's rows of `stage` (contiguous: the table is in stage order).
-fn rows(stage: Stage) -> &'static [Check] {
+pub(crate) fn rows(stage: Stage) -> &'static [Check] {
     let start = CHECKS.partition_point(|c| c.run.stage() < stage);
     let end = CHECKS.partition_point(|c| c.run.stage() <= stage);
     &CHECKS[start..end]
@@ -231,7 +271,7 @@ async fn run_case(
         CaseFn::Observed(f) => {
             if let Some(o) = inputs.observations {
                 if let Some(mut scope) = rec.begin(case, id) {
-                    let (v, events) = f(ctx, o);
+                    let (v, events) = f(o);
                     scope.attach_events(events);
                     rec.end(scope, v);
                 }

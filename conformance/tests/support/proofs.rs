@@ -12,6 +12,7 @@ use kaged_conformance::catalogue::{
     SYSTEM_PROJECTS_DEACTIVATED,
 };
 use kaged_conformance::report::{render_human, Report, Status};
+use kaged_conformance::runner::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
 use kaged_conformance::{run_suite, Options};
 use kaged_host_sim::time::Timeouts;
 use kaged_host_sim::CageMode;
@@ -244,12 +245,14 @@ impl Proof {
     /// warn, each listing its audit event (and that an own fixture's
     /// report names it); the report, for further checks.
     pub fn prove(&self) -> Report {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let stored = tmp.path().join("stored-run");
         let options = Options {
             adjust_timeouts: self.fixture.budgets.adjust(),
             cage: self.fixture.cage,
+            transcript_dir: Some(stored.clone()),
             ..options_at(self.fixture.scale)
         };
-        let tmp = tempfile::tempdir().expect("tempdir");
         let dir = match self.fixture.plugin {
             Plugin::Own(name) => own_fixture(name),
             Plugin::Host(name) => host_fixture(name),
@@ -259,6 +262,7 @@ impl Proof {
             }
         };
         let r = run_suite(&dir, &options).expect("the suite runs");
+        judge_agrees(&r, &stored);
         if let Plugin::Own(name) = self.fixture.plugin {
             assert_eq!(r.plugin.name, name);
         }
@@ -277,4 +281,39 @@ impl Proof {
         }
         r
     }
+}
+
+/// `kaged-conformance judge` on the run's stored transcripts reaches the
+/// run's verdict (status, detail, audit events) on every case it judges,
+/// and judges every observation case the run reported.
+pub fn judge_agrees(run: &Report, stored: &std::path::Path) {
+    let judged = judge_dir(stored, &Options::default()).expect("the stored run is judged");
+    assert_eq!(judged.plugin, run.plugin);
+    assert_eq!(judged.cage, run.cage);
+    let mut agreed = 0;
+    for j in &judged.cases {
+        if j.status == Status::Skip && j.detail == NEEDS_THE_PLUGIN {
+            continue;
+        }
+        let Some(c) = run.cases.iter().find(|c| c.id == j.id) else {
+            panic!("judge reported {} which the run did not", j.id);
+        };
+        assert_eq!(
+            (j.status, &j.detail, &j.audit_events),
+            (c.status, &c.detail, &c.audit_events),
+            "judge disagrees with the run on {}",
+            j.id
+        );
+        agreed += 1;
+    }
+    let offline: Vec<&str> = judged_offline().iter().map(|c| c.id).collect();
+    let observed = run
+        .cases
+        .iter()
+        .filter(|c| offline.contains(&c.id.as_str()))
+        .count();
+    assert!(
+        agreed >= observed,
+        "judge judged {agreed} cases, the run observed {observed}"
+    );
 }

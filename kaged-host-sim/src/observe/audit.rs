@@ -196,6 +196,68 @@ impl AuditRecord {
     pub fn get(&self, key: &str) -> &Value {
         self.data.get(key).unwrap_or(&Value::Null)
     }
+
+    /// Read back a line written by [`AuditRecord::to_json`] (a stored
+    /// audit log, judged offline).
+    ///
+    /// ```
+    /// use kaged_host_sim::{AuditEvent, AuditLog, AuditRecord};
+    /// let log = AuditLog::memory();
+    /// log.emit(AuditEvent::Killed, "p", serde_json::json!({"reason": "x"}));
+    /// let line = log.events()[0].to_json();
+    /// let back = AuditRecord::from_json(&line).unwrap();
+    /// assert_eq!(back.event, AuditEvent::Killed);
+    /// assert_eq!(back.get("reason"), "x");
+    /// assert_eq!(back.to_json(), line);
+    /// ```
+    pub fn from_json(v: &Value) -> Result<AuditRecord, RecordError> {
+        let obj = v.as_object().ok_or(RecordError::NotAnObject)?;
+        let text = |k: &'static str| {
+            obj.get(k)
+                .and_then(Value::as_str)
+                .ok_or(RecordError::Missing(k))
+        };
+        let name = text("event")?;
+        let event = AuditEvent::parse(name).ok_or_else(|| RecordError::Unknown {
+            field: "event",
+            value: name.to_string(),
+        })?;
+        let ts = humantime::parse_rfc3339(text("ts")?).map_err(|_| RecordError::Unknown {
+            field: "ts",
+            value: text("ts").unwrap_or_default().to_string(),
+        })?;
+        let plugin = text("plugin")?.to_string();
+        let data = obj
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "ts" | "event" | "plugin"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(AuditRecord {
+            ts,
+            event,
+            plugin,
+            data,
+        })
+    }
+}
+
+/// Why a stored audit or transcript line cannot be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The line is not a JSON object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// A member is missing (or not of its type).
+    #[error("missing member {0:?}")]
+    Missing(&'static str),
+    /// A member has a value no record has.
+    #[error("unknown {field} {value:?}")]
+    Unknown {
+        /// The member.
+        field: &'static str,
+        /// What it held.
+        value: String,
+    },
 }
 
 #[derive(Default)]

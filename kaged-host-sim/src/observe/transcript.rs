@@ -23,6 +23,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Value};
 
+use super::audit::RecordError;
+
 /// Which way a line went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
@@ -43,6 +45,17 @@ impl Direction {
             Direction::PluginStderr => "plugin!stderr",
         }
     }
+
+    /// The direction with this `dir` string.
+    pub fn parse(s: &str) -> Option<Direction> {
+        [
+            Direction::HostToPlugin,
+            Direction::PluginToHost,
+            Direction::PluginStderr,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == s)
+    }
 }
 
 /// One transcript record.
@@ -60,6 +73,32 @@ impl TranscriptRecord {
     /// The JSON Lines form.
     pub fn to_json(&self) -> Value {
         json!({"seq": self.seq, "dir": self.dir.as_str(), "msg": self.msg})
+    }
+
+    /// Read back a line written by [`TranscriptRecord::to_json`].
+    ///
+    /// ```
+    /// use kaged_host_sim::{Direction, TranscriptRecord};
+    /// let line = serde_json::json!({"seq": 3, "dir": "plugin>host", "msg": {"id": 1}});
+    /// let r = TranscriptRecord::from_json(&line).unwrap();
+    /// assert_eq!((r.seq, r.dir), (3, Direction::PluginToHost));
+    /// assert_eq!(r.to_json(), line);
+    /// ```
+    pub fn from_json(v: &Value) -> Result<TranscriptRecord, RecordError> {
+        let seq = v
+            .get("seq")
+            .and_then(Value::as_u64)
+            .ok_or(RecordError::Missing("seq"))?;
+        let dir = v
+            .get("dir")
+            .and_then(Value::as_str)
+            .ok_or(RecordError::Missing("dir"))?;
+        let dir = Direction::parse(dir).ok_or_else(|| RecordError::Unknown {
+            field: "dir",
+            value: dir.to_string(),
+        })?;
+        let msg = v.get("msg").cloned().ok_or(RecordError::Missing("msg"))?;
+        Ok(TranscriptRecord { seq, dir, msg })
     }
 }
 

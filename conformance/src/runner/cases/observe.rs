@@ -6,12 +6,11 @@
 use kaged_host_sim::audit::{AuditEvent, AuditRecord};
 use serde_json::Value;
 
-use crate::runner::context::RunContext;
 use crate::runner::observations::Observations;
 use crate::runner::verdict::Verdict;
 
 /// `handshake.no_stdout_noise`: nothing but JSON-RPC on stdout.
-pub(crate) fn no_stdout_noise(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn no_stdout_noise(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     let noise = o.of(AuditEvent::StdoutNoise);
     let v = match noise.first() {
         None => Verdict::pass("no non-JSON line on stdout during the run"),
@@ -25,7 +24,7 @@ pub(crate) fn no_stdout_noise(_: &RunContext, o: &Observations) -> (Verdict, Vec
 }
 
 /// `protocol.no_oversize_lines`: no line over 4 MiB.
-pub(crate) fn no_oversize_lines(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn no_oversize_lines(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     let big = o.of(AuditEvent::OversizeMessage);
     let v = match big.first() {
         None => Verdict::pass("no line over 4 MiB during the run"),
@@ -39,13 +38,10 @@ pub(crate) fn no_oversize_lines(_: &RunContext, o: &Observations) -> (Verdict, V
 
 /// `protocol.no_jsonrpc_on_stderr`: no JSON-RPC message on stderr (no
 /// audit event shows it).
-pub(crate) fn no_jsonrpc_on_stderr(
-    _: &RunContext,
-    o: &Observations,
-) -> (Verdict, Vec<AuditRecord>) {
-    let stderr_rpc: Vec<&String> = o
+pub(crate) fn no_jsonrpc_on_stderr(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+    let stderr_rpc: Vec<&str> = o
         .stderr()
-        .iter()
+        .into_iter()
         .filter(|line| looks_like_jsonrpc(line))
         .collect();
     let v = match stderr_rpc.first() {
@@ -60,7 +56,7 @@ pub(crate) fn no_jsonrpc_on_stderr(
 }
 
 /// `storage.no_denials`: no storage access was denied.
-pub(crate) fn no_denials(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn no_denials(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     let denied = o.of(AuditEvent::StorageDenied);
     let v = match denied.first() {
         None => Verdict::pass("no storage access was denied during the run"),
@@ -75,8 +71,8 @@ pub(crate) fn no_denials(_: &RunContext, o: &Observations) -> (Verdict, Vec<Audi
 
 /// `notifications.declared_only`: every notification is of a type the
 /// manifest declares.
-pub(crate) fn declared_only(ctx: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
-    let m = &ctx.manifest;
+pub(crate) fn declared_only(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+    let m = &o.manifest;
     let notes = o.of(AuditEvent::Notification);
     let undeclared: Vec<AuditRecord> = notes
         .iter()
@@ -107,7 +103,7 @@ pub(crate) fn declared_only(ctx: &RunContext, o: &Observations) -> (Verdict, Vec
 
 /// `notifications.no_flood`: the host never dropped notifications for a
 /// flood.
-pub(crate) fn no_flood(_: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn no_flood(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     let flood = o.of(AuditEvent::NotificationFlood);
     let v = match flood.first() {
         None => Verdict::pass("no notification flood"),

@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use kaged_host_sim::audit::{AuditEvent, AuditRecord};
 
-use crate::runner::context::RunContext;
 use crate::runner::observations::Observations;
 use crate::runner::verdict::Verdict;
 
@@ -18,13 +17,12 @@ const MARGIN: f64 = 0.5;
 /// timeout at the run's time scale). Calls that ran into the timeout are
 /// the failing case's business (`methods.answers`, `hooks.answers`), not
 /// this one's.
-pub(crate) fn margins(ctx: &RunContext, o: &Observations) -> (Verdict, Vec<AuditRecord>) {
-    let t = &ctx.timeouts;
+pub(crate) fn margins(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     let mut slow: Vec<(AuditRecord, String)> = Vec::new();
     let mut judged = 0usize;
     for (event, budget, what) in [
-        (AuditEvent::MethodReturned, t.request, "method"),
-        (AuditEvent::HookReturned, t.hook, "hook"),
+        (AuditEvent::MethodReturned, o.request_budget, "method"),
+        (AuditEvent::HookReturned, o.hook_budget, "hook"),
     ] {
         for r in o.of(event) {
             let Some(ms) = r.get("duration_ms").as_u64() else {

@@ -5,7 +5,6 @@
 
 use kaged_host_sim::audit::{AuditEvent, AuditRecord, Violation};
 
-use crate::runner::context::RunContext;
 use crate::runner::observations::Observations;
 use crate::runner::verdict::Verdict;
 
@@ -38,10 +37,7 @@ fn judge(
 }
 
 /// `protocol.no_answer_to_notifications`.
-pub(crate) fn no_answer_to_notifications(
-    _: &RunContext,
-    o: &Observations,
-) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn no_answer_to_notifications(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     judge(
         o,
         Violation::AnswerToNotification,
@@ -51,10 +47,7 @@ pub(crate) fn no_answer_to_notifications(
 }
 
 /// `protocol.no_unknown_response_ids`.
-pub(crate) fn no_unknown_response_ids(
-    _: &RunContext,
-    o: &Observations,
-) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn no_unknown_response_ids(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     judge(
         o,
         Violation::UnknownResponseId,
@@ -64,10 +57,7 @@ pub(crate) fn no_unknown_response_ids(
 }
 
 /// `protocol.no_unprompted_batches`.
-pub(crate) fn no_unprompted_batches(
-    _: &RunContext,
-    o: &Observations,
-) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn no_unprompted_batches(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     judge(
         o,
         Violation::Batch,
@@ -78,10 +68,7 @@ pub(crate) fn no_unprompted_batches(
 
 /// `protocol.request_ids_monotonic`: skipped when the plugin sent no
 /// request of its own.
-pub(crate) fn request_ids_monotonic(
-    _: &RunContext,
-    o: &Observations,
-) -> (Verdict, Vec<AuditRecord>) {
+pub(crate) fn request_ids_monotonic(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     let sent = o.plugin_requests();
     if sent == 0 {
         return (
