@@ -21,7 +21,9 @@ fn echo_passes_the_conformance_suite() {
         [
             "hooks.answers",
             "compaction.compactor_contract",
-            "config.invalid_rejected"
+            "config.invalid_rejected",
+            // No storage use: no request of its own to judge.
+            "protocol.request_ids_monotonic"
         ],
         "only what does not apply is skipped"
     );

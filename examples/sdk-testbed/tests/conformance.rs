@@ -19,7 +19,9 @@ fn sdk_testbed_passes_the_conformance_suite() {
             "methods.tool_invalid_args",
             "hooks.answers",
             "compaction.compactor_contract",
-            "config.invalid_rejected"
+            "config.invalid_rejected",
+            // No storage use: no request of its own to judge.
+            "protocol.request_ids_monotonic"
         ],
         "only what does not apply is skipped"
     );

@@ -16,9 +16,10 @@ fn summarizing_compactor_passes_the_conformance_suite() {
         [
             "methods.answers",
             "methods.tool_valid_args",
-            "methods.tool_invalid_args"
+            "methods.tool_invalid_args",
+            "protocol.request_ids_monotonic"
         ],
-        "it declares no methods and no tools"
+        "it declares no methods and no tools, and sends no request of its own"
     );
     let compactor = report.case("compaction.compactor_contract");
     assert_eq!(compactor.status, Status::Pass, "{}", compactor.detail);
