@@ -5,12 +5,10 @@
 //! (only tapped; the probe judges it) or came unprompted (a violation).
 
 use std::collections::{HashSet, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use kaged_plugin_protocol::{Id, RpcMessage};
 use serde_json::Value;
-
-use super::shared::lock;
 
 /// The raw channel's outstanding probes.
 #[derive(Debug, Default)]
@@ -27,6 +25,10 @@ struct Inner {
     /// Raw lines whose answer can only carry id null, not answered yet,
     /// oldest first: `true` for a batch.
     anonymous: VecDeque<bool>,
+}
+
+fn lock(m: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl RawProbes {
