@@ -94,7 +94,7 @@ pub use validate::validate_dir;
 
 // What the host records (whole modules: `audit`, `transcript`, and the
 // generated `reference` of docs/protocol.md).
-pub use observe::{audit, reference, transcript};
+pub use observe::{audit, normal, reference, transcript};
 pub use observe::{
     one_line, AuditEvent, AuditLog, AuditRecord, Direction, Transcript, TranscriptRecord,
 };

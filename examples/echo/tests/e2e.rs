@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use kaged_host_sim::normal::{self, NormalOptions};
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::transcript::normalise;
 use kaged_host_sim::{
     AuditLog, CallError, HostConfig, HostSim, ShutdownOutcome, TimeScale, Transcript,
 };
@@ -56,7 +56,14 @@ async fn handshake_call_and_shutdown_transcript() {
         matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)),
         "{outcome:?}"
     );
-    insta::assert_json_snapshot!("echo_transcript", normalise(&transcript.records(), false));
+    insta::assert_json_snapshot!(
+        "echo_transcript",
+        normal::of(
+            &transcript,
+            &NormalOptions::for_plugin(env!("CARGO_MANIFEST_DIR").as_ref())
+        )
+        .to_values()
+    );
     let names = audit.names();
     for expected in [
         "plugin.spawned",

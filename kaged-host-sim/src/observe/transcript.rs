@@ -1,19 +1,16 @@
 //! The wire transcript (ADDENDUM §9): one JSON Lines record per message or
 //! stderr line, `{"seq": n, "dir": "host>plugin" | "plugin>host" |
-//! "plugin!stderr", "msg": <json, or the raw line as a string>}`, and a
-//! normaliser for deterministic snapshots.
+//! "plugin!stderr", "msg": <json, or the raw line as a string>}`. Its
+//! deterministic view for snapshots is the normal form ([`crate::normal`]).
 //!
 //! ```
-//! use kaged_host_sim::transcript::normalise;
 //! use kaged_host_sim::{Direction, Transcript};
 //! let t = Transcript::memory();
 //! t.record(Direction::HostToPlugin, br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
 //! t.record(Direction::PluginStderr, b"not json");
 //! let recs = t.records();
 //! assert_eq!(recs[1].msg, serde_json::json!("not json"));
-//! let norm = normalise(&recs, false);
-//! assert_eq!(norm[0]["msg"]["id"], "[id]");
-//! assert_eq!(norm.len(), 1);
+//! assert_eq!(recs[1].seq, 2);
 //! ```
 
 use std::fs::{File, OpenOptions};
@@ -107,6 +104,8 @@ struct Inner {
     seq: u64,
     file: Option<File>,
     memory: Option<Vec<TranscriptRecord>>,
+    /// The `seq` after which each step began.
+    steps: Vec<u64>,
 }
 
 /// A clonable transcript handle writing to a file, memory, both or neither.
@@ -210,6 +209,22 @@ impl Transcript {
     pub fn records(&self) -> Vec<TranscriptRecord> {
         self.lock().memory.clone().unwrap_or_default()
     }
+
+    /// Begin a step (a script step, a conformance case): the normal form
+    /// ([`crate::normal`]) orders messages within their step. Not written
+    /// to the file.
+    pub fn mark_step(&self) {
+        let mut g = self.lock();
+        let seq = g.seq;
+        if g.steps.last() != Some(&seq) {
+            g.steps.push(seq);
+        }
+    }
+
+    /// The `seq` after which each step began, in order.
+    pub fn steps(&self) -> Vec<u64> {
+        self.lock().steps.clone()
+    }
 }
 
 /// Cut `s` to at most `max` chars, marking the cut with `…`.
@@ -220,67 +235,9 @@ pub fn cut(s: &str, max: usize) -> String {
     }
 }
 
-/// Keys whose values vary between runs and are redacted by [`normalise`].
-pub const REDACTED_KEYS: [&str; 6] = ["id", "request_id", "pid", "duration_ms", "ts", "cage_id"];
-
-/// A deterministic view of `records` for snapshots: non-null `id`s,
-/// `request_id`s, `pid`s and timings become `"[key]"`, `seq` is renumbered,
-/// and stderr lines (whose interleaving is not deterministic) are dropped
-/// unless `keep_stderr`.
-pub fn normalise(records: &[TranscriptRecord], keep_stderr: bool) -> Vec<Value> {
-    records
-        .iter()
-        .filter(|r| keep_stderr || r.dir != Direction::PluginStderr)
-        .enumerate()
-        .map(|(i, r)| {
-            let mut msg = r.msg.clone();
-            redact(&mut msg);
-            json!({"seq": i + 1, "dir": r.dir.as_str(), "msg": msg})
-        })
-        .collect()
-}
-
-/// Redact [`REDACTED_KEYS`] anywhere inside `v` (null values are kept, as a
-/// null id is meaningful).
-pub fn redact(v: &mut Value) {
-    match v {
-        Value::Object(o) => {
-            for (k, val) in o.iter_mut() {
-                if REDACTED_KEYS.contains(&k.as_str()) && !val.is_null() {
-                    *val = Value::String(format!("[{k}]"));
-                } else {
-                    redact(val);
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(redact),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn null_ids_survive_and_nested_keys_are_redacted() {
-        let t = Transcript::memory();
-        t.record(
-            Direction::PluginToHost,
-            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"m"}}"#,
-        );
-        t.record(
-            Direction::HostToPlugin,
-            br#"{"jsonrpc":"2.0","id":3,"method":"a.b","params":{"_context":{"request_id":"r"}}}"#,
-        );
-        let n = normalise(&t.records(), true);
-        assert!(n[0]["msg"]["id"].is_null());
-        assert_eq!(
-            n[1]["msg"]["params"]["_context"]["request_id"],
-            "[request_id]"
-        );
-        assert_eq!(n[1]["seq"], 2);
-    }
 
     #[test]
     fn cut_marks_long_text() {

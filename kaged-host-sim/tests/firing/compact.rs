@@ -4,7 +4,7 @@
 //! plugin. Real plugin processes; transcripts snapshot-tested.
 
 use crate::support::firing::{finish, ids, of, request, sent, start, trail};
-use kaged_host_sim::transcript::normalise;
+use kaged_host_sim::normal::{normal_form, NormalOptions};
 use kaged_host_sim::{AuditEvent, CompactionOutcome, Transcript};
 use serde_json::Value;
 
@@ -18,7 +18,12 @@ fn wrapped(name: &str, text: &str) -> String {
 /// The normalised wire transcript from record `mark` on.
 fn transcript_since(t: &Transcript, mark: usize) -> Vec<Value> {
     let records = t.records();
-    normalise(records.get(mark..).unwrap_or_default(), false)
+    normal_form(
+        records.get(mark..).unwrap_or_default(),
+        &[],
+        &NormalOptions::default(),
+    )
+    .to_values()
 }
 
 fn compaction_events(out: &CompactionOutcome) -> Vec<(&'static str, String)> {

@@ -4,7 +4,7 @@
 //! (`tests/fixtures/projects/firing-invalid.yaml`).
 
 use crate::support::firing::{finish, hook_budget_secs, of, request, start, trail};
-use kaged_host_sim::transcript::normalise;
+use kaged_host_sim::normal::{normal_form, NormalOptions};
 use kaged_host_sim::{AuditEvent, CompactionOutcome};
 use serde_json::json;
 
@@ -164,7 +164,12 @@ async fn dropping_an_always_keep_message_is_snapshotted() {
     let records = transcript.records();
     insta::assert_json_snapshot!(
         "drops_keep_transcript",
-        normalise(records.get(mark..).unwrap_or_default(), false)
+        normal_form(
+            records.get(mark..).unwrap_or_default(),
+            &[],
+            &NormalOptions::default()
+        )
+        .to_values()
     );
     finish(agents).await;
 }

@@ -2,7 +2,7 @@
 //! modes", plus launch-failure classification. Real subprocesses.
 
 use crate::support::host::{assert_group_gone, fixture, host, one, EASY, FAST, LIMIT};
-use kaged_host_sim::transcript::normalise;
+use kaged_host_sim::normal::{self, NormalOptions};
 use kaged_host_sim::{HandshakeError, LaunchError, SpawnError};
 
 #[tokio::test]
@@ -34,7 +34,10 @@ async fn good_plugin_handshake_is_clean_and_snapshotted() {
     );
     assert_eq!(one(&audit, "plugin.exited").get("exit_code"), 0);
     assert_group_gone(pid);
-    insta::assert_json_snapshot!("good_handshake", normalise(&transcript.records(), false));
+    insta::assert_json_snapshot!(
+        "good_handshake",
+        normal::of(&transcript, &NormalOptions::for_plugin(&fixture("good"))).to_values()
+    );
 }
 
 /// Launch a fixture that must fail; return the error and the audit names.
