@@ -123,8 +123,8 @@ pub enum LaunchError {
         source: SpawnError,
     },
     /// The process exited before answering `initialize`.
-    #[error("plugin {name:?} exited at once (exit code {:?}, signal {:?}); last stderr: {}",
-        exit.map(|e| e.code), exit.map(|e| e.signal), stderr.join(" | "))]
+    #[error("plugin {name:?} exited at once ({}); last stderr: {}",
+        exit.map_or_else(|| "how is unknown".to_string(), |e| e.to_string()), stderr.join(" | "))]
     ExitedAtOnce {
         /// The plugin.
         name: String,

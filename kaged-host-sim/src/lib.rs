@@ -58,6 +58,7 @@ mod install;
 mod observe;
 mod plugin;
 mod requests;
+pub mod scenario;
 pub mod storage;
 mod supervisor;
 pub mod testing;
@@ -94,7 +95,7 @@ pub use validate::validate_dir;
 
 // What the host records (whole modules: `audit`, `transcript`, and the
 // generated `reference` of docs/protocol.md).
-pub use observe::{audit, normal, reference, transcript};
+pub use observe::{audit, golden, normal, reference, transcript};
 pub use observe::{
     one_line, AuditEvent, AuditLog, AuditRecord, Direction, Transcript, TranscriptRecord,
 };

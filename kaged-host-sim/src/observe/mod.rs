@@ -3,6 +3,7 @@
 //! to one line.
 
 pub mod audit;
+pub mod golden;
 pub mod normal;
 pub mod reference;
 pub mod transcript;

@@ -33,6 +33,16 @@ pub struct ExitInfo {
     pub signal: Option<i32>,
 }
 
+impl std::fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.code, self.signal) {
+            (Some(c), _) => write!(f, "exit code {c}"),
+            (None, Some(s)) => write!(f, "killed by signal {s}"),
+            (None, None) => write!(f, "ended"),
+        }
+    }
+}
+
 impl ExitInfo {
     fn from_status(s: std::process::ExitStatus) -> ExitInfo {
         use std::os::unix::process::ExitStatusExt;

@@ -6,6 +6,7 @@ mod support;
 mod cage;
 mod caging;
 mod commands;
+mod golden;
 mod plugin;
 mod project;
 mod storage;

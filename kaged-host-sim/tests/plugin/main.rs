@@ -9,5 +9,6 @@ mod calls;
 mod handshake;
 mod health;
 mod inprocess;
+mod normal;
 mod protocol;
 mod shutdown;

@@ -17,6 +17,7 @@ mod plugin;
 mod project;
 mod script;
 mod storage;
+mod wire;
 use error::CliError;
 
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use kaged_host_sim::{
     one_line, AuditLog, BrokerHandler, HostConfig, HostSim, InFlight, InFlightWaiter,
-    StorageBroker, TimeScale, Transcript,
+    StorageBroker, TimeScale,
 };
 
 /// A simulated kaged daemon for plugin authors.
@@ -50,6 +51,11 @@ pub struct GlobalOpts {
     /// Write the wire transcript (JSON Lines, ADDENDUM §9) to FILE.
     #[arg(long, global = true, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
+    /// The form of --transcript: `raw` (every record as it happens) or
+    /// `normal` (deterministic run after run: docs/protocol.md §
+    /// Normal-form transcripts), written when the command ends.
+    #[arg(long, global = true, value_name = "FORM", default_value = "raw")]
+    pub transcript_form: wire::TranscriptForm,
     /// Multiply every timeout and interval by F (0 < F <= 1).
     #[arg(long, global = true, value_name = "F", default_value = "1")]
     pub time_scale: TimeScale,
@@ -129,6 +135,15 @@ pub enum Command {
         /// With --project: print each step's outcome as one JSON object.
         #[arg(long, requires = "project")]
         json: bool,
+        /// Compare the normal-form transcript with this golden file (JSON
+        /// Lines; `"[any]"` and `"[re:PATTERN]"` match varying values);
+        /// print a diff and exit 1 when they differ.
+        #[arg(long, value_name = "FILE")]
+        golden: Option<PathBuf>,
+        /// With --golden: write the golden file from this run instead
+        /// (also KAGED_UPDATE_GOLDEN=1).
+        #[arg(long, requires = "golden")]
+        update: bool,
     },
     /// Install, upgrade, uninstall, enable, disable or list plugins in a
     /// plugin store (plugin-host.md § Install flow).
@@ -217,17 +232,9 @@ fn audit_for(global: &GlobalOpts) -> Result<AuditLog, CliError> {
 
 /// A host whose plugins get the `--storage-db` broker (or a temporary one),
 /// and a waiter for the storage requests it is still answering.
-fn host_for(global: &GlobalOpts) -> Result<(HostSim, InFlightWaiter), CliError> {
+fn host_for(global: &GlobalOpts, memory: bool) -> Result<(HostSim, InFlightWaiter), CliError> {
     let audit = audit_for(global)?;
-    let transcript = match &global.transcript {
-        Some(p) => Transcript::to_file(p).map_err(|e| {
-            CliError::Usage(one_line(
-                &format!("cannot open transcript file {}", p.display()),
-                &e,
-            ))
-        })?,
-        None => Transcript::discard(),
-    };
+    let transcript = wire::open(global, memory)?;
     let broker = match &global.storage_db {
         Some(p) => StorageBroker::open(p).map_err(|e| {
             CliError::Usage(one_line(
@@ -310,7 +317,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         } => {
             require_dir(&dir)?;
             caging::check(cli.global.cage).await?;
-            let (host, in_flight) = host_for(&cli.global)?;
+            let (host, in_flight) = host_for(&cli.global, false)?;
             let outcome = call::run(
                 &host,
                 &dir,
@@ -320,7 +327,9 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 json,
             )
             .await;
-            settled(&in_flight, &cli.global, outcome).await
+            let outcome = settled(&in_flight, &cli.global, outcome).await;
+            wire::finish(&cli.global, &host.config().transcript, &[&dir])?;
+            outcome
         }
         Command::Session {
             dir,
@@ -330,10 +339,19 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             plugin,
             local,
             json,
+            golden,
+            update,
         } => {
             caging::check(cli.global.cage).await?;
-            if let Some(project) = project {
-                let (host, in_flight) = host_for(&cli.global)?;
+            let (host, in_flight) = host_for(&cli.global, golden.is_some())?;
+            let (outcome, dirs) = if let Some(project) = project {
+                let mut dirs: Vec<PathBuf> = plugins.iter().cloned().collect();
+                dirs.extend(
+                    plugin
+                        .iter()
+                        .filter_map(|p| p.split_once('='))
+                        .map(|(_, d)| PathBuf::from(d)),
+                );
                 let args = project::ProjectArgs {
                     project,
                     plugins,
@@ -341,15 +359,22 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                     local,
                     json,
                 };
-                let outcome = project::run(&host, &args, &script).await;
-                return settled(&in_flight, &cli.global, outcome).await;
-            }
-            let dir =
-                dir.ok_or_else(|| CliError::Usage("session needs DIR or --project".into()))?;
-            require_dir(&dir)?;
-            let (host, in_flight) = host_for(&cli.global)?;
-            let outcome = script::run(&host, &dir, &script).await;
-            settled(&in_flight, &cli.global, outcome).await
+                (project::run(&host, &args, &script).await, dirs)
+            } else {
+                let dir =
+                    dir.ok_or_else(|| CliError::Usage("session needs DIR or --project".into()))?;
+                require_dir(&dir)?;
+                (script::run(&host, &dir, &script).await, vec![dir])
+            };
+            let outcome = settled(&in_flight, &cli.global, outcome).await?;
+            let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+            let t = &host.config().transcript;
+            wire::finish(&cli.global, t, &dirs)?;
+            let same = match &golden {
+                Some(g) => wire::check_golden(g, update, t, &dirs)?,
+                None => true,
+            };
+            Ok(if same { outcome } else { ExitCode::from(1) })
         }
         Command::Plugin { action } => {
             let audit = audit_for(&cli.global)?;

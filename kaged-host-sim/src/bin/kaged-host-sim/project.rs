@@ -32,8 +32,8 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::script::{subset, Script, Step};
 use super::{one_line, CliError};
+use kaged_host_sim::scenario::{subset, Script, Step};
 use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent, CompactRequest, HostSim, PluginDirs};
 
 /// The session id of project steps without `session_id`.
@@ -78,9 +78,8 @@ fn load_script(path: &Path) -> Result<Script, CliError> {
             &e,
         ))
     })?;
-    let script: Script = serde_saphyr::from_str(&text).map_err(|e| {
-        CliError::Usage(one_line(&format!("invalid script {}", path.display()), &e))
-    })?;
+    let script = Script::from_yaml_str(&text)
+        .map_err(|e| CliError::Usage(one_line(&format!("script {}", path.display()), &e)))?;
     for (i, step) in script.steps.iter().enumerate() {
         let project = [
             &step.start_session,
@@ -90,7 +89,7 @@ fn load_script(path: &Path) -> Result<Script, CliError> {
         ];
         let single = [&step.call, &step.notify, &step.wait];
         let n = project.iter().filter(|a| a.is_some()).count();
-        if single.iter().any(|a| a.is_some()) || n != 1 {
+        if single.iter().any(|a| a.is_some()) || step.calls.is_some() || n != 1 {
             return Err(CliError::Usage(format!(
                 "invalid script: with --project, step {} needs exactly one of start_session, idle, compact, expect_audit",
                 i + 1
@@ -157,6 +156,7 @@ pub(super) async fn run(
     }
     let mut failures = 0;
     for (i, step) in script.steps.iter().enumerate() {
+        agents.host().config().transcript.mark_step();
         let (outcome, failure) = run_step(&agents, step).await;
         if failure.is_some() {
             failures += 1;
@@ -173,6 +173,7 @@ pub(super) async fn run(
             println!("step {}: {mark} {line}", i + 1);
         }
     }
+    agents.host().config().transcript.mark_step();
     let shutdown: Vec<(String, String)> = agents
         .shutdown()
         .await

@@ -1,0 +1,171 @@
+//! Golden files from the command line: `session --golden` against a
+//! Python plugin, a deliberate change failing with a diff that names the
+//! changed field, `--update` keeping markers, and `--transcript-form
+//! normal` giving the same file run after run.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::host::fixture;
+use assert_cmd::Command;
+
+fn cli() -> Command {
+    let mut c = Command::cargo_bin("kaged-host-sim").expect("binary");
+    c.timeout(std::time::Duration::from_secs(60));
+    c
+}
+
+fn fixtures(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+fn session(dir: &Path, golden: &Path) -> std::process::Output {
+    cli()
+        .arg("session")
+        .arg(dir)
+        .arg("--script")
+        .arg(fixtures("scripts/golden.yaml"))
+        .arg("--golden")
+        .arg(golden)
+        .env_remove("KAGED_UPDATE_GOLDEN")
+        .output()
+        .expect("runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let path = entry.path();
+        if path.is_dir() {
+            copy_dir(&path, &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
+/// A copy of the (staged, self-contained) `good` fixture whose
+/// `good.echo` answers `echoed` where the original answers `echo`.
+fn changed_good(root: &Path) -> PathBuf {
+    let dir = root.join("good");
+    copy_dir(&fixture("good"), &dir);
+    let plugin = dir.join("plugin.py");
+    let code = std::fs::read_to_string(&plugin).expect("read");
+    let changed = code.replace(r#"return {"echo": params"#, r#"return {"echoed": params"#);
+    assert_ne!(code, changed, "the fixture's echo answer moved");
+    std::fs::write(&plugin, changed).expect("write");
+    dir
+}
+
+#[test]
+fn a_python_plugin_matches_its_golden_transcript() {
+    let out = session(&fixture("good"), &fixtures("golden/good.jsonl"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("good.jsonl: same"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_changed_answer_fails_with_a_diff_naming_the_field() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = changed_good(tmp.path());
+    let out = session(&dir, &fixtures("golden/good.jsonl"));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("good.jsonl: differs"), "{stdout}");
+    assert!(
+        stdout.contains("--- golden") && stdout.contains("+++ actual"),
+        "{stdout}"
+    );
+    let diff_line = |sign: char, text: &str| {
+        stdout
+            .lines()
+            .any(|l| l.strip_prefix(sign).is_some_and(|rest| rest.trim() == text))
+    };
+    assert!(diff_line('-', r#""echo": {"#), "{stdout}");
+    assert!(diff_line('+', r#""echoed": {"#), "{stdout}");
+    // Only the changed answer differs: markers and paths match.
+    let changed = stdout.lines().filter(|l| l.starts_with(['-', '+'])).count();
+    assert_eq!(
+        changed, 4,
+        "two header lines and one changed field:\n{stdout}"
+    );
+}
+
+#[test]
+fn update_writes_the_golden_file_and_keeps_its_markers() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let golden = tmp.path().join("good.jsonl");
+    let out = session(&fixture("good"), &golden);
+    assert_eq!(out.status.code(), Some(1), "a missing golden file fails");
+    assert!(text(&out.stdout).contains("missing (run with --update"));
+    let out = cli()
+        .args(["session"])
+        .arg(fixture("good"))
+        .arg("--script")
+        .arg(fixtures("scripts/golden.yaml"))
+        .arg("--golden")
+        .arg(&golden)
+        .arg("--update")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let written = std::fs::read_to_string(&golden).expect("written");
+    let committed = std::fs::read_to_string(fixtures("golden/good.jsonl")).expect("read");
+    // The committed file marks the plugin's version "[re:...]"; a plain
+    // update writes the value, an update of the committed file keeps it.
+    assert!(!written.contains("[re:"), "{written}");
+    std::fs::write(&golden, &committed).expect("copy");
+    let out = cli()
+        .args(["session"])
+        .arg(fixture("good"))
+        .arg("--script")
+        .arg(fixtures("scripts/golden.yaml"))
+        .arg("--golden")
+        .arg(&golden)
+        .env("KAGED_UPDATE_GOLDEN", "1")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&golden).expect("read"), committed);
+}
+
+#[test]
+fn a_normal_form_transcript_is_the_same_file_run_after_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let file = tmp.path().join(format!("t{i}.jsonl"));
+        let out = cli()
+            .arg("--transcript")
+            .arg(&file)
+            .args(["--transcript-form", "normal", "session"])
+            .arg(fixture("good"))
+            .arg("--script")
+            .arg(fixtures("scripts/golden.yaml"))
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+        files.push(std::fs::read_to_string(&file).expect("written"));
+    }
+    assert_eq!(files[0], files[1]);
+    assert!(
+        files[0].lines().all(|l| !l.contains("\"seq\"")),
+        "no seq in the normal form"
+    );
+}
