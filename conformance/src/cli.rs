@@ -106,6 +106,16 @@ pub struct SuiteArgs {
     /// Write one wire transcript (JSON Lines) per case to DIR.
     #[arg(long, value_name = "DIR")]
     pub transcript_dir: Option<PathBuf>,
+    /// The form of those transcripts: `raw` (every record as it happened)
+    /// or `normal` (deterministic run after run: docs/protocol.md §
+    /// Normal-form transcripts).
+    #[arg(
+        long,
+        value_name = "FORM",
+        default_value = "raw",
+        requires = "transcript_dir"
+    )]
+    pub transcript_form: kaged_host_sim::normal::TranscriptForm,
     /// The storage broker's SQLite database (created if needed; a
     /// temporary database, removed after the run, by default).
     #[arg(long, value_name = "PATH")]
@@ -249,6 +259,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         },
         baseline,
         transcript_dir: a.transcript_dir.clone(),
+        transcript_form: a.transcript_form,
         storage_db: a.storage_db.clone(),
         adjust_timeouts: None,
         cage: a.cage,

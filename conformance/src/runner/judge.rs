@@ -72,7 +72,8 @@ pub fn judge_dir(dir: &Path, options: &Options) -> Result<Report, StoredError> {
         ..options.clone()
     };
     let mut quiet = |_: &crate::report::CaseResult| {};
-    let mut rec = Recorder::new(&options, AuditLog::discard(), &mut quiet);
+    let plugin_dir = std::path::PathBuf::from(&run.plugin.dir);
+    let mut rec = Recorder::new(&options, &plugin_dir, AuditLog::discard(), &mut quiet);
     match manifest {
         None => {
             for check in rows(Stage::Validated) {

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use kaged_host_sim::normal::TranscriptForm;
 use kaged_host_sim::time::{TimeScale, Timeouts};
 use kaged_host_sim::CageMode;
 use kaged_plugin_protocol::manifest::Manifest;
@@ -20,6 +21,9 @@ pub struct Options {
     pub baseline: Option<Baseline>,
     /// `--transcript-dir`: one wire transcript per case is written here.
     pub transcript_dir: Option<PathBuf>,
+    /// `--transcript-form`: the case transcripts raw, or in the normal
+    /// form (each case one step; `kaged_host_sim::normal`).
+    pub transcript_form: TranscriptForm,
     /// `--storage-db`: the storage broker's database (created if needed);
     /// `None` for a temporary database removed after the run.
     pub storage_db: Option<PathBuf>,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use kaged_host_sim::audit::AuditLog;
 use kaged_host_sim::cage::CagePolicy;
+use kaged_host_sim::normal::{normal_form, NormalOptions, TranscriptForm};
 use kaged_host_sim::transcript::Direction;
 
 use super::options::Options;
@@ -24,6 +25,8 @@ const TAIL_CHARS: usize = 300;
 /// The verdicts of one run.
 pub(crate) struct Recorder<'a> {
     options: &'a Options,
+    /// The plugin directory (the normal form's `[plugin_dir]`).
+    plugin_dir: std::path::PathBuf,
     audit: AuditLog,
     results: Vec<CaseResult>,
     on_case: &'a mut dyn FnMut(&CaseResult),
@@ -36,11 +39,13 @@ impl<'a> Recorder<'a> {
     /// `on_case` sees each result as it is recorded.
     pub fn new(
         options: &'a Options,
+        plugin_dir: &std::path::Path,
         audit: AuditLog,
         on_case: &'a mut dyn FnMut(&CaseResult),
     ) -> Recorder<'a> {
         Recorder {
             options,
+            plugin_dir: plugin_dir.to_path_buf(),
             audit,
             results: Vec::new(),
             on_case,
@@ -138,10 +143,16 @@ impl<'a> Recorder<'a> {
             }
         }
         if let Some(dir) = &self.options.transcript_dir {
-            let text: String = records
-                .iter()
-                .map(|r| format!("{}\n", r.to_json()))
-                .collect();
+            let text: String = match self.options.transcript_form {
+                TranscriptForm::Raw => records
+                    .iter()
+                    .map(|r| format!("{}\n", r.to_json()))
+                    .collect(),
+                TranscriptForm::Normal => {
+                    normal_form(&records, &[], &NormalOptions::for_plugin(&self.plugin_dir))
+                        .to_jsonl()
+                }
+            };
             if let Err(e) = std::fs::write(dir.join(file_name(&scope.id)), text) {
                 detail.push_str(&format!("\n(could not write the case's transcript: {e})"));
             }

@@ -103,7 +103,7 @@ async fn run_checked(
     let (kind, reason) = RunCage::kind(options.cage).await?;
     let config_root = ConfigRoot::for_run(options)?;
     let audit = AuditLog::memory();
-    let mut rec = Recorder::new(options, audit.clone(), on_case);
+    let mut rec = Recorder::new(options, dir, audit.clone(), on_case);
     let validation = validate_dir(dir);
     for check in rows(Stage::Validated) {
         if let CaseFn::Manifest(f) = check.run {

@@ -58,6 +58,45 @@ pub const REMOVED_KEYS: [&str; 4] = ["ts", "duration_ms", "pid", "cage_id"];
 /// Members whose values become `"[key]"`.
 pub const PLACEHOLDER_KEYS: [&str; 2] = ["request_id", "daemon_version"];
 
+/// The form a transcript file is written in (`--transcript-form`).
+///
+/// ```
+/// use kaged_host_sim::normal::TranscriptForm;
+/// assert_eq!("normal".parse::<TranscriptForm>(), Ok(TranscriptForm::Normal));
+/// assert!("pretty".parse::<TranscriptForm>().unwrap_err().contains("raw, normal"));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TranscriptForm {
+    /// Every record as it happens (ADDENDUM §9), stderr included.
+    #[default]
+    Raw,
+    /// The normal form: the same bytes run after run.
+    Normal,
+}
+
+impl std::str::FromStr for TranscriptForm {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<TranscriptForm, String> {
+        match s {
+            "raw" => Ok(TranscriptForm::Raw),
+            "normal" => Ok(TranscriptForm::Normal),
+            other => Err(format!(
+                "unknown transcript form {other:?} (expected one of: raw, normal)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for TranscriptForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TranscriptForm::Raw => "raw",
+            TranscriptForm::Normal => "normal",
+        })
+    }
+}
+
 /// How to normalise.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NormalOptions {

@@ -16,7 +16,7 @@
 //! # }
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kaged_plugin_protocol::PluginCallContext;
@@ -40,6 +40,7 @@ pub struct Scenario {
     time_scale: TimeScale,
     keep_stderr: bool,
     cage: CageMode,
+    config_root: Option<PathBuf>,
 }
 
 impl Default for Scenario {
@@ -49,6 +50,7 @@ impl Default for Scenario {
             time_scale: TimeScale::FULL,
             keep_stderr: false,
             cage: CageMode::Auto,
+            config_root: None,
         }
     }
 }
@@ -196,6 +198,13 @@ impl Scenario {
         self
     }
 
+    /// The operator's config root (`config:/` grants resolve under it;
+    /// default: none). It is `[config_root]` in the transcript.
+    pub fn config_root(mut self, dir: &Path) -> Scenario {
+        self.config_root = Some(dir.to_path_buf());
+        self
+    }
+
     /// The script this scenario runs.
     pub fn script(&self) -> &Script {
         &self.script
@@ -215,6 +224,7 @@ impl Scenario {
             storage_available: true,
             handler: Arc::new(broker),
             cage: self.cage,
+            config_root: self.config_root.clone(),
             ..HostConfig::default()
         });
         let session = host
@@ -224,6 +234,10 @@ impl Scenario {
         let outcomes = run_steps(&host, &session, &self.script, &mut |_, _| {}).await;
         let shutdown = session.shutdown().await;
         let mut opts = NormalOptions::for_plugin(dir);
+        if let Some(root) = &self.config_root {
+            opts.paths
+                .insert(0, (root.display().to_string(), "[config_root]".into()));
+        }
         opts.keep_stderr = self.keep_stderr;
         Ok(ScenarioRun {
             outcomes,

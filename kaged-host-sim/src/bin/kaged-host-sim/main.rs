@@ -55,7 +55,7 @@ pub struct GlobalOpts {
     /// `normal` (deterministic run after run: docs/protocol.md §
     /// Normal-form transcripts), written when the command ends.
     #[arg(long, global = true, value_name = "FORM", default_value = "raw")]
-    pub transcript_form: wire::TranscriptForm,
+    pub transcript_form: kaged_host_sim::normal::TranscriptForm,
     /// Multiply every timeout and interval by F (0 < F <= 1).
     #[arg(long, global = true, value_name = "F", default_value = "1")]
     pub time_scale: TimeScale,

@@ -6,22 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
 use kaged_host_sim::golden::{self, Golden};
-use kaged_host_sim::normal::{self, NormalOptions};
+use kaged_host_sim::normal::{self, NormalOptions, TranscriptForm};
 use kaged_host_sim::{one_line, Transcript};
 
 use super::{CliError, GlobalOpts};
-
-/// How `--transcript FILE` is written.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub enum TranscriptForm {
-    /// Every record as it happens (ADDENDUM §9), stderr included.
-    #[default]
-    Raw,
-    /// The normal form, deterministic run after run, at the end.
-    Normal,
-}
 
 /// The transcript a command's host writes to; `memory` also keeps it
 /// (for `--golden`).
