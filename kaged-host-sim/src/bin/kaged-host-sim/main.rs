@@ -234,7 +234,7 @@ fn audit_for(global: &GlobalOpts) -> Result<AuditLog, CliError> {
 /// and a waiter for the storage requests it is still answering.
 fn host_for(global: &GlobalOpts, memory: bool) -> Result<(HostSim, InFlightWaiter), CliError> {
     let audit = audit_for(global)?;
-    let transcript = wire::open(global, memory)?;
+    let transcript = wire::open(global.transcript.as_deref(), global.transcript_form, memory)?;
     let broker = match &global.storage_db {
         Some(p) => StorageBroker::open(p).map_err(|e| {
             CliError::Usage(one_line(
@@ -328,7 +328,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             )
             .await;
             let outcome = settled(&in_flight, &cli.global, outcome).await;
-            wire::finish(&cli.global, &host.config().transcript, &[&dir])?;
+            wire::finish(
+                cli.global.transcript.as_deref(),
+                cli.global.transcript_form,
+                &host.config().transcript,
+                &[&dir],
+            )?;
             outcome
         }
         Command::Session {
@@ -369,7 +374,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let outcome = settled(&in_flight, &cli.global, outcome).await?;
             let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
             let t = &host.config().transcript;
-            wire::finish(&cli.global, t, &dirs)?;
+            wire::finish(
+                cli.global.transcript.as_deref(),
+                cli.global.transcript_form,
+                t,
+                &dirs,
+            )?;
             let same = match &golden {
                 Some(g) => wire::check_golden(g, update, t, &dirs)?,
                 None => true,

@@ -10,12 +10,16 @@ use kaged_host_sim::golden::{self, Golden};
 use kaged_host_sim::normal::{self, NormalOptions, TranscriptForm};
 use kaged_host_sim::{one_line, Transcript};
 
-use super::{CliError, GlobalOpts};
+use super::CliError;
 
 /// The transcript a command's host writes to; `memory` also keeps it
 /// (for `--golden`).
-pub fn open(global: &GlobalOpts, memory: bool) -> Result<Transcript, CliError> {
-    let t = match (&global.transcript, global.transcript_form) {
+pub fn open(
+    file: Option<&Path>,
+    form: TranscriptForm,
+    memory: bool,
+) -> Result<Transcript, CliError> {
+    let t = match (file, form) {
         (Some(p), TranscriptForm::Raw) => Transcript::to_file(p).map_err(|e| {
             CliError::Usage(one_line(
                 &format!("cannot open transcript file {}", p.display()),
@@ -42,8 +46,13 @@ pub fn options(dirs: &[&Path]) -> NormalOptions {
 }
 
 /// Write the normal form to `--transcript FILE` when that is its form.
-pub fn finish(global: &GlobalOpts, t: &Transcript, dirs: &[&Path]) -> Result<(), CliError> {
-    let (Some(path), TranscriptForm::Normal) = (&global.transcript, global.transcript_form) else {
+pub fn finish(
+    file: Option<&Path>,
+    form: TranscriptForm,
+    t: &Transcript,
+    dirs: &[&Path],
+) -> Result<(), CliError> {
+    let (Some(path), TranscriptForm::Normal) = (file, form) else {
         return Ok(());
     };
     let text = normal::of(t, &options(dirs)).to_jsonl();
