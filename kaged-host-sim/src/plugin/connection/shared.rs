@@ -16,7 +16,7 @@ use super::raw_probes::RawProbes;
 use super::request_ids::RequestIds;
 use super::state::{Ending, Fatal, Phase};
 use crate::observe::audit::{AuditEvent, AuditLog};
-use crate::observe::transcript::Transcript;
+use crate::observe::transcript::{Direction, Transcript};
 use crate::requests::handler::PluginRequestHandler;
 use crate::time::Timeouts;
 
@@ -76,8 +76,19 @@ impl Shared {
         }
     }
 
+    /// Queue `line` for the writer; it is in the transcript from now on
+    /// (recorded here, not when written, so the transcript has every host
+    /// message in send order as soon as it is sent).
     pub(crate) fn send_encoded(&self, line: Vec<u8>) -> bool {
-        !*self.closed.borrow() && self.out.send(line).is_ok()
+        if *self.closed.borrow() {
+            return false;
+        }
+        // Recorded before it is queued: the plugin cannot answer a line
+        // before the transcript has it.
+        if let Some(body) = line.strip_suffix(b"\n") {
+            self.cfg.transcript.record(Direction::HostToPlugin, body);
+        }
+        self.out.send(line).is_ok()
     }
 
     pub(crate) fn fail(&self, fatal: Fatal) {

@@ -22,8 +22,6 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
             tracing::debug!(plugin = %shared.plugin, "closing the plugin's stdin");
             return;
         }
-        let body = line.strip_suffix(b"\n").unwrap_or(&line);
-        shared.cfg.transcript.record(Direction::HostToPlugin, body);
         if let Err(e) = write_line(&mut writer, &line).await {
             tracing::debug!(plugin = %shared.plugin, error = %e, "plugin stdin closed");
             return;
