@@ -51,6 +51,7 @@
 //! ```
 
 pub mod agents;
+pub mod bench;
 pub mod cage;
 mod firing;
 mod host;

@@ -154,3 +154,31 @@ async fn stdin_eof_makes_the_plugin_exit() {
         .expect("exited after EOF");
     assert_eq!(exit.code, Some(0));
 }
+
+/// `kaged_host_sim::bench` (what `kaged-host-sim bench` runs) against the
+/// echo plugin: both phases answered without error. Speed is printed by
+/// the command, never asserted.
+#[tokio::test]
+async fn the_bench_runs_against_echo() {
+    let staged = stage();
+    let (host, _audit, _transcript) = host(1.0);
+    let session = host.launch(staged.dir()).await.expect("launch echo");
+    let opts = kaged_host_sim::bench::BenchOptions {
+        method: "echo.say".into(),
+        params: Some(json!({"text": "hi"})),
+        context: Some(PluginCallContext::agent(
+            "music", "primary", "ses_1", "req_1",
+        )),
+        calls: 200,
+        concurrency: 8,
+        warmup: 10,
+    };
+    let report = kaged_host_sim::bench::bench(&session, &opts).await;
+    session.shutdown().await;
+    for p in [&report.one_at_a_time, &report.pipelined] {
+        assert_eq!((p.calls, p.errors), (200, 0), "{p:?}");
+        assert!(p.p50_us <= p.p99_us && p.p99_us <= p.max_us, "{p:?}");
+    }
+    assert_eq!(report.pipelined.concurrency, 8);
+    assert!(report.render().contains("pipelined (8 in flight)"));
+}

@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod bench;
 mod cage;
 mod caging;
 mod commands;

@@ -1,5 +1,5 @@
 //! The `kaged-host-sim` command line: `validate`, `call`, `session`,
-//! `plugin`, `storage`, `cage`.
+//! `bench`, `plugin`, `storage`, `cage`.
 //!
 //! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
 //! usage (unknown flags, bad JSON arguments, missing directories) and for
@@ -9,6 +9,7 @@
 //! Plugins run caged (ADDENDUM §13, `--cage auto|require|off`); every
 //! command that runs one says how (`cage: ...`, see [`caging`]).
 
+mod bench;
 mod cage;
 mod caging;
 mod call;
@@ -157,6 +158,31 @@ pub enum Command {
         /// What to do with the storage.
         #[command(subcommand)]
         action: storage::StorageCommand,
+    },
+    /// Measure the plugin in DIR: calls/s one at a time and pipelined,
+    /// p50/p99/max latency, its CPU per call and RSS. Exit 1 when a call
+    /// failed.
+    Bench {
+        /// The plugin directory.
+        dir: PathBuf,
+        /// The method to call (default: ping, which every plugin answers).
+        #[arg(long, value_name = "METHOD", default_value = "ping")]
+        method: String,
+        /// Its params, a JSON object.
+        #[arg(long, value_name = "JSON")]
+        params: Option<String>,
+        /// Its call context, a JSON PluginCallContext (a tool needs one).
+        #[arg(long, value_name = "JSON")]
+        context: Option<String>,
+        /// Calls per phase.
+        #[arg(long, value_name = "N", default_value_t = 2000)]
+        calls: usize,
+        /// Calls in flight in the pipelined phase.
+        #[arg(long, value_name = "K", default_value_t = 16)]
+        concurrency: usize,
+        /// Print one JSON object instead of the human lines.
+        #[arg(long)]
+        json: bool,
     },
     /// Show the cage the plugin in DIR would run in: the policy compiled
     /// from its capabilities and the bwrap command line (ADDENDUM §13).
@@ -385,6 +411,29 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 None => true,
             };
             Ok(if same { outcome } else { ExitCode::from(1) })
+        }
+        Command::Bench {
+            dir,
+            method,
+            params,
+            context,
+            calls,
+            concurrency,
+            json,
+        } => {
+            require_dir(&dir)?;
+            caging::check(cli.global.cage).await?;
+            let (host, in_flight) = host_for(&cli.global, false)?;
+            let args = bench::BenchArgs {
+                method: &method,
+                params: params.as_deref(),
+                context: context.as_deref(),
+                calls,
+                concurrency,
+                json,
+            };
+            let outcome = bench::run(&host, &dir, &args).await;
+            settled(&in_flight, &cli.global, outcome).await
         }
         Command::Plugin { action } => {
             let audit = audit_for(&cli.global)?;

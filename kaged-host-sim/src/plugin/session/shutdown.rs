@@ -110,6 +110,9 @@ impl PluginSession {
         if let Some(pid) = life.pid {
             kill_and_reap_group(pid, self.timeouts().sigterm_grace).await;
         }
+        // Everything the plugin wrote to stderr before it ended is
+        // captured (and in the transcript) before the outcome is known.
+        conn.wait_stderr_done(self.timeouts().sigterm_grace).await;
         let outcome = if after_sigterm {
             self.audit().emit(
                 AuditEvent::Stopped,
@@ -127,7 +130,6 @@ impl PluginSession {
                 .emit(AuditEvent::Stopped, self.name(), json!({"via": "shutdown"}));
             ShutdownOutcome::Exited(info)
         } else {
-            conn.wait_stderr_done(self.timeouts().sigterm_grace).await;
             audit_crash(conn, info, life.pid);
             ShutdownOutcome::ExitedWithError(info)
         };

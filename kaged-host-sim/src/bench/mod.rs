@@ -1,0 +1,203 @@
+//! Benchmarking any plugin (`kaged-host-sim bench DIR`): calls per second
+//! one at a time and pipelined, latency percentiles, and the plugin's CPU
+//! per call and resident memory, read from `/proc` for its whole process
+//! tree (the cage included). A plugin author's regression check, not a
+//! test: nothing here asserts a speed.
+//!
+//! ```no_run
+//! # async fn demo(session: &kaged_host_sim::PluginSession) {
+//! use kaged_host_sim::bench::{bench, BenchOptions};
+//! let report = bench(session, &BenchOptions::default()).await;
+//! println!("{}", report.to_json());
+//! # }
+//! ```
+
+mod procfs;
+
+use std::time::{Duration, Instant};
+
+use futures_util::stream::{self, StreamExt};
+use kaged_plugin_protocol::PluginCallContext;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::plugin::session::PluginSession;
+pub use procfs::{tree_usage, TreeUsage};
+
+/// What to call, how often.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The method (default `ping`, which every plugin answers).
+    pub method: String,
+    /// Its params.
+    pub params: Option<Value>,
+    /// Its call context (a tool needs an agent's).
+    pub context: Option<PluginCallContext>,
+    /// Calls per phase (default 2000).
+    pub calls: usize,
+    /// Calls in flight in the pipelined phase (default 16).
+    pub concurrency: usize,
+    /// Calls made first and not measured (default 100).
+    pub warmup: usize,
+}
+
+impl Default for BenchOptions {
+    fn default() -> BenchOptions {
+        BenchOptions {
+            method: "ping".into(),
+            params: None,
+            context: None,
+            calls: 2000,
+            concurrency: 16,
+            warmup: 100,
+        }
+    }
+}
+
+/// One phase's numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Phase {
+    /// Calls in flight at once.
+    pub concurrency: usize,
+    /// Calls made.
+    pub calls: usize,
+    /// Calls answered with an error (or not answered).
+    pub errors: usize,
+    /// Wall time of the phase, in seconds.
+    pub seconds: f64,
+    /// Calls per second.
+    pub calls_per_sec: f64,
+    /// Latency percentiles and maximum, in microseconds.
+    pub p50_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Maximum.
+    pub max_us: u64,
+    /// The plugin's CPU time (user + system, whole process tree) per call,
+    /// in microseconds; `None` without `/proc`. Resolution: 10 ms over
+    /// the phase.
+    pub plugin_cpu_us_per_call: Option<f64>,
+}
+
+/// The result of a bench.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchReport {
+    /// The plugin.
+    pub plugin: String,
+    /// The method called.
+    pub method: String,
+    /// Whether the plugin ran in bwrap.
+    pub caged: bool,
+    /// Calls one after the other.
+    pub one_at_a_time: Phase,
+    /// Calls `concurrency` at a time.
+    pub pipelined: Phase,
+    /// The plugin's resident memory after the bench, in KiB (whole
+    /// process tree); `None` without `/proc`.
+    pub plugin_rss_kib: Option<u64>,
+}
+
+impl BenchReport {
+    /// The report as one JSON object (`--json`).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The human lines of `kaged-host-sim bench`.
+    pub fn render(&self) -> String {
+        let phase = |name: &str, p: &Phase| {
+            let cpu = p
+                .plugin_cpu_us_per_call
+                .map_or_else(String::new, |c| format!(", plugin CPU {c:.1} µs/call"));
+            let errors = if p.errors > 0 {
+                format!(", {} ERRORS", p.errors)
+            } else {
+                String::new()
+            };
+            format!(
+                "  {name}: {:.0} calls/s, p50 {} µs, p99 {} µs, max {} µs{cpu}{errors}\n",
+                p.calls_per_sec, p.p50_us, p.p99_us, p.max_us
+            )
+        };
+        let mut out = format!(
+            "bench {}: {} × {} per phase\n",
+            self.plugin, self.method, self.one_at_a_time.calls
+        );
+        out.push_str(&phase("one at a time", &self.one_at_a_time));
+        out.push_str(&phase(
+            &format!("pipelined ({} in flight)", self.pipelined.concurrency),
+            &self.pipelined,
+        ));
+        if let Some(rss) = self.plugin_rss_kib {
+            out.push_str(&format!("  plugin RSS: {rss} KiB\n"));
+        }
+        out
+    }
+}
+
+async fn one(session: &PluginSession, o: &BenchOptions) -> (Duration, bool) {
+    let start = Instant::now();
+    let ok = session
+        .call(&o.method, o.params.clone(), o.context.clone())
+        .await
+        .is_ok();
+    (start.elapsed(), ok)
+}
+
+async fn phase(session: &PluginSession, o: &BenchOptions, concurrency: usize) -> Phase {
+    let pid = session.pid();
+    let before = pid.and_then(tree_usage);
+    let start = Instant::now();
+    let results: Vec<(Duration, bool)> = stream::iter(0..o.calls)
+        .map(|_| one(session, o))
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await;
+    let seconds = start.elapsed().as_secs_f64();
+    let after = pid.and_then(tree_usage);
+    let mut us: Vec<u64> = results.iter().map(|(d, _)| d.as_micros() as u64).collect();
+    us.sort_unstable();
+    let at = |q: f64| {
+        us.get(((us.len() as f64 * q).ceil() as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or(0)
+    };
+    let cpu = match (before, after) {
+        (Some(b), Some(a)) if o.calls > 0 => {
+            Some(a.cpu.saturating_sub(b.cpu).as_secs_f64() * 1e6 / o.calls as f64)
+        }
+        _ => None,
+    };
+    Phase {
+        concurrency: concurrency.max(1),
+        calls: o.calls,
+        errors: results.iter().filter(|(_, ok)| !ok).count(),
+        seconds,
+        calls_per_sec: if seconds > 0.0 {
+            o.calls as f64 / seconds
+        } else {
+            0.0
+        },
+        p50_us: at(0.50),
+        p99_us: at(0.99),
+        max_us: us.last().copied().unwrap_or(0),
+        plugin_cpu_us_per_call: cpu,
+    }
+}
+
+/// Warm up, then call one at a time and pipelined.
+pub async fn bench(session: &PluginSession, o: &BenchOptions) -> BenchReport {
+    for _ in 0..o.warmup {
+        let _ = one(session, o).await;
+    }
+    let one_at_a_time = phase(session, o, 1).await;
+    let pipelined = phase(session, o, o.concurrency).await;
+    BenchReport {
+        plugin: session.name().to_string(),
+        method: o.method.clone(),
+        caged: session.caged(),
+        one_at_a_time,
+        pipelined,
+        plugin_rss_kib: session.pid().and_then(tree_usage).map(|u| u.rss_kib),
+    }
+}

@@ -1,0 +1,85 @@
+//! `kaged-host-sim bench DIR [--method M] [--params JSON] [--context JSON]
+//! [--calls N] [--concurrency K] [--json]`: calls per second one at a time
+//! and pipelined, latency percentiles, the plugin's CPU per call and RSS
+//! (`kaged_host_sim::bench`). The first line says how the plugin runs.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use kaged_host_sim::bench::{bench, BenchOptions};
+use kaged_host_sim::HostSim;
+use kaged_plugin_protocol::PluginCallContext;
+use serde_json::Value;
+
+use super::call::parse_json;
+use super::{one_line, CliError};
+
+/// What `bench` was asked.
+pub struct BenchArgs<'a> {
+    /// The method.
+    pub method: &'a str,
+    /// Its params, as JSON text.
+    pub params: Option<&'a str>,
+    /// Its context, as JSON text.
+    pub context: Option<&'a str>,
+    /// Calls per phase.
+    pub calls: usize,
+    /// Calls in flight in the pipelined phase.
+    pub concurrency: usize,
+    /// One JSON object on stdout.
+    pub json: bool,
+}
+
+pub(super) async fn run(
+    host: &HostSim,
+    dir: &Path,
+    a: &BenchArgs<'_>,
+) -> Result<ExitCode, CliError> {
+    if a.calls == 0 || a.concurrency == 0 {
+        return Err(CliError::Usage(
+            "--calls and --concurrency must be at least 1".into(),
+        ));
+    }
+    let params: Option<Value> = a.params.map(|p| parse_json("--params", p)).transpose()?;
+    let context: Option<PluginCallContext> =
+        a.context.map(|c| parse_json("--context", c)).transpose()?;
+    let session = host.launch(dir).await.map_err(|e| {
+        CliError::Failed(one_line(
+            &format!("cannot start the plugin in {}", dir.display()),
+            &e,
+        ))
+    })?;
+    eprintln!("{}", super::caging::line(&session, None));
+    // One call first: a method that fails is said at once, not 2000 times.
+    if let Err(e) = session
+        .call(a.method, params.clone(), context.clone())
+        .await
+    {
+        session.shutdown().await;
+        return Err(CliError::Failed(one_line(
+            &format!("call {}", a.method),
+            &e,
+        )));
+    }
+    let opts = BenchOptions {
+        method: a.method.to_string(),
+        params,
+        context,
+        calls: a.calls,
+        concurrency: a.concurrency,
+        ..BenchOptions::default()
+    };
+    let report = bench(&session, &opts).await;
+    session.shutdown().await;
+    if a.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.render());
+    }
+    let errors = report.one_at_a_time.errors + report.pipelined.errors;
+    Ok(if errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

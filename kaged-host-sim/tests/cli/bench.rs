@@ -1,0 +1,95 @@
+//! `kaged-host-sim bench`: against a Python fixture plugin, human and
+//! JSON output, and its errors. Numbers are printed, never asserted.
+
+use crate::support::host::fixture;
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn cli() -> Command {
+    let mut c = Command::cargo_bin("kaged-host-sim").expect("binary");
+    c.timeout(std::time::Duration::from_secs(120));
+    c
+}
+
+#[test]
+fn bench_reports_both_phases_as_json() {
+    let out = cli()
+        .arg("bench")
+        .arg(fixture("good"))
+        .args([
+            "--method",
+            "status.get",
+            "--calls",
+            "50",
+            "--concurrency",
+            "4",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cage: "),
+        "says how the plugin ran: {stderr}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["plugin"], "good");
+    assert_eq!(v["method"], "status.get");
+    assert!(v["caged"].is_boolean());
+    for (phase, k) in [("one_at_a_time", 1), ("pipelined", 4)] {
+        let p = &v[phase];
+        assert_eq!(p["calls"], 50, "{p}");
+        assert_eq!(p["concurrency"], k, "{p}");
+        assert_eq!(p["errors"], 0, "{p}");
+        assert!(p["calls_per_sec"].as_f64().is_some_and(|c| c > 0.0), "{p}");
+        let (p50, p99, max) = (
+            p["p50_us"].as_u64(),
+            p["p99_us"].as_u64(),
+            p["max_us"].as_u64(),
+        );
+        assert!(p50 <= p99 && p99 <= max, "{p}");
+        assert!(p["plugin_cpu_us_per_call"].is_number(), "{p}");
+    }
+    assert!(v["plugin_rss_kib"].as_u64().is_some_and(|r| r > 0), "{v}");
+}
+
+#[test]
+fn bench_prints_human_lines_by_default() {
+    let out = cli()
+        .arg("bench")
+        .arg(fixture("good"))
+        .args(["--calls", "20"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("bench good: ping × 20 per phase"),
+        "{text}"
+    );
+    assert!(
+        text.contains("one at a time: ") && text.contains("pipelined (16 in flight): "),
+        "{text}"
+    );
+}
+
+#[test]
+fn bench_refuses_a_failing_method_and_bad_counts() {
+    let out = cli()
+        .arg("bench")
+        .arg(fixture("good"))
+        .args(["--method", "no.such"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("call no.such"), "{err}");
+    let out = cli()
+        .arg("bench")
+        .arg(fixture("good"))
+        .args(["--calls", "0"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}
