@@ -433,7 +433,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 json,
             };
             let outcome = bench::run(&host, &dir, &args).await;
-            settled(&in_flight, &cli.global, outcome).await
+            let outcome = settled(&in_flight, &cli.global, outcome).await;
+            wire::finish(
+                cli.global.transcript.as_deref(),
+                cli.global.transcript_form,
+                &host.config().transcript,
+                &[&dir],
+            )?;
+            outcome
         }
         Command::Plugin { action } => {
             let audit = audit_for(&cli.global)?;
