@@ -28,6 +28,7 @@ mod placement;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use kaged_host_sim::bench::tree_usage;
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{HostConfig, HostSim, PluginSession};
 use kaged_plugin_protocol::PluginCallContext;
@@ -59,8 +60,31 @@ fn release_bin(name: &str) -> Result<PathBuf, String> {
     }
 }
 
-async fn one_at_a_time(s: &PluginSession, n: usize) -> Result<f64, String> {
+/// The plugin's on-CPU time (every thread of its process tree).
+fn plugin_cpu(s: &PluginSession) -> Option<std::time::Duration> {
+    s.pid().and_then(tree_usage).map(|u| u.cpu)
+}
+
+/// Calls per second and the plugin's CPU per call (µs) of `n` calls.
+type Measured = (f64, Option<f64>);
+
+fn measured(
+    s: &PluginSession,
+    n: usize,
+    start: Instant,
+    cpu0: Option<std::time::Duration>,
+) -> Measured {
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    let cpu = match (cpu0, plugin_cpu(s)) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64() * 1e6 / n as f64),
+        _ => None,
+    };
+    (rate, cpu)
+}
+
+async fn one_at_a_time(s: &PluginSession, n: usize) -> Result<Measured, String> {
     let ctx = PluginCallContext::agent("bench", "primary", "ses_bench", "req_bench");
+    let cpu0 = plugin_cpu(s);
     let start = Instant::now();
     for i in 0..n {
         s.call(
@@ -71,11 +95,12 @@ async fn one_at_a_time(s: &PluginSession, n: usize) -> Result<f64, String> {
         .await
         .map_err(|e| format!("call failed: {e}"))?;
     }
-    Ok(n as f64 / start.elapsed().as_secs_f64())
+    Ok(measured(s, n, start, cpu0))
 }
 
-async fn pipelined(s: &PluginSession, n: usize) -> Result<f64, String> {
+async fn pipelined(s: &PluginSession, n: usize) -> Result<Measured, String> {
     let ctx = PluginCallContext::agent("bench", "primary", "ses_bench", "req_bench");
+    let cpu0 = plugin_cpu(s);
     let start = Instant::now();
     let mut done = 0;
     while done < n {
@@ -92,7 +117,7 @@ async fn pipelined(s: &PluginSession, n: usize) -> Result<f64, String> {
         }
         done += batch;
     }
-    Ok(n as f64 / start.elapsed().as_secs_f64())
+    Ok(measured(s, n, start, cpu0))
 }
 
 fn rss_kib(pid: u32) -> Option<u64> {
@@ -129,10 +154,20 @@ struct Row {
     raw: f64,
     /// The lowest and highest per-round ratio.
     spread: (f64, f64),
+    /// The plugins' median CPU per call, µs: SDK, raw.
+    cpu: (Option<f64>, Option<f64>),
+}
+
+fn median_cpu(v: &[Measured]) -> Option<f64> {
+    let cpu: Option<Vec<f64>> = v.iter().map(|m| m.1).collect();
+    cpu.filter(|c| !c.is_empty()).map(median)
 }
 
 impl Row {
-    fn new(layout: Layout, mode: String, sdk: Vec<f64>, raw: Vec<f64>) -> Row {
+    fn new(layout: Layout, mode: String, sdk_m: Vec<Measured>, raw_m: Vec<Measured>) -> Row {
+        let cpu = (median_cpu(&sdk_m), median_cpu(&raw_m));
+        let sdk: Vec<f64> = sdk_m.iter().map(|m| m.0).collect();
+        let raw: Vec<f64> = raw_m.iter().map(|m| m.0).collect();
         let ratios: Vec<f64> = sdk.iter().zip(&raw).map(|(s, r)| s / r).collect();
         let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = ratios.iter().copied().fold(0.0, f64::max);
@@ -142,6 +177,7 @@ impl Row {
             sdk: median(sdk),
             raw: median(raw),
             spread: (lo, hi),
+            cpu,
         }
     }
 
@@ -289,19 +325,21 @@ fn report(cfg: &Settings, out: &Outcome) {
         println!("  {:<7} {}", l.name(), l.describe());
     }
     println!(
-        "\n{:<7} {:<16} {:>12} {:>13} {:>7}   per-round range",
-        "layout", "mode", "SDK (echo)", "raw baseline", "ratio"
+        "\n{:<7} {:<16} {:>12} {:>13} {:>7}   {:<15} plugin CPU per call (SDK / raw)",
+        "layout", "mode", "SDK (echo)", "raw baseline", "ratio", "per-round range"
     );
+    let us = |c: Option<f64>| c.map_or_else(|| "?".to_string(), |c| format!("{c:.1} µs"));
     for r in &out.rows {
         println!(
-            "{:<7} {:<16} {:>10.0}/s {:>11.0}/s {:>6.0}%   {:.0}%..{:.0}%",
+            "{:<7} {:<16} {:>10.0}/s {:>11.0}/s {:>6.0}%   {:<15} {} / {}",
             r.layout.name(),
             r.mode,
             r.sdk,
             r.raw,
             100.0 * r.ratio(),
-            100.0 * r.spread.0,
-            100.0 * r.spread.1
+            format!("{:.0}%..{:.0}%", 100.0 * r.spread.0, 100.0 * r.spread.1),
+            us(r.cpu.0),
+            us(r.cpu.1)
         );
     }
     for l in &out.skipped {

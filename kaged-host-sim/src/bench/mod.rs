@@ -73,9 +73,8 @@ pub struct Phase {
     pub p99_us: u64,
     /// Maximum.
     pub max_us: u64,
-    /// The plugin's CPU time (user + system, whole process tree) per call,
-    /// in microseconds; `None` without `/proc`. Resolution: 10 ms over
-    /// the phase.
+    /// The plugin's CPU time (every thread of its process tree on CPU,
+    /// user and system) per call, in microseconds; `None` without `/proc`.
     pub plugin_cpu_us_per_call: Option<f64>,
 }
 

@@ -1,5 +1,7 @@
 //! What `/proc` says of a plugin: the CPU time and resident memory of its
-//! process and every descendant (a caged plugin runs under bwrap).
+//! process and every descendant (a caged plugin runs under bwrap). CPU
+//! time is each thread's on-CPU time from `schedstat` (nanoseconds), or,
+//! where the kernel keeps none, user + system ticks from `stat` (10 ms).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -27,6 +29,20 @@ fn parse_stat(line: &str) -> Option<(u32, u64)> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some((ppid, utime + stime))
+}
+
+/// On-CPU time of every thread of `pid`, from `/proc/<pid>/task/*/schedstat`
+/// (nanoseconds); `None` where the kernel does not keep it.
+fn schedstat_cpu(pid: u32) -> Option<Duration> {
+    let mut ns = 0u64;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let text = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
+        ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(Duration::from_nanos(ns))
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -75,7 +91,8 @@ pub fn tree_usage(root: u32) -> Option<TreeUsage> {
     let mut usage = TreeUsage::default();
     for (&pid, &(_, ticks)) in &stats {
         if in_tree(pid) {
-            usage.cpu += Duration::from_millis(ticks * 1000 / USER_HZ);
+            usage.cpu +=
+                schedstat_cpu(pid).unwrap_or_else(|| Duration::from_millis(ticks * 1000 / USER_HZ));
             usage.rss_kib += rss_kib(pid);
         }
     }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -245,13 +246,26 @@ impl Plugin {
                 Some(route) => {
                     let (host, id, method, params) =
                         (host.clone(), r.id.clone(), r.method.clone(), r.params);
-                    tokio::spawn(async move {
+                    let mut call = Box::pin(async move {
                         let resp = match route.invoke(&method, params, host.clone()).await {
                             Ok(v) => Response::ok(id, v),
                             Err(e) => Response::err(id, e),
                         };
                         let _ = host.send_line(encode_response(&resp));
                     });
+                    // On one thread (the default) a spawned handler would run
+                    // on this thread next anyway: poll it once here, and a
+                    // handler that finishes without waiting answers without
+                    // a task; one that waits (storage, a timer, I/O) goes on
+                    // in its own task from where it stopped, so the reader
+                    // never waits on it. With worker threads every handler
+                    // is spawned, so that a computing one runs beside the
+                    // reader.
+                    let inline = tokio::runtime::Handle::current().runtime_flavor()
+                        == tokio::runtime::RuntimeFlavor::CurrentThread;
+                    if !inline || (&mut call).now_or_never().is_none() {
+                        tokio::spawn(call);
+                    }
                 }
                 None if method == methods::PROJECTS_ACTIVATED
                     || method == methods::PROJECTS_DEACTIVATED =>
