@@ -44,24 +44,49 @@ pub enum Command {
 pub struct JudgeArgs {
     /// The directory `run --transcript-dir` wrote.
     pub transcript_dir: PathBuf,
+    /// Which cases, and how they are reported.
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Which cases count and how the report is written: the options `run`
+/// and `judge` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Write the report to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Judge only the cases matching PATTERN (repeatable).
+    /// Only the cases matching PATTERN (`*` matches anything; repeatable).
     #[arg(long, value_name = "PATTERN")]
     pub only: Vec<String>,
     /// Skip the cases matching PATTERN (repeatable).
     #[arg(long, value_name = "PATTERN")]
     pub skip: Vec<String>,
-    /// SHOULD failures fail too.
+    /// SHOULD failures fail the run too.
     #[arg(long)]
     pub strict: bool,
     /// A baseline of case ids (or patterns) expected to fail, one per line.
     #[arg(long, value_name = "FILE")]
     pub known_failing: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// `--only` / `--skip`, and the `--known-failing` baseline, loaded.
+    fn selection(&self) -> Result<(Selection, Option<Baseline>), CliError> {
+        let baseline = self
+            .known_failing
+            .as_deref()
+            .map(Baseline::load)
+            .transpose()?;
+        let selection = Selection {
+            only: self.only.iter().map(Pattern::new).collect(),
+            skip: self.skip.iter().map(Pattern::new).collect(),
+        };
+        Ok((selection, baseline))
+    }
 }
 
 /// `run` options.
@@ -78,27 +103,12 @@ pub struct RunArgs {
 /// directory (`cargo kaged test` takes the same).
 #[derive(Debug, Clone, clap::Args)]
 pub struct SuiteArgs {
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-    /// Write the report to FILE instead of stdout.
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// Which cases, and how they are reported.
+    #[command(flatten)]
+    pub report: ReportArgs,
     /// Multiply every spec timeout by F (0 < F <= 1).
     #[arg(long, value_name = "F", default_value = "1")]
     pub time_scale: TimeScale,
-    /// Run only the cases matching PATTERN (`*` matches anything; repeatable).
-    #[arg(long, value_name = "PATTERN")]
-    pub only: Vec<String>,
-    /// Skip the cases matching PATTERN (repeatable).
-    #[arg(long, value_name = "PATTERN")]
-    pub skip: Vec<String>,
-    /// SHOULD failures fail the run too.
-    #[arg(long)]
-    pub strict: bool,
-    /// A baseline of case ids (or patterns) expected to fail, one per line.
-    #[arg(long, value_name = "FILE")]
-    pub known_failing: Option<PathBuf>,
     /// Write the ids of the cases that fail or warn to FILE, in the
     /// --known-failing format (a baseline to start from).
     #[arg(long, value_name = "FILE")]
@@ -250,13 +260,10 @@ where
 /// or write the report, and return the exit status (0 or 1; an `Err` is
 /// exit status 2).
 pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
-    let baseline = a.known_failing.as_deref().map(Baseline::load).transpose()?;
+    let (selection, baseline) = a.report.selection()?;
     let options = Options {
         time_scale: a.time_scale,
-        selection: Selection {
-            only: a.only.iter().map(Pattern::new).collect(),
-            skip: a.skip.iter().map(Pattern::new).collect(),
-        },
+        selection,
         baseline,
         transcript_dir: a.transcript_dir.clone(),
         transcript_form: a.transcript_form,
@@ -267,7 +274,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();
-    let stream = a.format == Format::Human;
+    let stream = a.report.format == Format::Human;
     let mut n = 0usize;
     let mut on_case = |c: &crate::report::CaseResult| {
         if !stream {
@@ -289,7 +296,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
             eprintln!("kaged-conformance: warning: {line}");
         }
     }
-    emit(a.format, a.output.as_ref(), &report, tty)?;
+    emit(&a.report, &report, tty)?;
     if let Some(path) = &a.write_baseline {
         let plugin = format!("{} {}", report.plugin.name, report.plugin.version);
         let text = Baseline::render(&plugin, report.failing_ids());
@@ -298,37 +305,26 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
             source,
         })?;
     }
-    Ok(report.exit_code(a.strict))
+    Ok(report.exit_code(a.report.strict))
 }
 
 /// `judge`: judge the stored run, print or write the report, and return
 /// the exit status (0 or 1; an `Err` is exit status 2).
 fn judge(a: &JudgeArgs) -> Result<i32, CliError> {
-    let baseline = a.known_failing.as_deref().map(Baseline::load).transpose()?;
+    let (selection, baseline) = a.report.selection()?;
     let options = Options {
-        selection: Selection {
-            only: a.only.iter().map(Pattern::new).collect(),
-            skip: a.skip.iter().map(Pattern::new).collect(),
-        },
+        selection,
         baseline,
         ..Options::default()
     };
     let report = judge_dir(&a.transcript_dir, &options)?;
-    emit(
-        a.format,
-        a.output.as_ref(),
-        &report,
-        std::io::stdout().is_terminal(),
-    )?;
-    Ok(report.exit_code(a.strict))
+    emit(&a.report, &report, std::io::stdout().is_terminal())?;
+    Ok(report.exit_code(a.report.strict))
 }
 
-fn emit(
-    format: Format,
-    output: Option<&PathBuf>,
-    report: &Report,
-    tty: bool,
-) -> Result<(), CliError> {
+/// Print the report in `--format`, or write it to `--output`.
+fn emit(a: &ReportArgs, report: &Report, tty: bool) -> Result<(), CliError> {
+    let (format, output) = (a.format, a.output.as_ref());
     let write_file = |path: &PathBuf, text: &str| {
         std::fs::write(path, text).map_err(|source| CliError::Output {
             path: path.clone(),

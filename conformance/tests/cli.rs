@@ -8,17 +8,8 @@
 
 mod support;
 
-use assert_cmd::Command;
 use serde_json::Value;
-use support::{host_fixture, own_fixture};
-
-fn cmd() -> Command {
-    Command::cargo_bin("kaged-conformance").expect("binary built")
-}
-
-fn stdout_json(out: &std::process::Output) -> Value {
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
+use support::{cmd, host_fixture, own_fixture, stdout_json};
 
 #[test]
 fn a_conforming_plugin_exits_0_with_the_addendum_json() {

@@ -3,13 +3,8 @@
 
 mod support;
 
-use assert_cmd::Command;
 use serde_json::Value;
-use support::own_fixture;
-
-fn cmd() -> Command {
-    Command::cargo_bin("kaged-conformance").expect("binary built")
-}
+use support::{cmd, own_fixture};
 
 /// `hook-errors` with one of its two failures baselined: a report with
 /// passing, failing, warning and skipped cases, details full of quotes.

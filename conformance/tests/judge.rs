@@ -5,17 +5,8 @@
 
 mod support;
 
-use assert_cmd::Command;
 use serde_json::Value;
-use support::own_fixture;
-
-fn cmd() -> Command {
-    Command::cargo_bin("kaged-conformance").expect("binary built")
-}
-
-fn stdout_json(out: &std::process::Output) -> Value {
-    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
-}
+use support::{cmd, own_fixture, stdout_json};
 
 #[test]
 fn judge_reads_a_stored_run_back_and_exits_as_the_run_did() {

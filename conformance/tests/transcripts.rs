@@ -7,12 +7,10 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use assert_cmd::Command;
-use support::own_fixture;
+use support::{cmd, own_fixture};
 
 fn run(dir: &Path, form: &str) {
-    let out = Command::cargo_bin("kaged-conformance")
-        .expect("binary built")
+    let out = cmd()
         .args(["run", "--format", "json", "--time-scale", "1"])
         .args(["--transcript-form", form, "--transcript-dir"])
         .arg(dir)
@@ -64,8 +62,7 @@ fn normal_form_case_transcripts_are_the_same_run_after_run() {
 
 #[test]
 fn a_transcript_form_needs_a_transcript_dir_and_a_known_form() {
-    let out = Command::cargo_bin("kaged-conformance")
-        .expect("binary built")
+    let out = cmd()
         .args([
             "run",
             "--transcript-form",

@@ -20,9 +20,10 @@
 //! `1,10,50`), `KAGED_BENCH_KINDS` (`echo,python`).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
+use kaged_host_sim::bench::{process_usage, TreeUsage};
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{
     AuditEvent, AuditLog, HostConfig, HostSim, PluginState, Supervisor, Timeouts,
@@ -74,30 +75,9 @@ fn release_bin(name: &str) -> Option<PathBuf> {
     bin.is_file().then_some(bin)
 }
 
-/// CPU time of this process (every thread; not its children), in
-/// nanoseconds of `/proc/self/task/*/schedstat`.
-fn self_cpu() -> Duration {
-    let mut ns = 0u64;
-    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
-        for t in tasks.flatten() {
-            ns += std::fs::read_to_string(t.path().join("schedstat"))
-                .ok()
-                .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
-                .unwrap_or(0);
-        }
-    }
-    Duration::from_nanos(ns)
-}
-
-fn self_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
-        })
-        .unwrap_or(0)
+/// This process (the host), not its plugins.
+fn host_usage() -> TreeUsage {
+    process_usage(std::process::id()).unwrap_or_default()
 }
 
 fn pct(sorted: &[Duration], q: f64) -> Duration {
@@ -107,37 +87,38 @@ fn pct(sorted: &[Duration], q: f64) -> Duration {
         .unwrap_or_default()
 }
 
-/// Spawn → initialized per plugin, from the audit log.
-fn startups(audit: &AuditLog) -> Vec<Duration> {
-    let events = audit.events();
-    let spawned: Vec<SystemTime> = events
+/// Spawn → initialized of each plugin, from its own audit log (the
+/// plugins share one name, so one log could not pair them), sorted.
+fn startups(audits: &[AuditLog]) -> Vec<Duration> {
+    let first = |a: &AuditLog, event| a.of(event).first().map(|r| r.ts);
+    let mut out: Vec<Duration> = audits
         .iter()
-        .filter(|e| e.event == AuditEvent::Spawned)
-        .map(|e| e.ts)
-        .collect();
-    let init: Vec<SystemTime> = events
-        .iter()
-        .filter(|e| e.event == AuditEvent::Initialized)
-        .map(|e| e.ts)
-        .collect();
-    let mut out: Vec<Duration> = spawned
-        .iter()
-        .zip(&init)
-        .filter_map(|(s, i)| i.duration_since(*s).ok())
+        .filter_map(|a| {
+            let (spawned, init) = (
+                first(a, AuditEvent::Spawned)?,
+                first(a, AuditEvent::Initialized)?,
+            );
+            init.duration_since(spawned).ok()
+        })
         .collect();
     out.sort();
     out
 }
 
 async fn measure(kind: &str, dir: &Path, n: usize) {
-    let audit = AuditLog::memory();
-    let host = HostSim::new(HostConfig {
-        audit: audit.clone(),
-        adjust_timeouts: Some(health_every_250ms),
-        ..HostConfig::default()
-    });
-    let sups: Vec<Supervisor> = (0..n).map(|_| Supervisor::new(host.clone(), dir)).collect();
-    let rss_before = self_rss_kib();
+    let audits: Vec<AuditLog> = (0..n).map(|_| AuditLog::memory()).collect();
+    let sups: Vec<Supervisor> = audits
+        .iter()
+        .map(|audit| {
+            let host = HostSim::new(HostConfig {
+                audit: audit.clone(),
+                adjust_timeouts: Some(health_every_250ms),
+                ..HostConfig::default()
+            });
+            Supervisor::new(host, dir)
+        })
+        .collect();
+    let rss_before = host_usage().rss_kib;
     let t0 = Instant::now();
     let started = join_all(sups.iter().map(Supervisor::start)).await;
     if let Some(Err(e)) = started.into_iter().find(Result::is_err) {
@@ -157,13 +138,13 @@ async fn measure(kind: &str, dir: &Path, n: usize) {
         .iter()
         .filter(|s| s.state() == PluginState::Running)
         .count();
-    let ups = startups(&audit);
-    let rss = self_rss_kib();
+    let ups = startups(&audits);
+    let rss = host_usage().rss_kib;
     // Host CPU per health-check round.
-    let cpu0 = self_cpu();
+    let cpu0 = host_usage().cpu;
     tokio::time::sleep(HEALTH_WINDOW).await;
     let rounds = (HEALTH_WINDOW.as_secs_f64() / HEALTH_INTERVAL.as_secs_f64()).max(1.0);
-    let cpu_round = (self_cpu().saturating_sub(cpu0)).as_secs_f64() * 1e6 / rounds;
+    let cpu_round = (host_usage().cpu.saturating_sub(cpu0)).as_secs_f64() * 1e6 / rounds;
     // Ping latency over all N while the health checks run.
     let sessions: Vec<_> = sups.iter().filter_map(Supervisor::current).collect();
     let mut lat = Vec::with_capacity(PINGS);

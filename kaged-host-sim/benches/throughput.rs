@@ -28,7 +28,7 @@ mod placement;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use kaged_host_sim::bench::tree_usage;
+use kaged_host_sim::bench::{process_usage, tree_usage};
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{HostConfig, HostSim, PluginSession};
 use kaged_plugin_protocol::PluginCallContext;
@@ -118,12 +118,6 @@ async fn pipelined(s: &PluginSession, n: usize) -> Result<Measured, String> {
         done += batch;
     }
     Ok(measured(s, n, start, cpu0))
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// A launched plugin, kept running across rounds and layouts.
@@ -305,7 +299,13 @@ async fn run_all(cfg: Settings) -> Result<Outcome, String> {
     }
     // Leave the process unpinned, as it started.
     place(Layout::Free, &allowed, &[&sdk, &raw])?;
-    let rss = |b: &Bench| b.session.pid().and_then(rss_kib);
+    // The plugin process itself (caged, the child of bwrap's init).
+    let rss = |b: &Bench| {
+        b.session
+            .plugin_pid()
+            .and_then(process_usage)
+            .map(|u| u.rss_kib)
+    };
     let rss_kib = (rss(&sdk), rss(&raw));
     sdk.session.shutdown().await;
     raw.session.shutdown().await;

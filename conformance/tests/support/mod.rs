@@ -11,6 +11,16 @@ use kaged_conformance::report::{Report, Status};
 use kaged_conformance::{run_suite, Options};
 use kaged_host_sim::time::{TimeScale, Timeouts};
 
+/// The `kaged-conformance` binary of this build.
+pub fn cmd() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("kaged-conformance").expect("binary built")
+}
+
+/// A command's stdout, parsed as the one JSON object it must be.
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
 /// Fast enough for fixtures that hang (request 1.5 s, hook 0.5 s); the
 /// waits on process start and exit keep their spec budgets
 /// ([`options_at`]).

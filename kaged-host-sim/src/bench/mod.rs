@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::plugin::session::PluginSession;
-pub use procfs::{tree_usage, TreeUsage};
+pub use procfs::{process_usage, tree_usage, TreeUsage};
 
 /// What to call, how often.
 #[derive(Debug, Clone)]

@@ -3,14 +3,15 @@
 //! time is each thread's on-CPU time from `schedstat` (nanoseconds), or,
 //! where the kernel keeps none, user + system ticks from `stat` (10 ms).
 
-use std::collections::HashMap;
 use std::time::Duration;
+
+use crate::plugin::probe::descendants;
 
 /// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on
 /// every Linux architecture the kit runs on).
 const USER_HZ: u64 = 100;
 
-/// CPU time and memory of a process tree, at one moment.
+/// CPU time and memory of a process, or of a process tree, at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TreeUsage {
     /// User + system CPU time of every process of the tree.
@@ -19,16 +20,15 @@ pub struct TreeUsage {
     pub rss_kib: u64,
 }
 
-/// `(ppid, utime + stime ticks)` from a `/proc/<pid>/stat` line.
-fn parse_stat(line: &str) -> Option<(u32, u64)> {
+/// `utime + stime` (ticks) from a `/proc/<pid>/stat` line.
+fn parse_stat(line: &str) -> Option<u64> {
     // The command name is in parentheses and may hold spaces.
     let rest = &line[line.rfind(')')? + 1..];
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // After the name: state(0) ppid(1) ... utime(11) stime(12).
-    let ppid = fields.get(1)?.parse().ok()?;
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some((ppid, utime + stime))
+    Some(utime + stime)
 }
 
 /// On-CPU time of every thread of `pid`, from `/proc/<pid>/task/*/schedstat`
@@ -57,43 +57,26 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// The usage of `root` and its descendants; `None` without `/proc`.
+/// The usage of the process `pid` alone (its threads, not its children);
+/// `None` without `/proc` or once it is gone.
+pub fn process_usage(pid: u32) -> Option<TreeUsage> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let ticks = parse_stat(&stat)?;
+    Some(TreeUsage {
+        cpu: schedstat_cpu(pid).unwrap_or_else(|| Duration::from_millis(ticks * 1000 / USER_HZ)),
+        rss_kib: rss_kib(pid),
+    })
+}
+
+/// The usage of `root` and its running descendants
+/// ([`descendants`](crate::probe::descendants)); `None` without `/proc` or
+/// once `root` is gone.
 pub fn tree_usage(root: u32) -> Option<TreeUsage> {
-    let mut stats: HashMap<u32, (u32, u64)> = HashMap::new();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Some(s) = std::fs::read_to_string(entry.path().join("stat"))
-            .ok()
-            .and_then(|l| parse_stat(&l))
-        {
-            stats.insert(pid, s);
-        }
-    }
-    stats.get(&root)?;
-    let in_tree = |mut pid: u32| {
-        for _ in 0..64 {
-            if pid == root {
-                return true;
-            }
-            match stats.get(&pid) {
-                Some((ppid, _)) if *ppid != 0 => pid = *ppid,
-                _ => return false,
-            }
-        }
-        false
-    };
-    let mut usage = TreeUsage::default();
-    for (&pid, &(_, ticks)) in &stats {
-        if in_tree(pid) {
-            usage.cpu +=
-                schedstat_cpu(pid).unwrap_or_else(|| Duration::from_millis(ticks * 1000 / USER_HZ));
-            usage.rss_kib += rss_kib(pid);
+    let mut usage = process_usage(root)?;
+    for pid in descendants(root) {
+        if let Some(u) = process_usage(pid) {
+            usage.cpu += u.cpu;
+            usage.rss_kib += u.rss_kib;
         }
     }
     Some(usage)
@@ -102,17 +85,54 @@ pub fn tree_usage(root: u32) -> Option<TreeUsage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugin::probe::proc_state;
 
     #[test]
     fn a_stat_line_with_spaces_in_the_name_parses() {
         let line = "42 (my plugin) S 7 42 42 0 -1 4194560 100 0 0 0 15 4 0 0 20 0 1 0 1 2 3";
-        assert_eq!(parse_stat(line), Some((7, 19)));
+        assert_eq!(parse_stat(line), Some(19));
     }
 
     #[test]
     fn this_process_has_a_usage() {
-        let me = std::process::id();
-        let u = tree_usage(me).expect("/proc");
-        assert!(u.rss_kib > 0);
+        let me = process_usage(std::process::id()).expect("/proc");
+        assert!(me.rss_kib > 0);
+    }
+
+    /// A shell waiting on a `sleep`: two idle processes whose memory does
+    /// not move, so the tree's sum can be checked exactly.
+    #[test]
+    fn a_tree_sums_its_root_and_descendants() {
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & wait"])
+            .spawn()
+            .expect("sh");
+        let root = sh.id();
+        // Wait for the event: the child has become `sleep` and sleeps.
+        let settled = |pid: &u32| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            comm.trim() == "sleep" && proc_state(*pid).is_some_and(|p| p.state == 'S')
+        };
+        let kids = loop {
+            let kids = descendants(root);
+            if kids.iter().any(settled) && proc_state(root).is_some_and(|p| p.state == 'S') {
+                break kids;
+            }
+            assert!(sh.try_wait().expect("sh").is_none(), "sh ended early");
+            std::thread::yield_now();
+        };
+        let tree = tree_usage(root).expect("/proc");
+        let alone = process_usage(root).expect("/proc");
+        let kid = process_usage(kids[0]).expect("/proc");
+        assert!(alone.rss_kib > 0 && kid.rss_kib > 0);
+        assert_eq!(tree.rss_kib, alone.rss_kib + kid.rss_kib);
+        for pid in kids {
+            let _ = rustix::process::kill_process(
+                rustix::process::Pid::from_raw(pid as i32).expect("pid"),
+                rustix::process::Signal::KILL,
+            );
+        }
+        let _ = sh.kill();
+        let _ = sh.wait();
     }
 }

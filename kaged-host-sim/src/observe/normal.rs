@@ -138,6 +138,16 @@ impl NormalOptions {
         }
     }
 
+    /// The same, with the paths longest first: a path inside another one
+    /// (the plugin directory in the temporary one) is replaced first.
+    fn longest_first(&self) -> NormalOptions {
+        let mut sorted = self.clone();
+        sorted
+            .paths
+            .sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        sorted
+    }
+
     /// The same, keeping stderr.
     pub fn with_stderr(mut self) -> NormalOptions {
         self.keep_stderr = true;
@@ -216,6 +226,7 @@ pub fn normal_form(
     steps: &[u64],
     opts: &NormalOptions,
 ) -> NormalTranscript {
+    let opts = &opts.longest_first();
     let wire: Vec<&TranscriptRecord> = records
         .iter()
         .filter(|r| r.dir != Direction::PluginStderr)
@@ -322,8 +333,9 @@ fn sort_key(it: &Item, opts: &NormalOptions) -> String {
     format!("{}\n{answer}", strip(it.first))
 }
 
-/// `v` with the value rules applied and keys sorted.
-pub fn clean(v: &Value, opts: &NormalOptions) -> Value {
+/// `v` with the value rules applied and keys sorted (`opts.paths` longest
+/// first).
+fn clean(v: &Value, opts: &NormalOptions) -> Value {
     match v {
         Value::Object(o) => {
             let mut keys: Vec<&String> = o
@@ -349,11 +361,11 @@ pub fn clean(v: &Value, opts: &NormalOptions) -> Value {
     }
 }
 
+/// `s` with every path of `opts` replaced (`opts.paths` longest first,
+/// see [`NormalOptions::longest_first`]).
 fn replace_paths(s: &str, opts: &NormalOptions) -> String {
-    let mut paths: Vec<&(String, String)> = opts.paths.iter().collect();
-    paths.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
     let mut out = s.to_string();
-    for (p, name) in paths {
+    for (p, name) in &opts.paths {
         if out.contains(p.as_str()) {
             out = out.replace(p.as_str(), name);
         }

@@ -20,17 +20,22 @@ fn fixtures(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-fn session(dir: &Path, golden: &Path) -> std::process::Output {
-    cli()
-        .arg("session")
+/// `session DIR --script golden.yaml --golden GOLDEN`, comparing unless
+/// the caller adds `--update` or `KAGED_UPDATE_GOLDEN=1`.
+fn session_cmd(dir: &Path, golden: &Path) -> Command {
+    let mut c = cli();
+    c.arg("session")
         .arg(dir)
         .arg("--script")
         .arg(fixtures("scripts/golden.yaml"))
         .arg("--golden")
         .arg(golden)
-        .env_remove("KAGED_UPDATE_GOLDEN")
-        .output()
-        .expect("runs")
+        .env_remove("KAGED_UPDATE_GOLDEN");
+    c
+}
+
+fn session(dir: &Path, golden: &Path) -> std::process::Output {
+    session_cmd(dir, golden).output().expect("runs")
 }
 
 fn text(b: &[u8]) -> String {
@@ -114,13 +119,7 @@ fn update_writes_the_golden_file_and_keeps_its_markers() {
     let out = session(&fixture("good"), &golden);
     assert_eq!(out.status.code(), Some(1), "a missing golden file fails");
     assert!(text(&out.stdout).contains("missing (run with --update"));
-    let out = cli()
-        .args(["session"])
-        .arg(fixture("good"))
-        .arg("--script")
-        .arg(fixtures("scripts/golden.yaml"))
-        .arg("--golden")
-        .arg(&golden)
+    let out = session_cmd(&fixture("good"), &golden)
         .arg("--update")
         .output()
         .expect("runs");
@@ -131,13 +130,7 @@ fn update_writes_the_golden_file_and_keeps_its_markers() {
     // update writes the value, an update of the committed file keeps it.
     assert!(!written.contains("[re:"), "{written}");
     std::fs::write(&golden, &committed).expect("copy");
-    let out = cli()
-        .args(["session"])
-        .arg(fixture("good"))
-        .arg("--script")
-        .arg(fixtures("scripts/golden.yaml"))
-        .arg("--golden")
-        .arg(&golden)
+    let out = session_cmd(&fixture("good"), &golden)
         .env("KAGED_UPDATE_GOLDEN", "1")
         .output()
         .expect("runs");

@@ -5,7 +5,10 @@ use std::path::Path;
 
 use crate::support::host::{host, host_with, one, EASY, LIMIT, SHORT};
 use kaged_host_sim::audit::Violation;
-use kaged_host_sim::{AuditEvent, HandshakeError, LaunchError, ShutdownOutcome, Timeouts};
+use kaged_host_sim::{
+    AuditEvent, AuditLog, AuditRecord, HandshakeError, HostSim, LaunchError, PluginSession,
+    ShutdownOutcome, Timeouts,
+};
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{Response, RpcMessage};
 use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
@@ -121,14 +124,23 @@ fn pipes(quirk: Quirk) -> (ReadHalf<DuplexStream>, WriteHalf<DuplexStream>) {
     (hr, hw)
 }
 
+/// A session with the fake plugin, connected in-process.
+async fn connected(host: &HostSim, quirk: Quirk) -> PluginSession {
+    let (r, w) = pipes(quirk);
+    host.connect(manifest(), Path::new("/nonexistent/fake"), r, w)
+        .await
+        .expect("connect")
+}
+
+/// The run's `plugin.protocol_violation` records.
+fn violations(audit: &AuditLog) -> Vec<AuditRecord> {
+    audit.of(AuditEvent::ProtocolViolation)
+}
+
 #[tokio::test]
 async fn connect_calls_notifies_and_shuts_down() {
     let (host, audit, transcript) = host(EASY);
-    let (r, w) = pipes(Quirk::None);
-    let s = host
-        .connect(manifest(), Path::new("/nonexistent/fake"), r, w)
-        .await
-        .expect("connect");
+    let s = connected(&host, Quirk::None).await;
     assert_eq!(s.pid(), None);
     let mut notes = s.notifications();
     let v = s
@@ -196,11 +208,7 @@ async fn an_in_process_peer_speaking_first_is_cut_off() {
 #[tokio::test]
 async fn an_unknown_answer_id_is_audited_but_not_fatal() {
     let (host, audit, _t) = host(EASY);
-    let (r, w) = pipes(Quirk::UnknownAnswerId);
-    let s = host
-        .connect(manifest(), Path::new("/nonexistent/fake"), r, w)
-        .await
-        .expect("connect");
+    let s = connected(&host, Quirk::UnknownAnswerId).await;
     s.call("fake.add", Some(json!({"a": 1, "b": 1})), None)
         .await
         .expect("call");
@@ -217,19 +225,13 @@ async fn an_unknown_answer_id_is_audited_but_not_fatal() {
 #[tokio::test]
 async fn answers_to_notifications_are_audited_but_not_fatal() {
     let (host, audit, _t) = host(EASY);
-    let (r, w) = pipes(Quirk::AnswersNotifications);
-    let s = host
-        .connect(manifest(), Path::new("/nonexistent/fake"), r, w)
-        .await
-        .expect("connect");
+    let s = connected(&host, Quirk::AnswersNotifications).await;
     s.call("fake.add", Some(json!({"a": 1, "b": 1})), None)
         .await
         .expect("call");
     // Both strays come before the call's answer, so both were seen.
-    let kinds: Vec<Value> = audit
-        .events()
+    let kinds: Vec<Value> = violations(&audit)
         .iter()
-        .filter(|r| r.event == AuditEvent::ProtocolViolation)
         .map(|r| r.get("violation_type").clone())
         .collect();
     assert_eq!(
@@ -246,18 +248,12 @@ async fn answers_to_notifications_are_audited_but_not_fatal() {
 async fn plugin_request_ids_must_increase_from_one_and_storage_can_be_unavailable() {
     // The default host says `storage_available: false`.
     let (host, audit, _t) = host(EASY);
-    let (r, w) = pipes(Quirk::BadRequestIds);
-    let s = host
-        .connect(manifest(), Path::new("/nonexistent/fake"), r, w)
-        .await
-        .expect("connect");
+    let s = connected(&host, Quirk::BadRequestIds).await;
     s.call("fake.add", Some(json!({"a": 1, "b": 1})), None)
         .await
         .expect("call");
-    let details: Vec<String> = audit
-        .events()
+    let details: Vec<String> = violations(&audit)
         .iter()
-        .filter(|r| r.event == AuditEvent::ProtocolViolation)
         .inspect(|r| {
             assert_eq!(
                 r.get("violation_type"),
@@ -288,11 +284,7 @@ async fn an_in_process_peer_ignoring_shutdown_is_cut_off() {
         shutdown: SHORT,
         ..t
     });
-    let (r, w) = pipes(Quirk::IgnoreShutdown);
-    let s = host
-        .connect(manifest(), Path::new("/nonexistent/fake"), r, w)
-        .await
-        .expect("connect");
+    let s = connected(&host, Quirk::IgnoreShutdown).await;
     assert_eq!(s.shutdown().await, ShutdownOutcome::Killed);
     assert_eq!(
         one(&audit, "plugin.killed").get("reason"),

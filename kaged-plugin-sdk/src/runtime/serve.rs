@@ -79,6 +79,10 @@ impl Plugin {
         let host = Host::new(self.def.name.clone(), tx);
         let mut frames = LineReader::new(BufReader::with_capacity(64 * 1024, reader));
         let mut phase = Phase::Fresh;
+        // On one thread (the default) a spawned handler would run on this
+        // thread next anyway: `on_request` polls it once here first.
+        let inline = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::CurrentThread;
         let exit = loop {
             let frame = match frames.next_frame().await {
                 Ok(Some(f)) => f,
@@ -124,7 +128,7 @@ impl Plugin {
                     }
                 }
                 RpcMessage::Request(r) => {
-                    if self.on_request(r, &host, &mut phase) {
+                    if self.on_request(r, &host, &mut phase, inline) {
                         break ServeExit::Shutdown;
                     }
                     // More requests already read: let the handler and the
@@ -189,9 +193,10 @@ impl Plugin {
         false
     }
 
-    /// Handle a request; true means a `shutdown` request was answered and
-    /// the plugin must shut down.
-    fn on_request(&self, r: Request, host: &Host, phase: &mut Phase) -> bool {
+    /// Handle a request (`inline`: poll a routed handler once before
+    /// spawning it); true means a `shutdown` request was answered and the
+    /// plugin must shut down.
+    fn on_request(&self, r: Request, host: &Host, phase: &mut Phase, inline: bool) -> bool {
         let reply = |result: Result<Value, RpcError>| {
             let resp = match result {
                 Ok(v) => Response::ok(r.id.clone(), v),
@@ -261,8 +266,6 @@ impl Plugin {
                     // never waits on it. With worker threads every handler
                     // is spawned, so that a computing one runs beside the
                     // reader.
-                    let inline = tokio::runtime::Handle::current().runtime_flavor()
-                        == tokio::runtime::RuntimeFlavor::CurrentThread;
                     if !inline || (&mut call).now_or_never().is_none() {
                         tokio::spawn(call);
                     }

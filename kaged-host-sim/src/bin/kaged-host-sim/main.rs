@@ -241,6 +241,19 @@ fn init_tracing() {
         .try_init();
 }
 
+impl GlobalOpts {
+    /// Write `--transcript FILE` in the normal form, when that is its form,
+    /// from what `host` recorded running the plugins in `dirs`.
+    fn finish_transcript(&self, host: &HostSim, dirs: &[&Path]) -> Result<(), CliError> {
+        wire::finish(
+            self.transcript.as_deref(),
+            self.transcript_form,
+            &host.config().transcript,
+            dirs,
+        )
+    }
+}
+
 /// The audit log of `--audit FILE` (also kept in memory), or memory only.
 fn audit_for(global: &GlobalOpts) -> Result<AuditLog, CliError> {
     Ok(match &global.audit {
@@ -354,12 +367,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             )
             .await;
             let outcome = settled(&in_flight, &cli.global, outcome).await;
-            wire::finish(
-                cli.global.transcript.as_deref(),
-                cli.global.transcript_form,
-                &host.config().transcript,
-                &[&dir],
-            )?;
+            cli.global.finish_transcript(&host, &[&dir])?;
             outcome
         }
         Command::Session {
@@ -400,12 +408,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let outcome = settled(&in_flight, &cli.global, outcome).await?;
             let dirs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
             let t = &host.config().transcript;
-            wire::finish(
-                cli.global.transcript.as_deref(),
-                cli.global.transcript_form,
-                t,
-                &dirs,
-            )?;
+            cli.global.finish_transcript(&host, &dirs)?;
             let same = match &golden {
                 Some(g) => wire::check_golden(g, update, t, &dirs)?,
                 None => true,
@@ -434,12 +437,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             };
             let outcome = bench::run(&host, &dir, &args).await;
             let outcome = settled(&in_flight, &cli.global, outcome).await;
-            wire::finish(
-                cli.global.transcript.as_deref(),
-                cli.global.transcript_form,
-                &host.config().transcript,
-                &[&dir],
-            )?;
+            cli.global.finish_transcript(&host, &[&dir])?;
             outcome
         }
         Command::Plugin { action } => {
