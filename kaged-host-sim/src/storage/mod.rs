@@ -148,8 +148,9 @@ pub use client::{BrokerError, StorageClient, StorageDenial};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
 pub use rewrite::{
-    is_denied_function, is_reserved_name, rewrite, RewriteError, Rewritten, StatementKind,
-    DENIED_FUNCTIONS, DENIED_LEADING_KEYWORDS, MAX_STATEMENT_TOKENS, RESERVED_NAME_PREFIXES,
+    is_bare_reserved_word, is_denied_function, is_reserved_name, rewrite, RewriteError, Rewritten,
+    StatementKind, DENIED_FUNCTIONS, DENIED_LEADING_KEYWORDS, MAX_STATEMENT_TOKENS,
+    RESERVED_NAME_PREFIXES, SQLITE_RESERVED_WORDS,
 };
 pub use values::{base64, parse_params, to_json, ParsedParams, BLOB_KEY};
 

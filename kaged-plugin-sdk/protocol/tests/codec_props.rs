@@ -158,3 +158,31 @@ fn encode_refuses_lines_over_4_mib() {
     );
     assert!(encode_line(&"x".repeat(1000)).is_ok());
 }
+
+/// Found by the `line_codec` fuzz target: without serde_json's
+/// `float_roundtrip`, parsing `110000016750638738377249276` (the input less its first byte) gave a
+/// float one unit in the last place off, so a number a plugin sent came
+/// out of the host changed.
+#[test]
+fn a_float_survives_decoding_and_encoding_exactly() {
+    for text in [
+        "110000016750638738377249276",
+        "1.1000001675063873e+26",
+        "0.1",
+        "2.2250738585072014e-308",
+    ] {
+        let v: Value = serde_json::from_str(text).expect("a number");
+        let line = encode_line(&v).expect("encodes");
+        let back: Value = serde_json::from_slice(&line[..line.len() - 1]).expect("decodes");
+        assert_eq!(
+            back.as_f64().map(f64::to_bits),
+            v.as_f64().map(f64::to_bits),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::to_string(&back).ok(),
+            serde_json::to_string(&v).ok(),
+            "{text}"
+        );
+    }
+}

@@ -20,7 +20,10 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 use tokens::{check_reprint, misread_tokens, precheck, several_statements, trigger_if_not_exists};
 
 pub use error::RewriteError;
-pub use names::{is_denied_function, is_reserved_name, DENIED_FUNCTIONS, RESERVED_NAME_PREFIXES};
+pub use names::{
+    is_bare_reserved_word, is_denied_function, is_reserved_name, DENIED_FUNCTIONS,
+    RESERVED_NAME_PREFIXES, SQLITE_RESERVED_WORDS,
+};
 pub use tokens::DENIED_LEADING_KEYWORDS;
 
 /// The most tokens a statement may have. Operator chains (`1 + 1 + ...`)

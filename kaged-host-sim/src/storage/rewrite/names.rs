@@ -16,6 +16,80 @@ use super::error::RewriteError;
 ///   prefix; both are refused.
 pub const RESERVED_NAME_PREFIXES: [&str; 3] = ["sqlite_", "pragma_", "plugin_"];
 
+/// SQLite's reserved words: the keywords its grammar never takes as a bare
+/// identifier (those without a `%fallback ID` in SQLite's `parse.y`).
+/// sqlparser reads some of them as column names where SQLite cannot
+/// (`SELECT x * FROM t` parses as `x` times a column `FROM`, aliased `t`),
+/// so an unquoted one in an expression is refused rather than reprinted
+/// as something SQLite reads another way.
+pub const SQLITE_RESERVED_WORDS: [&str; 56] = [
+    "ADD",
+    "ALL",
+    "ALTER",
+    "AND",
+    "AS",
+    "AUTOINCREMENT",
+    "BETWEEN",
+    "CASE",
+    "CHECK",
+    "COLLATE",
+    "COMMIT",
+    "CONSTRAINT",
+    "CREATE",
+    "CROSS",
+    "DEFAULT",
+    "DEFERRABLE",
+    "DELETE",
+    "DISTINCT",
+    "DROP",
+    "ELSE",
+    "ESCAPE",
+    "EXCEPT",
+    "EXISTS",
+    "FOREIGN",
+    "FROM",
+    "GROUP",
+    "HAVING",
+    "IN",
+    "INDEX",
+    "INNER",
+    "INSERT",
+    "INTERSECT",
+    "INTO",
+    "IS",
+    "ISNULL",
+    "JOIN",
+    "LEFT",
+    "LIMIT",
+    "NATURAL",
+    "NOT",
+    "NOTNULL",
+    "ON",
+    "OR",
+    "ORDER",
+    "PRIMARY",
+    "REFERENCES",
+    "RETURNING",
+    "SELECT",
+    "SET",
+    "TABLE",
+    "THEN",
+    "TO",
+    "UNION",
+    "UNIQUE",
+    "UPDATE",
+    "USING",
+];
+
+/// Whether `ident` is an unquoted SQLite reserved word
+/// ([`SQLITE_RESERVED_WORDS`], ASCII-case-insensitively).
+pub fn is_bare_reserved_word(ident: &Ident) -> bool {
+    ident.quote_style.is_none()
+        && SQLITE_RESERVED_WORDS
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(&ident.value))
+}
+
 /// SQL functions a plugin may never call (compared ASCII-case-insensitively).
 /// Every function whose name starts with `sqlite_` is refused as well.
 ///

@@ -73,11 +73,32 @@ pub(super) fn misread_tokens(tokens: &[Token]) -> Result<(), RewriteError> {
         }
     }
     for t in tokens {
+        // SQLite's blob literal is an even number of hex digits.
+        if let Token::HexStringLiteral(hex) = t {
+            if hex.len() % 2 == 1 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(RewriteError::Invalid(format!(
+                    "X'{}' is not a blob literal: it takes an even number of hex digits",
+                    hex.escape_debug()
+                )));
+            }
+        }
         if let Token::Word(w) = t {
             let upper = w.value.to_ascii_uppercase();
             if w.quote_style.is_none() && (upper == "ISNULL" || upper == "NOTNULL") {
                 return Err(RewriteError::Invalid(format!(
                     "`{upper}` is not supported; write IS NULL / IS NOT NULL"
+                )));
+            }
+            // SQLite's bare identifiers are ASCII letters, digits, `_` and
+            // `$`, and any non-ASCII character; sqlparser takes more.
+            if let Some(c) = w.value.chars().find(|c| {
+                w.quote_style.is_none()
+                    && c.is_ascii()
+                    && !(c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+            }) {
+                return Err(RewriteError::Invalid(format!(
+                    "unquoted name `{}` holds {c:?}, which SQLite does not take in a name; quote it",
+                    w.value.escape_debug()
                 )));
             }
         }

@@ -18,11 +18,13 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
-    Expr, ObjectName, Query, SetExpr, Statement, TableAlias, TableFactor, Value, ValueWithSpan,
-    VisitorMut,
+    Expr, Ident, ObjectName, Query, SetExpr, Statement, TableAlias, TableFactor, Value,
+    ValueWithSpan, VisitorMut,
 };
 
-use super::names::{check_plugin_name, is_denied_function, prefix_name, single_ident};
+use super::names::{
+    check_plugin_name, is_bare_reserved_word, is_denied_function, prefix_name, single_ident,
+};
 
 use super::error::RewriteError;
 
@@ -216,8 +218,24 @@ fn check_expr(e: &Expr) -> Result<(), RewriteError> {
         Expr::CompoundIdentifier(parts) if parts.len() > 2 => Err(RewriteError::denied(format!(
             "schema-qualified column reference `{e}`"
         ))),
+        Expr::Identifier(id) if is_bare_reserved_word(id) => Err(reserved(id)),
+        Expr::CompoundIdentifier(parts) => {
+            match parts.iter().find(|id| is_bare_reserved_word(id)) {
+                Some(id) => Err(reserved(id)),
+                None => Ok(()),
+            }
+        }
         _ => Ok(()),
     }
+}
+
+/// A reserved word where a column name was read: SQLite would read the
+/// statement another way, or not at all.
+fn reserved(id: &Ident) -> RewriteError {
+    RewriteError::Invalid(format!(
+        "`{}` is an SQL keyword, not a column name here; quote it (\"{}\") if it is one",
+        id.value, id.value
+    ))
 }
 
 /// sqlparser reads the hexadecimal integer `0x10` as the blob `X'10'`;
