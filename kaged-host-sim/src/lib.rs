@@ -53,6 +53,7 @@
 pub mod agents;
 pub mod bench;
 pub mod cage;
+pub mod daemon;
 mod firing;
 mod host;
 mod install;

@@ -82,7 +82,7 @@ pub struct KnobWrite {
 /// Check `value` against a knob's type bounds (the manifest is valid, so
 /// the knob's own fields are well-formed), with the validator's check
 /// ([`KnobBounds`]); the reason is worded for the operator.
-fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
+pub(crate) fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
     let f = |k: &str| knob.fields.get(k);
     let strings = |k: &str| -> Vec<&str> {
         f(k).and_then(Value::as_array)

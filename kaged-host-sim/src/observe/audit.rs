@@ -264,6 +264,7 @@ pub enum RecordError {
 struct Inner {
     file: Option<File>,
     memory: Option<Vec<AuditRecord>>,
+    live: Option<tokio::sync::broadcast::Sender<AuditRecord>>,
 }
 
 /// A clonable handle to the audit log: a JSON Lines file, a memory buffer
@@ -340,9 +341,22 @@ impl AuditLog {
                 tracing::warn!(error = %e, "cannot write the audit log");
             }
         }
+        if let Some(live) = g.live.as_ref() {
+            // No receiver left is fine: nobody is watching.
+            let _ = live.send(record.clone());
+        }
         if let Some(mem) = g.memory.as_mut() {
             mem.push(record);
         }
+    }
+
+    /// Every event emitted from now on, as it is emitted (a receiver that
+    /// falls more than 1024 events behind loses the oldest: `Lagged`).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<AuditRecord> {
+        self.lock()
+            .live
+            .get_or_insert_with(|| tokio::sync::broadcast::channel(1024).0)
+            .subscribe()
     }
 
     /// Every event kept in memory, in order.

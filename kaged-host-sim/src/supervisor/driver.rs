@@ -102,6 +102,7 @@ async fn attempt(inner: &Inner) -> Attempt {
     });
     inner.set_state(PluginState::Running);
     wait_ended(&session).await;
+    *lock(&inner.last_exit) = session.exit_info();
     // Dropping the monitor is safe now: any kill it made has finished.
     drop(inner.take_slot_of(&session));
     Attempt::Failure(describe_end(&session))

@@ -12,6 +12,7 @@ use super::failures::FailureHistory;
 use super::state::PluginState;
 use crate::host::HostSim;
 use crate::observe::audit::AuditEvent;
+use crate::plugin::process::ExitInfo;
 use crate::plugin::session::health::HealthMonitor;
 use crate::plugin::session::PluginSession;
 use crate::time::RestartPolicy;
@@ -32,6 +33,8 @@ pub(crate) struct Inner {
     pub(super) slot: Mutex<Option<Slot>>,
     pub(super) failures: Mutex<FailureHistory>,
     pub(super) spawns: AtomicU64,
+    /// How the last process ended (`None` before the first end).
+    pub(super) last_exit: Mutex<Option<ExitInfo>>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

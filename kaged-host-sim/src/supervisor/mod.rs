@@ -59,6 +59,7 @@ use tokio::task::JoinHandle;
 use crate::host::HostSim;
 use crate::observe::audit::AuditEvent;
 use crate::plugin::connection::Ending;
+use crate::plugin::process::ExitInfo;
 use crate::plugin::session::shutdown::ShutdownOutcome;
 use crate::plugin::session::PluginSession;
 use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
@@ -107,6 +108,7 @@ impl Supervisor {
                 slot: Mutex::new(None),
                 failures: Mutex::new(FailureHistory::default()),
                 spawns: AtomicU64::new(0),
+                last_exit: Mutex::new(None),
             }),
             ops: tokio::sync::Mutex::new(()),
             driver: Mutex::new(None),
@@ -152,6 +154,12 @@ impl Supervisor {
     /// How many processes the supervisor has tried to start so far.
     pub fn spawn_attempts(&self) -> u64 {
         self.inner.spawns.load(Ordering::SeqCst)
+    }
+
+    /// How the last process ended (exit code or signal); `None` before
+    /// the first process ended.
+    pub fn last_exit(&self) -> Option<ExitInfo> {
+        *lock(&self.inner.last_exit)
     }
 
     /// Start the plugin (daemon startup): `spawning`, then `running` with
@@ -249,6 +257,7 @@ impl Supervisor {
         // The monitor stays alive until the end: dropping it in the middle
         // of a health kill would leave the kill unfinished.
         let outcome = shutdown_bounded(&self.inner, &slot.session).await;
+        *lock(&self.inner.last_exit) = slot.session.exit_info();
         drop(slot.monitor);
         Some(outcome)
     }

@@ -1,5 +1,5 @@
 //! The `kaged-host-sim` command line: `validate`, `call`, `session`,
-//! `bench`, `plugin`, `storage`, `cage`.
+//! `bench`, `plugin`, `storage`, `cage`, `up`.
 //!
 //! Exit status: 0 on success, 1 when the plugin or a check failed, 2 for bad
 //! usage (unknown flags, bad JSON arguments, missing directories) and for
@@ -18,6 +18,7 @@ mod plugin;
 mod project;
 mod script;
 mod storage;
+mod up;
 mod wire;
 use error::CliError;
 
@@ -187,6 +188,10 @@ pub enum Command {
     /// Show the cage the plugin in DIR would run in: the policy compiled
     /// from its capabilities and the bwrap command line (ADDENDUM §13).
     Cage(cage::CageArgs),
+    /// Run the daemon: every enabled plugin supervised (restart backoff,
+    /// health checks), one line per lifecycle event, the HTTP API with
+    /// --listen; Ctrl-C or SIGTERM shuts every plugin down gracefully.
+    Up(up::UpArgs),
 }
 
 /// Parse the process arguments and run; returns the exit status.
@@ -447,6 +452,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Storage { action } => {
             let audit = audit_for(&cli.global)?;
             storage::run(cli.global.storage_db.as_deref(), &audit, &action)
+        }
+        Command::Up(args) => {
+            caging::check(cli.global.cage).await?;
+            let (host, in_flight) = host_for(&cli.global, false)?;
+            let outcome = up::run(host, cli.global.cage, &args).await;
+            settled(&in_flight, &cli.global, outcome).await
         }
         Command::Cage(args) => {
             require_dir(&args.dir)?;

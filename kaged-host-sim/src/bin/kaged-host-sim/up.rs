@@ -1,0 +1,130 @@
+//! `kaged-host-sim up`: the daemon, running ([`kaged_host_sim::daemon`]).
+//!
+//! ```text
+//! $ kaged-host-sim up --plugins examples --listen 127.0.0.1:7878
+//! cage: plugins run caged (bwrap)
+//! listening: http://127.0.0.1:7878/api/v1/plugins
+//! echo: plugin.spawned pid=4242 version=0.1.0 ...
+//! ^C
+//! shutting down
+//! echo: plugin.stopped ...
+//! stopped
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+use kaged_host_sim::daemon::{api, discover, lifecycle_line, Daemon, PluginSource};
+use kaged_host_sim::{one_line, CageMode, HostSim};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::CliError;
+
+/// The `up` options.
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// A plugin store: start its enabled plugins.
+    #[arg(long, value_name = "DIR", conflicts_with = "plugins")]
+    pub store: Option<PathBuf>,
+    /// A directory of plugin directories: start every one.
+    #[arg(long, value_name = "DIR")]
+    pub plugins: Option<PathBuf>,
+    /// A project file (agent contexts for `?agent=PATH`): not supported
+    /// yet; refused.
+    #[arg(long, value_name = "FILE")]
+    pub project: Option<PathBuf>,
+    /// Serve the HTTP API on this loopback address (port 0: any free port).
+    #[arg(long, value_name = "IP:PORT")]
+    pub listen: Option<String>,
+}
+
+fn print_line(record: &kaged_host_sim::AuditRecord) {
+    if let Some(line) = lifecycle_line(record) {
+        println!("{line}");
+    }
+}
+
+/// The first line: whether plugins run caged.
+async fn cage_line(mode: CageMode) -> String {
+    if mode == CageMode::Off {
+        return "cage: plugins run UNCAGED (--cage off)".into();
+    }
+    match kaged_host_sim::cage::availability().await {
+        Ok(_) => "cage: plugins run caged (bwrap)".into(),
+        Err(why) => format!("cage: plugins run UNCAGED: {why}"),
+    }
+}
+
+/// Run the daemon until Ctrl-C or SIGTERM.
+pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCode, CliError> {
+    if args.project.is_some() {
+        return Err(CliError::Usage(
+            "up --project is not supported yet (agent contexts need it)".into(),
+        ));
+    }
+    let source = match (&args.store, &args.plugins) {
+        (Some(s), _) => PluginSource::Store(s.clone()),
+        (None, Some(p)) => PluginSource::Plugins(p.clone()),
+        (None, None) => match std::env::var_os("KAGED_HOME") {
+            Some(h) => PluginSource::Store(h.into()),
+            None => {
+                return Err(CliError::Usage(
+                    "up needs --store DIR or --plugins DIR".into(),
+                ))
+            }
+        },
+    };
+    let listen = args
+        .listen
+        .as_deref()
+        .map(api::parse_listen)
+        .transpose()
+        .map_err(CliError::Usage)?;
+    let dirs = discover(&source).map_err(|e| CliError::Usage(one_line("up", &e)))?;
+    let mut term = signal(SignalKind::terminate())
+        .map_err(|e| CliError::Failed(one_line("cannot watch SIGTERM", &e)))?;
+    let mut int = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::Failed(one_line("cannot watch SIGINT", &e)))?;
+    println!("{}", cage_line(mode).await);
+    let mut events = host.config().audit.subscribe();
+    let daemon = Daemon::new(host, &dirs);
+    let server = match listen {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| CliError::Failed(one_line(&format!("cannot listen on {addr}"), &e)))?;
+            let local = listener
+                .local_addr()
+                .map_err(|e| CliError::Failed(one_line("cannot listen", &e)))?;
+            println!("listening: http://{local}/api/v1/plugins");
+            Some(tokio::spawn(api::serve(Arc::clone(&daemon), listener)))
+        }
+        None => None,
+    };
+    println!("plugins: {}", daemon.names().join(", "));
+    daemon.start_all().await;
+    loop {
+        tokio::select! {
+            record = events.recv() => match record {
+                Ok(r) => print_line(&r),
+                Err(RecvError::Lagged(n)) => println!("({n} audit events not shown)"),
+                Err(RecvError::Closed) => {}
+            },
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+        }
+    }
+    println!("shutting down");
+    if let Some(server) = server {
+        server.abort();
+    }
+    daemon.shutdown().await;
+    while let Ok(r) = events.try_recv() {
+        print_line(&r);
+    }
+    println!("stopped");
+    Ok(ExitCode::SUCCESS)
+}

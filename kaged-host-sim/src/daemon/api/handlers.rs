@@ -1,0 +1,139 @@
+//! The API's handlers.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Json;
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::super::running::{Daemon, PluginStatus};
+use super::error::ApiError;
+
+type Shared = State<Arc<Daemon>>;
+
+/// `?agent=PATH`.
+#[derive(Debug, Deserialize)]
+pub(super) struct AgentQuery {
+    agent: Option<String>,
+}
+
+pub(super) async fn list(State(d): Shared) -> Json<Vec<PluginStatus>> {
+    Json(d.status())
+}
+
+pub(super) async fn call_get(
+    State(d): Shared,
+    Path((name, method)): Path<(String, String)>,
+    Query(q): Query<AgentQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let out = d.call(&name, &method, None, q.agent.as_deref()).await?;
+    Ok(Json(out))
+}
+
+pub(super) async fn call_post(
+    State(d): Shared,
+    Path((name, method)): Path<(String, String)>,
+    Query(q): Query<AgentQuery>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let params = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        Some(parse_json(&body)?)
+    };
+    let out = d.call(&name, &method, params, q.agent.as_deref()).await?;
+    Ok(Json(out))
+}
+
+pub(super) async fn knobs(
+    State(d): Shared,
+    Path(name): Path<String>,
+    Query(q): Query<AgentQuery>,
+) -> Result<Json<Value>, ApiError> {
+    if let Some(agent) = q.agent {
+        return Err(super::super::error::DaemonError::NoProject(agent).into());
+    }
+    let knobs = d.knobs(&name).await?;
+    Ok(Json(json!({"plugin": name, "knobs": knobs})))
+}
+
+pub(super) async fn write_knob(
+    State(d): Shared,
+    Path((name, knob)): Path<(String, String)>,
+    Query(q): Query<AgentQuery>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    if let Some(agent) = q.agent {
+        return Err(super::super::error::DaemonError::NoProject(agent).into());
+    }
+    let value = match parse_json(&body)? {
+        Value::Object(mut o) if o.contains_key("value") => o.remove("value").unwrap_or_default(),
+        _ => return Err(ApiError::bad_request(r#"the body must be {"value": V}"#)),
+    };
+    let config = d.write_knob(&name, &knob, value).await?;
+    Ok(Json(
+        json!({"plugin": name, "knob": knob, "config": config}),
+    ))
+}
+
+pub(super) async fn operate(
+    State(d): Shared,
+    Path((name, action)): Path<(String, String)>,
+) -> Result<Json<PluginStatus>, ApiError> {
+    let status = match action.as_str() {
+        "enable" => d.enable(&name).await?,
+        "disable" => d.disable(&name).await?,
+        "restart" => d.restart(&name).await?,
+        other => {
+            return Err(ApiError {
+                status: StatusCode::NOT_FOUND,
+                code: json!("unknown_action"),
+                message: format!("no action {other:?}: use enable, disable or restart"),
+            })
+        }
+    };
+    Ok(Json(status))
+}
+
+pub(super) async fn audit_stream(
+    State(d): Shared,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let rx = d.host().audit().subscribe();
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(record) => {
+                    let event = Event::default()
+                        .event(record.event.as_str())
+                        .data(record.to_json().to_string());
+                    return Some((Ok(event), rx));
+                }
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "audit stream lagged");
+                }
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+pub(super) async fn not_found() -> ApiError {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        code: json!("not_found"),
+        message: "no such endpoint (see GET /api/v1/plugins)".into(),
+    }
+}
+
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))
+}

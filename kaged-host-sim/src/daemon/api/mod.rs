@@ -1,0 +1,62 @@
+//! The daemon's HTTP API on loopback (plugin-host.md § HTTP API), JSON in
+//! and out; every error is `{"error": {"code", "message"}}`.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /api/v1/plugins` | `[{"name", "version", "state", "pid", "restarts", "last_exit", "caged"}]` |
+//! | `GET`/`POST /api/v1/plugins/<name>/call/<method>` | the method's result (POST body = params) |
+//! | `GET /api/v1/plugins/<name>/knobs` | `{"plugin", "knobs": [..]}`, each with its `value` |
+//! | `PUT /api/v1/plugins/<name>/knobs/<knob>` `{"value": V}` | `{"config": ..}`; out of bounds: 422 |
+//! | `POST /api/v1/plugins/<name>/enable\|disable\|restart` | the plugin's status |
+//! | `GET /api/v1/audit/stream` | server-sent events, one audit record each |
+
+mod error;
+mod handlers;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::routing::{get, post, put};
+use axum::Router;
+
+use super::running::Daemon;
+pub use error::ApiError;
+
+/// Parse `--listen`: a socket address whose IP is loopback.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = text
+        .parse()
+        .map_err(|e| format!("--listen {text:?}: not an IP:PORT address ({e})"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "--listen {text}: refusing a non-loopback address; the API binds loopback only \
+             (127.0.0.1:PORT or [::1]:PORT)"
+        ));
+    }
+    Ok(addr)
+}
+
+/// The API's routes over `daemon`.
+pub fn router(daemon: Arc<Daemon>) -> Router {
+    Router::new()
+        .route("/api/v1/plugins", get(handlers::list))
+        .route(
+            "/api/v1/plugins/{name}/call/{method}",
+            get(handlers::call_get).post(handlers::call_post),
+        )
+        .route("/api/v1/plugins/{name}/knobs", get(handlers::knobs))
+        .route(
+            "/api/v1/plugins/{name}/knobs/{knob}",
+            put(handlers::write_knob),
+        )
+        .route("/api/v1/plugins/{name}/{action}", post(handlers::operate))
+        .route("/api/v1/audit/stream", get(handlers::audit_stream))
+        .fallback(handlers::not_found)
+        .with_state(daemon)
+}
+
+/// Serve the API on `listener` until the task is dropped or aborted (an
+/// open event stream would keep a graceful end waiting forever).
+pub async fn serve(daemon: Arc<Daemon>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    axum::serve(listener, router(daemon)).await
+}

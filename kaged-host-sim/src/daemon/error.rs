@@ -1,0 +1,83 @@
+//! Why a daemon operation was refused.
+
+use std::path::PathBuf;
+
+use crate::install::InstallError;
+use crate::plugin::session::call::CallError;
+use crate::supervisor::SupervisorError;
+
+/// Why a daemon operation was refused (the API maps each to a status).
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    /// The plugin store could not be read.
+    #[error("cannot read the plugin store {}", root.display())]
+    Store {
+        /// The store root.
+        root: PathBuf,
+        /// The cause.
+        #[source]
+        source: InstallError,
+    },
+    /// The `--plugins` directory could not be read.
+    #[error("cannot read the plugins directory {}", dir.display())]
+    PluginsDir {
+        /// The directory.
+        dir: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No plugin of that name is known to the daemon.
+    #[error("no plugin named {0:?}")]
+    UnknownPlugin(String),
+    /// The plugin has no running process to answer.
+    #[error("plugin {name:?} is {state}, not running")]
+    NotRunning {
+        /// The plugin.
+        name: String,
+        /// Its state.
+        state: String,
+    },
+    /// The supervisor refused the operation in the plugin's state.
+    #[error(transparent)]
+    Supervisor(#[from] SupervisorError),
+    /// The call failed (the plugin's error answer, a timeout, ...).
+    #[error("call failed")]
+    Call(#[source] CallError),
+    /// `?agent=PATH` was given but the daemon runs no project.
+    #[error("agent {0:?}: no project is loaded (agent contexts need --project)")]
+    NoProject(String),
+    /// The manifest declares no such knob (or it binds to no config field).
+    #[error("plugin {plugin:?} declares no knob {knob:?}")]
+    UnknownKnob {
+        /// The plugin.
+        plugin: String,
+        /// The knob asked for.
+        knob: String,
+    },
+    /// The value breaks the knob's bounds; nothing was sent.
+    #[error("knob {knob}: {reason}")]
+    OutOfBounds {
+        /// The knob.
+        knob: String,
+        /// The violated bound, worded for the operator.
+        reason: String,
+    },
+    /// The new config would not validate against `config_schema`.
+    #[error("knob {knob}: the config would not validate: {}", errors.join("; "))]
+    InvalidConfig {
+        /// The knob.
+        knob: String,
+        /// The schema errors.
+        errors: Vec<String>,
+    },
+    /// The plugin refused the `config.update`; the old config stays.
+    #[error("knob {knob}: the plugin refused the new config")]
+    Rejected {
+        /// The knob.
+        knob: String,
+        /// The plugin's answer.
+        #[source]
+        source: CallError,
+    },
+}

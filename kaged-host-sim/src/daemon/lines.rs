@@ -1,0 +1,49 @@
+//! The human line `up` prints per lifecycle event.
+
+use serde_json::Value;
+
+use crate::observe::audit::{AuditEvent, AuditRecord};
+
+/// The human line for `record` when it is a lifecycle event (spawned,
+/// initialized, crashed, exited, stopped, killed, health failure, failed,
+/// enabled, disabled); `None` for any other event.
+///
+/// ```
+/// use kaged_host_sim::{daemon::lifecycle_line, AuditLog, AuditEvent};
+/// let log = AuditLog::memory();
+/// log.emit(AuditEvent::Spawned, "echo", serde_json::json!({"pid": 42}));
+/// log.emit(AuditEvent::MethodCalled, "echo", serde_json::json!({}));
+/// let lines: Vec<_> = log.events().iter().filter_map(lifecycle_line).collect();
+/// assert_eq!(lines, ["echo: plugin.spawned pid=42"]);
+/// ```
+pub fn lifecycle_line(record: &AuditRecord) -> Option<String> {
+    use AuditEvent as E;
+    let lifecycle = matches!(
+        record.event,
+        E::Spawned
+            | E::Initialized
+            | E::Crashed
+            | E::Exited
+            | E::Stopped
+            | E::Killed
+            | E::HealthFail
+            | E::Failed
+            | E::Enabled
+            | E::Disabled
+    );
+    if !lifecycle {
+        return None;
+    }
+    let mut line = format!("{}: {}", record.plugin, record.event.as_str());
+    for (k, v) in &record.data {
+        if k == "name" || v.is_null() || v.is_object() || v.is_array() {
+            continue;
+        }
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        line.push_str(&format!(" {k}={v}"));
+    }
+    Some(line)
+}

@@ -1,0 +1,32 @@
+//! The daemon, running (`kaged-host-sim up`): every enabled plugin under
+//! its own [`Supervisor`](crate::Supervisor), one human line per lifecycle
+//! event, and the daemon's HTTP API on loopback ([`api`]).
+//!
+//! * [`discover`] reads the enabled-plugins list as the daemon does (spec
+//!   Spawn step 1): the enabled entries of a plugin store, or every plugin
+//!   directory under a `--plugins` root.
+//! * [`Daemon::start_all`] starts every plugin at once: a plugin that fails
+//!   to start ends `failed` or `disabled` on its own and never blocks the
+//!   others.
+//! * [`Daemon::shutdown`] runs the graceful shutdown ladder of every plugin
+//!   concurrently.
+//! * [`lifecycle_line`] renders one audit record as the human line `up`
+//!   prints.
+//!
+//! Knob writes at daemon level ([`Daemon::write_knob`]) change the
+//! plugin's daemon-side project config: validated against the knob's
+//! bounds and `config_schema`, sent with `config.update`, audited
+//! `plugin.knob_write`.
+
+pub mod api;
+mod discover;
+mod error;
+mod knobs;
+mod lines;
+mod running;
+
+pub use discover::{discover, PluginSource};
+pub use error::DaemonError;
+pub use knobs::KnobView;
+pub use lines::lifecycle_line;
+pub use running::{Daemon, PluginStatus};

@@ -1,0 +1,248 @@
+//! Every endpoint of the daemon's HTTP API, including bad input.
+
+use std::io::BufRead;
+
+use serde_json::{json, Value};
+
+use crate::harness::{open_stream, plugins, request, Up};
+
+fn running(up: &Up) {
+    for name in ["good", "knobs"] {
+        up.wait_plugin(name, |p| p["state"] == "running");
+    }
+}
+
+fn seen_configs(up: &Up) -> Value {
+    let (status, seen) = up.http("GET", "/api/v1/plugins/knobs/call/knobs.seen", None);
+    assert_eq!(status, 200, "{seen}");
+    seen["configs"].clone()
+}
+
+#[test]
+fn list_and_call() {
+    let dir = plugins(&["good", "knobs"]);
+    let up = Up::start(dir.path());
+    running(&up);
+    let row = up.plugin("good");
+    assert_eq!(row["version"], "1.0.0");
+    assert_eq!(row["restarts"], 0);
+    assert_eq!(row["caged"], false);
+    assert_eq!(row["last_exit"], Value::Null);
+    assert!(row["pid"].as_u64().is_some());
+
+    let (status, out) = up.http("GET", "/api/v1/plugins/good/call/env.get", None);
+    assert_eq!(status, 200, "{out}");
+    let (status, out) = up.http(
+        "POST",
+        "/api/v1/plugins/good/call/env.get",
+        Some(r#"{"name": "GOOD_FLAG"}"#),
+    );
+    assert_eq!(status, 200, "{out}");
+    assert!(out.to_string().contains("yes"), "{out}");
+
+    let err = |status: u16, code: &str, (s, body): (u16, Value)| {
+        assert_eq!(s, status, "{body}");
+        assert_eq!(body["error"]["code"], code, "{body}");
+        assert!(body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+        body
+    };
+    let body = err(
+        400,
+        "bad_request",
+        up.http("POST", "/api/v1/plugins/good/call/env.get", Some("{")),
+    );
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("malformed JSON"));
+    let body = err(
+        404,
+        "unknown_plugin",
+        up.http("GET", "/api/v1/plugins/nope/call/x", None),
+    );
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("nope"));
+    err(
+        404,
+        "unknown_method",
+        up.http("GET", "/api/v1/plugins/good/call/no.such", None),
+    );
+    err(
+        400,
+        "no_project",
+        up.http(
+            "GET",
+            "/api/v1/plugins/good/call/env.get?agent=primary",
+            None,
+        ),
+    );
+    err(404, "not_found", up.http("GET", "/api/v2/nothing", None));
+    err(
+        404,
+        "unknown_action",
+        up.http("POST", "/api/v1/plugins/good/explode", None),
+    );
+}
+
+#[test]
+fn knobs_read_write_and_bounds() {
+    let dir = plugins(&["good", "knobs"]);
+    let up = Up::start(dir.path());
+    running(&up);
+    let (status, schema) = up.http("GET", "/api/v1/plugins/knobs/knobs", None);
+    assert_eq!(status, 200, "{schema}");
+    let knob = |schema: &Value, name: &str| {
+        schema["knobs"]
+            .as_array()
+            .and_then(|a| a.iter().find(|k| k["name"] == name).cloned())
+            .unwrap_or_else(|| panic!("no knob {name} in {schema}"))
+    };
+    let retain = knob(&schema, "retain_every");
+    assert_eq!(retain["type"], "int_range");
+    assert_eq!(retain["fields"]["max"], 20);
+    assert_eq!(retain["value"], 3);
+    let before = seen_configs(&up);
+
+    let path = "/api/v1/plugins/knobs/knobs/retain_every";
+    let (status, body) = up.http("PUT", path, Some(r#"{"value": 50}"#));
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["error"]["code"], "out_of_bounds");
+    assert_eq!(
+        body["error"]["message"],
+        "knob retain_every: 50 is above max 20"
+    );
+    assert_eq!(seen_configs(&up), before, "nothing sent to the plugin");
+
+    let (status, body) = up.http("PUT", path, Some(r#"{"value": 5}"#));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["config"]["retain_every"], 5);
+    assert_eq!(body["config"]["recall_budget"], "mid");
+    let seen = seen_configs(&up);
+    assert_eq!(
+        seen.as_array()
+            .and_then(|a| a.last())
+            .map(|c| &c["retain_every"]),
+        Some(&json!(5))
+    );
+    let (_, schema) = up.http("GET", "/api/v1/plugins/knobs/knobs", None);
+    assert_eq!(knob(&schema, "retain_every")["value"], 5);
+    let writes: Vec<_> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.knob_write")
+        .collect();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert_eq!(writes[0]["knob"], "retain_every");
+    assert_eq!(writes[0]["value"], 5);
+
+    // The fixture refuses 13: the old config stays in force.
+    let (status, body) = up.http("PUT", path, Some(r#"{"value": 13}"#));
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["error"]["code"], "rejected");
+    let (_, schema) = up.http("GET", "/api/v1/plugins/knobs/knobs", None);
+    assert_eq!(knob(&schema, "retain_every")["value"], 5);
+
+    let bad = |path: &str, body: &str, status: u16, code: &str| {
+        let (s, b) = up.http("PUT", path, Some(body));
+        assert_eq!(
+            (s, b["error"]["code"].as_str()),
+            (status, Some(code)),
+            "{path} {body}: {b}"
+        );
+    };
+    bad(path, "{", 400, "bad_request");
+    bad(path, r#"{"val": 5}"#, 400, "bad_request");
+    bad(
+        "/api/v1/plugins/knobs/knobs/nope",
+        r#"{"value": 5}"#,
+        404,
+        "unknown_knob",
+    );
+    bad(
+        "/api/v1/plugins/nope/knobs/x",
+        r#"{"value": 5}"#,
+        404,
+        "unknown_plugin",
+    );
+    bad(
+        &format!("{path}?agent=primary"),
+        r#"{"value": 5}"#,
+        400,
+        "no_project",
+    );
+    let (s, b) = up.http("GET", "/api/v1/plugins/nope/knobs", None);
+    assert_eq!(
+        (s, b["error"]["code"].as_str()),
+        (404, Some("unknown_plugin"))
+    );
+}
+
+#[test]
+fn disable_enable_restart_and_the_audit_stream() {
+    let dir = plugins(&["good", "knobs"]);
+    let up = Up::start(dir.path());
+    running(&up);
+    let mut stream = open_stream(&up.addr);
+    let mut line = String::new();
+    stream.read_line(&mut line).expect("status line");
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+
+    let (status, row) = up.http("POST", "/api/v1/plugins/good/disable", None);
+    assert_eq!(
+        (status, row["state"].as_str()),
+        (200, Some("disabled")),
+        "{row}"
+    );
+    let (status, body) = up.http("GET", "/api/v1/plugins/good/call/env.get", None);
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("not_running"))
+    );
+    let (status, row) = up.http("POST", "/api/v1/plugins/good/enable", None);
+    assert_eq!(status, 200, "{row}");
+    let row = up.wait_plugin("good", |p| p["state"] == "running");
+    let old = row["pid"].clone();
+    let (status, body) = up.http("POST", "/api/v1/plugins/good/enable", None);
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("not_running")),
+        "{body}"
+    );
+    let (status, _) = up.http("POST", "/api/v1/plugins/good/restart", None);
+    assert_eq!(status, 200);
+    up.wait_plugin("good", |p| p["state"] == "running" && p["pid"] != old);
+    let (status, _) = request(&up.addr, "POST", "/api/v1/plugins/nope/restart", None);
+    assert_eq!(status, 404);
+
+    // The stream saw the disable, the enable and the restart, one audit
+    // record per event.
+    let mut events: Vec<Value> = Vec::new();
+    // Until the restart's spawn: the second `plugin.spawned` since the
+    // stream opened (the enable's, then the restart's).
+    while events
+        .iter()
+        .filter(|e| e["event"] == "plugin.spawned")
+        .count()
+        < 2
+    {
+        line.clear();
+        stream.read_line(&mut line).expect("an event");
+        if let Some(data) = line.strip_prefix("data: ") {
+            events.push(serde_json::from_str(data.trim_end()).expect("a JSON record"));
+        }
+    }
+    let names: Vec<&str> = events.iter().filter_map(|e| e["event"].as_str()).collect();
+    for want in [
+        "plugin.disabled",
+        "plugin.enabled",
+        "plugin.spawned",
+        "plugin.stopped",
+    ] {
+        assert!(names.contains(&want), "{want} not in {names:?}");
+    }
+    assert!(events.iter().all(|e| e["plugin"] == "good"), "{names:?}");
+}

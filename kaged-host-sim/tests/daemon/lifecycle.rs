@@ -1,0 +1,82 @@
+//! `up` keeps plugins alive and shuts them down: kill -9 restarts the
+//! plugin (audited), SIGTERM stops everything, exit 0, no process left;
+//! a plugin that cannot start blocks no other; `--listen` is loopback only.
+
+use rustix::process::Signal;
+
+use crate::harness::{plugins, Up};
+use crate::support::host::process_exists;
+
+#[test]
+fn up_survives_kill_9_and_shuts_down_cleanly_on_sigterm() {
+    let dir = plugins(&["good"]);
+    let mut up = Up::start(dir.path());
+    assert!(
+        up.seen[0].starts_with("cage: plugins run UNCAGED"),
+        "{:?}",
+        up.seen
+    );
+    let row = up.wait_plugin("good", |p| p["state"] == "running");
+    let old = row["pid"].as_u64().expect("a pid") as u32;
+    let pid = rustix::process::Pid::from_raw(old as i32).expect("pid");
+    rustix::process::kill_process(pid, Signal::KILL).expect("kill -9");
+    let row = up.wait_plugin("good", |p| {
+        p["state"] == "running" && p["pid"].as_u64().is_some_and(|p| p != u64::from(old))
+    });
+    assert_eq!(row["restarts"], 1);
+    assert_eq!(row["last_exit"]["signal"], 9);
+    up.wait_line(|l| l.starts_with("good: plugin.crashed") && l.contains("signal=9"));
+    let audit = up.audit();
+    let crashed: Vec<_> = audit
+        .iter()
+        .filter(|r| r["event"] == "plugin.crashed")
+        .collect();
+    assert_eq!(crashed.len(), 1, "{audit:?}");
+    assert_eq!(crashed[0]["pid"], old);
+    let spawned = audit
+        .iter()
+        .filter(|r| r["event"] == "plugin.spawned")
+        .count();
+    assert_eq!(spawned, 2);
+
+    assert_eq!(up.signal_and_wait(Signal::TERM), Some(0));
+    assert!(
+        up.seen
+            .iter()
+            .any(|l| l.starts_with("good: plugin.stopped")),
+        "{:?}",
+        up.seen
+    );
+    assert_eq!(up.seen.last().map(String::as_str), Some("stopped"));
+    for r in up.audit() {
+        if let Some(p) = r["pid"].as_u64() {
+            assert!(!process_exists(p as u32), "pid {p} left: {r}");
+        }
+    }
+}
+
+#[test]
+fn a_plugin_that_cannot_start_blocks_no_other() {
+    let dir = plugins(&["exits-at-once", "good"]);
+    let mut up = Up::start(dir.path());
+    // Backoff at 0.2: the fifth failure comes after about 3 s.
+    let failed = up.wait_plugin("exits-at-once", |p| p["state"] == "failed");
+    assert_eq!(failed["pid"], serde_json::Value::Null);
+    assert_eq!(up.plugin("good")["state"], "running");
+    up.wait_line(|l| l.starts_with("exits-at-once: plugin.failed"));
+    assert_eq!(up.signal_and_wait(Signal::INT), Some(0));
+}
+
+#[test]
+fn listen_refuses_a_non_loopback_address() {
+    let dir = plugins(&["good"]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+        .args(["--cage", "off", "up", "--listen", "0.0.0.0:0", "--plugins"])
+        .arg(dir.path())
+        .output()
+        .expect("run up");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refusing a non-loopback address"), "{err}");
+    assert!(out.stdout.is_empty(), "no plugin started");
+}

@@ -1,0 +1,9 @@
+//! `kaged-host-sim up`: the daemon with real plugin subprocesses and its
+//! HTTP API, driven as an operator drives it (HTTP on loopback, signals).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod api;
+mod harness;
+mod lifecycle;
