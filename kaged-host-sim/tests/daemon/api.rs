@@ -26,7 +26,7 @@ fn list_and_call() {
     let row = up.plugin("good");
     assert_eq!(row["version"], "1.0.0");
     assert_eq!(row["restarts"], 0);
-    assert_eq!(row["caged"], false);
+    assert_eq!(row["caged"], up.caged);
     assert_eq!(row["last_exit"], Value::Null);
     assert!(row["pid"].as_u64().is_some());
 

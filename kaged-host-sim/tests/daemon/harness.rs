@@ -33,18 +33,27 @@ pub struct Up {
     pub seen: Vec<String>,
     /// The API's `IP:PORT`.
     pub addr: String,
+    /// Whether the plugins run caged (`--cage require`).
+    pub caged: bool,
     /// The `--audit` file.
     pub audit: PathBuf,
     _tmp: tempfile::TempDir,
 }
 
 impl Up {
-    /// `--cage off --time-scale 0.2 up --plugins DIR --listen 127.0.0.1:0`.
+    /// `--cage require --time-scale 0.2 up --plugins DIR --listen
+    /// 127.0.0.1:0`: caged as the daemon runs them, where bwrap cages
+    /// (always under `CI=true`, which fails without it); uncaged, saying
+    /// so, elsewhere.
     pub fn start(dir: &Path) -> Up {
+        let cage = match kaged_host_sim::testing::cage_available_for_blocking("daemon tests") {
+            true => "require",
+            false => "off",
+        };
         let tmp = tempfile::tempdir().expect("tempdir");
         let audit = tmp.path().join("audit.jsonl");
         let mut child = Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
-            .args(["--cage", "off", "--time-scale", "0.2", "--audit"])
+            .args(["--cage", cage, "--time-scale", "0.2", "--audit"])
             .arg(&audit)
             .args(["up", "--listen", "127.0.0.1:0", "--plugins"])
             .arg(dir)
@@ -66,6 +75,7 @@ impl Up {
             lines,
             seen: Vec::new(),
             addr: String::new(),
+            caged: cage == "require",
             audit,
             _tmp: tmp,
         };

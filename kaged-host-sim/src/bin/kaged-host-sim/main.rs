@@ -262,22 +262,42 @@ impl GlobalOpts {
 /// The audit log of `--audit FILE` (also kept in memory), or memory only.
 fn audit_for(global: &GlobalOpts) -> Result<AuditLog, CliError> {
     Ok(match &global.audit {
-        Some(p) => AuditLog::to_file(p)
-            .map_err(|e| {
-                CliError::Usage(one_line(
-                    &format!("cannot open audit file {}", p.display()),
-                    &e,
-                ))
-            })?
-            .with_memory(),
+        Some(p) => audit_file(p)?.with_memory(),
         None => AuditLog::memory(),
+    })
+}
+
+/// The audit log of a long-running command (`up`): the `--audit FILE`
+/// only, or nothing kept; its events are watched as they happen, and
+/// keeping them all in memory would grow without bound.
+fn audit_unkept(global: &GlobalOpts) -> Result<AuditLog, CliError> {
+    match &global.audit {
+        Some(p) => audit_file(p),
+        None => Ok(AuditLog::discard()),
+    }
+}
+
+fn audit_file(p: &std::path::Path) -> Result<AuditLog, CliError> {
+    AuditLog::to_file(p).map_err(|e| {
+        CliError::Usage(one_line(
+            &format!("cannot open audit file {}", p.display()),
+            &e,
+        ))
     })
 }
 
 /// A host whose plugins get the `--storage-db` broker (or a temporary one),
 /// and a waiter for the storage requests it is still answering.
 fn host_for(global: &GlobalOpts, memory: bool) -> Result<(HostSim, InFlightWaiter), CliError> {
-    let audit = audit_for(global)?;
+    host_with(global, audit_for(global)?, memory)
+}
+
+/// [`host_for`] with the given audit log.
+fn host_with(
+    global: &GlobalOpts,
+    audit: AuditLog,
+    memory: bool,
+) -> Result<(HostSim, InFlightWaiter), CliError> {
     let transcript = wire::open(global.transcript.as_deref(), global.transcript_form, memory)?;
     let broker = match &global.storage_db {
         Some(p) => StorageBroker::open(p).map_err(|e| {
@@ -455,7 +475,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Up(args) => {
             caging::check(cli.global.cage).await?;
-            let (host, in_flight) = host_for(&cli.global, false)?;
+            let (host, in_flight) = host_with(&cli.global, audit_unkept(&cli.global)?, false)?;
             let outcome = up::run(host, cli.global.cage, &args).await;
             settled(&in_flight, &cli.global, outcome).await
         }

@@ -111,7 +111,14 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
             record = events.recv() => match record {
                 Ok(r) => print_line(&r),
                 Err(RecvError::Lagged(n)) => println!("({n} audit events not shown)"),
-                Err(RecvError::Closed) => {}
+                // No event can come any more: wait for the signal alone.
+                Err(RecvError::Closed) => {
+                    tokio::select! {
+                        _ = term.recv() => {},
+                        _ = int.recv() => {},
+                    }
+                    break;
+                }
             },
             _ = term.recv() => break,
             _ = int.recv() => break,
