@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::error::DaemonError;
 use super::running::Daemon;
 use crate::agents::config::merge_config;
-use crate::firing::knobs::check_knob_value;
+use crate::firing::knobs::{bound_knob, check_knob_value};
 use crate::observe::audit::AuditEvent;
 
 /// One knob as the UI renders it: the manifest's declaration (type, label,
@@ -85,17 +85,7 @@ impl Daemon {
             plugin: name.to_string(),
             knob: knob.to_string(),
         };
-        let decl = manifest
-            .knobs
-            .iter()
-            .find(|(k, _)| k == knob)
-            .map(|(_, d)| d)
-            .ok_or_else(unknown)?;
-        let field = decl
-            .binds_to
-            .as_deref()
-            .and_then(|b| b.strip_prefix("config."))
-            .ok_or_else(unknown)?;
+        let (decl, field) = bound_knob(manifest, knob).ok_or_else(unknown)?;
         check_knob_value(decl, &value).map_err(|reason| DaemonError::OutOfBounds {
             knob: knob.to_string(),
             reason,

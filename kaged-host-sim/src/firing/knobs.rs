@@ -82,6 +82,23 @@ pub struct KnobWrite {
 /// Check `value` against a knob's type bounds (the manifest is valid, so
 /// the knob's own fields are well-formed), with the validator's check
 /// ([`KnobBounds`]); the reason is worded for the operator.
+/// The knob `knob` of `manifest` and the config field it binds to (its
+/// `binds_to` less `config.`); `None` when the manifest declares no such
+/// knob or it binds to no config field. Shared by the project knob write
+/// and the daemon's.
+pub(crate) fn bound_knob<'m>(
+    manifest: &'m kaged_plugin_protocol::manifest::Manifest,
+    knob: &str,
+) -> Option<(&'m Knob, &'m str)> {
+    let decl = manifest
+        .knobs
+        .iter()
+        .find(|(k, _)| k == knob)
+        .map(|(_, d)| d)?;
+    let field = decl.binds_to.as_deref()?.strip_prefix("config.")?;
+    Some((decl, field))
+}
+
 pub(crate) fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
     let f = |k: &str| knob.fields.get(k);
     let strings = |k: &str| -> Vec<&str> {
@@ -179,18 +196,8 @@ impl AgentHost {
             plugin: active.name.clone(),
             knob: knob.to_string(),
         };
-        let decl = manifest
-            .knobs
-            .iter()
-            .find(|(k, _)| k == knob)
-            .map(|(_, d)| d)
-            .ok_or_else(unknown)?;
-        let field = decl
-            .binds_to
-            .as_deref()
-            .and_then(|b| b.strip_prefix("config."))
-            .ok_or_else(unknown)?
-            .to_string();
+        let (decl, field) = bound_knob(manifest, knob).ok_or_else(unknown)?;
+        let field = field.to_string();
         check_knob_value(decl, &value).map_err(|reason| KnobWriteError::OutOfBounds {
             knob: knob.to_string(),
             reason,
