@@ -13,6 +13,8 @@
 //! copies such a tree with the library's files inside every plugin
 //! directory.
 
+pub mod browser;
+
 use std::path::{Path, PathBuf};
 
 use kaged_plugin_protocol::manifest::{Manifest, MANIFEST_FILE};

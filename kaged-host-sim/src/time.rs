@@ -10,6 +10,8 @@
 //! assert!(TimeScale::new(0.0).is_err() && TimeScale::new(1.5).is_err());
 //! ```
 
+pub mod clock;
+
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;

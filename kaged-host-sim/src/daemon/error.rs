@@ -38,6 +38,12 @@ pub enum DaemonError {
         /// Its state.
         state: String,
     },
+    /// The plugin's manifest could not be read (the plugin is disabled).
+    #[error("plugin {name:?} has no readable manifest")]
+    NoManifest {
+        /// The plugin.
+        name: String,
+    },
     /// The supervisor refused the operation in the plugin's state.
     #[error(transparent)]
     Supervisor(#[from] SupervisorError),

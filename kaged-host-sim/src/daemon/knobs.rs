@@ -36,9 +36,14 @@ pub struct KnobView {
 impl Daemon {
     /// The knob schema of `name` with the values in force.
     pub async fn knobs(&self, name: &str) -> Result<Vec<KnobView>, DaemonError> {
-        let session = self.session(name)?;
-        let manifest = session.manifest();
-        let project = self.managed(name)?.config.lock().await.clone();
+        let managed = self.managed(name)?;
+        let manifest = managed
+            .manifest
+            .as_ref()
+            .ok_or_else(|| DaemonError::NoManifest {
+                name: name.to_string(),
+            })?;
+        let project = managed.config.lock().await.clone();
         // Defaults applied; a config that does not validate shows the
         // written values only.
         let current = merge_config(manifest, &project, None).map_or(project, |m| m.project);
@@ -111,12 +116,14 @@ impl Daemon {
             });
         }
         *config = project;
+        // A restarted process gets the same config right after its handshake.
+        managed.sup.set_config(Some(merged.merged.clone()));
         drop(config);
         let request_id = session.next_request_id();
         self.host().audit().emit(
             AuditEvent::KnobWrite,
             name,
-            json!({"knob": knob, "field": field, "value": value, "request_id": request_id}),
+            json!({"knob": knob, "field": field, "value": value, "agent_path": null, "request_id": request_id}),
         );
         Ok(merged.merged)
     }

@@ -17,21 +17,7 @@ use crate::observe::audit::{AuditEvent, AuditRecord};
 /// assert_eq!(lines, ["echo: plugin.spawned pid=42"]);
 /// ```
 pub fn lifecycle_line(record: &AuditRecord) -> Option<String> {
-    use AuditEvent as E;
-    let lifecycle = matches!(
-        record.event,
-        E::Spawned
-            | E::Initialized
-            | E::Crashed
-            | E::Exited
-            | E::Stopped
-            | E::Killed
-            | E::HealthFail
-            | E::Failed
-            | E::Enabled
-            | E::Disabled
-    );
-    if !lifecycle {
+    if !is_lifecycle(record.event) {
         return None;
     }
     let mut line = format!("{}: {}", record.plugin, record.event.as_str());
@@ -46,4 +32,23 @@ pub fn lifecycle_line(record: &AuditRecord) -> Option<String> {
         line.push_str(&format!(" {k}={v}"));
     }
     Some(line)
+}
+
+/// Whether `event` is a lifecycle event: spawned, initialized, crashed,
+/// exited, stopped, killed, health failure, failed, enabled, disabled.
+pub fn is_lifecycle(event: AuditEvent) -> bool {
+    use AuditEvent as E;
+    matches!(
+        event,
+        E::Spawned
+            | E::Initialized
+            | E::Crashed
+            | E::Exited
+            | E::Stopped
+            | E::Killed
+            | E::HealthFail
+            | E::Failed
+            | E::Enabled
+            | E::Disabled
+    )
 }

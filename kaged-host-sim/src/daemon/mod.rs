@@ -21,12 +21,14 @@
 pub mod api;
 mod discover;
 mod error;
+mod history;
 mod knobs;
 mod lines;
 mod running;
 
 pub use discover::{discover, PluginSource};
 pub use error::DaemonError;
+pub use history::HISTORY_LEN;
 pub use knobs::KnobView;
-pub use lines::lifecycle_line;
+pub use lines::{is_lifecycle, lifecycle_line};
 pub use running::{Daemon, PluginStatus};

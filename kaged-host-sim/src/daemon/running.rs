@@ -7,16 +7,26 @@ use kaged_plugin_protocol::PluginCallContext;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use kaged_plugin_protocol::manifest::Manifest;
+use tokio::sync::broadcast::Receiver;
+use tokio::task::JoinHandle;
+
 use super::error::DaemonError;
+use super::history::History;
 use crate::host::HostSim;
+use crate::observe::audit::AuditRecord;
 use crate::plugin::session::PluginSession;
 use crate::supervisor::{PluginState, Supervisor};
+use crate::time::clock::Clock;
 
 /// One supervised plugin and its daemon-side config.
 #[derive(Debug)]
 pub(super) struct Managed {
     pub(super) sup: Supervisor,
     pub(super) version: String,
+    /// The manifest read at start-up (`None` when it cannot be read: the
+    /// supervisor then leaves the plugin `disabled`).
+    pub(super) manifest: Option<Manifest>,
     /// The project-side config written by knob writes (sent with
     /// `config.update`); empty until the first write.
     pub(super) config: tokio::sync::Mutex<Map<String, Value>>,
@@ -27,6 +37,11 @@ pub(super) struct Managed {
 pub struct Daemon {
     host: HostSim,
     pub(super) plugins: Vec<Managed>,
+    history: Arc<History>,
+    /// The audit subscription feeding `history`, taken by the recorder
+    /// task [`Daemon::start_all`] starts.
+    events: std::sync::Mutex<Option<Receiver<AuditRecord>>>,
+    recorder: std::sync::Mutex<Option<JoinHandle<()>>>,
 }
 
 /// One row of `GET /api/v1/plugins`.
@@ -52,21 +67,42 @@ impl Daemon {
     /// A daemon for the plugins in `dirs`, launched by `host`; nothing
     /// runs until [`Daemon::start_all`].
     pub fn new(host: HostSim, dirs: &[PathBuf]) -> Arc<Daemon> {
+        Daemon::with_clock(host, dirs, Clock::Real)
+    }
+
+    /// [`Daemon::new`] whose supervisors read `clock` (restart backoff and
+    /// the failure window).
+    pub fn with_clock(host: HostSim, dirs: &[PathBuf], clock: Clock) -> Arc<Daemon> {
+        let events = host.audit().subscribe();
         let plugins = dirs
             .iter()
             .map(|dir| {
-                let version = crate::validate::validate_dir(dir)
-                    .manifest
-                    .map(|m| m.version)
-                    .unwrap_or_default();
+                let manifest = crate::validate::validate_dir(dir).manifest;
                 Managed {
-                    sup: Supervisor::new(host.clone(), dir),
-                    version,
+                    sup: Supervisor::with_clock(host.clone(), dir, clock.clone()),
+                    version: manifest
+                        .as_ref()
+                        .map(|m| m.version.clone())
+                        .unwrap_or_default(),
+                    manifest,
                     config: tokio::sync::Mutex::new(Map::new()),
                 }
             })
             .collect();
-        Arc::new(Daemon { host, plugins })
+        Arc::new(Daemon {
+            host,
+            plugins,
+            history: Arc::default(),
+            events: std::sync::Mutex::new(Some(events)),
+            recorder: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// The last lifecycle records of `name`, oldest first (at most
+    /// [`HISTORY_LEN`](super::history::HISTORY_LEN)).
+    pub fn history(&self, name: &str) -> Result<Vec<Value>, DaemonError> {
+        let m = self.managed(name)?;
+        Ok(self.history.of(m.sup.name()))
     }
 
     /// The host the plugins run in (its audit log, its config).
@@ -103,6 +139,11 @@ impl Daemon {
     /// Start every plugin; returns at once (each comes up, or fails, on its
     /// own: one failing never blocks the others).
     pub async fn start_all(&self) {
+        let events = self.events.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(events) = events {
+            let task = History::spawn_recorder(self.history.clone(), events);
+            *self.recorder.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+        }
         for m in &self.plugins {
             if let Err(e) = m.sup.start().await {
                 tracing::warn!(plugin = %m.sup.name(), error = %e, "not started");
@@ -114,6 +155,14 @@ impl Daemon {
     /// process is gone.
     pub async fn shutdown(&self) {
         futures_util::future::join_all(self.plugins.iter().map(|m| m.sup.stop())).await;
+        let recorder = self
+            .recorder
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(task) = recorder {
+            task.abort();
+        }
     }
 
     /// Every plugin's status.

@@ -37,13 +37,12 @@ pub(super) async fn drive(inner: Arc<Inner>) {
     loop {
         match attempt(&inner).await {
             Attempt::Failure(why) => {
-                let verdict =
-                    lock(&inner.failures).record(tokio::time::Instant::now(), &inner.policy);
+                let verdict = lock(&inner.failures).record(inner.clock.now(), &inner.policy);
                 inner.set_state(PluginState::Crashed);
                 match verdict {
                     Verdict::Restart(delay) => {
                         tracing::warn!(plugin = %inner.name, %why, ?delay, "plugin failed; restarting after backoff");
-                        tokio::time::sleep(delay).await;
+                        inner.clock.sleep(delay).await;
                     }
                     Verdict::GiveUp { total } => {
                         tracing::error!(plugin = %inner.name, %why, total, "too many consecutive failures; plugin failed");
@@ -67,7 +66,7 @@ pub(super) async fn drive(inner: Arc<Inner>) {
                 tracing::error!(plugin = %inner.name, %reason, "plugin failed; not restarting");
                 if !failed_audited {
                     let mut f = lock(&inner.failures);
-                    f.record(tokio::time::Instant::now(), &inner.policy);
+                    f.record(inner.clock.now(), &inner.policy);
                     let total = f.consecutive();
                     drop(f);
                     inner.audit(
@@ -95,6 +94,7 @@ async fn attempt(inner: &Inner) -> Attempt {
         Ok(s) => Arc::new(s),
         Err(e) => return classify(e),
     };
+    send_config(inner, &session).await;
     let monitor = session.start_health_checks();
     *lock(&inner.slot) = Some(Slot {
         session: session.clone(),
@@ -106,6 +106,23 @@ async fn attempt(inner: &Inner) -> Attempt {
     // Dropping the monitor is safe now: any kill it made has finished.
     drop(inner.take_slot_of(&session));
     Attempt::Failure(describe_end(&session))
+}
+
+/// Send the config in force with `config.update` (ADDENDUM §12: right
+/// after `initialized`, before any other call), when one was set. A plugin
+/// that refuses it keeps running on its previous (default) config; the
+/// refusal is logged.
+async fn send_config(inner: &Inner, session: &PluginSession) {
+    let Some(config) = lock(&inner.config).clone() else {
+        return;
+    };
+    let params = Some(serde_json::Value::Object(config));
+    if let Err(e) = session
+        .call(kaged_plugin_protocol::methods::CONFIG_UPDATE, params, None)
+        .await
+    {
+        tracing::warn!(plugin = %inner.name, error = %kaged_plugin_protocol::error_chain::chain(&e), "the plugin refused its config after a restart");
+    }
 }
 
 /// Which launch failures are restarted (see the module docs' table).

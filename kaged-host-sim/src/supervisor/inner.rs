@@ -15,6 +15,7 @@ use crate::observe::audit::AuditEvent;
 use crate::plugin::process::ExitInfo;
 use crate::plugin::session::health::HealthMonitor;
 use crate::plugin::session::PluginSession;
+use crate::time::clock::Clock;
 use crate::time::RestartPolicy;
 
 /// The running process and its health monitor.
@@ -35,6 +36,11 @@ pub(crate) struct Inner {
     pub(super) spawns: AtomicU64,
     /// How the last process ended (`None` before the first end).
     pub(super) last_exit: Mutex<Option<ExitInfo>>,
+    /// The clock the restart policy reads and waits on.
+    pub(super) clock: Clock,
+    /// The config sent with `config.update` right after every handshake
+    /// (ADDENDUM §12), before the process is offered to any caller.
+    pub(super) config: Mutex<Option<serde_json::Map<String, Value>>>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

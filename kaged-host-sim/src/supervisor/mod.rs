@@ -62,6 +62,7 @@ use crate::plugin::connection::Ending;
 use crate::plugin::process::ExitInfo;
 use crate::plugin::session::shutdown::ShutdownOutcome;
 use crate::plugin::session::PluginSession;
+use crate::time::clock::Clock;
 use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
 use failures::FailureHistory;
 use inner::{lock, Inner};
@@ -89,6 +90,13 @@ impl Supervisor {
     /// until [`Supervisor::start`]. The plugin's name is read from its
     /// manifest (the directory name when the manifest cannot be read).
     pub fn new(host: HostSim, dir: impl Into<PathBuf>) -> Supervisor {
+        Supervisor::with_clock(host, dir, Clock::Real)
+    }
+
+    /// [`Supervisor::new`] whose restart policy reads `clock` (a
+    /// [`ManualClock`](crate::time::clock::ManualClock) in tests: the
+    /// backoff waits only as long as the test advances it).
+    pub fn with_clock(host: HostSim, dir: impl Into<PathBuf>, clock: Clock) -> Supervisor {
         let dir = dir.into();
         let name = crate::validate::validate_dir(&dir).manifest.map_or_else(
             || {
@@ -109,6 +117,8 @@ impl Supervisor {
                 failures: Mutex::new(FailureHistory::default()),
                 spawns: AtomicU64::new(0),
                 last_exit: Mutex::new(None),
+                clock,
+                config: Mutex::new(None),
             }),
             ops: tokio::sync::Mutex::new(()),
             driver: Mutex::new(None),
@@ -160,6 +170,13 @@ impl Supervisor {
     /// the first process ended.
     pub fn last_exit(&self) -> Option<ExitInfo> {
         *lock(&self.inner.last_exit)
+    }
+
+    /// Set the config every new process gets with `config.update` right
+    /// after its handshake (`None`: none is sent). The running process is
+    /// not sent it: that is the caller's `config.update`.
+    pub fn set_config(&self, config: Option<serde_json::Map<String, serde_json::Value>>) {
+        *lock(&self.inner.config) = config;
     }
 
     /// Start the plugin (daemon startup): `spawning`, then `running` with

@@ -246,3 +246,66 @@ fn disable_enable_restart_and_the_audit_stream() {
     }
     assert!(events.iter().all(|e| e["plugin"] == "good"), "{names:?}");
 }
+
+#[test]
+fn the_settings_page_its_assets_and_the_restart_history() {
+    let dir = plugins(&["good"]);
+    let up = Up::start(dir.path());
+    up.wait_plugin("good", |p| p["state"] == "running");
+
+    let (status, html) = request(&up.addr, "GET", "/", None);
+    assert_eq!(status, 200);
+    assert!(
+        html.contains("<title>kaged-host-sim: plugin settings</title>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("\"plugin.knob_write\""),
+        "the event names are written in"
+    );
+    for (path, needle) in [
+        ("/settings.js", "function knobRow"),
+        ("/settings.css", ".knob"),
+    ] {
+        let (status, body) = request(&up.addr, "GET", path, None);
+        assert_eq!(status, 200, "{path}");
+        assert!(body.contains(needle), "{path}");
+    }
+
+    // The history: the lifecycle records, oldest first; a disable and an
+    // enable are added to it.
+    let history = |up: &Up| {
+        let (status, body) = up.http("GET", "/api/v1/plugins/good/history", None);
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["plugin"], "good");
+        body["history"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .map(|r| r["event"].as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(history(&up), ["plugin.spawned", "plugin.initialized"]);
+    let (status, _) = up.http("POST", "/api/v1/plugins/good/disable", None);
+    assert_eq!(status, 200);
+    let (status, _) = up.http("POST", "/api/v1/plugins/good/enable", None);
+    assert_eq!(status, 200);
+    up.wait_plugin("good", |p| p["state"] == "running");
+    let events = history(&up);
+    assert_eq!(
+        events[2..5],
+        ["plugin.exited", "plugin.stopped", "plugin.disabled"].map(String::from),
+        "{events:?}"
+    );
+    assert!(
+        events.ends_with(&["plugin.initialized".to_string()]),
+        "{events:?}"
+    );
+    assert!(events.contains(&"plugin.enabled".to_string()), "{events:?}");
+
+    let (status, body) = up.http("GET", "/api/v1/plugins/nope/history", None);
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("unknown_plugin"))
+    );
+}

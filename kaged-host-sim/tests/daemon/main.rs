@@ -5,5 +5,6 @@
 mod support;
 
 mod api;
+mod browser;
 mod harness;
 mod lifecycle;

@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod clock;
 mod helpers;
 mod operator;
 mod restart;

@@ -44,9 +44,9 @@ impl From<DaemonError> for ApiError {
         let (status, code) = match &e {
             DaemonError::UnknownPlugin(_) => (StatusCode::NOT_FOUND, json!("unknown_plugin")),
             DaemonError::UnknownKnob { .. } => (StatusCode::NOT_FOUND, json!("unknown_knob")),
-            DaemonError::NotRunning { .. } | DaemonError::Supervisor(_) => {
-                (StatusCode::CONFLICT, json!("not_running"))
-            }
+            DaemonError::NotRunning { .. }
+            | DaemonError::Supervisor(_)
+            | DaemonError::NoManifest { .. } => (StatusCode::CONFLICT, json!("not_running")),
             DaemonError::NoProject(_) => (StatusCode::BAD_REQUEST, json!("no_project")),
             DaemonError::OutOfBounds { .. } => {
                 (StatusCode::UNPROCESSABLE_ENTITY, json!("out_of_bounds"))

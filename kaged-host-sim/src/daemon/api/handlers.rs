@@ -28,6 +28,14 @@ pub(super) async fn list(State(d): Shared) -> Json<Vec<PluginStatus>> {
     Json(d.status())
 }
 
+pub(super) async fn history(
+    State(d): Shared,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let history = d.history(&name)?;
+    Ok(Json(json!({"plugin": name, "history": history})))
+}
+
 pub(super) async fn call_get(
     State(d): Shared,
     Path((name, method)): Path<(String, String)>,

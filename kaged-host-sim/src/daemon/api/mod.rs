@@ -8,10 +8,13 @@
 //! | `GET /api/v1/plugins/<name>/knobs` | `{"plugin", "knobs": [..]}`, each with its `value` |
 //! | `PUT /api/v1/plugins/<name>/knobs/<knob>` `{"value": V}` | `{"config": ..}`; out of bounds: 422 |
 //! | `POST /api/v1/plugins/<name>/enable\|disable\|restart` | the plugin's status |
+//! | `GET /api/v1/plugins/<name>/history` | `{"plugin", "history": [..]}`: its last lifecycle audit records |
 //! | `GET /api/v1/audit/stream` | server-sent events, one audit record each |
+//! | `GET /` | the settings page ([`page`]) |
 
 mod error;
 mod handlers;
+pub mod page;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -39,7 +42,11 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
 /// The API's routes over `daemon`.
 pub fn router(daemon: Arc<Daemon>) -> Router {
     Router::new()
+        .route("/", get(page::index))
+        .route("/settings.css", get(page::css))
+        .route("/settings.js", get(page::js))
         .route("/api/v1/plugins", get(handlers::list))
+        .route("/api/v1/plugins/{name}/history", get(handlers::history))
         .route(
             "/api/v1/plugins/{name}/call/{method}",
             get(handlers::call_get).post(handlers::call_post),

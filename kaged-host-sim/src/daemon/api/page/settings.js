@@ -1,0 +1,284 @@
+// The settings page of `kaged-host-sim up`: plugin states and restart
+// history, knob panels rendered from each plugin's knob schema, and a live
+// audit tail. Plain JavaScript, no build step, no external assets.
+"use strict";
+
+// Every error the page meets (read by the browser test).
+window.kagedErrors = [];
+addEventListener("error", (e) => window.kagedErrors.push(String(e.message)));
+addEventListener("unhandledrejection", (e) => window.kagedErrors.push(String(e.reason)));
+
+const AGENT = new URLSearchParams(location.search).get("agent");
+// The audit event names, from the daemon's one table of them.
+const NAMES = JSON.parse(document.getElementById("audit-events").textContent);
+const AUDIT_EVENTS = NAMES.all;
+const LIFECYCLE = new Set(NAMES.lifecycle);
+const AUDIT_KEEP = 200;
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+function withAgent(path) {
+  return AGENT ? `${path}?agent=${encodeURIComponent(AGENT)}` : path;
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: { "Content-Type": "application/json" } };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const r = await fetch(path, init);
+  let json = null;
+  try { json = await r.json(); } catch (_) { /* an empty or non-JSON body */ }
+  return { ok: r.ok, status: r.status, json };
+}
+
+function errorText(res) {
+  const e = res.json && res.json.error;
+  return e ? e.message : `HTTP ${res.status}`;
+}
+
+// ---- plugins ---------------------------------------------------------------
+
+const cards = new Map();
+
+function facts(p) {
+  const exit = p.last_exit
+    ? (p.last_exit.signal !== null ? `signal ${p.last_exit.signal}` : `code ${p.last_exit.code}`)
+    : "—";
+  return [["version", p.version || "?"], ["pid", p.pid ?? "—"], ["restarts", p.restarts],
+    ["last exit", exit], ["caged", p.caged === null ? "—" : (p.caged ? "yes" : "NO")]];
+}
+
+function card(p) {
+  let c = cards.get(p.name);
+  if (!c) {
+    const action = (what) => el("button", {
+      type: "button", class: `action ${what}`, text: what,
+      onclick: async () => {
+        const res = await api("POST", `/api/v1/plugins/${encodeURIComponent(p.name)}/${what}`);
+        if (!res.ok) alertIn(c.root, errorText(res));
+        refresh();
+      },
+    });
+    c = {
+      root: el("section", { class: "plugin", "data-plugin": p.name }),
+      state: el("span", { class: "badge state" }),
+      facts: el("dl", { class: "facts" }),
+      history: el("ol", { class: "history", "aria-label": "restart history" }),
+      knobs: el("form", { class: "knobs", "aria-label": `${p.name} knobs` }),
+      knobsLoaded: false,
+    };
+    c.knobs.addEventListener("submit", (e) => e.preventDefault());
+    c.root.append(
+      el("header", {}, el("h2", { text: p.name }), c.state,
+        el("div", { class: "actions" }, action("enable"), action("disable"), action("restart"))),
+      c.facts, c.history, c.knobs);
+    cards.set(p.name, c);
+    document.getElementById("plugins").append(c.root);
+  }
+  c.state.textContent = p.state;
+  c.state.dataset.state = p.state;
+  c.root.dataset.state = p.state;
+  c.facts.replaceChildren(...facts(p).map(([k, v]) =>
+    el("div", { "data-fact": k.replace(" ", "_") }, el("dt", { text: k }), el("dd", { text: String(v) }))));
+  return c;
+}
+
+function alertIn(root, text) {
+  const m = el("p", { class: "empty", role: "alert", text });
+  root.append(m);
+  setTimeout(() => m.remove(), 8000);
+}
+
+async function loadHistory(name) {
+  const res = await api("GET", `/api/v1/plugins/${encodeURIComponent(name)}/history`);
+  const c = cards.get(name);
+  if (!c || !res.ok) return;
+  c.history.replaceChildren(...res.json.history.map(historyItem));
+}
+
+function historyItem(r) {
+  const t = (r.ts || "").replace(/^.*T/, "").replace(/Z$/, "");
+  const detail = ["pid", "code", "signal", "reason", "total_failures", "last_failure"]
+    .filter((k) => r[k] !== undefined && r[k] !== null).map((k) => `${k}=${r[k]}`).join(" ");
+  return el("li", { "data-event": r.event, text: `${t} ${r.event.replace("plugin.", "")} ${detail}` });
+}
+
+async function refresh() {
+  const res = await api("GET", "/api/v1/plugins");
+  if (!res.ok) return;
+  const loading = document.getElementById("loading");
+  if (loading) loading.remove();
+  for (const p of res.json) {
+    const c = card(p);
+    loadHistory(p.name);
+    if (!c.knobsLoaded) loadKnobs(p.name);
+  }
+}
+
+// ---- knobs -----------------------------------------------------------------
+
+async function loadKnobs(name) {
+  const c = cards.get(name);
+  c.knobsLoaded = true;
+  const res = await api("GET", withAgent(`/api/v1/plugins/${encodeURIComponent(name)}/knobs`));
+  if (!res.ok) {
+    c.knobsLoaded = false;
+    c.knobs.replaceChildren(el("p", { class: "empty", text: `knobs: ${errorText(res)}` }));
+    return;
+  }
+  const knobs = res.json.knobs;
+  if (knobs.length === 0) {
+    c.knobs.replaceChildren(el("p", { class: "empty", text: "This plugin declares no knobs." }));
+    return;
+  }
+  c.knobs.replaceChildren(...knobs.map((k) => knobRow(name, k)));
+}
+
+// Each renderer returns {node, read(), write(v), inputs: [elements]}.
+const RENDER = {
+  range: (k) => slider(k, false),
+  int_range: (k) => slider(k, true),
+  enum: (k) => {
+    const labels = k.fields.labels || {};
+    const s = el("select", { name: k.name },
+      ...(k.fields.values || []).map((v) => el("option", { value: v, text: labels[v] || v })));
+    return { node: s, read: () => s.value, write: (v) => { s.value = v; }, inputs: [s] };
+  },
+  boolean: (k) => {
+    const b = el("input", { type: "checkbox", name: k.name, role: "switch" });
+    return { node: b, read: () => b.checked, write: (v) => { b.checked = !!v; }, inputs: [b], instant: true };
+  },
+  text: (k) => {
+    const t = el("input", { type: "text", name: k.name, spellcheck: "false" });
+    return { node: t, read: () => t.value, write: (v) => { t.value = v ?? ""; }, inputs: [t] };
+  },
+  multiline: (k) => {
+    const t = el("textarea", { name: k.name, spellcheck: "false" });
+    return { node: t, read: () => t.value, write: (v) => { t.value = v ?? ""; }, inputs: [t] };
+  },
+  path: (k) => {
+    const t = el("input", { type: "text", name: k.name, spellcheck: "false",
+      placeholder: (k.fields.prefixes || []).map((p) => `${p}/…`).join(" or ") });
+    return { node: t, read: () => t.value, write: (v) => { t.value = v ?? ""; }, inputs: [t] };
+  },
+  model_alias: (k) => {
+    const t = el("input", { type: "text", name: k.name, spellcheck: "false",
+      placeholder: "model alias (empty: none)" });
+    return { node: t, read: () => (t.value === "" ? null : t.value),
+      write: (v) => { t.value = v ?? ""; }, inputs: [t] };
+  },
+};
+
+function slider(k, integer) {
+  const step = k.fields.step ?? (integer ? 1 : "any");
+  const r = el("input", { type: "range", min: k.fields.min, max: k.fields.max, step,
+    "aria-label": `${k.label || k.name} slider` });
+  // The number box takes any value, so that one out of bounds reaches the
+  // daemon, which names the bound it breaks.
+  const n = el("input", { type: "number", name: k.name, step });
+  r.addEventListener("input", () => { n.value = r.value; });
+  n.addEventListener("input", () => { r.value = n.value; });
+  const read = () => (n.value === "" ? null : (integer ? Number.parseInt(n.value, 10) : Number(n.value)));
+  return { node: el("span", { class: "control" }, r, n), read,
+    write: (v) => { n.value = v ?? ""; r.value = v ?? ""; }, inputs: [r, n] };
+}
+
+function generic(k) {
+  // A knob type this page does not know: edit its JSON value.
+  const t = el("input", { type: "text", name: k.name, spellcheck: "false" });
+  return { node: t, read: () => JSON.parse(t.value), write: (v) => { t.value = JSON.stringify(v); }, inputs: [t] };
+}
+
+function hints(k) {
+  const f = k.fields, out = [];
+  if (f.min !== undefined || f.max !== undefined) out.push(`from ${f.min ?? "−∞"} to ${f.max ?? "∞"}`);
+  if (f.step !== undefined) out.push(`step ${f.step}`);
+  if (f.max_length !== undefined) out.push(`at most ${f.max_length} characters`);
+  if (f.pattern !== undefined) out.push(`matching ${f.pattern}`);
+  if (f.prefixes) out.push(`starting with ${f.prefixes.join(" or ")}`);
+  if (f.filter) out.push(`${f.filter} models`);
+  if (f.must_exist) out.push("must exist");
+  return out.join(", ");
+}
+
+function knobRow(plugin, k) {
+  const id = `knob-${plugin}-${k.name}`;
+  const ctl = (RENDER[k.type] || generic)(k);
+  ctl.inputs[ctl.inputs.length - 1].id = id;
+  ctl.write(k.value);
+  const msg = el("p", { class: "msg", role: "status", "aria-live": "polite" });
+  const help = [k.description, hints(k)].filter(Boolean).join(" — ");
+  const apply = async () => {
+    let value;
+    try { value = ctl.read(); } catch (e) { return show(false, `not JSON: ${e.message}`); }
+    msg.textContent = "saving…";
+    msg.className = "msg";
+    const res = await api("PUT",
+      withAgent(`/api/v1/plugins/${encodeURIComponent(plugin)}/knobs/${encodeURIComponent(k.name)}`),
+      { value });
+    show(res.ok, res.ok ? `saved: ${JSON.stringify(value)} sent with config.update` : errorText(res));
+  };
+  const show = (ok, text) => {
+    msg.textContent = text;
+    msg.className = `msg ${ok ? "ok" : "error"}`;
+    for (const i of ctl.inputs) i.setAttribute("aria-invalid", ok ? "false" : "true");
+  };
+  if (ctl.instant) ctl.inputs[0].addEventListener("change", apply);
+  const button = el("button", { type: "button", class: "apply", text: "Apply", onclick: apply });
+  for (const i of ctl.inputs) {
+    i.addEventListener("keydown", (e) => { if (e.key === "Enter" && i.tagName !== "TEXTAREA") apply(); });
+  }
+  return el("div", { class: "knob", "data-knob": k.name, "data-type": k.type },
+    el("label", { for: id, text: k.label || k.name, title: k.type }),
+    ctl.node, button,
+    help ? el("p", { class: "help", text: help }) : null, msg);
+}
+
+// ---- audit tail ------------------------------------------------------------
+
+function auditLine(r) {
+  const t = (r.ts || "").replace(/^.*T/, "").replace(/Z$/, "");
+  const data = Object.entries(r).filter(([k]) => !["ts", "event", "plugin", "name"].includes(k))
+    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" ");
+  return el("li", { "data-event": r.event, "data-plugin": r.plugin },
+    `${t} `, el("span", { class: "ev", text: r.event }), ` ${r.plugin} ${data}`);
+}
+
+let pending = null;
+function refreshSoon() {
+  if (pending) return;
+  pending = setTimeout(() => { pending = null; refresh(); }, 50);
+}
+
+function tail() {
+  const list = document.getElementById("audit");
+  const state = document.getElementById("audit-state");
+  const src = new EventSource("/api/v1/audit/stream");
+  src.onopen = () => { state.textContent = "live"; };
+  src.onerror = () => { state.textContent = "reconnecting"; };
+  const onRecord = (e) => {
+    const r = JSON.parse(e.data);
+    list.prepend(auditLine(r));
+    while (list.children.length > AUDIT_KEEP) list.lastChild.remove();
+    if (LIFECYCLE.has(r.event)) refreshSoon();
+  };
+  for (const name of AUDIT_EVENTS) src.addEventListener(name, onRecord);
+  src.onmessage = onRecord;
+}
+
+if (AGENT) {
+  document.getElementById("agent-line").hidden = false;
+  document.getElementById("agent-path").textContent = AGENT;
+}
+tail();
+refresh();

@@ -1,0 +1,173 @@
+//! Headless Chromium for browser tests (the settings page of `up`, the
+//! HTML report): finding Debian's `chromium` and `chromium-driver`,
+//! starting ChromeDriver on a free loopback port, and the capabilities of
+//! a fresh headless session. The WebDriver client itself (fantoccini) is
+//! the test's own dev-dependency.
+//!
+//! Like the cage tests, a browser test never passes silently: under
+//! `CI=true` a missing browser is a panic (`.ci/run` installs both
+//! packages); elsewhere the test says on stderr that it is skipped.
+
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+/// The browser and its WebDriver server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrowserTools {
+    /// The Chromium binary (`$KAGED_CHROMIUM`, else `chromium` on `PATH`).
+    pub chromium: PathBuf,
+    /// ChromeDriver (`$KAGED_CHROMEDRIVER`, else `chromedriver` on `PATH`).
+    pub chromedriver: PathBuf,
+}
+
+fn on_path(names: &[&str]) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+        .find(|p| p.is_file())
+}
+
+fn find(var: &str, names: &[&str]) -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os(var) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("${var} names {}, which is not a file", p.display()))
+        };
+    }
+    on_path(names).ok_or_else(|| {
+        format!(
+            "none of {} on PATH (Debian: apt-get install chromium chromium-driver; or set ${var})",
+            names.join(", ")
+        )
+    })
+}
+
+/// Where the browser and its driver are, when both are here and the driver
+/// runs.
+pub fn browser_tools() -> Result<BrowserTools, String> {
+    let chromium = find(
+        "KAGED_CHROMIUM",
+        &["chromium", "chromium-browser", "google-chrome"],
+    )?;
+    let chromedriver = find("KAGED_CHROMEDRIVER", &["chromedriver"])?;
+    let out = Command::new(&chromedriver)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", chromedriver.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} --version failed: {}",
+            chromedriver.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(BrowserTools {
+        chromium,
+        chromedriver,
+    })
+}
+
+/// [`browser_tools`] for a test that needs them: under `CI=true`, a panic
+/// when they are missing; elsewhere `None`, after saying on stderr that
+/// `test` is skipped and why.
+pub fn browser_tools_for(test: &str) -> Option<BrowserTools> {
+    match browser_tools() {
+        Ok(t) => Some(t),
+        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true and no browser for {test}: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED (not CI): {test}: no headless browser here: {why}");
+            None
+        }
+    }
+}
+
+/// A running ChromeDriver on a loopback port; killed when dropped.
+#[derive(Debug)]
+pub struct ChromeDriver {
+    child: Child,
+    url: String,
+}
+
+impl ChromeDriver {
+    /// Start `tools.chromedriver` on a free loopback port and wait (at most
+    /// `limit`) until it accepts connections.
+    pub fn start(tools: &BrowserTools, limit: Duration) -> Result<ChromeDriver, String> {
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("no free port: {e}"))?
+            .port();
+        let child = Command::new(&tools.chromedriver)
+            .arg(format!("--port={port}"))
+            .arg("--allowed-ips=127.0.0.1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", tools.chromedriver.display()))?;
+        let mut driver = ChromeDriver {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let deadline = Instant::now() + limit;
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            if let Ok(Some(status)) = driver.child.try_wait() {
+                return Err(format!("chromedriver exited at start ({status})"));
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "chromedriver did not listen on {addr} within {limit:?}"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(driver)
+    }
+
+    /// The WebDriver URL (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for ChromeDriver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The capabilities of a fresh headless Chromium session: no sandbox (CI
+/// runs as root), no GPU, no network of its own, a fresh profile in
+/// `profile_dir`, a 1280×900 window.
+pub fn chrome_capabilities(tools: &BrowserTools, profile_dir: &Path) -> Map<String, Value> {
+    let args = [
+        "--headless=new".to_string(),
+        "--no-sandbox".into(),
+        "--disable-gpu".into(),
+        "--disable-dev-shm-usage".into(),
+        "--disable-quic".into(),
+        "--no-first-run".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--window-size=1280,900".into(),
+        format!("--user-data-dir={}", profile_dir.display()),
+    ];
+    let caps = json!({
+        "browserName": "chrome",
+        "goog:chromeOptions": {"binary": tools.chromium, "args": args},
+    });
+    match caps {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
