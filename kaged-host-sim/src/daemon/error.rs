@@ -50,6 +50,42 @@ pub enum DaemonError {
     /// The call failed (the plugin's error answer, a timeout, ...).
     #[error("call failed")]
     Call(#[source] CallError),
+    /// The project file could not be loaded or resolved.
+    #[error("project {}", file.display())]
+    Project {
+        /// The project file.
+        file: PathBuf,
+        /// Why (a load error or the resolution's errors).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The project has no such agent.
+    #[error("the project has no agent {agent:?} (agents: {known})")]
+    UnknownAgent {
+        /// The agent path asked for.
+        agent: String,
+        /// The project's agent paths.
+        known: String,
+    },
+    /// The plugin is not active on the agent.
+    #[error("plugin {plugin:?} is not active on agent {agent:?}")]
+    NotActive {
+        /// The agent path.
+        agent: String,
+        /// The plugin.
+        plugin: String,
+    },
+    /// The plugin refused the agent's config, sent before the call.
+    #[error("plugin {plugin:?} refused the config of agent {agent:?}")]
+    ConfigRefused {
+        /// The plugin.
+        plugin: String,
+        /// The agent path (`None`: the daemon-level config).
+        agent: Option<String>,
+        /// The plugin's answer.
+        #[source]
+        source: CallError,
+    },
     /// `?agent=PATH` was given but the daemon runs no project.
     #[error("agent {0:?}: no project is loaded (agent contexts need --project)")]
     NoProject(String),

@@ -1,11 +1,11 @@
 //! The knob schema with current values, and daemon-level knob writes
 //! (plugin-host.md § Plugin knob schema).
 
-use kaged_plugin_protocol::methods;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::error::DaemonError;
+use super::in_force::{held, send_config};
 use super::running::Daemon;
 use crate::agents::config::merge_config;
 use crate::firing::knobs::{bound_knob, check_knob_value};
@@ -34,8 +34,9 @@ pub struct KnobView {
 }
 
 impl Daemon {
-    /// The knob schema of `name` with the values in force.
-    pub async fn knobs(&self, name: &str) -> Result<Vec<KnobView>, DaemonError> {
+    /// The knob schema of `name` with the values in force at daemon level,
+    /// or for `agent` (which needs a project).
+    pub async fn knobs(&self, name: &str, agent: Option<&str>) -> Result<Vec<KnobView>, DaemonError> {
         let managed = self.managed(name)?;
         let manifest = managed
             .manifest
@@ -43,7 +44,17 @@ impl Daemon {
             .ok_or_else(|| DaemonError::NoManifest {
                 name: name.to_string(),
             })?;
-        let project = managed.config.lock().await.clone();
+        let project = match agent {
+            None => managed.config.lock().await.clone(),
+            Some(agent) => {
+                let project = self
+                    .project
+                    .as_ref()
+                    .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
+                project.active(agent, managed.sup.name())?;
+                project.project_config(agent, managed.sup.name()).await
+            }
+        };
         // Defaults applied; a config that does not validate shows the
         // written values only.
         let current = merge_config(manifest, &project, None).map_or(project, |m| m.project);
@@ -73,19 +84,25 @@ impl Daemon {
             .collect())
     }
 
-    /// Write `value` to `knob` of `name`: checked against the knob's bounds
-    /// and `config_schema` (nothing is sent when either refuses), sent with
-    /// `config.update`, audited `plugin.knob_write`. Returns the merged
-    /// config in force.
+    /// Write `value` to `knob` of `name`, at daemon level or for `agent`:
+    /// checked against the knob's bounds and `config_schema` (nothing is
+    /// sent when either refuses), sent with `config.update`, audited
+    /// `plugin.knob_write`. Returns the merged config in force.
     pub async fn write_knob(
         &self,
         name: &str,
         knob: &str,
         value: Value,
+        agent: Option<&str>,
     ) -> Result<Map<String, Value>, DaemonError> {
         let managed = self.managed(name)?;
-        let session = self.session(name)?;
-        let manifest = session.manifest();
+        let plugin = managed.sup.name();
+        let manifest = managed
+            .manifest
+            .as_ref()
+            .ok_or_else(|| DaemonError::NoManifest {
+                name: name.to_string(),
+            })?;
         let unknown = || DaemonError::UnknownKnob {
             plugin: name.to_string(),
             knob: knob.to_string(),
@@ -95,35 +112,51 @@ impl Daemon {
             knob: knob.to_string(),
             reason,
         })?;
-        // Held across the call: two writes never interleave.
-        let mut config = managed.config.lock().await;
-        let mut project = config.clone();
-        project.insert(field.to_string(), value.clone());
-        let merged = merge_config(manifest, &project, None).map_err(|failures| {
+        let invalid = |failures: Vec<crate::agents::config::ConfigFailure>| {
             DaemonError::InvalidConfig {
                 knob: knob.to_string(),
                 errors: failures.into_iter().flat_map(|f| f.errors).collect(),
             }
-        })?;
-        let params = Value::Object(merged.merged.clone());
-        if let Err(source) = session
-            .call(methods::CONFIG_UPDATE, Some(params), None)
-            .await
-        {
+        };
+        // Held across the send: two daemon-level writes never interleave.
+        let mut daemon_config = managed.config.lock().await;
+        let (mut project, system) = match agent {
+            None => (daemon_config.clone(), None),
+            Some(agent) => {
+                let p = self
+                    .project
+                    .as_ref()
+                    .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
+                let active = p.active(agent, plugin)?;
+                (p.project_config(agent, plugin).await, Some(&active.system_config))
+            }
+        };
+        project.insert(field.to_string(), value.clone());
+        let merged = merge_config(manifest, &project, system).map_err(invalid)?;
+        let session = self.session(name)?;
+        let mut in_force = managed.in_force.lock().await;
+        let held = held(managed, &session, &mut in_force);
+        if let Err(source) = send_config(&session, held, merged.merged.clone()).await {
             return Err(DaemonError::Rejected {
                 knob: knob.to_string(),
                 source,
             });
         }
-        *config = project;
-        // A restarted process gets the same config right after its handshake.
-        managed.sup.set_config(Some(merged.merged.clone()));
-        drop(config);
+        drop(in_force);
+        match (agent, &self.project) {
+            (Some(agent), Some(p)) => p.set_project_config(agent, plugin, project).await,
+            _ => {
+                *daemon_config = project;
+                // A restarted process gets it right after its handshake.
+                managed.sup.set_config(Some(merged.merged.clone()));
+            }
+        }
+        drop(daemon_config);
         let request_id = session.next_request_id();
         self.host().audit().emit(
             AuditEvent::KnobWrite,
             name,
-            json!({"knob": knob, "field": field, "value": value, "agent_path": null, "request_id": request_id}),
+            json!({"knob": knob, "field": field, "value": value, "agent_path": agent, "request_id": request_id}),
         );
         Ok(merged.merged)
     }

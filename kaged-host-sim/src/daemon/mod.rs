@@ -22,8 +22,10 @@ pub mod api;
 mod discover;
 mod error;
 mod history;
+mod in_force;
 mod knobs;
 mod lines;
+mod project;
 mod running;
 
 pub use discover::{discover, PluginSource};
@@ -31,4 +33,5 @@ pub use error::DaemonError;
 pub use history::HISTORY_LEN;
 pub use knobs::KnobView;
 pub use lines::{is_lifecycle, lifecycle_line};
-pub use running::{Daemon, PluginStatus};
+pub use project::{DaemonProject, DEFAULT_API_SESSION};
+pub use running::{Daemon, DaemonOptions, PluginStatus};

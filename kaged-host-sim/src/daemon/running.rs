@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use kaged_plugin_protocol::PluginCallContext;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -13,6 +12,9 @@ use tokio::task::JoinHandle;
 
 use super::error::DaemonError;
 use super::history::History;
+use super::in_force::ensure_config;
+use super::project::DaemonProject;
+use crate::host::HostConfig;
 use crate::host::HostSim;
 use crate::observe::audit::AuditRecord;
 use crate::plugin::session::PluginSession;
@@ -27,9 +29,21 @@ pub(super) struct Managed {
     /// The manifest read at start-up (`None` when it cannot be read: the
     /// supervisor then leaves the plugin `disabled`).
     pub(super) manifest: Option<Manifest>,
-    /// The project-side config written by knob writes (sent with
-    /// `config.update`); empty until the first write.
+    /// The project-side config written by daemon-level knob writes (sent
+    /// with `config.update`); empty until the first write.
     pub(super) config: tokio::sync::Mutex<Map<String, Value>>,
+    /// The config last sent to a process (its pid), held across a send so
+    /// that two contexts' configs never interleave with their calls.
+    pub(super) in_force: tokio::sync::Mutex<Option<(u32, Map<String, Value>)>>,
+}
+
+/// How a [`Daemon`] runs its plugins, beyond the host's config.
+#[derive(Debug, Default)]
+pub struct DaemonOptions {
+    /// The clock of the supervisors' restart policy.
+    pub clock: Clock,
+    /// A project file: agent contexts for `?agent=PATH`.
+    pub project: Option<PathBuf>,
 }
 
 /// Every enabled plugin under its own supervisor; see the module docs.
@@ -37,6 +51,7 @@ pub(super) struct Managed {
 pub struct Daemon {
     host: HostSim,
     pub(super) plugins: Vec<Managed>,
+    pub(super) project: Option<DaemonProject>,
     history: Arc<History>,
     /// The audit subscription feeding `history`, taken by the recorder
     /// task [`Daemon::start_all`] starts.
@@ -67,35 +82,78 @@ impl Daemon {
     /// A daemon for the plugins in `dirs`, launched by `host`; nothing
     /// runs until [`Daemon::start_all`].
     pub fn new(host: HostSim, dirs: &[PathBuf]) -> Arc<Daemon> {
-        Daemon::with_clock(host, dirs, Clock::Real)
+        let events = host.audit().subscribe();
+        let manifests = read_manifests(dirs);
+        Daemon::assemble(host, dirs, manifests, Clock::Real, None, events)
     }
 
-    /// [`Daemon::new`] whose supervisors read `clock` (restart backoff and
-    /// the failure window).
-    pub fn with_clock(host: HostSim, dirs: &[PathBuf], clock: Clock) -> Arc<Daemon> {
+    /// [`Daemon::new`] with `options`: a project (loaded and resolved
+    /// against the plugins' manifests; its id is listed in every
+    /// `initialize`), a clock.
+    pub fn with_options(
+        host: HostSim,
+        dirs: &[PathBuf],
+        options: DaemonOptions,
+    ) -> Result<Arc<Daemon>, DaemonError> {
         let events = host.audit().subscribe();
+        let manifests = read_manifests(dirs);
+        let (host, project) = match &options.project {
+            None => (host, None),
+            Some(file) => {
+                let project =
+                    DaemonProject::load(file, manifests.iter().flatten(), host.audit())?;
+                let host = HostSim::new(HostConfig {
+                    projects: vec![project.id().to_string()],
+                    ..host.config().clone()
+                });
+                (host, Some(project))
+            }
+        };
+        Ok(Daemon::assemble(
+            host,
+            dirs,
+            manifests,
+            options.clock,
+            project,
+            events,
+        ))
+    }
+
+    fn assemble(
+        host: HostSim,
+        dirs: &[PathBuf],
+        manifests: Vec<Option<Manifest>>,
+        clock: Clock,
+        project: Option<DaemonProject>,
+        events: Receiver<AuditRecord>,
+    ) -> Arc<Daemon> {
         let plugins = dirs
             .iter()
-            .map(|dir| {
-                let manifest = crate::validate::validate_dir(dir).manifest;
-                Managed {
-                    sup: Supervisor::with_clock(host.clone(), dir, clock.clone()),
-                    version: manifest
-                        .as_ref()
-                        .map(|m| m.version.clone())
-                        .unwrap_or_default(),
-                    manifest,
-                    config: tokio::sync::Mutex::new(Map::new()),
-                }
+            .zip(manifests)
+            .map(|(dir, manifest)| Managed {
+                sup: Supervisor::with_clock(host.clone(), dir, clock.clone()),
+                version: manifest
+                    .as_ref()
+                    .map(|m| m.version.clone())
+                    .unwrap_or_default(),
+                manifest,
+                config: tokio::sync::Mutex::new(Map::new()),
+                in_force: tokio::sync::Mutex::new(None),
             })
             .collect();
         Arc::new(Daemon {
             host,
             plugins,
+            project,
             history: Arc::default(),
             events: std::sync::Mutex::new(Some(events)),
             recorder: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The project loaded with [`DaemonOptions::project`].
+    pub fn project(&self) -> Option<&DaemonProject> {
+        self.project.as_ref()
     }
 
     /// The last lifecycle records of `name`, oldest first (at most
@@ -175,24 +233,26 @@ impl Daemon {
         self.managed(name).map(status_of)
     }
 
-    /// Call `method` on `name` with a daemon context (a tool or hook needs
-    /// an agent context: `agent`, which needs a project).
+    /// Call `method` on `name`: with a daemon context, or with `agent`'s
+    /// context (a tool or hook needs one; it needs a project), in session
+    /// `session_id` (default [`DEFAULT_API_SESSION`](super::DEFAULT_API_SESSION)). The config of that
+    /// context is put in force first when the process holds another.
     pub async fn call(
         &self,
         name: &str,
         method: &str,
         params: Option<Value>,
         agent: Option<&str>,
+        session_id: Option<&str>,
     ) -> Result<Value, DaemonError> {
-        if let Some(agent) = agent {
-            return Err(DaemonError::NoProject(agent.to_string()));
-        }
+        let managed = self.managed(name)?;
+        let (ctx, wanted) = self.context_of(managed, agent, session_id).await?;
         let session = self.session(name)?;
-        let ctx: Option<PluginCallContext> = None;
-        session
-            .call(method, params, ctx)
-            .await
-            .map_err(DaemonError::Call)
+        let mut in_force = managed.in_force.lock().await;
+        ensure_config(managed, &session, &mut in_force, wanted, agent).await?;
+        let out = session.call(method, params, ctx).await;
+        drop(in_force);
+        out.map_err(DaemonError::Call)
     }
 
     /// Operator enable (from `disabled`, `failed` or `stopped`).
@@ -221,6 +281,12 @@ impl Daemon {
         }
         Ok(status_of(m))
     }
+}
+
+fn read_manifests(dirs: &[PathBuf]) -> Vec<Option<Manifest>> {
+    dirs.iter()
+        .map(|dir| crate::validate::validate_dir(dir).manifest)
+        .collect()
 }
 
 fn status_of(m: &Managed) -> PluginStatus {

@@ -179,6 +179,11 @@ impl Supervisor {
         *lock(&self.inner.config) = config;
     }
 
+    /// The config set with [`Supervisor::set_config`].
+    pub fn config(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        lock(&self.inner.config).clone()
+    }
+
     /// Start the plugin (daemon startup): `spawning`, then `running` with
     /// health checks on. Returns at once; watch [`Supervisor::subscribe`].
     /// Only from `stopped`.

@@ -200,7 +200,7 @@ fn disable_enable_restart_and_the_audit_stream() {
     let (status, body) = up.http("GET", "/api/v1/plugins/good/call/env.get", None);
     assert_eq!(
         (status, body["error"]["code"].as_str()),
-        (409, Some("not_running"))
+        (502, Some("not_running"))
     );
     let (status, row) = up.http("POST", "/api/v1/plugins/good/enable", None);
     assert_eq!(status, 200, "{row}");
@@ -209,7 +209,7 @@ fn disable_enable_restart_and_the_audit_stream() {
     let (status, body) = up.http("POST", "/api/v1/plugins/good/enable", None);
     assert_eq!(
         (status, body["error"]["code"].as_str()),
-        (409, Some("not_running")),
+        (409, Some("already_active")),
         "{body}"
     );
     let (status, _) = up.http("POST", "/api/v1/plugins/good/restart", None);

@@ -46,6 +46,11 @@ impl Up {
     /// (always under `CI=true`, which fails without it); uncaged, saying
     /// so, elsewhere.
     pub fn start(dir: &Path) -> Up {
+        Up::start_with(dir, &[])
+    }
+
+    /// [`Up::start`] with more `up` options (`--project FILE`).
+    pub fn start_with(dir: &Path, extra: &[&std::ffi::OsStr]) -> Up {
         let cage = match kaged_host_sim::testing::cage_available_for_blocking("daemon tests") {
             true => "require",
             false => "off",
@@ -57,6 +62,7 @@ impl Up {
             .arg(&audit)
             .args(["up", "--listen", "127.0.0.1:0", "--plugins"])
             .arg(dir)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -8,3 +8,4 @@ mod api;
 mod browser;
 mod harness;
 mod lifecycle;
+mod project;

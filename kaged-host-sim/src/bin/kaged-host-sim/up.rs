@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use kaged_host_sim::daemon::{api, discover, lifecycle_line, Daemon, PluginSource};
+use kaged_host_sim::daemon::{api, discover, lifecycle_line, Daemon, DaemonOptions, PluginSource};
 use kaged_host_sim::{one_line, CageMode, HostSim};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::broadcast::error::RecvError;
@@ -32,8 +32,8 @@ pub struct UpArgs {
     /// A directory of plugin directories: start every one.
     #[arg(long, value_name = "DIR")]
     pub plugins: Option<PathBuf>,
-    /// A project file (agent contexts for `?agent=PATH`): not supported
-    /// yet; refused.
+    /// A project file, resolved against the plugins: agent contexts for
+    /// `?agent=PATH` calls and knobs; its id is listed in `initialize`.
     #[arg(long, value_name = "FILE")]
     pub project: Option<PathBuf>,
     /// Serve the HTTP API on this loopback address (port 0: any free port).
@@ -60,10 +60,11 @@ async fn cage_line(mode: CageMode) -> String {
 
 /// Run the daemon until Ctrl-C or SIGTERM.
 pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCode, CliError> {
-    if args.project.is_some() {
-        return Err(CliError::Usage(
-            "up --project is not supported yet (agent contexts need it)".into(),
-        ));
+    if let Some(p) = args.project.as_ref().filter(|p| !p.is_file()) {
+        return Err(CliError::Usage(format!(
+            "no such project file: {}",
+            p.display()
+        )));
     }
     let source = match (&args.store, &args.plugins) {
         (Some(s), _) => PluginSource::Store(s.clone()),
@@ -90,7 +91,20 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         .map_err(|e| CliError::Failed(one_line("cannot watch SIGINT", &e)))?;
     println!("{}", cage_line(mode).await);
     let mut events = host.config().audit.subscribe();
-    let daemon = Daemon::new(host, &dirs);
+    let options = DaemonOptions {
+        project: args.project.clone(),
+        ..DaemonOptions::default()
+    };
+    let daemon = Daemon::with_options(host, &dirs, options)
+        .map_err(|e| CliError::Usage(one_line("up", &e)))?;
+    if let Some(p) = daemon.project() {
+        println!(
+            "project: {} ({}), agents: {}",
+            p.id(),
+            p.file().display(),
+            p.resolution().agent_paths().join(", ")
+        );
+    }
     let server = match listen {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::super::error::DaemonError;
 use crate::plugin::session::call::CallError;
+use crate::supervisor::SupervisorError;
 use kaged_plugin_protocol::error_chain::chain;
 
 /// An API error answer.
@@ -44,10 +45,20 @@ impl From<DaemonError> for ApiError {
         let (status, code) = match &e {
             DaemonError::UnknownPlugin(_) => (StatusCode::NOT_FOUND, json!("unknown_plugin")),
             DaemonError::UnknownKnob { .. } => (StatusCode::NOT_FOUND, json!("unknown_knob")),
-            DaemonError::NotRunning { .. }
-            | DaemonError::Supervisor(_)
-            | DaemonError::NoManifest { .. } => (StatusCode::CONFLICT, json!("not_running")),
+            // plugin-host.md § Failure modes: "Calls to plugin return 502
+            // until restart."
+            DaemonError::NotRunning { .. } => (StatusCode::BAD_GATEWAY, json!("not_running")),
+            DaemonError::NoManifest { .. } => (StatusCode::CONFLICT, json!("no_manifest")),
+            DaemonError::Supervisor(SupervisorError::AlreadyActive { .. }) => {
+                (StatusCode::CONFLICT, json!("already_active"))
+            }
+            DaemonError::Supervisor(SupervisorError::NotEnabled { .. }) => {
+                (StatusCode::CONFLICT, json!("not_enabled"))
+            }
             DaemonError::NoProject(_) => (StatusCode::BAD_REQUEST, json!("no_project")),
+            DaemonError::UnknownAgent { .. } => (StatusCode::NOT_FOUND, json!("unknown_agent")),
+            DaemonError::NotActive { .. } => (StatusCode::NOT_FOUND, json!("not_active")),
+            DaemonError::ConfigRefused { .. } => (StatusCode::BAD_GATEWAY, json!("rejected")),
             DaemonError::OutOfBounds { .. } => {
                 (StatusCode::UNPROCESSABLE_ENTITY, json!("out_of_bounds"))
             }
@@ -56,7 +67,9 @@ impl From<DaemonError> for ApiError {
             }
             DaemonError::Rejected { .. } => (StatusCode::BAD_GATEWAY, json!("rejected")),
             DaemonError::Call(c) => return from_call(c),
-            DaemonError::Store { .. } | DaemonError::PluginsDir { .. } => {
+            DaemonError::Store { .. }
+            | DaemonError::PluginsDir { .. }
+            | DaemonError::Project { .. } => {
                 (StatusCode::INTERNAL_SERVER_ERROR, json!("internal"))
             }
         };
@@ -82,8 +95,11 @@ fn from_call(e: &CallError) -> ApiError {
         CallError::NotDeclared { .. } | CallError::Unavailable { .. } => {
             (StatusCode::NOT_FOUND, json!("unknown_method"))
         }
-        CallError::Timeout { .. } => (StatusCode::GATEWAY_TIMEOUT, json!("timeout")),
-        CallError::Closed { .. } => (StatusCode::SERVICE_UNAVAILABLE, json!("not_running")),
+        // plugin-host.md § Failure modes: "The timed-out request returns
+        // -32603 to caller."
+        CallError::Timeout { .. } => (StatusCode::GATEWAY_TIMEOUT, json!(-32603)),
+        // The process ended under the call: 502 until it is restarted.
+        CallError::Closed { .. } => (StatusCode::BAD_GATEWAY, json!("not_running")),
         _ => (StatusCode::BAD_REQUEST, json!("bad_call")),
     };
     ApiError {

@@ -18,10 +18,11 @@ use super::error::ApiError;
 
 type Shared = State<Arc<Daemon>>;
 
-/// `?agent=PATH`.
+/// `?agent=PATH[&session=ID]`.
 #[derive(Debug, Deserialize)]
 pub(super) struct AgentQuery {
     agent: Option<String>,
+    session: Option<String>,
 }
 
 pub(super) async fn list(State(d): Shared) -> Json<Vec<PluginStatus>> {
@@ -41,7 +42,9 @@ pub(super) async fn call_get(
     Path((name, method)): Path<(String, String)>,
     Query(q): Query<AgentQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    let out = d.call(&name, &method, None, q.agent.as_deref()).await?;
+    let out = d
+        .call(&name, &method, None, q.agent.as_deref(), q.session.as_deref())
+        .await?;
     Ok(Json(out))
 }
 
@@ -56,7 +59,9 @@ pub(super) async fn call_post(
     } else {
         Some(parse_json(&body)?)
     };
-    let out = d.call(&name, &method, params, q.agent.as_deref()).await?;
+    let out = d
+        .call(&name, &method, params, q.agent.as_deref(), q.session.as_deref())
+        .await?;
     Ok(Json(out))
 }
 
@@ -65,11 +70,10 @@ pub(super) async fn knobs(
     Path(name): Path<String>,
     Query(q): Query<AgentQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    if let Some(agent) = q.agent {
-        return Err(super::super::error::DaemonError::NoProject(agent).into());
-    }
-    let knobs = d.knobs(&name).await?;
-    Ok(Json(json!({"plugin": name, "knobs": knobs})))
+    let knobs = d.knobs(&name, q.agent.as_deref()).await?;
+    Ok(Json(
+        json!({"plugin": name, "agent_path": q.agent, "knobs": knobs}),
+    ))
 }
 
 pub(super) async fn write_knob(
@@ -78,16 +82,15 @@ pub(super) async fn write_knob(
     Query(q): Query<AgentQuery>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    if let Some(agent) = q.agent {
-        return Err(super::super::error::DaemonError::NoProject(agent).into());
-    }
     let value = match parse_json(&body)? {
         Value::Object(mut o) if o.contains_key("value") => o.remove("value").unwrap_or_default(),
         _ => return Err(ApiError::bad_request(r#"the body must be {"value": V}"#)),
     };
-    let config = d.write_knob(&name, &knob, value).await?;
+    let config = d
+        .write_knob(&name, &knob, value, q.agent.as_deref())
+        .await?;
     Ok(Json(
-        json!({"plugin": name, "knob": knob, "config": config}),
+        json!({"plugin": name, "knob": knob, "agent_path": q.agent, "config": config}),
     ))
 }
 

@@ -1,0 +1,115 @@
+//! Which config a plugin's process holds, and putting the right one in
+//! force before a call.
+//!
+//! One process serves the daemon and every agent that declares the plugin,
+//! each with its own config. Before a call for an agent, that agent's
+//! merged config is sent with `config.update` when the process holds
+//! another; a daemon-level call puts the daemon-level config back when an
+//! agent's was sent. A new process (a restart) holds what the supervisor
+//! sent at its handshake: the daemon-level config once a knob was written
+//! at daemon level, else its own defaults.
+
+use kaged_plugin_protocol::{methods, PluginCallContext};
+use serde_json::{Map, Value};
+
+use super::error::DaemonError;
+use super::running::{Daemon, Managed};
+use crate::agents::config::merge_config;
+use crate::plugin::session::PluginSession;
+
+/// The config a call's context needs in force.
+#[derive(Debug)]
+pub(super) enum Wanted {
+    /// The daemon-level config (defaults applied).
+    Daemon(Map<String, Value>),
+    /// An agent's merged config.
+    Agent(Map<String, Value>),
+}
+
+impl Daemon {
+    /// The context of a call on `managed` for `agent` (`None`: the daemon)
+    /// and the config it needs in force.
+    pub(super) async fn context_of(
+        &self,
+        managed: &Managed,
+        agent: Option<&str>,
+        session: Option<&str>,
+    ) -> Result<(Option<PluginCallContext>, Wanted), DaemonError> {
+        let name = managed.sup.name();
+        let manifest = managed
+            .manifest
+            .as_ref()
+            .ok_or_else(|| DaemonError::NoManifest {
+                name: name.to_string(),
+            })?;
+        let Some(agent) = agent else {
+            let project = managed.config.lock().await.clone();
+            let merged = merge_config(manifest, &project, None).map_or(project, |m| m.merged);
+            return Ok((None, Wanted::Daemon(merged)));
+        };
+        let project = self
+            .project
+            .as_ref()
+            .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
+        let active = project.active(agent, name)?;
+        let config = project.project_config(agent, name).await;
+        let merged = merge_config(manifest, &config, Some(&active.system_config))
+            .map_or_else(|_| active.config.clone(), |m| m.merged);
+        Ok((Some(project.context(agent, session)), Wanted::Agent(merged)))
+    }
+}
+
+/// What the process of `session` holds, as far as the daemon knows (reset
+/// to what its supervisor sent when the process is new).
+pub(super) fn held<'a>(
+    managed: &Managed,
+    session: &PluginSession,
+    in_force: &'a mut Option<(u32, Map<String, Value>)>,
+) -> &'a mut Option<(u32, Map<String, Value>)> {
+    let pid = session.pid().unwrap_or_default();
+    if in_force.as_ref().map(|(p, _)| *p) != Some(pid) {
+        *in_force = managed.sup.config().map(|c| (pid, c));
+    }
+    in_force
+}
+
+/// Send `config` with `config.update` and record it as in force.
+pub(super) async fn send_config(
+    session: &PluginSession,
+    in_force: &mut Option<(u32, Map<String, Value>)>,
+    config: Map<String, Value>,
+) -> Result<(), crate::plugin::session::call::CallError> {
+    session
+        .call(
+            methods::CONFIG_UPDATE,
+            Some(Value::Object(config.clone())),
+            None,
+        )
+        .await?;
+    *in_force = Some((session.pid().unwrap_or_default(), config));
+    Ok(())
+}
+
+/// Put `wanted` in force in the process of `session` (see the module docs).
+pub(super) async fn ensure_config(
+    managed: &Managed,
+    session: &PluginSession,
+    in_force: &mut Option<(u32, Map<String, Value>)>,
+    wanted: Wanted,
+    agent: Option<&str>,
+) -> Result<(), DaemonError> {
+    let held = held(managed, session, in_force);
+    let config = match wanted {
+        Wanted::Agent(c) if held.as_ref().map(|(_, h)| h) != Some(&c) => c,
+        // Nothing sent to this process: it runs on its own defaults.
+        Wanted::Daemon(c) if held.as_ref().is_some_and(|(_, h)| *h != c) => c,
+        _ => return Ok(()),
+    };
+    send_config(session, held, config)
+        .await
+        .map_err(|source| DaemonError::ConfigRefused {
+            plugin: managed.sup.name().to_string(),
+            agent: agent.map(str::to_string),
+            source,
+        })
+}

@@ -1,0 +1,148 @@
+//! A project loaded into the daemon (`up --project FILE`): the agent
+//! contexts of `?agent=PATH` calls and knob reads and writes.
+//!
+//! The project is resolved against the daemon's plugins (their manifests,
+//! registered under their names: `@scope/<name>` and `<name>` both answer).
+//! Each agent declaring a plugin has its own project-side config (declared
+//! in the project file, then as knob writes change it); a call or knob
+//! write for an agent first puts that agent's config in force in the
+//! plugin's process with `config.update` when the process holds another.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::PluginCallContext;
+use serde_json::{Map, Value};
+
+use super::error::DaemonError;
+use crate::agents::{resolve, ActivePlugin, Catalogue, Project, Resolution};
+use crate::observe::audit::AuditLog;
+
+/// The session id of agent calls without `?session=`.
+pub const DEFAULT_API_SESSION: &str = "ses_api";
+
+/// A resolved project; see the module docs.
+#[derive(Debug)]
+pub struct DaemonProject {
+    file: PathBuf,
+    id: String,
+    resolution: Resolution,
+    /// The project-side config of each (agent path, plugin name).
+    configs: tokio::sync::Mutex<HashMap<(String, String), Map<String, Value>>>,
+    seq: AtomicU64,
+}
+
+impl DaemonProject {
+    /// Load `file` and resolve it against `manifests`; the resolution's
+    /// events (tool registrations, warnings) go into `audit`, as do those
+    /// of a failed resolution.
+    pub fn load<'m>(
+        file: &Path,
+        manifests: impl IntoIterator<Item = &'m Manifest>,
+        audit: &AuditLog,
+    ) -> Result<DaemonProject, DaemonError> {
+        let project = Project::load(file).map_err(|source| DaemonError::Project {
+            file: file.to_path_buf(),
+            source: Box::new(source),
+        })?;
+        let mut catalogue = Catalogue::new();
+        for m in manifests {
+            catalogue.insert_manifest(m.clone());
+        }
+        let resolution = resolve(&project, &catalogue).map_err(|e| {
+            for ev in &e.events {
+                ev.emit(audit);
+            }
+            DaemonError::Project {
+                file: file.to_path_buf(),
+                source: Box::new(e),
+            }
+        })?;
+        resolution.emit_into(audit);
+        let configs = resolution
+            .agents
+            .iter()
+            .flat_map(|a| {
+                a.plugins.iter().map(|p| {
+                    (
+                        (a.path.clone(), p.name.clone()),
+                        p.project_config.clone(),
+                    )
+                })
+            })
+            .collect();
+        Ok(DaemonProject {
+            file: file.to_path_buf(),
+            id: project.id.clone(),
+            resolution,
+            configs: tokio::sync::Mutex::new(configs),
+            seq: AtomicU64::new(1),
+        })
+    }
+
+    /// The project id (sent in `initialize` and every agent `_context`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The project file.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// The resolution (agents, their plugins and tools).
+    pub fn resolution(&self) -> &Resolution {
+        &self.resolution
+    }
+
+    /// The plugin `plugin` (manifest name) as active on `agent`.
+    pub(super) fn active(&self, agent: &str, plugin: &str) -> Result<&ActivePlugin, DaemonError> {
+        let a = self
+            .resolution
+            .agent(agent)
+            .ok_or_else(|| DaemonError::UnknownAgent {
+                agent: agent.to_string(),
+                known: self.resolution.agent_paths().join(", "),
+            })?;
+        a.plugins
+            .iter()
+            .find(|p| p.name == plugin)
+            .ok_or_else(|| DaemonError::NotActive {
+                agent: agent.to_string(),
+                plugin: plugin.to_string(),
+            })
+    }
+
+    /// The project-side config of `plugin` on `agent`.
+    pub(super) async fn project_config(&self, agent: &str, plugin: &str) -> Map<String, Value> {
+        let configs = self.configs.lock().await;
+        configs
+            .get(&(agent.to_string(), plugin.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Replace the project-side config of `plugin` on `agent`.
+    pub(super) async fn set_project_config(
+        &self,
+        agent: &str,
+        plugin: &str,
+        config: Map<String, Value>,
+    ) {
+        let mut configs = self.configs.lock().await;
+        configs.insert((agent.to_string(), plugin.to_string()), config);
+    }
+
+    /// A full agent context with a fresh request id.
+    pub(super) fn context(&self, agent: &str, session: Option<&str>) -> PluginCallContext {
+        let n = self.seq.fetch_add(1, Ordering::SeqCst);
+        PluginCallContext::agent(
+            self.id.clone(),
+            agent,
+            session.unwrap_or(DEFAULT_API_SESSION),
+            format!("req_api_{n}"),
+        )
+    }
+}

@@ -1,0 +1,125 @@
+//! `up --project FILE`: agent contexts for `?agent=PATH` calls and knobs,
+//! each agent with its own config, put in force before its calls.
+
+use std::ffi::OsStr;
+
+use serde_json::Value;
+
+use crate::harness::{plugins, Up};
+
+const RESEARCHER: &str = "primary.subagents.researcher";
+
+fn project_file() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/projects/daemon-agents.yaml")
+}
+
+fn knob(up: &Up, agent: Option<&str>) -> Value {
+    let q = agent.map(|a| format!("?agent={a}")).unwrap_or_default();
+    let (status, body) = up.http("GET", &format!("/api/v1/plugins/knobs/knobs{q}"), None);
+    assert_eq!(status, 200, "{body}");
+    let knobs = body["knobs"].as_array().cloned().unwrap_or_default();
+    knobs
+        .into_iter()
+        .find(|k| k["name"] == "retain_every")
+        .map(|k| k["value"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// The `retain_every` of the last config the plugin received.
+fn last_seen(up: &Up, agent: Option<&str>) -> Value {
+    let q = agent.map(|a| format!("?agent={a}")).unwrap_or_default();
+    let (status, body) = up.http("GET", &format!("/api/v1/plugins/knobs/call/knobs.seen{q}"), None);
+    assert_eq!(status, 200, "{body}");
+    body["configs"]
+        .as_array()
+        .and_then(|c| c.last())
+        .map(|c| c["retain_every"].clone())
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn each_agent_has_its_config_and_its_context() {
+    let dir = plugins(&["knobs", "good"]);
+    let file = project_file();
+    let mut up = Up::start_with(dir.path(), &[OsStr::new("--project"), file.as_os_str()]);
+    let line = up.wait_line(|l| l.starts_with("project: "));
+    assert!(line.ends_with(&format!("agents: primary, {RESEARCHER}")), "{line}");
+    let project_id = line
+        .trim_start_matches("project: ")
+        .split(" (")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    up.wait_plugin("knobs", |p| p["state"] == "running");
+
+    // The knob values of each context.
+    assert_eq!(knob(&up, None), 3);
+    assert_eq!(knob(&up, Some("primary")), 5);
+    assert_eq!(knob(&up, Some(RESEARCHER)), 9);
+
+    // A call for an agent runs with that agent's config and context; a
+    // daemon-level call puts the daemon's config back.
+    assert_eq!(last_seen(&up, Some("primary")), 5);
+    assert_eq!(last_seen(&up, Some(RESEARCHER)), 9);
+    assert_eq!(last_seen(&up, None), 3);
+    let called: Vec<Value> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.method_called" && r["method"] == "knobs.seen")
+        .collect();
+    assert_eq!(called[0]["project"], project_id.as_str(), "{called:?}");
+    assert_eq!(called[2]["project"], Value::Null, "{called:?}");
+
+    // A knob write for one agent changes that agent only.
+    let (status, body) = up.http(
+        "PUT",
+        "/api/v1/plugins/knobs/knobs/retain_every?agent=primary",
+        Some(r#"{"value": 11}"#),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["config"]["retain_every"], 11);
+    assert_eq!(body["agent_path"], "primary");
+    assert_eq!(knob(&up, Some("primary")), 11);
+    assert_eq!(knob(&up, Some(RESEARCHER)), 9);
+    assert_eq!(knob(&up, None), 3);
+    let writes: Vec<Value> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.knob_write")
+        .collect();
+    assert_eq!(writes.len(), 1);
+    assert_eq!(writes[0]["agent_path"], "primary");
+
+    // Bad agents, named.
+    let (status, body) = up.http("GET", "/api/v1/plugins/knobs/knobs?agent=nope", None);
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_agent")));
+    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("primary"), "{body}");
+    let (status, body) = up.http("GET", "/api/v1/plugins/good/call/env.get?agent=primary", None);
+    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_active")), "{body}");
+}
+
+#[test]
+fn a_project_that_does_not_resolve_is_refused_by_name() {
+    let dir = plugins(&["good"]);
+    let file = project_file();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+        .args(["--cage", "off", "up", "--plugins"])
+        .arg(dir.path())
+        .arg("--project")
+        .arg(&file)
+        .output()
+        .expect("run up");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("daemon-agents.yaml") && err.contains("knobs"), "{err}");
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+        .args(["--cage", "off", "up", "--plugins"])
+        .arg(dir.path())
+        .args(["--project", "/no/such/project.yaml"])
+        .output()
+        .expect("run up");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no such project file: /no/such/project.yaml"), "{err}");
+}
