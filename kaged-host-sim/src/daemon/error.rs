@@ -84,7 +84,7 @@ pub enum DaemonError {
         agent: Option<String>,
         /// The plugin's answer.
         #[source]
-        source: CallError,
+        source: Box<CallError>,
     },
     /// `?agent=PATH` was given but the daemon runs no project.
     #[error("agent {0:?}: no project is loaded (agent contexts need --project)")]

@@ -110,6 +110,6 @@ pub(super) async fn ensure_config(
         .map_err(|source| DaemonError::ConfigRefused {
             plugin: managed.sup.name().to_string(),
             agent: agent.map(str::to_string),
-            source,
+            source: Box::new(source),
         })
 }

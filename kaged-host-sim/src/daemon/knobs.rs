@@ -36,7 +36,11 @@ pub struct KnobView {
 impl Daemon {
     /// The knob schema of `name` with the values in force at daemon level,
     /// or for `agent` (which needs a project).
-    pub async fn knobs(&self, name: &str, agent: Option<&str>) -> Result<Vec<KnobView>, DaemonError> {
+    pub async fn knobs(
+        &self,
+        name: &str,
+        agent: Option<&str>,
+    ) -> Result<Vec<KnobView>, DaemonError> {
         let managed = self.managed(name)?;
         let manifest = managed
             .manifest
@@ -112,12 +116,11 @@ impl Daemon {
             knob: knob.to_string(),
             reason,
         })?;
-        let invalid = |failures: Vec<crate::agents::config::ConfigFailure>| {
-            DaemonError::InvalidConfig {
+        let invalid =
+            |failures: Vec<crate::agents::config::ConfigFailure>| DaemonError::InvalidConfig {
                 knob: knob.to_string(),
                 errors: failures.into_iter().flat_map(|f| f.errors).collect(),
-            }
-        };
+            };
         // Held across the send: two daemon-level writes never interleave.
         let mut daemon_config = managed.config.lock().await;
         let (mut project, system) = match agent {
@@ -128,7 +131,10 @@ impl Daemon {
                     .as_ref()
                     .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
                 let active = p.active(agent, plugin)?;
-                (p.project_config(agent, plugin).await, Some(&active.system_config))
+                (
+                    p.project_config(agent, plugin).await,
+                    Some(&active.system_config),
+                )
             }
         };
         project.insert(field.to_string(), value.clone());

@@ -65,12 +65,9 @@ impl DaemonProject {
             .agents
             .iter()
             .flat_map(|a| {
-                a.plugins.iter().map(|p| {
-                    (
-                        (a.path.clone(), p.name.clone()),
-                        p.project_config.clone(),
-                    )
-                })
+                a.plugins
+                    .iter()
+                    .map(|p| ((a.path.clone(), p.name.clone()), p.project_config.clone()))
             })
             .collect();
         Ok(DaemonProject {

@@ -100,8 +100,7 @@ impl Daemon {
         let (host, project) = match &options.project {
             None => (host, None),
             Some(file) => {
-                let project =
-                    DaemonProject::load(file, manifests.iter().flatten(), host.audit())?;
+                let project = DaemonProject::load(file, manifests.iter().flatten(), host.audit())?;
                 let host = HostSim::new(HostConfig {
                     projects: vec![project.id().to_string()],
                     ..host.config().clone()

@@ -71,7 +71,7 @@ pub enum InstallError {
         /// How many sessions use it.
         sessions: usize,
     },
-    /// The store's `plugins.json` is unreadable.
+    /// The store's `config.toml` is unreadable.
     #[error("plugin registry {}: {message}", path.display())]
     Registry {
         /// The registry file.

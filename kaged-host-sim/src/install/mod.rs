@@ -13,7 +13,7 @@
 //! ([`PluginSession::shutdown`], the graceful ladder) before its storage is
 //! dropped and its files removed: the spec's "✓ Stopped oh-my-pi".
 //! The store is a directory: `plugins/<name>/` holds each installed copy
-//! and `plugins.json` the local-config entries ([`InstalledPlugin`]).
+//! and `config.toml` the local-config entries ([`InstalledPlugin`]).
 //! Audits `plugin.installed`, `plugin.upgraded` and `plugin.uninstalled`.
 //!
 //! ```

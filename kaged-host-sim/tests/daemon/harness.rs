@@ -51,6 +51,13 @@ impl Up {
 
     /// [`Up::start`] with more `up` options (`--project FILE`).
     pub fn start_with(dir: &Path, extra: &[&std::ffi::OsStr]) -> Up {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["--plugins".as_ref(), dir.as_os_str()];
+        args.extend_from_slice(extra);
+        Up::start_args(&args)
+    }
+
+    /// `up --listen 127.0.0.1:0` with `args` (the plugin source and more).
+    pub fn start_args(args: &[&std::ffi::OsStr]) -> Up {
         let cage = match kaged_host_sim::testing::cage_available_for_blocking("daemon tests") {
             true => "require",
             false => "off",
@@ -60,9 +67,8 @@ impl Up {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
             .args(["--cage", cage, "--time-scale", "0.2", "--audit"])
             .arg(&audit)
-            .args(["up", "--listen", "127.0.0.1:0", "--plugins"])
-            .arg(dir)
-            .args(extra)
+            .args(["up", "--listen", "127.0.0.1:0"])
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -1,11 +1,12 @@
 //! `up` keeps plugins alive and shuts them down: kill -9 restarts the
 //! plugin (audited), SIGTERM stops everything, exit 0, no process left;
-//! a plugin that cannot start blocks no other; `--listen` is loopback only.
+//! a plugin that cannot start blocks no other; `--store` starts the
+//! store's enabled plugins only; `--listen` is loopback only.
 
 use rustix::process::Signal;
 
 use crate::harness::{plugins, Up};
-use crate::support::host::process_exists;
+use crate::support::host::{fixture, process_exists};
 
 #[test]
 fn up_survives_kill_9_and_shuts_down_cleanly_on_sigterm() {
@@ -79,4 +80,45 @@ fn listen_refuses_a_non_loopback_address() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refusing a non-loopback address"), "{err}");
     assert!(out.stdout.is_empty(), "no plugin started");
+}
+
+#[test]
+fn a_store_starts_its_enabled_plugins_only() {
+    let store = tempfile::tempdir().expect("a store");
+    let cli = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+            .args(args)
+            .arg("--store")
+            .arg(store.path())
+            .output()
+            .expect("run kaged-host-sim");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    for name in ["good", "knobs"] {
+        cli(&[
+            "plugin".as_ref(),
+            "install".as_ref(),
+            "--yes".as_ref(),
+            fixture(name).as_os_str(),
+        ]);
+    }
+    cli(&["plugin".as_ref(), "enable".as_ref(), "knobs".as_ref()]);
+    // The enabled list is the store's config.toml (spec Spawn step 1).
+    let config = std::fs::read_to_string(store.path().join("config.toml")).expect("config.toml");
+    assert!(
+        config.contains("[plugins.knobs]") && config.contains("[plugins.good]"),
+        "{config}"
+    );
+
+    let mut up = Up::start_args(&["--store".as_ref(), store.path().as_os_str()]);
+    up.wait_line(|l| l == "plugins: knobs");
+    up.wait_plugin("knobs", |p| p["state"] == "running");
+    let (status, list) = up.http("GET", "/api/v1/plugins", None);
+    assert_eq!(status, 200);
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(up.signal_and_wait(Signal::INT), Some(0));
 }

@@ -10,7 +10,8 @@ use crate::harness::{plugins, Up};
 const RESEARCHER: &str = "primary.subagents.researcher";
 
 fn project_file() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/projects/daemon-agents.yaml")
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/projects/daemon-agents.yaml")
 }
 
 fn knob(up: &Up, agent: Option<&str>) -> Value {
@@ -28,7 +29,11 @@ fn knob(up: &Up, agent: Option<&str>) -> Value {
 /// The `retain_every` of the last config the plugin received.
 fn last_seen(up: &Up, agent: Option<&str>) -> Value {
     let q = agent.map(|a| format!("?agent={a}")).unwrap_or_default();
-    let (status, body) = up.http("GET", &format!("/api/v1/plugins/knobs/call/knobs.seen{q}"), None);
+    let (status, body) = up.http(
+        "GET",
+        &format!("/api/v1/plugins/knobs/call/knobs.seen{q}"),
+        None,
+    );
     assert_eq!(status, 200, "{body}");
     body["configs"]
         .as_array()
@@ -43,7 +48,10 @@ fn each_agent_has_its_config_and_its_context() {
     let file = project_file();
     let mut up = Up::start_with(dir.path(), &[OsStr::new("--project"), file.as_os_str()]);
     let line = up.wait_line(|l| l.starts_with("project: "));
-    assert!(line.ends_with(&format!("agents: primary, {RESEARCHER}")), "{line}");
+    assert!(
+        line.ends_with(&format!("agents: primary, {RESEARCHER}")),
+        "{line}"
+    );
     let project_id = line
         .trim_start_matches("project: ")
         .split(" (")
@@ -92,10 +100,27 @@ fn each_agent_has_its_config_and_its_context() {
 
     // Bad agents, named.
     let (status, body) = up.http("GET", "/api/v1/plugins/knobs/knobs?agent=nope", None);
-    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("unknown_agent")));
-    assert!(body["error"]["message"].as_str().unwrap_or_default().contains("primary"), "{body}");
-    let (status, body) = up.http("GET", "/api/v1/plugins/good/call/env.get?agent=primary", None);
-    assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_active")), "{body}");
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("unknown_agent"))
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("primary"),
+        "{body}"
+    );
+    let (status, body) = up.http(
+        "GET",
+        "/api/v1/plugins/good/call/env.get?agent=primary",
+        None,
+    );
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("not_active")),
+        "{body}"
+    );
 }
 
 #[test]
@@ -111,7 +136,10 @@ fn a_project_that_does_not_resolve_is_refused_by_name() {
         .expect("run up");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("daemon-agents.yaml") && err.contains("knobs"), "{err}");
+    assert!(
+        err.contains("daemon-agents.yaml") && err.contains("knobs"),
+        "{err}"
+    );
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
         .args(["--cage", "off", "up", "--plugins"])
@@ -121,5 +149,8 @@ fn a_project_that_does_not_resolve_is_refused_by_name() {
         .expect("run up");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no such project file: /no/such/project.yaml"), "{err}");
+    assert!(
+        err.contains("no such project file: /no/such/project.yaml"),
+        "{err}"
+    );
 }

@@ -201,7 +201,8 @@ fn main() -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                print!("{e}");
+                // Never a panic when stdout is closed early (`--help | head`).
+                let _ = e.print();
                 return ExitCode::SUCCESS;
             }
             // clap's first paragraph says what was wrong; keep it on one line.

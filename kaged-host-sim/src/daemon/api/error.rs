@@ -69,9 +69,7 @@ impl From<DaemonError> for ApiError {
             DaemonError::Call(c) => return from_call(c),
             DaemonError::Store { .. }
             | DaemonError::PluginsDir { .. }
-            | DaemonError::Project { .. } => {
-                (StatusCode::INTERNAL_SERVER_ERROR, json!("internal"))
-            }
+            | DaemonError::Project { .. } => (StatusCode::INTERNAL_SERVER_ERROR, json!("internal")),
         };
         ApiError {
             status,

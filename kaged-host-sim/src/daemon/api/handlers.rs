@@ -43,7 +43,13 @@ pub(super) async fn call_get(
     Query(q): Query<AgentQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let out = d
-        .call(&name, &method, None, q.agent.as_deref(), q.session.as_deref())
+        .call(
+            &name,
+            &method,
+            None,
+            q.agent.as_deref(),
+            q.session.as_deref(),
+        )
         .await?;
     Ok(Json(out))
 }
@@ -60,7 +66,13 @@ pub(super) async fn call_post(
         Some(parse_json(&body)?)
     };
     let out = d
-        .call(&name, &method, params, q.agent.as_deref(), q.session.as_deref())
+        .call(
+            &name,
+            &method,
+            params,
+            q.agent.as_deref(),
+            q.session.as_deref(),
+        )
         .await?;
     Ok(Json(out))
 }
