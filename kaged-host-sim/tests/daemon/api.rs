@@ -155,6 +155,15 @@ fn knobs_read_write_and_bounds() {
         );
     };
     bad(path, "{", 400, "bad_request");
+    // Within the knob's bounds (a text knob without max_length) but not
+    // the config schema's (maxLength 5): refused, nothing sent.
+    bad(
+        "/api/v1/plugins/knobs/knobs/label",
+        r#"{"value": "far too long"}"#,
+        422,
+        "invalid_config",
+    );
+    assert_eq!(seen_configs(&up).as_array().map(Vec::len), seen.as_array().map(Vec::len));
     bad(path, r#"{"val": 5}"#, 400, "bad_request");
     bad(
         "/api/v1/plugins/knobs/knobs/nope",
