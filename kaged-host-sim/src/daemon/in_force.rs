@@ -27,6 +27,28 @@ pub(super) enum Wanted {
 }
 
 impl Daemon {
+    /// Call `method` on `name`: with a daemon context, or with `agent`'s
+    /// context (a tool or hook needs one; it needs a project), in session
+    /// `session_id` (default [`DEFAULT_API_SESSION`](super::DEFAULT_API_SESSION)). The config of that
+    /// context is put in force first when the process holds another.
+    pub async fn call(
+        &self,
+        name: &str,
+        method: &str,
+        params: Option<Value>,
+        agent: Option<&str>,
+        session_id: Option<&str>,
+    ) -> Result<Value, DaemonError> {
+        let managed = self.managed(name)?;
+        let (ctx, wanted) = self.context_of(managed, agent, session_id).await?;
+        let session = self.session(name)?;
+        let mut in_force = managed.in_force.lock().await;
+        ensure_config(managed, &session, &mut in_force, wanted, agent).await?;
+        let out = session.call(method, params, ctx).await;
+        drop(in_force);
+        out.map_err(DaemonError::Call)
+    }
+
     /// The context of a call on `managed` for `agent` (`None`: the daemon)
     /// and the config it needs in force.
     pub(super) async fn context_of(

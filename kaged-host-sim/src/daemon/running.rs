@@ -12,7 +12,6 @@ use tokio::task::JoinHandle;
 
 use super::error::DaemonError;
 use super::history::History;
-use super::in_force::ensure_config;
 use super::project::DaemonProject;
 use crate::host::HostConfig;
 use crate::host::HostSim;
@@ -230,28 +229,6 @@ impl Daemon {
     /// The status of `name`.
     pub fn status_of(&self, name: &str) -> Result<PluginStatus, DaemonError> {
         self.managed(name).map(status_of)
-    }
-
-    /// Call `method` on `name`: with a daemon context, or with `agent`'s
-    /// context (a tool or hook needs one; it needs a project), in session
-    /// `session_id` (default [`DEFAULT_API_SESSION`](super::DEFAULT_API_SESSION)). The config of that
-    /// context is put in force first when the process holds another.
-    pub async fn call(
-        &self,
-        name: &str,
-        method: &str,
-        params: Option<Value>,
-        agent: Option<&str>,
-        session_id: Option<&str>,
-    ) -> Result<Value, DaemonError> {
-        let managed = self.managed(name)?;
-        let (ctx, wanted) = self.context_of(managed, agent, session_id).await?;
-        let session = self.session(name)?;
-        let mut in_force = managed.in_force.lock().await;
-        ensure_config(managed, &session, &mut in_force, wanted, agent).await?;
-        let out = session.call(method, params, ctx).await;
-        drop(in_force);
-        out.map_err(DaemonError::Call)
     }
 
     /// Operator enable (from `disabled`, `failed` or `stopped`).

@@ -163,7 +163,10 @@ fn knobs_read_write_and_bounds() {
         422,
         "invalid_config",
     );
-    assert_eq!(seen_configs(&up).as_array().map(Vec::len), seen.as_array().map(Vec::len));
+    assert_eq!(
+        seen_configs(&up).as_array().map(Vec::len),
+        seen.as_array().map(Vec::len)
+    );
     bad(path, r#"{"val": 5}"#, 400, "bad_request");
     bad(
         "/api/v1/plugins/knobs/knobs/nope",
