@@ -5,9 +5,9 @@
 //! each with its own config. Before a call for an agent, that agent's
 //! merged config is sent with `config.update` when the process holds
 //! another; a daemon-level call puts the daemon-level config back when an
-//! agent's was sent. A new process (a restart) holds what the supervisor
-//! sent at its handshake: the daemon-level config once a knob was written
-//! at daemon level, else its own defaults.
+//! agent's was sent. A new process holds what the supervisor sent right
+//! after its handshake: the daemon-level config (defaults applied, knob
+//! writes at daemon level included) when the plugin has a config schema.
 
 use kaged_plugin_protocol::{methods, PluginCallContext};
 use serde_json::{Map, Value};

@@ -153,7 +153,7 @@ impl Daemon {
             (Some(agent), Some(p)) => p.set_project_config(agent, plugin, project).await,
             _ => {
                 *daemon_config = project;
-                // A restarted process gets it right after its handshake.
+                // A new process gets it right after its handshake.
                 managed.sup.set_config(Some(merged.merged.clone()));
             }
         }

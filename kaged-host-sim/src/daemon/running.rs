@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use super::error::DaemonError;
 use super::history::History;
 use super::project::DaemonProject;
+use crate::agents::config::merge_config;
 use crate::host::HostConfig;
 use crate::host::HostSim;
 use crate::observe::audit::AuditRecord;
@@ -129,7 +130,10 @@ impl Daemon {
             .iter()
             .zip(manifests)
             .map(|(dir, manifest)| Managed {
-                sup: Supervisor::with_clock(host.clone(), dir, clock.clone()),
+                sup: with_initial_config(
+                    Supervisor::with_clock(host.clone(), dir, clock.clone()),
+                    manifest.as_ref(),
+                ),
                 version: manifest
                     .as_ref()
                     .map(|m| m.version.clone())
@@ -257,6 +261,19 @@ impl Daemon {
         }
         Ok(status_of(m))
     }
+}
+
+/// Merging (plugin-host.md § Project config vs system config): at every
+/// initialization the daemon sends the merged config with `config.update`
+/// (ADDENDUM §12: right after `initialized`). A plugin that declares no
+/// config schema has no config, and is sent none.
+fn with_initial_config(sup: Supervisor, manifest: Option<&Manifest>) -> Supervisor {
+    let config = manifest
+        .filter(|m| m.config_schema.is_some() || m.system_config_schema.is_some())
+        .and_then(|m| merge_config(m, &Map::new(), None).ok())
+        .map(|merged| merged.merged);
+    sup.set_config(config);
+    sup
 }
 
 fn read_manifests(dirs: &[PathBuf]) -> Vec<Option<Manifest>> {

@@ -121,7 +121,7 @@ async fn send_config(inner: &Inner, session: &PluginSession) {
         .call(kaged_plugin_protocol::methods::CONFIG_UPDATE, params, None)
         .await
     {
-        tracing::warn!(plugin = %inner.name, error = %kaged_plugin_protocol::error_chain::chain(&e), "the plugin refused its config after a restart");
+        tracing::warn!(plugin = %inner.name, error = %kaged_plugin_protocol::error_chain::chain(&e), "the plugin refused its config after its handshake");
     }
 }
 

@@ -163,9 +163,12 @@ async fn the_settings_page_in_a_real_browser() {
     set_knob(&c, "retain_every", "7").await;
     let (class, text) = knob_message(&c, "retain_every").await;
     assert!(class.contains("ok"), "{class}: {text}");
+    // The first config is the one sent right after the handshake (the
+    // defaults); the second is the knob write.
     let configs = tokio::task::block_in_place(|| seen_configs(&up));
-    assert_eq!(configs.len(), 1, "{configs:?}");
-    assert_eq!(configs[0]["retain_every"], 7);
+    assert_eq!(configs.len(), 2, "{configs:?}");
+    assert_eq!(configs[0]["retain_every"], 3);
+    assert_eq!(configs[1]["retain_every"], 7);
 
     // Out of bounds: the daemon's message, and nothing sent.
     set_knob(&c, "retain_every", "99").await;
@@ -178,7 +181,7 @@ async fn the_settings_page_in_a_real_browser() {
         class.contains("error") && text.contains("max_length 12"),
         "{text}"
     );
-    assert_eq!(tokio::task::block_in_place(|| seen_configs(&up)).len(), 1);
+    assert_eq!(tokio::task::block_in_place(|| seen_configs(&up)).len(), 2);
 
     // Kill the plugin: the page shows the restart and its history.
     let first = up.plugin("settings")["pid"].as_u64().expect("a pid");
@@ -202,7 +205,8 @@ async fn the_settings_page_in_a_real_browser() {
         |v| v == &Value::Bool(true),
     )
     .await;
-    // The restarted process got the knob values in force.
+    // The restarted process got the knob values in force, right after its
+    // handshake.
     let configs = tokio::task::block_in_place(|| seen_configs(&up));
     assert_eq!(configs.len(), 1, "{configs:?}");
     assert_eq!(configs[0]["retain_every"], 7);
