@@ -12,7 +12,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use kaged_host_sim::TimeScale;
 
 use crate::list;
-use crate::report::{render_case_line, render_human, render_junit, render_tap, Report};
+use crate::report::{
+    render_case_line, render_html, render_human, render_junit, render_markdown, render_tap, Report,
+};
 use crate::runner::{judge_dir, run_suite_streaming, Options};
 use crate::selection::{Baseline, Pattern, Selection};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
@@ -59,6 +61,10 @@ pub struct ReportArgs {
     /// Write the report to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the report in FORMAT to FILE (repeatable: JUnit,
+    /// Markdown and HTML from one run).
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = parse_report)]
+    pub report: Vec<(Format, PathBuf)>,
     /// Only the cases matching PATTERN (`*` matches anything; repeatable).
     #[arg(long, value_name = "PATTERN")]
     pub only: Vec<String>,
@@ -159,8 +165,26 @@ pub enum Format {
     Json,
     /// JUnit XML.
     Junit,
-    /// TAP 14.
+    /// TAP (declared version 13: `prove` and TAP 14 consumers read it).
     Tap,
+    /// Markdown for a CI job summary or a pull-request comment.
+    Markdown,
+    /// One self-contained HTML page, filterable, each case expandable.
+    Html,
+}
+
+/// `--report FORMAT=FILE`.
+fn parse_report(text: &str) -> Result<(Format, PathBuf), String> {
+    let (format, file) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: expected FORMAT=FILE (e.g. junit=report.xml)"))?;
+    let format = Format::from_str(format, true).map_err(|_| {
+        format!("{format:?}: not a format (human, json, junit, tap, markdown, html)")
+    })?;
+    if file.is_empty() {
+        return Err(format!("{text:?}: no FILE after ="));
+    }
+    Ok((format, PathBuf::from(file)))
 }
 
 /// Catalogue formats.
@@ -322,7 +346,20 @@ fn judge(a: &JudgeArgs) -> Result<i32, CliError> {
     Ok(report.exit_code(a.report.strict))
 }
 
-/// Print the report in `--format`, or write it to `--output`.
+/// The report in `format`, as written to a file.
+fn render(format: Format, report: &Report) -> String {
+    match format {
+        Format::Human => render_human(report, false, true),
+        Format::Json => format!("{}\n", report.to_json()),
+        Format::Junit => render_junit(report),
+        Format::Tap => render_tap(report),
+        Format::Markdown => render_markdown(report),
+        Format::Html => render_html(report),
+    }
+}
+
+/// Print the report in `--format`, or write it to `--output`; then write
+/// every `--report FORMAT=FILE`.
 fn emit(a: &ReportArgs, report: &Report, tty: bool) -> Result<(), CliError> {
     let (format, output) = (a.format, a.output.as_ref());
     let write_file = |path: &PathBuf, text: &str| {
@@ -335,20 +372,19 @@ fn emit(a: &ReportArgs, report: &Report, tty: bool) -> Result<(), CliError> {
         Format::Human => {
             print!("{}", render_human(report, tty, false));
             if let Some(p) = output {
-                write_file(p, &render_human(report, false, true))?;
+                write_file(p, &render(Format::Human, report))?;
             }
         }
         other => {
-            let text = match other {
-                Format::Json => format!("{}\n", report.to_json()),
-                Format::Junit => render_junit(report),
-                _ => render_tap(report),
-            };
+            let text = render(other, report);
             match output {
                 Some(p) => write_file(p, &text)?,
                 None => print!("{text}"),
             }
         }
+    }
+    for (format, path) in &a.report {
+        write_file(path, &render(*format, report))?;
     }
     Ok(())
 }

@@ -106,7 +106,7 @@ fn tap_is_well_formed_tap_14() {
     assert_eq!(code, Some(1));
     let cases = json["cases"].as_array().cloned().unwrap_or_default();
     let mut lines = tap.lines().peekable();
-    assert_eq!(lines.next(), Some("TAP version 14"));
+    assert_eq!(lines.next(), Some("TAP version 13"));
     assert_eq!(lines.next(), Some(format!("1..{}", cases.len()).as_str()));
     let point = regex::Regex::new(r"^(ok|not ok) (\d+) - (\S+) ").expect("regex");
     let mut n = 0;
@@ -141,4 +141,186 @@ fn tap_is_well_formed_tap_14() {
         }
     }
     assert_eq!(n, cases.len());
+}
+
+/// Run a TAP consumer found on this machine; under `CI=true` a missing one
+/// is a failure (`.ci/run` installs both), elsewhere `None` after saying
+/// the check is skipped.
+fn consumer(
+    what: &str,
+    found: Result<std::process::Command, String>,
+) -> Option<std::process::Command> {
+    match found {
+        Ok(c) => Some(c),
+        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true and no {what}: {why}")
+        }
+        Err(why) => {
+            eprintln!("SKIPPED (not CI): {what}: {why}");
+            None
+        }
+    }
+}
+
+/// Perl's TAP::Parser (what `prove` runs): version, counts, parse errors.
+fn perl_tap_parser(file: &std::path::Path) -> Result<std::process::Command, String> {
+    let ok = std::process::Command::new("perl")
+        .args(["-MTAP::Parser", "-MJSON::PP", "-e", "1"])
+        .status()
+        .map_err(|e| format!("cannot run perl: {e}"))?;
+    if !ok.success() {
+        return Err("perl has no TAP::Parser or JSON::PP (Debian: perl)".into());
+    }
+    let mut c = std::process::Command::new("perl");
+    c.args([
+        "-MTAP::Parser",
+        "-MJSON::PP",
+        "-e",
+        r#"my $p = TAP::Parser->new({source => $ARGV[0]});
+           while (my $r = $p->next) {}
+           print JSON::PP->new->canonical->encode({
+               version => $p->version, tests_run => $p->tests_run + 0,
+               passed => scalar($p->passed), failed => scalar($p->failed),
+               skipped => scalar($p->skipped), parse_errors => [$p->parse_errors],
+               plan => $p->plan });"#,
+    ])
+    .arg(file);
+    Ok(c)
+}
+
+/// node's tap-parser (TAP 14), from `$KAGED_TAP_PARSER_DIR` or
+/// `target/npm/node_modules` (where `.ci/run` installs it).
+fn node_tap_parser(file: &std::path::Path) -> Result<std::process::Command, String> {
+    let dir = std::env::var_os("KAGED_TAP_PARSER_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/npm/node_modules"),
+        std::path::PathBuf::from,
+    );
+    if !dir.join("tap-parser").is_dir() {
+        return Err(format!(
+            "no tap-parser under {} (npm install --prefix target/npm tap-parser)",
+            dir.display()
+        ));
+    }
+    let mut c = std::process::Command::new("node");
+    c.env("NODE_PATH", &dir)
+        .args([
+            "-e",
+            r#"const { Parser } = require("tap-parser");
+           const p = new Parser((r) => console.log(JSON.stringify({
+               ok: r.ok, count: r.count, pass: r.pass, fail: r.fail, skip: r.skip,
+               errors: r.failures.filter((f) => f.tapError).map((f) => f.tapError) })));
+           p.end(require("fs").readFileSync(process.argv[1], "utf8"));"#,
+        ])
+        .arg(file);
+    Ok(c)
+}
+
+fn run_json(mut c: std::process::Command) -> Value {
+    let out = c.output().expect("run the TAP consumer");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The TAP of a failing run, read by the consumers CI images ship: Perl's
+/// TAP::Parser (`prove`, which refuses any version above 13) and node's
+/// tap-parser (TAP 14), both with the counts of the JSON report.
+#[test]
+fn prove_and_a_tap_14_parser_both_read_the_tap_with_the_right_counts() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (code, tap, json) = mixed_run("tap", tmp.path());
+    assert_eq!(code, Some(1));
+    let file = tmp.path().join("report.tap");
+    std::fs::write(&file, &tap).expect("write");
+    let count = |s: &str| {
+        json["cases"]
+            .as_array()
+            .map_or(0, |a| a.iter().filter(|c| c["status"] == s).count())
+    };
+    let total = json["cases"].as_array().map_or(0, Vec::len);
+    let (fail, skip) = (count("fail"), count("skip"));
+    assert!(fail >= 1 && skip >= 1, "a mixed run");
+    if let Some(c) = consumer("Perl's TAP::Parser", perl_tap_parser(&file)) {
+        let v = run_json(c);
+        assert_eq!(v["parse_errors"], serde_json::json!([]), "{v}");
+        assert_eq!(v["version"], 13, "{v}");
+        assert_eq!(v["tests_run"], total, "{v}");
+        assert_eq!(v["failed"], fail, "{v}");
+        assert_eq!(v["passed"], total - fail, "{v}");
+        assert_eq!(v["skipped"], skip, "{v}");
+        // And `prove` itself says the run failed.
+        let out = std::process::Command::new("prove")
+            .args(["--exec", "cat"])
+            .arg(&file)
+            .output()
+            .expect("run prove");
+        assert!(!out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains(&format!("Failed {fail}/{total} subtests")),
+            "{text}"
+        );
+    }
+    if let Some(c) = consumer("node's tap-parser", node_tap_parser(&file)) {
+        let v = run_json(c);
+        assert_eq!(v["errors"], serde_json::json!([]), "{v}");
+        assert_eq!(v["ok"], false, "{v}");
+        assert_eq!(v["count"], total, "{v}");
+        assert_eq!(v["fail"], fail, "{v}");
+        assert_eq!(v["skip"], skip, "{v}");
+        assert_eq!(v["pass"], total - fail, "{v}");
+    }
+}
+
+/// One run writes JUnit, Markdown and HTML (`--report FORMAT=FILE`,
+/// repeatable) beside its `--format` output.
+#[test]
+fn one_run_writes_three_report_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str| tmp.path().join(name);
+    let out = cmd()
+        .args(["run", "--time-scale", "1", "--format", "json", "--report"])
+        .arg(format!("junit={}", file("report.xml").display()))
+        .arg("--report")
+        .arg(format!("markdown={}", file("summary.md").display()))
+        .arg("--report")
+        .arg(format!("html={}", file("report.html").display()))
+        .arg(own_fixture("hook-errors"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("the JSON report on stdout");
+    let total = json["cases"].as_array().map_or(0, Vec::len);
+    let failed = json["summary"]["failed"].as_u64().unwrap_or_default() as usize;
+    let read = |name: &str| std::fs::read_to_string(file(name)).expect(name);
+    let xml = read("report.xml");
+    assert_eq!(xml.matches("<testcase ").count(), total, "{xml}");
+    let md = read("summary.md");
+    assert!(md.starts_with("## kaged-conformance: hook-errors "), "{md}");
+    assert!(md.contains(&format!("❌ {failed} failed")), "{md}");
+    assert_eq!(
+        md.matches("<details>").count(),
+        failed + json["summary"]["warned"].as_u64().unwrap_or_default() as usize
+    );
+    let html = read("report.html");
+    assert_eq!(html.matches("<tr class=\"case\"").count(), total);
+    assert_eq!(html.matches("data-status=\"fail\"").count(), failed);
+    // Self-contained: no external asset.
+    for attr in ["src=\"", "href=\"", "@import", "url("] {
+        assert!(!html.contains(attr), "{attr} in the HTML report");
+    }
+
+    // A bad --report is named.
+    let out = cmd()
+        .args(["run", "--report", "pdf=x.pdf"])
+        .arg(own_fixture("hook-errors"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"pdf\": not a format"), "{err}");
 }

@@ -1,10 +1,12 @@
 //! Snapshots: the JSON report of one real run (durations and directories
-//! redacted) and the JUnit / TAP renderings of a small report.
+//! redacted) and the JUnit / TAP / Markdown renderings of a small report.
 
 mod support;
 
 use kaged_conformance::catalogue::Level;
-use kaged_conformance::report::{render_junit, render_tap, CaseResult, PluginInfo, Report, Status};
+use kaged_conformance::report::{
+    render_junit, render_markdown, render_tap, CaseResult, PluginInfo, Report, Status,
+};
 use serde_json::Value;
 use support::{options, own_fixture};
 
@@ -119,6 +121,28 @@ fn small_report() -> Report {
             ),
         ],
     )
+}
+
+/// [`small_report`] with the failing case's last wire lines (the
+/// Markdown report shows them).
+fn small_report_with_wire() -> Report {
+    let mut r = small_report();
+    if let Some(c) = r.cases.iter_mut().find(|c| c.status == Status::Fail) {
+        c.transcript_tail = vec![
+            r#"{"seq":1,"dir":"host>plugin","msg":{"jsonrpc":"2.0","id":1,"method":"initialize"}}"#.into(),
+            r#"{"seq":2,"dir":"plugin>host","msg":{"jsonrpc":"2.0","id":1,"result":{"name":"other"}}}"#.into(),
+            r#"{"seq":3,"dir":"plugin!stderr","msg":"a | pipe and ``` backticks"}"#.into(),
+        ];
+    }
+    r
+}
+
+#[test]
+fn markdown_rendering() {
+    insta::assert_snapshot!(
+        "small_report_markdown",
+        render_markdown(&small_report_with_wire())
+    );
 }
 
 #[test]

@@ -1,16 +1,20 @@
 //! The conformance report: the JSON object of ADDENDUM §11 and its
-//! renderings (human, JUnit, TAP).
+//! renderings (human, JUnit, TAP, Markdown, HTML).
 
+mod html;
 mod human;
 mod junit;
+mod markdown;
 mod tap;
 
 use kaged_host_sim::cage::CageSummary;
 use kaged_host_sim::CageKind;
 use serde::{Deserialize, Serialize};
 
+pub use html::render_html;
 pub use human::{render_case_line, render_human};
 pub use junit::render_junit;
+pub use markdown::render_markdown;
 pub use tap::render_tap;
 
 use crate::catalogue::Level;

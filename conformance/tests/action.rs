@@ -1,0 +1,231 @@
+//! `conformance/action/action.yml`, the GitHub Action: valid action
+//! metadata (a schema of GitHub's action metadata rules for composite
+//! actions), every `inputs.X` it uses declared, every flag it passes known
+//! to `kaged-conformance run`, and its run step, executed as the runner
+//! would (its environment, `$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`),
+//! writing the reports and the job summary.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use support::own_fixture;
+
+fn action() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("action/action.yml");
+    let text = std::fs::read_to_string(&path).expect("action.yml");
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("action.yml is not YAML: {e}"))
+}
+
+/// GitHub's action metadata rules for a composite action
+/// (docs.github.com, "Metadata syntax for GitHub Actions"), as a schema.
+fn metadata_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["name", "description", "runs"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "description": {"type": "string", "minLength": 1},
+            "author": {"type": "string"},
+            "branding": {
+                "type": "object",
+                "properties": {"icon": {"type": "string"}, "color": {"enum": [
+                    "white", "black", "yellow", "blue", "green", "orange", "red", "purple", "gray-dark"]}},
+                "additionalProperties": false
+            },
+            "inputs": {
+                "type": "object",
+                "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_-]*$"},
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["description"],
+                    "properties": {
+                        "description": {"type": "string", "minLength": 1},
+                        "required": {"type": "boolean"},
+                        "default": {"type": "string"},
+                        "deprecationMessage": {"type": "string"}
+                    },
+                    "additionalProperties": false
+                }
+            },
+            "outputs": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["description", "value"],
+                    "properties": {"description": {"type": "string"}, "value": {"type": "string"}},
+                    "additionalProperties": false
+                }
+            },
+            "runs": {
+                "type": "object",
+                "required": ["using", "steps"],
+                "properties": {
+                    "using": {"const": "composite"},
+                    "steps": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string"}, "id": {"type": "string"},
+                                "if": {"type": "string"}, "run": {"type": "string"},
+                                "shell": {"type": "string"}, "uses": {"type": "string"},
+                                "with": {"type": "object"},
+                                "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                                "working-directory": {"type": "string"},
+                                "continue-on-error": {"type": ["boolean", "string"]}
+                            },
+                            "additionalProperties": false,
+                            "oneOf": [
+                                {"required": ["run", "shell"], "not": {"required": ["uses"]}},
+                                {"required": ["uses"], "not": {"required": ["run"]}}
+                            ]
+                        }
+                    }
+                },
+                "additionalProperties": false
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+#[test]
+fn action_yml_is_valid_composite_action_metadata() {
+    let action = action();
+    let validator = jsonschema::validator_for(&metadata_schema()).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&action)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "action.yml: {errors:#?}");
+    let inputs = action["inputs"].as_object().expect("inputs");
+    for want in [
+        "plugin-dir",
+        "time-scale",
+        "known-failing",
+        "strict",
+        "cage",
+    ] {
+        assert!(inputs.contains_key(want), "input {want}");
+    }
+    assert_eq!(action["inputs"]["plugin-dir"]["required"], true);
+
+    // Every `inputs.X` and `steps.ID` the action uses exists.
+    let text = action.to_string();
+    let used = regex::Regex::new(r"inputs\.([A-Za-z0-9_-]+)").expect("regex");
+    for c in used.captures_iter(&text) {
+        assert!(
+            inputs.contains_key(&c[1]),
+            "inputs.{} is used but not declared",
+            &c[1]
+        );
+    }
+    let ids: Vec<&str> = action["runs"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    let steps = regex::Regex::new(r"steps\.([A-Za-z0-9_-]+)\.").expect("regex");
+    for c in steps.captures_iter(&text) {
+        assert!(
+            ids.contains(&&c[1]),
+            "steps.{} is used but no step has that id",
+            &c[1]
+        );
+    }
+}
+
+fn run_step() -> (String, serde_json::Map<String, Value>) {
+    let action = action();
+    let step = action["runs"]["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "run"))
+        .cloned()
+        .expect("the step with id run");
+    (
+        step["run"].as_str().expect("a script").to_string(),
+        step["env"].as_object().cloned().unwrap_or_default(),
+    )
+}
+
+#[test]
+fn every_flag_the_action_passes_is_known_to_kaged_conformance() {
+    let (script, _) = run_step();
+    let help = support::cmd()
+        .args(["run", "--help"])
+        .output()
+        .expect("run --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    let flags = regex::Regex::new(r"(^|[\s(])(--[a-z][a-z-]*)").expect("regex");
+    for c in flags.captures_iter(&script) {
+        let flag = &c[2];
+        if matches!(flag, "--version") {
+            continue;
+        }
+        assert!(
+            help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+            "{flag} is not a flag of `kaged-conformance run`"
+        );
+    }
+}
+
+/// The run step, executed by bash as the runner would: the reports, the
+/// outputs and the job summary are written, and the exit code is kept.
+#[test]
+fn the_run_step_writes_the_reports_and_the_job_summary() {
+    let (script, env) = run_step();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (output, summary) = (tmp.path().join("output"), tmp.path().join("summary"));
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kaged-conformance"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let inputs = json!({
+        "plugin-dir": own_fixture("hook-errors"), "time-scale": "1", "known-failing": "",
+        "strict": "false", "cage": "auto",
+    });
+    let mut cmd = std::process::Command::new("bash");
+    cmd.args(["-e", "-c", &script])
+        .env("PATH", path)
+        .env("RUNNER_TEMP", tmp.path())
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_STEP_SUMMARY", &summary);
+    for (k, v) in &env {
+        // `${{ inputs.x }}` as the runner substitutes it.
+        let expr = v.as_str().unwrap_or_default();
+        let name = expr
+            .trim_start_matches("${{ inputs.")
+            .trim_end_matches(" }}");
+        let value = match &inputs[name] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        cmd.env(k, value);
+    }
+    let out = cmd.output().expect("bash");
+    assert!(
+        out.status.success(),
+        "the step itself must not fail: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let outputs = std::fs::read_to_string(&output).expect("$GITHUB_OUTPUT");
+    assert!(outputs.contains("exit-code=1\n"), "{outputs}");
+    let dir = outputs
+        .lines()
+        .find_map(|l| l.strip_prefix("report-dir="))
+        .expect("report-dir");
+    for f in ["junit.xml", "summary.md", "report.html", "report.json"] {
+        assert!(Path::new(dir).join(f).is_file(), "{f} written");
+    }
+    let summary = std::fs::read_to_string(&summary).expect("$GITHUB_STEP_SUMMARY");
+    assert!(
+        summary.starts_with("## kaged-conformance: hook-errors"),
+        "{summary}"
+    );
+}

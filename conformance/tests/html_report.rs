@@ -1,0 +1,158 @@
+//! The HTML report in a real browser: headless Chromium through
+//! ChromeDriver (the browser set-up of the daemon's settings page,
+//! `kaged_host_sim::testing::browser`), driven with fantoccini. The page
+//! loads without errors, filtering to failures shows exactly the failed
+//! cases, expanding a case shows its wire lines with their directions. A
+//! screenshot is kept under `target/` as an artifact.
+//!
+//! Under `CI=true` the test fails when the browser cannot start; elsewhere
+//! it says on stderr that it is skipped.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use kaged_host_sim::testing::browser::{browser_tools_for, chrome_capabilities, ChromeDriver};
+use serde_json::Value;
+use support::{cmd, own_fixture};
+
+/// How long a browser wait may take before the test fails.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// The ids of the cases the page shows.
+async fn shown_ids(c: &Client) -> Vec<String> {
+    let v = c
+        .execute(
+            "return [...document.querySelectorAll('tr.case')].filter(r => !r.hidden).map(r => r.dataset.id);",
+            vec![],
+        )
+        .await
+        .expect("the shown rows");
+    serde_json::from_value(v).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_html_report_in_a_real_browser() {
+    let Some(tools) = browser_tools_for("the HTML report in a real browser") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let html = tmp.path().join("report.html");
+    // A run with passing, failing, warning and skipped cases; the JSON
+    // report says which.
+    let out = cmd()
+        .args(["run", "--time-scale", "1", "--format", "json", "--report"])
+        .arg(format!("html={}", html.display()))
+        .arg(own_fixture("hook-errors"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("the JSON report");
+    let cases = json["cases"].as_array().cloned().unwrap_or_default();
+    let ids_of = |status: &str| -> Vec<String> {
+        cases
+            .iter()
+            .filter(|c| status == "all" || c["status"] == status)
+            .filter_map(|c| c["id"].as_str().map(str::to_string))
+            .collect()
+    };
+    let failed = ids_of("fail");
+    assert!(!failed.is_empty(), "a failing run");
+
+    let driver = ChromeDriver::start(&tools, LIMIT).expect("chromedriver starts");
+    let profile = tempfile::tempdir().expect("a browser profile dir");
+    let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(chrome_capabilities(&tools, profile.path()))
+        .connect(driver.url())
+        .await
+        .expect("a headless Chromium session");
+    c.goto(&format!("file://{}", html.display()))
+        .await
+        .expect("open the report");
+    assert_eq!(shown_ids(&c).await, ids_of("all"));
+
+    // Filter to the failures: exactly the failed cases.
+    c.execute(
+        "const f = document.getElementById('filter'); f.value = 'fail'; \
+         f.dispatchEvent(new Event('change'));",
+        vec![],
+    )
+    .await
+    .expect("filter");
+    assert_eq!(shown_ids(&c).await, failed);
+    let shown = c
+        .find(Locator::Id("shown"))
+        .await
+        .expect("the count")
+        .text()
+        .await
+        .expect("its text");
+    assert_eq!(
+        shown,
+        format!("{} of {} cases shown", failed.len(), cases.len())
+    );
+
+    // Expand the first failure: its detail and wire lines show, host and
+    // plugin lines told apart.
+    let row = c
+        .find(Locator::Css("tr.case[data-status=\"fail\"]"))
+        .await
+        .expect("a failed row");
+    row.click().await.expect("expand");
+    let deadline = Instant::now() + LIMIT;
+    let wire = loop {
+        let v = c
+            .execute(
+                "const d = document.querySelector('tr.detail:not([hidden])'); \
+                 return d ? { detail: d.querySelector('.detail-text')?.textContent ?? '', \
+                   host: d.querySelectorAll('.wire .line.host').length, \
+                   plugin: d.querySelectorAll('.wire .line.plugin').length, \
+                   visible: d.getBoundingClientRect().height > 0 } : null;",
+                vec![],
+            )
+            .await
+            .expect("the expanded case");
+        if !v.is_null() {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "the case never expanded");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(wire["visible"], true, "{wire}");
+    assert!(wire["host"].as_u64().unwrap_or(0) >= 1, "{wire}");
+    assert!(wire["plugin"].as_u64().unwrap_or(0) >= 1, "{wire}");
+    let first = cases
+        .iter()
+        .find(|c| c["status"] == "fail")
+        .expect("a failure");
+    let detail = first["detail"].as_str().unwrap_or_default();
+    assert_eq!(wire["detail"], detail, "{wire}");
+
+    // The search box narrows by id.
+    c.execute(
+        "const f = document.getElementById('filter'); f.value = 'all'; \
+         f.dispatchEvent(new Event('change')); \
+         const s = document.getElementById('search'); s.value = 'hooks.'; \
+         s.dispatchEvent(new Event('input'));",
+        vec![],
+    )
+    .await
+    .expect("search");
+    let hooks: Vec<String> = ids_of("all")
+        .into_iter()
+        .filter(|i| i.contains("hooks."))
+        .collect();
+    assert_eq!(shown_ids(&c).await, hooks);
+
+    let errors = c
+        .execute("return window.kagedErrors;", vec![])
+        .await
+        .expect("the page's errors");
+    assert_eq!(errors, serde_json::json!([]), "the page met errors");
+    let png = c.screenshot().await.expect("a screenshot");
+    let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-report.png");
+    std::fs::write(&shot, png).expect("write the screenshot");
+    eprintln!("screenshot: {}", shot.display());
+    c.close().await.expect("close the browser");
+}
