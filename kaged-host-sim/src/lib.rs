@@ -52,6 +52,7 @@
 
 pub mod agents;
 pub mod bench;
+pub mod bounds;
 pub mod cage;
 pub mod daemon;
 mod firing;

@@ -44,6 +44,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
     }
 
+    /// A reader splitting with `decoder` (a [`LineDecoder::at_once`] one,
+    /// say).
+    pub fn with_decoder(inner: R, decoder: LineDecoder) -> LineReader<R> {
+        LineReader { inner, decoder }
+    }
+
     /// The underlying reader, e.g. to see whether it holds more input
     /// already read (`tokio::io::BufReader::buffer`).
     pub fn get_ref(&self) -> &R {

@@ -80,6 +80,8 @@ audit_events! {
     Notification => "plugin.notification",
     /// The plugin exceeded the notification rate limit (name, rate).
     NotificationFlood => "plugin.notification_flood",
+    /// The plugin had more requests in flight than the host answers at once; the excess is answered -32005 (name, limit). Audited once until it is back under the limit.
+    RequestFlood => "plugin.request_flood",
     /// The plugin wrote non-JSON to stdout (name, line cut to 200 chars).
     StdoutNoise => "plugin.stdout_noise",
     /// A health check failed (name, consecutive_failures).
@@ -355,7 +357,7 @@ impl AuditLog {
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<AuditRecord> {
         self.lock()
             .live
-            .get_or_insert_with(|| tokio::sync::broadcast::channel(1024).0)
+            .get_or_insert_with(|| tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0)
             .subscribe()
     }
 

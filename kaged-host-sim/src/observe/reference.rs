@@ -1,5 +1,6 @@
 //! The generated tables of `docs/protocol.md`: error codes, system and
-//! storage methods, hooks, audit events and manifest validation rules, all
+//! storage methods, hooks, memory bounds, audit events and manifest
+//! validation rules, all
 //! rendered from the enums that the code itself uses ("names are data").
 //! A test keeps the document current.
 
@@ -55,6 +56,12 @@ pub fn render() -> String {
             h.as_str(),
             h.method()
         ));
+    }
+    out.push_str(
+        "\n### Memory bounds (`kaged_host_sim::bounds`)\n\nWhat a plugin can make the host hold, and what happens at each bound.\n\n| bound | value | at the bound |\n|---|---|---|\n",
+    );
+    for (name, value, unit, what) in crate::bounds::ALL {
+        out.push_str(&format!("| `{name}` | {value} {unit} | {} |\n", cell(what)));
     }
     out.push_str("\n### Audit events\n\n| event | when (data) |\n|---|---|\n");
     for e in AuditEvent::ALL {

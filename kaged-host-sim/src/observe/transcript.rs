@@ -13,10 +13,13 @@
 //! assert_eq!(recs[1].seq, 2);
 //! ```
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::bounds::{TRANSCRIPT_MEMORY_BYTES, TRANSCRIPT_MEMORY_RECORDS};
 
 use serde_json::{json, Value};
 
@@ -103,9 +106,34 @@ impl TranscriptRecord {
 struct Inner {
     seq: u64,
     file: Option<File>,
-    memory: Option<Vec<TranscriptRecord>>,
+    memory: Option<VecDeque<TranscriptRecord>>,
+    /// The approximate bytes of each record kept in memory, in order.
+    sizes: VecDeque<usize>,
+    /// Their sum.
+    bytes: usize,
+    /// Records dropped from memory to stay within the bounds.
+    dropped: u64,
     /// The `seq` after which each step began.
     steps: Vec<u64>,
+}
+
+impl Inner {
+    /// Keep `rec` in memory, dropping the oldest past the bounds.
+    fn keep(&mut self, rec: TranscriptRecord, size: usize) {
+        let Some(mem) = self.memory.as_mut() else {
+            return;
+        };
+        mem.push_back(rec);
+        self.sizes.push_back(size);
+        self.bytes += size;
+        while mem.len() > TRANSCRIPT_MEMORY_RECORDS
+            || (self.bytes > TRANSCRIPT_MEMORY_BYTES && mem.len() > 1)
+        {
+            mem.pop_front();
+            self.bytes -= self.sizes.pop_front().unwrap_or(0);
+            self.dropped += 1;
+        }
+    }
 }
 
 /// A clonable transcript handle writing to a file, memory, both or neither.
@@ -121,7 +149,7 @@ impl std::fmt::Debug for Transcript {
 }
 
 /// Raw lines longer than this are cut in the transcript (the wire is not).
-const MAX_RAW_CHARS: usize = 4096;
+const MAX_RAW_CHARS: usize = crate::bounds::TRANSCRIPT_RAW_CHARS;
 
 impl Transcript {
     /// A transcript that keeps nothing.
@@ -132,7 +160,7 @@ impl Transcript {
     /// A transcript kept in memory.
     pub fn memory() -> Transcript {
         let t = Transcript::default();
-        t.lock().memory = Some(Vec::new());
+        t.lock().memory = Some(VecDeque::new());
         t
     }
 
@@ -153,7 +181,7 @@ impl Transcript {
         {
             let mut g = self.lock();
             if g.memory.is_none() {
-                g.memory = Some(Vec::new());
+                g.memory = Some(VecDeque::new());
             }
         }
         self
@@ -178,11 +206,22 @@ impl Transcript {
             Ok(v) if dir != Direction::PluginStderr => v,
             _ => Value::String(cut(&String::from_utf8_lossy(line), MAX_RAW_CHARS)),
         };
-        self.record_value(dir, msg);
+        self.record_sized(dir, msg, line.len());
     }
 
     /// Record an already built `msg` (e.g. a note about a discarded line).
     pub fn record_value(&self, dir: Direction, msg: Value) {
+        if !self.enabled() {
+            return;
+        }
+        let size = msg.to_string().len();
+        self.record_sized(dir, msg, size);
+    }
+
+    /// Record `msg` of about `size` bytes; an in-memory transcript drops its
+    /// oldest records past [`TRANSCRIPT_MEMORY_RECORDS`] or
+    /// [`TRANSCRIPT_MEMORY_BYTES`].
+    fn record_sized(&self, dir: Direction, msg: Value, size: usize) {
         let mut g = self.lock();
         if g.file.is_none() && g.memory.is_none() {
             return;
@@ -200,14 +239,23 @@ impl Transcript {
                 tracing::warn!(error = %e, "cannot write the transcript");
             }
         }
-        if let Some(mem) = g.memory.as_mut() {
-            mem.push(rec);
+        if g.memory.is_some() {
+            g.keep(rec, size);
         }
+    }
+
+    /// Records dropped from memory to stay within the bounds.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped
     }
 
     /// The records kept in memory.
     pub fn records(&self) -> Vec<TranscriptRecord> {
-        self.lock().memory.clone().unwrap_or_default()
+        self.lock()
+            .memory
+            .as_ref()
+            .map(|m| m.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Begin a step (a script step, a conformance case): the normal form
@@ -238,6 +286,30 @@ pub fn cut(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_transcript_keeps_within_its_bounds() {
+        let t = Transcript::memory();
+        let n = TRANSCRIPT_MEMORY_RECORDS + 10;
+        for i in 0..n {
+            t.record(
+                Direction::PluginToHost,
+                format!("{{\"id\":{i}}}").as_bytes(),
+            );
+        }
+        let kept = t.records();
+        assert_eq!(kept.len(), TRANSCRIPT_MEMORY_RECORDS);
+        assert_eq!(t.dropped(), 10);
+        // The newest are kept.
+        assert_eq!(kept.last().map(|r| r.seq), Some(n as u64));
+        // By bytes: two records of more than half the bound keep only one.
+        let t = Transcript::memory();
+        let big = format!("\"{}\"", "x".repeat(TRANSCRIPT_MEMORY_BYTES / 2 + 1));
+        t.record(Direction::PluginToHost, big.as_bytes());
+        t.record(Direction::PluginToHost, big.as_bytes());
+        assert_eq!(t.records().len(), 1);
+        assert_eq!(t.dropped(), 1);
+    }
 
     #[test]
     fn cut_marks_long_text() {

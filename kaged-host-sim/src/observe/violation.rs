@@ -62,6 +62,8 @@ violations! {
     AnswerToNotification => "answer_to_notification", false;
     /// A request from the plugin whose id is not an integer, or not greater than its previous request's, or whose first request's id is not 1 (ids are monotonically increasing integers from 1, per direction).
     RequestIdNotIncreasing => "request_id_not_increasing", false;
+    /// More than `MAX_STDIN_BACKLOG_BYTES` (16 MiB) queued for the plugin's stdin and not read: a plugin that sends requests and never reads the answers. Fatal.
+    StdinBacklog => "stdin_backlog", true;
 }
 
 impl Violation {

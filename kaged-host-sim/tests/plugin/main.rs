@@ -5,6 +5,7 @@
 mod support;
 
 mod audit_names;
+mod bounds;
 mod calls;
 mod handshake;
 mod health;

@@ -45,6 +45,9 @@ pub struct LineDecoder {
     buf: Vec<u8>,
     /// Bytes of an oversize line discarded so far (its newline not seen yet).
     discarding: Option<usize>,
+    /// Report an oversize line as soon as it passes the limit
+    /// ([`LineDecoder::at_once`]).
+    at_once: bool,
 }
 
 impl Default for LineDecoder {
@@ -65,7 +68,27 @@ impl LineDecoder {
             limit,
             buf: Vec::new(),
             discarding: None,
+            at_once: false,
         }
+    }
+
+    /// Report an oversize line as soon as it passes the limit, with the
+    /// bytes seen so far as its `len`, rather than when its newline
+    /// arrives: a peer streaming an endless line is caught at the limit
+    /// (the host kills such a plugin there). The rest of the line is
+    /// discarded silently, up to and including its newline.
+    ///
+    /// ```
+    /// use kaged_plugin_protocol::codec::{Frame, LineDecoder};
+    /// let mut d = LineDecoder::with_limit(4).at_once();
+    /// assert_eq!(d.feed(b"abc"), (3, None));
+    /// assert_eq!(d.feed(b"defgh"), (5, Some(Frame::Oversize { len: 8 })));
+    /// assert_eq!(d.feed(b"ij\nok\n"), (3, None));
+    /// assert_eq!(d.feed(b"ok\n"), (3, Some(Frame::Line(b"ok".to_vec()))));
+    /// ```
+    pub fn at_once(mut self) -> LineDecoder {
+        self.at_once = true;
+        self
     }
 
     /// Take bytes from `chunk` up to and including the first `\n`, or all of
@@ -75,6 +98,11 @@ impl LineDecoder {
         match chunk.iter().position(|&b| b == b'\n') {
             Some(pos) => {
                 let frame = match self.discarding.take() {
+                    // Already reported when it passed the limit.
+                    Some(_) if self.at_once => {
+                        self.buf.clear();
+                        return (pos + 1, None);
+                    }
                     Some(len) => Frame::Oversize { len: len + pos },
                     None if self.buf.len() + pos > self.limit => Frame::Oversize {
                         len: self.buf.len() + pos,
@@ -92,8 +120,12 @@ impl LineDecoder {
                 match self.discarding.as_mut() {
                     Some(len) => *len += n,
                     None if self.buf.len() + n > self.limit => {
-                        self.discarding = Some(self.buf.len() + n);
+                        let len = self.buf.len() + n;
+                        self.discarding = Some(len);
                         self.buf = Vec::new();
+                        if self.at_once {
+                            return (n, Some(Frame::Oversize { len }));
+                        }
                     }
                     None => self.buf.extend_from_slice(chunk),
                 }
@@ -106,7 +138,7 @@ impl LineDecoder {
     /// one being discarded), if any. The decoder is empty afterwards.
     pub fn finish(&mut self) -> Option<Frame> {
         if let Some(len) = self.discarding.take() {
-            return Some(Frame::Oversize { len });
+            return (!self.at_once).then_some(Frame::Oversize { len });
         }
         if self.buf.is_empty() {
             return None;

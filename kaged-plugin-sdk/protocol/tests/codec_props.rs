@@ -8,8 +8,12 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 
 fn frames_of(input: &[u8], limit: usize, chunk: usize) -> Vec<Frame> {
+    frames_with(LineDecoder::with_limit(limit), input, chunk)
+}
+
+/// The frames `d` yields for `input` arriving `chunk` bytes at a time.
+fn frames_with(mut d: LineDecoder, input: &[u8], chunk: usize) -> Vec<Frame> {
     // Bytes arriving `chunk` at a time exercise partial lines.
-    let mut d = LineDecoder::with_limit(limit);
     let mut out = Vec::new();
     for mut piece in input.chunks(chunk.max(1)) {
         while !piece.is_empty() {
@@ -29,6 +33,35 @@ fn frames_of(input: &[u8], limit: usize, chunk: usize) -> Vec<Frame> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// `at_once`: the same frames as the default decoder, except that an
+    /// oversize line is reported once, as soon as it passes the limit (its
+    /// `len` is what was read by then: past the limit, by less than one
+    /// chunk), and every other line comes back the same.
+    #[test]
+    fn at_once_reports_an_oversize_line_as_it_passes_the_limit(
+        lines in proptest::collection::vec(("[a-z]{0,30}", proptest::bool::ANY), 0..12),
+        limit in 8usize..40, chunk in 1usize..50, terminated in proptest::bool::ANY) {
+        let mut input = Vec::new();
+        for (i, (l, big)) in lines.iter().enumerate() {
+            let text = if *big { "x".repeat(limit + 1 + l.len()) } else { l.clone() };
+            input.extend_from_slice(text.as_bytes());
+            if terminated || i + 1 < lines.len() { input.push(b'\n'); }
+        }
+        let late = frames_of(&input, limit, chunk);
+        let early = frames_with(LineDecoder::with_limit(limit).at_once(), &input, chunk);
+        prop_assert_eq!(late.len(), early.len());
+        for (l, e) in late.iter().zip(&early) {
+            match (l, e) {
+                (Frame::Line(a), Frame::Line(b)) => prop_assert_eq!(a, b),
+                (Frame::Oversize { len: full }, Frame::Oversize { len: seen }) => {
+                    prop_assert!(*seen > limit && *seen <= *full, "seen {} full {}", seen, full);
+                    prop_assert!(*seen <= limit + chunk, "caught late: {} > {} + {}", seen, limit, chunk);
+                }
+                other => prop_assert!(false, "{:?}", other),
+            }
+        }
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(input in proptest::collection::vec(any::<u8>(), 0..2048),

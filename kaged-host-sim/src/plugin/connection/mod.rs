@@ -32,7 +32,7 @@ mod state;
 mod writer;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,6 +42,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{broadcast, mpsc, watch};
 
+use crate::bounds::FANOUT_QUEUE;
 pub(crate) use pending::Pending;
 use ratelimit::RateLimiter;
 use raw_probes::RawProbes;
@@ -105,13 +106,16 @@ impl Connection {
             fatal: watch::channel(None).0,
             closed: watch::channel(false).0,
             stderr_done: watch::channel(stderr.is_none()).0,
-            notifications: broadcast::channel(1024).0,
-            inbound: broadcast::channel(1024).0,
+            notifications: broadcast::channel(FANOUT_QUEUE).0,
+            inbound: broadcast::channel(FANOUT_QUEUE).0,
             stderr: Mutex::new(VecDeque::new()),
             raw: RawProbes::default(),
             request_ids: Mutex::new(RequestIds::default()),
             limiter: Mutex::new(limiter),
             tasks: Mutex::new(Vec::new()),
+            requests_in_flight: AtomicUsize::new(0),
+            request_flood: AtomicBool::new(false),
+            backlog: AtomicUsize::new(0),
         });
         let mut tasks = vec![
             tokio::spawn(writer::write_loop(shared.clone(), writer, out_rx)).abort_handle(),

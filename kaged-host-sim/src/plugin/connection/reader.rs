@@ -8,9 +8,11 @@ use kaged_plugin_protocol::{
     methods, ErrorCode, MessageError, Notification, RateLimitedParams, Request, Response, RpcError,
     RpcMessage, StorageMethod,
 };
-use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader, MAX_LINE_BYTES};
+use kaged_plugin_sdk::codec::{encode_line, Frame, LineDecoder, LineReader, MAX_LINE_BYTES};
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, BufReader};
+
+use std::sync::atomic::Ordering;
 
 use super::pending::Completion;
 use super::ratelimit::Verdict;
@@ -21,11 +23,13 @@ use crate::observe::transcript::Direction;
 use crate::observe::violation::Violation;
 use crate::requests::handler::RequestContext;
 
-/// `plugin.stdout_noise` keeps this many chars of the line.
-pub const NOISE_CHARS: usize = 200;
+use crate::bounds::MAX_PLUGIN_REQUESTS_IN_FLIGHT;
+pub use crate::bounds::NOISE_CHARS;
 
 pub(super) async fn read_loop<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader: R) {
-    let mut lines = LineReader::new(BufReader::new(reader));
+    // An endless line is caught as it passes the limit, not at its newline
+    // (which may never come), whether or not a request is pending.
+    let mut lines = LineReader::with_decoder(BufReader::new(reader), LineDecoder::new().at_once());
     loop {
         match lines.next_frame().await {
             Ok(Some(Frame::Line(line))) => {
@@ -39,7 +43,9 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader:
                     Direction::PluginToHost,
                     Value::String(format!("<oversize line: {len} bytes discarded>")),
                 );
-                let detail = format!("line of at least {len} bytes exceeds {MAX_LINE_BYTES}");
+                let detail = format!(
+                    "a line passed the {MAX_LINE_BYTES}-byte limit ({len} bytes read, no newline yet)"
+                );
                 shared.audit(
                     AuditEvent::OversizeMessage,
                     json!({"length": len, "limit": MAX_LINE_BYTES}),
@@ -240,6 +246,28 @@ fn request(shared: &Arc<Shared>, r: Request) {
         }
         return;
     }
+    // Bounded: past bounds::MAX_PLUGIN_REQUESTS_IN_FLIGHT the request is
+    // answered -32005 at once, and the flood is audited once.
+    if shared.requests_in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_PLUGIN_REQUESTS_IN_FLIGHT {
+        shared.requests_in_flight.fetch_sub(1, Ordering::SeqCst);
+        if !shared.request_flood.swap(true, Ordering::SeqCst) {
+            tracing::warn!(plugin = %shared.plugin, "request flood: answering -32005 past {MAX_PLUGIN_REQUESTS_IN_FLIGHT} in flight");
+            shared.audit(
+                AuditEvent::RequestFlood,
+                json!({"limit": MAX_PLUGIN_REQUESTS_IN_FLIGHT}),
+            );
+        }
+        let e = RpcError::new(
+            ErrorCode::ResourceBusy,
+            format!(
+                "the host is answering {MAX_PLUGIN_REQUESTS_IN_FLIGHT} requests of this plugin already: retry when one is answered"
+            ),
+        );
+        if let Ok(line) = encode_line(&Response::err(r.id, e)) {
+            shared.send_encoded(line);
+        }
+        return;
+    }
     let ctx = RequestContext {
         plugin: shared.plugin.clone(),
         manifest: shared.cfg.manifest.clone(),
@@ -252,6 +280,11 @@ fn request(shared: &Arc<Shared>, r: Request) {
             Ok(v) => Response::ok(r.id, v),
             Err(e) => Response::err(r.id, e),
         };
+        if shared.requests_in_flight.fetch_sub(1, Ordering::SeqCst)
+            <= MAX_PLUGIN_REQUESTS_IN_FLIGHT / 2
+        {
+            shared.request_flood.store(false, Ordering::SeqCst);
+        }
         match encode_line(&resp) {
             Ok(line) => {
                 shared.send_encoded(line);

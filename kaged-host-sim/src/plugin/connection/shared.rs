@@ -1,7 +1,7 @@
 //! The state one connection's reader, writer and handle share.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use kaged_plugin_protocol::manifest::Manifest;
@@ -15,13 +15,14 @@ use super::ratelimit::RateLimiter;
 use super::raw_probes::RawProbes;
 use super::request_ids::RequestIds;
 use super::state::{Ending, Fatal, Phase};
+use crate::bounds::MAX_STDIN_BACKLOG_BYTES;
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::observe::transcript::{Direction, Transcript};
+use crate::observe::violation::Violation;
 use crate::requests::handler::PluginRequestHandler;
 use crate::time::Timeouts;
 
-/// How many stderr lines are kept for `plugin.crashed`.
-pub const STDERR_RING: usize = 50;
+pub use crate::bounds::STDERR_RING;
 
 /// What a connection needs to know.
 #[derive(Clone)]
@@ -61,6 +62,14 @@ pub(crate) struct Shared {
     pub(super) request_ids: Mutex<RequestIds>,
     pub(super) limiter: Mutex<RateLimiter>,
     pub(super) tasks: Mutex<Vec<AbortHandle>>,
+    /// Plugin→host requests being answered (bounds::MAX_PLUGIN_REQUESTS_IN_FLIGHT).
+    pub(super) requests_in_flight: AtomicUsize,
+    /// Whether `plugin.request_flood` was audited since the plugin was last
+    /// under the bound.
+    pub(super) request_flood: AtomicBool,
+    /// Bytes queued for the plugin's stdin, not written yet
+    /// (bounds::MAX_STDIN_BACKLOG_BYTES).
+    pub(super) backlog: AtomicUsize,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -88,7 +97,33 @@ impl Shared {
         if let Some(body) = line.strip_suffix(b"\n") {
             self.cfg.transcript.record(Direction::HostToPlugin, body);
         }
+        let queued = self.backlog.fetch_add(line.len(), Ordering::SeqCst) + line.len();
+        if queued > MAX_STDIN_BACKLOG_BYTES {
+            self.backlog.fetch_sub(line.len(), Ordering::SeqCst);
+            if self.fatal.borrow().is_some() {
+                // Already being killed (this, or another fatal error).
+                return false;
+            }
+            let detail = format!(
+                "{queued} bytes queued for the plugin's stdin and not read (bound {MAX_STDIN_BACKLOG_BYTES})"
+            );
+            self.audit(
+                AuditEvent::ProtocolViolation,
+                serde_json::json!({"violation_type": Violation::StdinBacklog.as_str(), "detail": detail}),
+            );
+            self.fail(Fatal {
+                event: AuditEvent::ProtocolViolation,
+                reason: Violation::StdinBacklog.as_str().to_string(),
+                detail,
+            });
+            return false;
+        }
         self.out.send(line).is_ok()
+    }
+
+    /// `n` bytes were written to the plugin's stdin.
+    pub(super) fn written(&self, n: usize) {
+        self.backlog.fetch_sub(n, Ordering::SeqCst);
     }
 
     pub(crate) fn fail(&self, fatal: Fatal) {

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use kaged_plugin_sdk::codec::{write_line, Frame, LineReader};
+use kaged_plugin_sdk::codec::{write_line, Frame, LineDecoder, LineReader};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 
 use super::Shared;
+use crate::bounds::{MAX_LINE_BYTES, STDERR_LINE_KEEP};
 use crate::observe::transcript::Direction;
 
 pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
@@ -26,15 +27,28 @@ pub(super) async fn write_loop<W: AsyncWrite + Unpin>(
             tracing::debug!(plugin = %shared.plugin, error = %e, "plugin stdin closed");
             return;
         }
+        shared.written(line.len());
     }
 }
 
 pub(super) async fn stderr_loop(shared: Arc<Shared>, stderr: Box<dyn AsyncRead + Send + Unpin>) {
-    let mut lines = LineReader::new(BufReader::new(stderr));
+    // Never more than one line's bound buffered, and a line passing it is
+    // dropped as it passes (bounds::MAX_LINE_BYTES); what is kept of a
+    // line is cut to bounds::STDERR_LINE_KEEP.
+    let mut lines = LineReader::with_decoder(BufReader::new(stderr), LineDecoder::new().at_once());
     while let Ok(Some(frame)) = lines.next_frame().await {
         let text = match frame {
-            Frame::Line(l) => String::from_utf8_lossy(&l).into_owned(),
-            Frame::Oversize { len } => format!("<stderr line of {len} bytes discarded>"),
+            Frame::Line(l) => {
+                let keep = l.len().min(STDERR_LINE_KEEP);
+                let mut text = String::from_utf8_lossy(&l[..keep]).into_owned();
+                if keep < l.len() {
+                    text.push_str(&format!("… ({} bytes)", l.len()));
+                }
+                text
+            }
+            Frame::Oversize { len } => {
+                format!("<stderr line passing {MAX_LINE_BYTES} bytes ({len} read) discarded>")
+            }
         };
         tracing::info!(target: "kaged_plugin_stderr", plugin = %shared.plugin, "{text}");
         shared

@@ -1,0 +1,57 @@
+//! Every memory bound of the host, in one place (architecture rule 5;
+//! issue 19): what a plugin can make the host hold is bounded, and each
+//! bound says what happens when a plugin reaches it. `docs/protocol.md`'s
+//! generated reference lists them ([`ALL`]).
+
+pub use kaged_plugin_sdk::codec::MAX_LINE_BYTES;
+
+/// Bytes kept of one stderr line (in the transcript, the tracing log and
+/// the `last_stderr` ring); the rest is cut, marked `…`. A stderr line
+/// past [`MAX_LINE_BYTES`] is not buffered: it is noted as discarded.
+pub const STDERR_LINE_KEEP: usize = 2048;
+
+/// Stderr lines kept for `plugin.crashed {last_stderr}`.
+pub const STDERR_RING: usize = 50;
+
+/// Chars of a non-JSON stdout line kept in `plugin.stdout_noise`.
+pub const NOISE_CHARS: usize = 200;
+
+/// Plugin→host requests (storage) answered concurrently; past it a request
+/// is answered `-32005 resource_busy` at once and `plugin.request_flood`
+/// is audited (once until the plugin is back under the bound).
+pub const MAX_PLUGIN_REQUESTS_IN_FLIGHT: usize = 64;
+
+/// Bytes queued for a plugin's stdin that it has not read yet; past it the
+/// plugin is killed (`plugin.protocol_violation {violation_type:
+/// "stdin_backlog"}`): a plugin that sends requests and never reads the
+/// answers would otherwise grow the host without bound.
+pub const MAX_STDIN_BACKLOG_BYTES: usize = 16 * 1024 * 1024;
+
+/// Notifications queued for each subscriber, and audit records for each
+/// audit-stream subscriber: a slow subscriber misses the oldest (it is
+/// told how many) and never grows the host.
+pub const FANOUT_QUEUE: usize = 1024;
+
+/// Chars kept of a line that is not JSON (noise, stderr) in a transcript.
+pub const TRANSCRIPT_RAW_CHARS: usize = 4096;
+
+/// Records an in-memory transcript keeps: past it the oldest go.
+pub const TRANSCRIPT_MEMORY_RECORDS: usize = 100_000;
+
+/// Bytes of messages an in-memory transcript keeps: past it the oldest go.
+pub const TRANSCRIPT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Every bound: (name, value, unit, what happens at it), for the generated
+/// reference.
+pub const ALL: &[(&str, usize, &str, &str)] = &[
+    ("MAX_LINE_BYTES", MAX_LINE_BYTES, "bytes", "a stdout line passing it kills the plugin at once (`plugin.oversize_message`), newline or not; a stderr line passing it is discarded"),
+    ("STDERR_LINE_KEEP", STDERR_LINE_KEEP, "bytes", "the rest of a stderr line is cut"),
+    ("STDERR_RING", STDERR_RING, "lines", "older stderr lines leave `last_stderr`"),
+    ("NOISE_CHARS", NOISE_CHARS, "chars", "the rest of a noise line is cut in `plugin.stdout_noise`"),
+    ("MAX_PLUGIN_REQUESTS_IN_FLIGHT", MAX_PLUGIN_REQUESTS_IN_FLIGHT, "requests", "the next one is answered `-32005` at once; `plugin.request_flood`"),
+    ("MAX_STDIN_BACKLOG_BYTES", MAX_STDIN_BACKLOG_BYTES, "bytes", "the plugin is killed (`stdin_backlog` violation)"),
+    ("FANOUT_QUEUE", FANOUT_QUEUE, "messages", "a slow notification or audit-stream subscriber misses the oldest"),
+    ("TRANSCRIPT_RAW_CHARS", TRANSCRIPT_RAW_CHARS, "chars", "the rest of a non-JSON line is cut in the transcript"),
+    ("TRANSCRIPT_MEMORY_RECORDS", TRANSCRIPT_MEMORY_RECORDS, "records", "an in-memory transcript drops its oldest"),
+    ("TRANSCRIPT_MEMORY_BYTES", TRANSCRIPT_MEMORY_BYTES, "bytes", "an in-memory transcript drops its oldest"),
+];
