@@ -14,6 +14,7 @@
 //! directory.
 
 pub mod browser;
+pub mod chaos;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,103 @@
+//! The chaos suite over many seeds (issue 19): every seed's plan, time and
+//! the host's RSS after it; at the end the largest RSS, the slowest seed
+//! and a replay command for each failing seed. Exit status 1 when a seed
+//! failed.
+//!
+//! ```sh
+//! cargo bench -p kaged-host-sim --bench chaos -- --seeds 500 [--from 1] [--cage off|require] [--quiet]
+//! ```
+//!
+//! Caged (`require`) by default where bwrap cages, else uncaged.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kaged_host_sim::testing::chaos::{replay_command, run_seed, ChaosOptions};
+use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::CageMode;
+
+/// The host's RSS bound after any seed, in KiB.
+const MAX_RSS_KIB: u64 = 256 * 1024;
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let count: u64 = arg(&args, "--seeds")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100);
+    let from: u64 = arg(&args, "--from")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let quiet = args.iter().any(|a| a == "--quiet");
+    let cage = match arg(&args, "--cage").as_deref() {
+        Some("off") => CageMode::Off,
+        Some("require") => CageMode::Require,
+        _ => match kaged_host_sim::cage::availability().await {
+            Ok(_) => CageMode::Require,
+            Err(_) => CageMode::Off,
+        },
+    };
+    let opts = ChaosOptions {
+        fixture: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chaos"),
+        scale: TimeScale::new(0.05).expect("a scale"),
+        cage,
+        max_rss_kib: MAX_RSS_KIB,
+    };
+    println!(
+        "chaos: seeds {from}..{}, {}, time scale 0.05, RSS bound {MAX_RSS_KIB} KiB",
+        from + count - 1,
+        if cage == CageMode::Off {
+            "UNCAGED (process groups only)"
+        } else {
+            "caged (bwrap)"
+        }
+    );
+    let (mut max_rss, mut slowest, mut failed) =
+        (0u64, (Duration::ZERO, 0u64, String::new()), Vec::new());
+    let started = std::time::Instant::now();
+    for seed in from..from + count {
+        let out = run_seed(&opts, seed).await;
+        max_rss = max_rss.max(out.host_rss_kib);
+        if out.elapsed > slowest.0 {
+            slowest = (out.elapsed, seed, out.plan.describe());
+        }
+        if !quiet || !out.failures.is_empty() {
+            println!(
+                "seed {seed}: {} — {:?}, RSS {} KiB{}",
+                out.plan.describe(),
+                out.elapsed,
+                out.host_rss_kib,
+                if out.failures.is_empty() {
+                    String::new()
+                } else {
+                    format!(", FAILED: {}", out.failures.join("; "))
+                }
+            );
+        }
+        if !out.failures.is_empty() {
+            failed.push(seed);
+        }
+    }
+    println!(
+        "{count} seeds in {:?}: {} failed; max host RSS {max_rss} KiB; slowest seed {} ({:?}: {})",
+        started.elapsed(),
+        failed.len(),
+        slowest.1,
+        slowest.0,
+        slowest.2
+    );
+    for seed in &failed {
+        println!("replay: {}", replay_command(*seed, cage != CageMode::Off));
+    }
+    if failed.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(1)
+    }
+}

@@ -1,0 +1,79 @@
+//! The chaos suite on a fixed seed set (issue 19): a hostile plugin mixing
+//! misbehaviours by seed, and after each seed the host's invariants
+//! (`kaged_host_sim::testing::chaos`). Caged where bwrap cages (always
+//! under `CI=true`); uncaged elsewhere, with only the misbehaviours process
+//! groups contain. `KAGED_CHAOS_SEEDS=3,17` runs those seeds;
+//! `KAGED_CHAOS_CAGE=off|require` forces the mode. Many seeds:
+//! `cargo bench -p kaged-host-sim --bench chaos -- --seeds 500`.
+
+use std::path::Path;
+
+use kaged_host_sim::testing::chaos::{replay_command, run_seed, ChaosOptions};
+use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::CageMode;
+
+/// The fixed set CI runs.
+const SEEDS: std::ops::RangeInclusive<u64> = 1..=16;
+
+/// The host's RSS bound after any seed, in KiB.
+const MAX_RSS_KIB: u64 = 256 * 1024;
+
+fn seeds() -> Vec<u64> {
+    match std::env::var("KAGED_CHAOS_SEEDS") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("KAGED_CHAOS_SEEDS: {s:?} is not a seed"))
+            })
+            .collect(),
+        Err(_) => SEEDS.collect(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_survives_every_seed_of_the_chaos_plugin() {
+    let cage = match std::env::var("KAGED_CHAOS_CAGE").as_deref() {
+        Ok("off") => CageMode::Off,
+        Ok("require") => CageMode::Require,
+        _ => match kaged_host_sim::testing::cage_available_for("the chaos suite, caged").await {
+            true => CageMode::Require,
+            false => CageMode::Off,
+        },
+    };
+    let opts = ChaosOptions {
+        fixture: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chaos"),
+        scale: TimeScale::new(0.05).expect("a scale"),
+        cage,
+        max_rss_kib: MAX_RSS_KIB,
+    };
+    let mut failed = Vec::new();
+    for seed in seeds() {
+        let out = run_seed(&opts, seed).await;
+        eprintln!(
+            "seed {seed}: {} in {:?}, host RSS {} KiB, {}",
+            out.plan.describe(),
+            out.elapsed,
+            out.host_rss_kib,
+            if out.failures.is_empty() {
+                "ok".to_string()
+            } else {
+                out.failures.join("; ")
+            }
+        );
+        if !out.failures.is_empty() {
+            failed.push(format!(
+                "seed {seed} ({}): {}\n  replay: {}",
+                out.plan.describe(),
+                out.failures.join("; "),
+                replay_command(seed, cage != CageMode::Off)
+            ));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "chaos seeds failed:\n{}",
+        failed.join("\n")
+    );
+}
