@@ -40,7 +40,7 @@ enum KagedCommand {
     Pack(PackArgs),
     /// Pack into a temporary directory, install it as the daemon would,
     /// and run the conformance suite on the installed copy.
-    Test(TestArgs),
+    Test(Box<TestArgs>),
 }
 
 #[derive(Debug, clap::Args)]

@@ -29,6 +29,7 @@ struct Testbed;
 #[kaged_plugin(
     name = "sdk-testbed",
     notifications("testbed.poked"),
+    capabilities("kaged:storage:read"),
     manifest_base = "kaged-plugin.base.yaml"
 )]
 impl Testbed {
@@ -66,6 +67,19 @@ impl Testbed {
     async fn sleep(&self, p: Sleep) -> Result<u64, PluginError> {
         tokio::time::sleep(Duration::from_millis(p.ms)).await;
         Ok(p.ms)
+    }
+
+    /// Ask the host's storage for `SELECT 1`, and answer what it said: a
+    /// handler waiting on the host while the host keeps calling (the reader
+    /// must never wait on it).
+    #[method("testbed.store")]
+    async fn store(&self, call: Call) -> Result<Value, PluginError> {
+        let rows = call
+            .host
+            .storage()
+            .query("SELECT 1 AS one", kaged_plugin_sdk::sql_params![])
+            .await?;
+        Ok(json!({ "rows": rows.rows }))
     }
 
     /// Emit `testbed.poked`.

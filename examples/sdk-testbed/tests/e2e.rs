@@ -221,3 +221,76 @@ async fn notifications_reach_the_host() {
     assert_eq!(n.params, Some(json!({"by": "testbed.notify"})));
     r.session.shutdown().await;
 }
+
+/// A storage handler that holds every answer until the test opens the gate.
+struct Gated {
+    broker: kaged_host_sim::BrokerHandler,
+    gate: tokio::sync::watch::Receiver<bool>,
+}
+
+impl kaged_host_sim::PluginRequestHandler for Gated {
+    fn handle(
+        &self,
+        ctx: kaged_host_sim::RequestContext,
+        request: kaged_plugin_sdk::protocol::Request,
+    ) -> futures_util::future::BoxFuture<'static, Result<Value, kaged_plugin_sdk::protocol::RpcError>>
+    {
+        let mut gate = self.gate.clone();
+        let answer = self.broker.handle(ctx, request);
+        Box::pin(async move {
+            let _ = gate.wait_for(|open| *open).await;
+            answer.await
+        })
+    }
+}
+
+/// Architecture rule 3 over real pipes, on the one-thread blocking loop: a
+/// handler waiting for the host's storage answer never stops the plugin
+/// reading, so pings and other calls are answered while it waits, and its
+/// own answer comes once the host answers it.
+#[tokio::test]
+async fn a_handler_waiting_on_storage_never_stops_the_reader() {
+    let staged = StagedPlugin::new(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        env!("CARGO_BIN_EXE_sdk-testbed"),
+    )
+    .expect("stage the testbed");
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let host = HostSim::new(HostConfig {
+        time_scale: TimeScale::new(0.5).expect("scale"),
+        storage_available: true,
+        handler: std::sync::Arc::new(Gated {
+            broker: kaged_host_sim::BrokerHandler::temp().expect("a broker"),
+            gate,
+        }),
+        ..HostConfig::default()
+    });
+    let session = std::sync::Arc::new(host.launch(staged.dir()).await.expect("launch"));
+    let waiting = tokio::spawn({
+        let s = session.clone();
+        async move { s.call("testbed.store", None, None).await }
+    });
+    // While it waits: pings, a call, a call that sleeps.
+    for _ in 0..3 {
+        session
+            .ping()
+            .await
+            .expect("a ping is answered while a handler waits");
+    }
+    let echo = session
+        .call("testbed.echo", Some(json!({"x": 2})), None)
+        .await
+        .expect("answered while a handler waits");
+    assert_eq!(echo["params"], json!({"x": 2}));
+    assert!(
+        !waiting.is_finished(),
+        "the storage call cannot finish before its answer"
+    );
+    open.send_replace(true);
+    let stored = waiting
+        .await
+        .expect("task")
+        .expect("answered once the host answers");
+    assert_eq!(stored, json!({"rows": [{"one": 1}]}));
+    assert!(session.shutdown().await.is_clean());
+}

@@ -31,6 +31,7 @@ fn printed_manifest_lists_every_method_in_declaration_order() {
             "testbed.panic",
             "testbed.big",
             "testbed.sleep",
+            "testbed.store",
             "testbed.notify"
         ]
     );

@@ -265,16 +265,14 @@ pub async fn run_seed(opts: &ChaosOptions, seed: u64) -> SeedOutcome {
     });
     let limit = seed_limit(opts.scale);
     let drive = async {
-        match host.launch(stage.path()).await {
-            Ok(session) => {
-                let session = std::sync::Arc::new(session);
-                let _health = session.start_health_checks();
-                for _ in 0..2 {
-                    let _ = session.call("chaos.go", None, None).await;
-                }
-                session.shutdown().await;
+        // A launch that fails is judged by the checks below like any end.
+        if let Ok(session) = host.launch(stage.path()).await {
+            let session = std::sync::Arc::new(session);
+            let _health = session.start_health_checks();
+            for _ in 0..2 {
+                let _ = session.call("chaos.go", None, None).await;
             }
-            Err(_) => {}
+            session.shutdown().await;
         }
     };
     if tokio::time::timeout(limit, drive).await.is_err() {

@@ -1,5 +1,6 @@
 //! The plugin runtime: builder, serving loop, host handle and stdio.
 
+mod blocking;
 mod builder;
 mod handler;
 mod host;
@@ -7,6 +8,7 @@ pub mod macro_support;
 mod metadata;
 mod serve;
 pub mod stdio;
+mod writer;
 
 pub use builder::{Plugin, PluginBuilder};
 pub use handler::Call;
@@ -39,6 +41,30 @@ impl Plugin {
                 std::process::exit(1)
             }
         };
+        // On one thread (the default): the blocking stdio loop, which makes
+        // only the protocol's own syscalls (see `blocking`).
+        if self.def.worker_threads == 0 && stdio::stdio_are_pipes() {
+            let code = match stdio::take_stdio_fds() {
+                Ok((input, output)) => {
+                    match blocking::serve_blocking(&self, &runtime, input, output) {
+                        Ok(exit) => {
+                            tracing::debug!(?exit, "plugin stopping");
+                            0
+                        }
+                        Err(e) => {
+                            tracing::error!("plugin runtime failed: {e}");
+                            1
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::error!("cannot take over stdio: {e}");
+                    1
+                }
+            };
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(code)
+        }
         // With worker threads, the serving loop runs as a task on a worker,
         // not on this thread in `block_on`: a handler it spawns then starts
         // on the same worker (tokio's LIFO slot) instead of waking another

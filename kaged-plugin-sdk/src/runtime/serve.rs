@@ -6,11 +6,11 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{json, Value};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 
 use super::builder::Plugin;
-use super::host::{Host, Outgoing};
+use super::host::Host;
 use crate::codec::{encode_line, EncodeError, Frame, LineReader, MAX_LINE_BYTES};
 use crate::error::SdkError;
 use crate::protocol::{
@@ -27,8 +27,20 @@ pub enum ServeExit {
     Eof,
 }
 
+/// What the serving loop does after a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+pub(super) enum Step {
+    /// Read the next frame (`request`: this one was a request).
+    Next {
+        /// Whether the frame was a request.
+        request: bool,
+    },
+    /// Stop serving.
+    Exit(ServeExit),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
     /// Waiting for `initialize`.
     Fresh,
     /// `initialize` answered, waiting for `initialized`; only
@@ -75,7 +87,7 @@ impl Plugin {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (tx, rx) = mpsc::unbounded_channel();
-        let writer_task = tokio::spawn(write_loop(writer, rx));
+        let writer_task = tokio::spawn(super::writer::write_loop(writer, rx));
         let host = Host::new(self.def.name.clone(), tx);
         let mut frames = LineReader::new(BufReader::with_capacity(64 * 1024, reader));
         let mut phase = Phase::Fresh;
@@ -92,53 +104,16 @@ impl Plugin {
                     break ServeExit::Eof;
                 }
             };
-            let line = match frame {
-                Frame::Line(l) => l,
-                Frame::Oversize { len } => {
-                    tracing::warn!(len, "discarded a line over {MAX_LINE_BYTES} bytes");
-                    let err = RpcError::new(
-                        ErrorCode::InvalidRequest,
-                        format!("Invalid request: line of {len} bytes exceeds the {MAX_LINE_BYTES}-byte limit"),
-                    );
-                    let _ = host.send_line(encode_response(&Response::err(Id::null(), err)));
-                    continue;
-                }
-            };
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let msg = match RpcMessage::from_slice(&line) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!("bad message from the host: {e}");
-                    let _ = host.send_line(encode_response(&e.answer()));
-                    continue;
-                }
-            };
-            match msg {
-                RpcMessage::Response(r) => {
-                    let id = r.id.as_u64();
-                    if !host.resolve(id, r.into_result()) {
-                        tracing::warn!("answer for unknown request id {id:?} ignored");
-                    }
-                }
-                RpcMessage::Notification(n) => {
-                    if self.on_notification(n, &host, &mut phase).await {
-                        break ServeExit::Shutdown;
-                    }
-                }
-                RpcMessage::Request(r) => {
-                    if self.on_request(r, &host, &mut phase, inline) {
-                        break ServeExit::Shutdown;
-                    }
+            match self.handle_frame(frame, &host, &mut phase, inline).await {
+                Step::Exit(exit) => break exit,
+                Step::Next { request: true } if !frames.get_ref().buffer().is_empty() => {
                     // More requests already read: let the handler and the
                     // writer run first, so this answer leaves now instead
                     // of with the whole read's (a pipelining host then works
                     // on answers while we work on requests).
-                    if !frames.get_ref().buffer().is_empty() {
-                        YieldOnce(false).await;
-                    }
+                    YieldOnce(false).await;
                 }
+                Step::Next { .. } => {}
             }
         };
         if let Some(on_shutdown) = &self.def.on_shutdown {
@@ -149,6 +124,64 @@ impl Plugin {
         drop(host);
         let _ = writer_task.await;
         Ok(exit)
+    }
+
+    /// Handle one frame from the host: answer what is wrong with it, route
+    /// an answer to the request waiting for it, serve a notification or a
+    /// request (`inline`: see [`Plugin::on_request`]).
+    pub(super) async fn handle_frame(
+        &self,
+        frame: Frame,
+        host: &Host,
+        phase: &mut Phase,
+        inline: bool,
+    ) -> Step {
+        let line = match frame {
+            Frame::Line(l) => l,
+            Frame::Oversize { len } => {
+                tracing::warn!(len, "discarded a line over {MAX_LINE_BYTES} bytes");
+                let err = RpcError::new(
+                    ErrorCode::InvalidRequest,
+                    format!("Invalid request: line of {len} bytes exceeds the {MAX_LINE_BYTES}-byte limit"),
+                );
+                let _ = host.send_line(encode_response(&Response::err(Id::null(), err)));
+                return Step::Next { request: false };
+            }
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Step::Next { request: false };
+        }
+        let msg = match RpcMessage::from_slice(&line) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!("bad message from the host: {e}");
+                let _ = host.send_line(encode_response(&e.answer()));
+                return Step::Next { request: false };
+            }
+        };
+        match msg {
+            RpcMessage::Response(r) => {
+                let id = r.id.as_u64();
+                if !host.resolve(id, r.into_result()) {
+                    tracing::warn!("answer for unknown request id {id:?} ignored");
+                }
+                Step::Next { request: false }
+            }
+            RpcMessage::Notification(n) => {
+                if self.on_notification(n, host, phase).await {
+                    Step::Exit(ServeExit::Shutdown)
+                } else {
+                    Step::Next { request: false }
+                }
+            }
+            RpcMessage::Request(r) => {
+                if self.on_request(r, host, phase, inline) {
+                    Step::Exit(ServeExit::Shutdown)
+                } else {
+                    Step::Next { request: true }
+                }
+            }
+        }
     }
 
     /// Handle a notification; true means shut down.
@@ -342,31 +375,4 @@ fn strip_context(mut params: Value) -> Value {
         o.remove(crate::protocol::CONTEXT_KEY);
     }
     params
-}
-
-async fn write_loop<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
-    let mut w = BufWriter::with_capacity(64 * 1024, writer);
-    while let Some(first) = rx.recv().await {
-        let mut next = Some(first);
-        while let Some(item) = next.take() {
-            match item {
-                Outgoing::Line(line) => {
-                    if let Err(e) = w.write_all(&line).await {
-                        tracing::error!("writing to the host failed: {e}");
-                        return;
-                    }
-                }
-                Outgoing::Flush(done) => {
-                    let _ = w.flush().await;
-                    let _ = done.send(());
-                }
-            }
-            next = rx.try_recv().ok();
-        }
-        if let Err(e) = w.flush().await {
-            tracing::error!("flushing to the host failed: {e}");
-            return;
-        }
-    }
-    let _ = w.flush().await;
 }

@@ -46,6 +46,28 @@ pub fn take_stdio() -> std::io::Result<(ProtocolIn, ProtocolOut)> {
     Ok((input, out))
 }
 
+/// Whether stdin and stdout are both pipes (as a daemon spawns a plugin):
+/// the blocking loop of a one-thread plugin serves only pipes.
+pub fn stdio_are_pipes() -> bool {
+    let is_pipe = |fd: std::os::fd::BorrowedFd<'_>| {
+        rustix::fs::fstat(fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Fifo
+        })
+    };
+    is_pipe(std::io::stdin().as_fd()) && is_pipe(std::io::stdout().as_fd())
+}
+
+/// Take over stdio as plain file descriptors (for the blocking loop of a
+/// one-thread plugin): the protocol's input (a close-on-exec duplicate of
+/// stdin) and output (of the real stdout); fd 1 points at stderr after.
+pub fn take_stdio_fds() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let stdout = std::io::stdout();
+    let real_out: OwnedFd = rustix::io::fcntl_dupfd_cloexec(stdout.as_fd(), 3)?;
+    rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
+    let input: OwnedFd = rustix::io::fcntl_dupfd_cloexec(std::io::stdin().as_fd(), 3)?;
+    Ok((input, real_out))
+}
+
 impl AsyncRead for ProtocolIn {
     fn poll_read(
         self: Pin<&mut Self>,
