@@ -23,7 +23,7 @@ use crate::codec::LineDecoder;
 
 /// Frames served before the answers so far are written (a pipelining host
 /// gets answers while later requests are served).
-const WRITE_EVERY: usize = 32;
+const WRITE_EVERY: usize = 8;
 
 /// Serve on `input` and `output` (stdin and the saved stdout) with `rt`, a
 /// current-thread runtime; see the module docs.
