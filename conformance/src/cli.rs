@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand, ValueEnum};
 use kaged_host_sim::TimeScale;
 
+pub use crate::cli_error::CliError;
 use crate::list;
-use crate::report::{
-    render_case_line, render_html, render_human, render_junit, render_markdown, render_tap, Report,
-};
+use crate::report::{render_case_line, render_human, Report};
+pub use crate::report_format::{parse_report, render, Format};
 use crate::runner::{judge_dir, run_suite_streaming, Options};
 use crate::selection::{Baseline, Pattern, Selection};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
@@ -39,6 +39,10 @@ pub enum Command {
     /// the cases the recording decides get their verdict, the others are
     /// skipped.
     Judge(JudgeArgs),
+    /// Property-based testing from the manifest: generated tool calls,
+    /// configs and pings, every step checked, a failure shrunk to a
+    /// `kaged-host-sim session` script.
+    Fuzz(Box<crate::fuzz_cli::FuzzArgs>),
 }
 
 /// `judge` options.
@@ -156,37 +160,6 @@ pub struct ListArgs {
     pub format: ListFormat,
 }
 
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A line per case, then failures in detail and a summary.
-    Human,
-    /// The ADDENDUM §11 JSON object.
-    Json,
-    /// JUnit XML.
-    Junit,
-    /// TAP (declared version 13: `prove` and TAP 14 consumers read it).
-    Tap,
-    /// Markdown for a CI job summary or a pull-request comment.
-    Markdown,
-    /// One self-contained HTML page, filterable, each case expandable.
-    Html,
-}
-
-/// `--report FORMAT=FILE`.
-fn parse_report(text: &str) -> Result<(Format, PathBuf), String> {
-    let (format, file) = text
-        .split_once('=')
-        .ok_or_else(|| format!("{text:?}: expected FORMAT=FILE (e.g. junit=report.xml)"))?;
-    let format = Format::from_str(format, true).map_err(|_| {
-        format!("{format:?}: not a format (human, json, junit, tap, markdown, html)")
-    })?;
-    if file.is_empty() {
-        return Err(format!("{text:?}: no FILE after ="));
-    }
-    Ok((format, PathBuf::from(file)))
-}
-
 /// Catalogue formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
@@ -196,29 +169,6 @@ pub enum ListFormat {
     Json,
     /// The markdown table of docs/conformance.md.
     Markdown,
-}
-
-/// Why a run could not happen (exit status 2).
-#[derive(Debug, thiserror::Error)]
-pub enum CliError {
-    /// The suite could not run.
-    #[error(transparent)]
-    Suite(#[from] crate::runner::SuiteError),
-    /// The baseline cannot be read.
-    #[error(transparent)]
-    Baseline(#[from] crate::selection::BaselineError),
-    /// The stored run cannot be judged.
-    #[error("cannot judge the stored run")]
-    Judge(#[from] crate::runner::stored::StoredError),
-    /// The report cannot be written.
-    #[error("cannot write the report to {}", path.display())]
-    Output {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
 }
 
 /// Parse `args` (program name first) and run; returns the exit status.
@@ -264,6 +214,13 @@ where
             0
         }
         Command::Judge(a) => match judge(&a) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("kaged-conformance: error: {}", error_chain(&e));
+                2
+            }
+        },
+        Command::Fuzz(a) => match crate::fuzz_cli::fuzz_cmd(&a) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("kaged-conformance: error: {}", error_chain(&e));
@@ -344,18 +301,6 @@ fn judge(a: &JudgeArgs) -> Result<i32, CliError> {
     let report = judge_dir(&a.transcript_dir, &options)?;
     emit(&a.report, &report, std::io::stdout().is_terminal())?;
     Ok(report.exit_code(a.report.strict))
-}
-
-/// The report in `format`, as written to a file.
-fn render(format: Format, report: &Report) -> String {
-    match format {
-        Format::Human => render_human(report, false, true),
-        Format::Json => format!("{}\n", report.to_json()),
-        Format::Junit => render_junit(report),
-        Format::Tap => render_tap(report),
-        Format::Markdown => render_markdown(report),
-        Format::Html => render_html(report),
-    }
 }
 
 /// Print the report in `--format`, or write it to `--output`; then write

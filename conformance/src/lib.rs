@@ -9,9 +9,13 @@
 
 pub mod catalogue;
 pub mod cli;
+pub mod cli_error;
+pub mod fuzz;
+pub mod fuzz_cli;
 pub mod list;
 pub mod pack;
 pub mod report;
+pub mod report_format;
 pub mod runner;
 pub mod schema_args;
 pub mod selection;

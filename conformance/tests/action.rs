@@ -139,37 +139,40 @@ fn action_yml_is_valid_composite_action_metadata() {
     }
 }
 
-fn run_step() -> (String, serde_json::Map<String, Value>) {
+fn step(id: &str) -> (String, serde_json::Map<String, Value>) {
     let action = action();
     let step = action["runs"]["steps"]
         .as_array()
-        .and_then(|s| s.iter().find(|s| s["id"] == "run"))
+        .and_then(|s| s.iter().find(|s| s["id"] == id))
         .cloned()
-        .expect("the step with id run");
+        .unwrap_or_else(|| panic!("the step with id {id}"));
     (
         step["run"].as_str().expect("a script").to_string(),
         step["env"].as_object().cloned().unwrap_or_default(),
     )
 }
 
+fn run_step() -> (String, serde_json::Map<String, Value>) {
+    step("run")
+}
+
 #[test]
 fn every_flag_the_action_passes_is_known_to_kaged_conformance() {
-    let (script, _) = run_step();
-    let help = support::cmd()
-        .args(["run", "--help"])
-        .output()
-        .expect("run --help");
-    let help = String::from_utf8_lossy(&help.stdout);
     let flags = regex::Regex::new(r"(^|[\s(])(--[a-z][a-z-]*)").expect("regex");
-    for c in flags.captures_iter(&script) {
-        let flag = &c[2];
-        if matches!(flag, "--version") {
-            continue;
+    for (id, command) in [("run", "run"), ("fuzz", "fuzz")] {
+        let (script, _) = step(id);
+        let help = support::cmd()
+            .args([command, "--help"])
+            .output()
+            .expect("--help");
+        let help = String::from_utf8_lossy(&help.stdout);
+        for c in flags.captures_iter(&script) {
+            let flag = &c[2];
+            assert!(
+                help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+                "{flag} is not a flag of `kaged-conformance {command}`"
+            );
         }
-        assert!(
-            help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
-            "{flag} is not a flag of `kaged-conformance run`"
-        );
     }
 }
 

@@ -35,10 +35,15 @@ pub struct ProjectConfig {
     /// root), `project:/<path>` (under `<config root>/projects/<project_id>`)
     /// or an absolute path.
     #[serde(default = "default_store")]
-    #[schemars(default = "default_store")]
+    #[schemars(default = "default_store", regex(pattern = r"^(config:/|project:/|/)"))]
     pub store: String,
-    /// Tags added to every entry the plugin writes.
+    /// Tags added to every entry the plugin writes (each non-empty, at
+    /// most 64 characters, one line).
     #[serde(default)]
+    #[schemars(inner(
+        length(min = 1, max = 64),
+        regex(pattern = r"^[^\x00-\x1f]*[^\s\x00-\x1f][^\x00-\x1f]*$")
+    ))]
     pub tags: Vec<String>,
     /// How many recent retained entries `on_session_start` shows the agent
     /// (0: none).

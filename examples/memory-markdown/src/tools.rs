@@ -20,12 +20,17 @@ pub const ENTRY_NOT_FOUND: i64 = -32010;
 #[serde(deny_unknown_fields)]
 pub struct Retain {
     /// The information to remember, as markdown. One fact per entry recalls best.
+    #[schemars(length(min = 1, max = 65536), regex(pattern = r"\S"))]
     pub content: String,
     /// Where it came from or why it matters (optional).
     #[serde(default)]
     pub context: Option<String>,
     /// Labels to find it again (e.g. `deploy`, `preferences`).
     #[serde(default)]
+    #[schemars(inner(
+        length(min = 1, max = 64),
+        regex(pattern = r"^[^\x00-\x1f]*[^\s\x00-\x1f][^\x00-\x1f]*$")
+    ))]
     pub tags: Vec<String>,
 }
 
@@ -51,6 +56,10 @@ pub struct Recall {
     pub query: String,
     /// Only entries carrying every one of these tags.
     #[serde(default)]
+    #[schemars(inner(
+        length(min = 1, max = 64),
+        regex(pattern = r"^[^\x00-\x1f]*[^\s\x00-\x1f][^\x00-\x1f]*$")
+    ))]
     pub tags: Vec<String>,
     /// How many entries to return at most (default 10).
     #[serde(default)]

@@ -25,6 +25,7 @@ pub struct Config {
     /// manifest grants `read:fs:/opt/oh-my-pi`; an operator who moves the
     /// presets grants that path instead).
     #[serde(default = "default_preset_dir")]
+    #[schemars(regex(pattern = r"^/"))]
     pub preset_dir: String,
 }
 

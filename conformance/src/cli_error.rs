@@ -1,0 +1,38 @@
+//! Why a command of the CLI could not run (exit status 2).
+
+use std::path::PathBuf;
+
+/// Why a run could not happen (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The suite could not run.
+    #[error(transparent)]
+    Suite(#[from] crate::runner::SuiteError),
+    /// The baseline cannot be read.
+    #[error(transparent)]
+    Baseline(#[from] crate::selection::BaselineError),
+    /// The stored run cannot be judged.
+    #[error("cannot judge the stored run")]
+    Judge(#[from] crate::runner::stored::StoredError),
+    /// The fuzzer could not run.
+    #[error(transparent)]
+    Fuzz(#[from] crate::fuzz::FuzzError),
+    /// A file of the fuzzer's could not be written, or its runtime started.
+    #[error("{what}")]
+    Io {
+        /// What could not be done.
+        what: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The report cannot be written.
+    #[error("cannot write the report to {}", path.display())]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,220 @@
+//! Running one sequence on a fresh plugin process and checking every
+//! property after every operation ([`Property`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
+use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::{
+    AuditEvent, AuditLog, BrokerHandler, CageMode, CallError, HostConfig, HostSim, PluginSession,
+    Transcript,
+};
+
+use super::plan::{agent_context, Op};
+use super::Property;
+
+/// A property broken by a sequence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Broken {
+    /// Which.
+    pub property: Property,
+    /// The operation (from 1) after which it broke; 0: at launch.
+    pub step: usize,
+    /// What happened.
+    pub detail: String,
+}
+
+/// How each sequence's plugin runs.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    /// The plugin directory.
+    pub dir: PathBuf,
+    /// The time scale.
+    pub scale: TimeScale,
+    /// The cage mode.
+    pub cage: CageMode,
+    /// The config root (`config:/` grants).
+    pub config_root: PathBuf,
+}
+
+/// Audit events no operation may cause.
+const UNCLEAN: [AuditEvent; 5] = [
+    AuditEvent::ProtocolViolation,
+    AuditEvent::StorageDenied,
+    AuditEvent::StdoutNoise,
+    AuditEvent::NotificationFlood,
+    AuditEvent::OversizeMessage,
+];
+
+impl Runner {
+    fn host(&self, audit: &AuditLog) -> HostSim {
+        let handler: Arc<dyn kaged_host_sim::PluginRequestHandler> = match BrokerHandler::temp() {
+            Ok(h) => Arc::new(h),
+            Err(_) => Arc::new(kaged_host_sim::DefaultHandler),
+        };
+        HostSim::new(HostConfig {
+            time_scale: self.scale,
+            audit: audit.clone(),
+            transcript: Transcript::discard(),
+            storage_available: true,
+            handler,
+            cage: self.cage,
+            config_root: Some(self.config_root.clone()),
+            ..HostConfig::default()
+        })
+    }
+
+    /// Launch a fresh process (the caller shuts it down).
+    pub async fn launch(&self, audit: &AuditLog) -> Result<PluginSession, String> {
+        self.host(audit)
+            .launch(Path::new(&self.dir))
+            .await
+            .map_err(|e| kaged_plugin_protocol::error_chain::chain(&e))
+    }
+
+    /// Run `ops` on a fresh process; the first broken property, if any.
+    pub async fn run(&self, ops: &[Op]) -> Option<Broken> {
+        let audit = AuditLog::memory();
+        let session = match self.launch(&audit).await {
+            Ok(s) => s,
+            Err(e) => {
+                return Some(Broken {
+                    property: Property::NoCrash,
+                    step: 0,
+                    detail: format!("the plugin did not start: {e}"),
+                })
+            }
+        };
+        let mut broken = None;
+        for (i, op) in ops.iter().enumerate() {
+            if let Err((property, detail)) = apply(&session, op).await {
+                broken = Some(Broken {
+                    property,
+                    step: i + 1,
+                    detail,
+                });
+                break;
+            }
+            if let Some(ev) = audit
+                .events()
+                .into_iter()
+                .find(|r| UNCLEAN.contains(&r.event))
+            {
+                broken = Some(Broken {
+                    property: Property::CleanWire,
+                    step: i + 1,
+                    detail: format!("{} {}", ev.event, ev.to_json()),
+                });
+                break;
+            }
+        }
+        session.shutdown().await;
+        broken
+    }
+}
+
+type Outcome = Result<(), (Property, String)>;
+
+/// Do `op`; `Err` names the property it broke.
+pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcome> {
+    async move {
+        match op {
+            Op::Together(ops) => {
+                let all =
+                    futures_util::future::join_all(ops.iter().map(|o| apply(session, o))).await;
+                all.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
+            }
+            Op::Ping => session
+                .ping()
+                .await
+                .map(|_| ())
+                .map_err(|e| lost(&e, "ping")),
+            Op::Method { method } => {
+                match session
+                    .call(method, Some(serde_json::json!({})), None)
+                    .await
+                {
+                    Ok(_) | Err(CallError::Plugin { .. }) => Ok(()),
+                    Err(e) => Err(lost(&e, method)),
+                }
+            }
+            Op::Tool {
+                method,
+                args,
+                valid,
+            } => {
+                let r = session
+                    .call(method, Some(args.clone()), Some(agent_context()))
+                    .await;
+                judge(
+                    r,
+                    *valid,
+                    -32602,
+                    method,
+                    Property::ValidArgsAccepted,
+                    Property::InvalidArgsRejected,
+                )
+            }
+            Op::Config { config, valid } => {
+                let r = session
+                    .call("config.update", Some(config.clone()), None)
+                    .await;
+                judge(
+                    r,
+                    *valid,
+                    -32004,
+                    "config.update",
+                    Property::ValidConfigAccepted,
+                    Property::InvalidConfigRejected,
+                )
+            }
+        }
+    }
+    .boxed()
+}
+
+fn judge(
+    r: Result<serde_json::Value, CallError>,
+    valid: bool,
+    code: i64,
+    what: &str,
+    valid_property: Property,
+    invalid_property: Property,
+) -> Outcome {
+    match r {
+        Ok(_) if valid => Ok(()),
+        Ok(v) => Err((
+            invalid_property,
+            format!("{what}: accepted input its schema refuses, answering {v}"),
+        )),
+        Err(CallError::Plugin { error, .. }) => match (valid, error.code == code) {
+            (true, true) => Err((
+                valid_property,
+                format!(
+                    "{what}: refused input its schema allows with {code}: {}",
+                    error.message
+                ),
+            )),
+            (false, false) => Err((
+                invalid_property,
+                format!(
+                    "{what}: answered {} ({}) to input its schema refuses, not {code}",
+                    error.code, error.message
+                ),
+            )),
+            _ => Ok(()),
+        },
+        Err(e) => Err(lost(&e, what)),
+    }
+}
+
+/// A call that got no answer: a timeout, or the process gone.
+fn lost(e: &CallError, what: &str) -> (Property, String) {
+    let detail = format!("{what}: {}", kaged_plugin_protocol::error_chain::chain(e));
+    match e {
+        CallError::Timeout { .. } => (Property::AnswersInTime, detail),
+        _ => (Property::NoCrash, detail),
+    }
+}

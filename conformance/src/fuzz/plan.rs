@@ -1,0 +1,189 @@
+//! The operations a fuzz sequence is made of, generated from the manifest:
+//! tool calls with arguments from `parameters_schema` (valid and broken),
+//! custom methods, `config.update` with configs from `config_schema`,
+//! pings, and several of these at once. Each is also a step of a
+//! `kaged-host-sim session` script, so a failing sequence replays without
+//! the fuzzer.
+
+use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::PluginCallContext;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use super::schema_gen::{mutated, valid};
+
+/// One operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// A tool call as an agent runs it.
+    Tool {
+        /// `<plugin>.<tool>`.
+        method: String,
+        /// The arguments.
+        args: Value,
+        /// Whether they satisfy `parameters_schema` (the validator's say).
+        valid: bool,
+    },
+    /// A custom method, called with `{}`.
+    Method {
+        /// The method.
+        method: String,
+    },
+    /// `config.update`.
+    Config {
+        /// The config sent.
+        config: Value,
+        /// Whether it satisfies `config_schema`.
+        valid: bool,
+    },
+    /// `ping`.
+    Ping,
+    /// Several at once.
+    Together(Vec<Op>),
+}
+
+/// The context of the fuzzer's tool calls.
+pub fn agent_context() -> PluginCallContext {
+    PluginCallContext::agent("fuzz-project", "primary", "ses_fuzz", "req_fuzz")
+}
+
+fn is_valid(schema: &Value, v: &Value) -> bool {
+    jsonschema::validator_for(schema).is_ok_and(|validator| validator.is_valid(v))
+}
+
+/// One operation of `manifest`'s plugin (no `Together`).
+fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
+    let mut arms: Vec<BoxedStrategy<Op>> = vec![Just(Op::Ping).boxed()];
+    for tool in &manifest.tools {
+        let method = format!("{}.{}", manifest.name, tool.name);
+        let schema = tool.parameters_schema.clone();
+        for broken in [false, true] {
+            let (schema, method) = (schema.clone(), method.clone());
+            let values = if broken {
+                mutated(&schema)
+            } else {
+                valid(&schema, 0)
+            };
+            arms.push(
+                values
+                    .prop_map(move |args| Op::Tool {
+                        valid: is_valid(&schema, &args),
+                        method: method.clone(),
+                        args,
+                    })
+                    .boxed(),
+            );
+        }
+    }
+    let tools: Vec<String> = manifest
+        .tools
+        .iter()
+        .map(|t| format!("{}.{}", manifest.name, t.name))
+        .collect();
+    let methods: Vec<String> = manifest
+        .methods
+        .iter()
+        .filter(|m| !tools.contains(m))
+        .cloned()
+        .collect();
+    if !methods.is_empty() {
+        arms.push(
+            proptest::sample::select(methods)
+                .prop_map(|method| Op::Method { method })
+                .boxed(),
+        );
+    }
+    if let Some(schema) = manifest.config_schema.clone() {
+        for broken in [false, true] {
+            let schema = schema.clone();
+            let values = if broken {
+                mutated(&schema)
+            } else {
+                valid(&schema, 0)
+            };
+            arms.push(
+                values
+                    .prop_map(move |config| Op::Config {
+                        valid: is_valid(&schema, &config),
+                        config,
+                    })
+                    .boxed(),
+            );
+        }
+    }
+    proptest::strategy::Union::new(arms).boxed()
+}
+
+/// Sequences of 1 to `max_len` operations, some of them several at once.
+pub fn sequences(manifest: &Manifest, max_len: usize) -> BoxedStrategy<Vec<Op>> {
+    let one = single(manifest);
+    let op = prop_oneof![
+        4 => one.clone(),
+        1 => proptest::collection::vec(one, 2..=4).prop_map(Op::Together),
+    ];
+    proptest::collection::vec(op, 1..=max_len).boxed()
+}
+
+impl Op {
+    /// The step(s) of a `kaged-host-sim session` script doing this op.
+    pub fn script_step(&self) -> Value {
+        match self {
+            Op::Tool {
+                method,
+                args,
+                valid,
+            } => {
+                let mut step = json!({"call": method, "params": args, "context": agent_context()});
+                if !valid {
+                    step["expect"] = json!({"error": -32602});
+                }
+                step
+            }
+            Op::Method { method } => json!({"call": method, "params": {}}),
+            Op::Config { config, valid } => {
+                let mut step = json!({"call": "config.update", "params": config});
+                if !valid {
+                    step["expect"] = json!({"error": -32004});
+                }
+                step
+            }
+            Op::Ping => json!({"call": "ping"}),
+            Op::Together(ops) => {
+                json!({"calls": ops.iter().map(Op::script_step).collect::<Vec<_>>()})
+            }
+        }
+    }
+
+    /// One line for a report.
+    pub fn describe(&self) -> String {
+        match self {
+            Op::Tool {
+                method,
+                args,
+                valid,
+            } => {
+                let text = args.to_string();
+                let text = match text.char_indices().nth(160) {
+                    Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+                    None => text,
+                };
+                format!(
+                    "{method} {text} ({})",
+                    if *valid { "valid" } else { "invalid" }
+                )
+            }
+            Op::Method { method } => format!("{method} {{}}"),
+            Op::Config { config, valid } => {
+                format!(
+                    "config.update {config} ({})",
+                    if *valid { "valid" } else { "invalid" }
+                )
+            }
+            Op::Ping => "ping".into(),
+            Op::Together(ops) => format!(
+                "at once: [{}]",
+                ops.iter().map(Op::describe).collect::<Vec<_>>().join("; ")
+            ),
+        }
+    }
+}
