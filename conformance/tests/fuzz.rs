@@ -143,3 +143,19 @@ fn the_echo_example_fuzzes_clean() {
         .unwrap_or_default();
     assert!(statuses.iter().all(|s| *s == "pass"), "{report}");
 }
+
+#[test]
+fn a_hook_answering_an_error_is_found() {
+    let dir = own_fixture("hook-errors");
+    let (code, report, _out) = fuzz(&dir, &["--duration", "20s", "--soak", "0"]);
+    assert_eq!(code, Some(1));
+    let c = case(&report, "fuzz.hook_answers");
+    assert_eq!(c["status"], "fail", "{c}");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("kaged.hook."),
+        "{c}"
+    );
+}

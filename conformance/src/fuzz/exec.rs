@@ -157,6 +157,28 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                     Property::InvalidArgsRejected,
                 )
             }
+            Op::Hook { hook, params } => {
+                let r = session
+                    .call(hook.method(), Some(params.clone()), Some(agent_context()))
+                    .await;
+                let what = hook.method();
+                match r {
+                    Ok(answer) => shape(*hook, &answer).map_err(|e| {
+                        (
+                            Property::HookAnswers,
+                            format!("{what}: an answer the spec does not allow: {e}: {answer}"),
+                        )
+                    }),
+                    Err(CallError::Plugin { error, .. }) => Err((
+                        Property::HookAnswers,
+                        format!(
+                            "{what}: error {} ({}) instead of an answer",
+                            error.code, error.message
+                        ),
+                    )),
+                    Err(e) => Err(lost(&e, what)),
+                }
+            }
             Op::Config { config, valid } => {
                 let r = session
                     .call("config.update", Some(config.clone()), None)
@@ -207,6 +229,18 @@ fn judge(
             _ => Ok(()),
         },
         Err(e) => Err(lost(&e, what)),
+    }
+}
+
+/// Whether `answer` is a shape the spec allows for `hook` from an observer.
+fn shape(hook: kaged_plugin_protocol::HookName, answer: &serde_json::Value) -> Result<(), String> {
+    use kaged_plugin_protocol::HookName as H;
+    match hook {
+        H::OnSessionStart => kaged_plugin_protocol::parse_session_start_answer(answer).map(|_| ()),
+        H::OnSessionIdle => Ok(()),
+        H::PreCompact | H::PostCompact => {
+            kaged_plugin_protocol::parse_observer_answer(answer).map(|_| ())
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! the fuzzer.
 
 use kaged_plugin_protocol::manifest::Manifest;
-use kaged_plugin_protocol::PluginCallContext;
+use kaged_plugin_protocol::{HookName, Message, MessageRole, PluginCallContext, PluginRole};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -35,6 +35,14 @@ pub enum Op {
         config: Value,
         /// Whether it satisfies `config_schema`.
         valid: bool,
+    },
+    /// A hook the plugin subscribes to, as an observer, with generated
+    /// transcripts and message lists (ADDENDUM §4, §5).
+    Hook {
+        /// The hook.
+        hook: HookName,
+        /// Its params (`_context` is added by the host).
+        params: Value,
     },
     /// `ping`.
     Ping,
@@ -111,7 +119,61 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
             );
         }
     }
+    for hook in manifest.hooks.iter().filter_map(|h| HookName::parse(h)) {
+        arms.push(
+            hook_params(hook)
+                .prop_map(|(hook, params)| Op::Hook { hook, params })
+                .boxed(),
+        );
+    }
     proptest::strategy::Union::new(arms).boxed()
+}
+
+/// Messages of a transcript: up to 30, any role, some always-keep.
+fn messages(prefix: &'static str) -> impl Strategy<Value = Vec<Message>> {
+    let role = proptest::sample::select(vec![
+        MessageRole::User,
+        MessageRole::Assistant,
+        MessageRole::Tool,
+        MessageRole::System,
+    ]);
+    proptest::collection::vec((role, "[a-zA-Z .]{0,80}", any::<u8>()), 0..=30).prop_map(move |ms| {
+        ms.into_iter()
+            .enumerate()
+            .map(|(i, (role, content, k))| {
+                let m = Message::new(format!("{prefix}_{i:03}"), role, content);
+                if k % 4 == 0 {
+                    m.keep()
+                } else {
+                    m
+                }
+            })
+            .collect()
+    })
+}
+
+/// Generated params for `hook`.
+fn hook_params(hook: HookName) -> BoxedStrategy<(HookName, Value)> {
+    match hook {
+        HookName::OnSessionStart => Just((hook, json!({}))).boxed(),
+        HookName::OnSessionIdle => messages("msg")
+            .prop_map(move |t| (hook, json!({ "transcript": t })))
+            .boxed(),
+        HookName::PreCompact | HookName::PostCompact => {
+            (messages("old"), messages("new"), any::<bool>())
+                .prop_map(move |(being, remaining, summarize)| {
+                    let params = json!({
+                        "role": PluginRole::Observer,
+                        "messages_being_compacted": being,
+                        "messages_remaining": remaining,
+                        "strategy": if summarize { "summarize" } else { "drop" },
+                        "trigger": "threshold_crossed",
+                    });
+                    (hook, params)
+                })
+                .boxed()
+        }
+    }
 }
 
 /// Sequences of 1 to `max_len` operations, some of them several at once.
@@ -147,6 +209,9 @@ impl Op {
                 }
                 step
             }
+            Op::Hook { hook, params } => {
+                json!({"call": hook.method(), "params": params, "context": agent_context()})
+            }
             Op::Ping => json!({"call": "ping"}),
             Op::Together(ops) => {
                 json!({"calls": ops.iter().map(Op::script_step).collect::<Vec<_>>()})
@@ -177,6 +242,16 @@ impl Op {
                 format!(
                     "config.update {config} ({})",
                     if *valid { "valid" } else { "invalid" }
+                )
+            }
+            Op::Hook { hook, params } => {
+                let count = |k: &str| params[k].as_array().map_or(0, Vec::len);
+                format!(
+                    "{} ({} transcript, {} being compacted, {} remaining message(s))",
+                    hook.method(),
+                    count("transcript"),
+                    count("messages_being_compacted"),
+                    count("messages_remaining")
                 )
             }
             Op::Ping => "ping".into(),

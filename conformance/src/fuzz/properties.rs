@@ -51,6 +51,8 @@ properties! {
     InvalidConfigRejected => "fuzz.invalid_config_rejected", Should, "plugin-host.md § Error codes (config_invalid)";
     /// A config the schema allows is never refused with -32004
     ValidConfigAccepted => "fuzz.valid_config_accepted", Should, "plugin-host.md § Merging";
+    /// Every hook answers with a shape the spec allows, not an error
+    HookAnswers => "fuzz.hook_answers", Must, "plugin-host.md § Lifecycle hooks; ADDENDUM §5-6";
     /// No protocol violation, storage denial, stdout noise, oversize line or flood is audited
     CleanWire => "fuzz.clean_wire", Must, "plugin-host.md § Wire protocol";
     /// Memory does not grow call after call
