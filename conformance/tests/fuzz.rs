@@ -159,3 +159,15 @@ fn a_hook_answering_an_error_is_found() {
         "{c}"
     );
 }
+
+#[test]
+fn a_compactor_dropping_an_always_keep_message_past_20_is_found_at_21() {
+    let dir = own_fixture("fuzz-compactor-drops");
+    let (code, report, _out) = fuzz(&dir, &["--duration", "60s", "--soak", "0"]);
+    assert_eq!(code, Some(1));
+    let c = case(&report, "fuzz.compactor_contract");
+    assert_eq!(c["status"], "fail", "{c}");
+    let detail = c["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("always-keep message"), "{detail}");
+    assert!(detail.contains("to 1 operation(s)"), "{detail}");
+}

@@ -162,6 +162,9 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                     .call(hook.method(), Some(params.clone()), Some(agent_context()))
                     .await;
                 let what = hook.method();
+                if params["role"] == "compactor" {
+                    return compactor(params, r, what);
+                }
                 match r {
                     Ok(answer) => shape(*hook, &answer).map_err(|e| {
                         (
@@ -230,6 +233,54 @@ fn judge(
         },
         Err(e) => Err(lost(&e, what)),
     }
+}
+
+/// The designated compactor's `pre_compact` answer, held to the contract
+/// (ADDENDUM §5-6): every always-keep message kept, only compacted ones
+/// superseded.
+fn compactor(
+    params: &serde_json::Value,
+    r: Result<serde_json::Value, CallError>,
+    what: &str,
+) -> Outcome {
+    let answer = match r {
+        Ok(a) => a,
+        Err(CallError::Plugin { error, .. }) => {
+            return Err((
+                Property::CompactorContract,
+                format!(
+                    "{what}: error {} ({}) instead of a CompactorResult",
+                    error.code, error.message
+                ),
+            ))
+        }
+        Err(e) => return Err(lost(&e, what)),
+    };
+    let mut full = params.clone();
+    full[kaged_plugin_protocol::CONTEXT_KEY] =
+        serde_json::to_value(agent_context()).unwrap_or_default();
+    let cp: kaged_plugin_protocol::CompactParams = match serde_json::from_value(full) {
+        Ok(cp) => cp,
+        Err(e) => {
+            return Err((
+                Property::CompactorContract,
+                format!("the fuzzer's own params do not parse: {e}"),
+            ))
+        }
+    };
+    kaged_plugin_protocol::validate_compactor_result(&cp, &answer)
+        .map(|_| ())
+        .map_err(|v| {
+            let kept = kaged_plugin_protocol::always_keep_ids(&cp).len();
+            (
+                Property::CompactorContract,
+                format!(
+                    "{what}: {v} ({} being compacted, {} remaining, {kept} always-keep)",
+                    cp.messages_being_compacted.len(),
+                    cp.messages_remaining.len()
+                ),
+            )
+        })
 }
 
 /// Whether `answer` is a shape the spec allows for `hook` from an observer.

@@ -119,12 +119,21 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
             );
         }
     }
+    let compactor = manifest.effective_roles().contains(&PluginRole::Compactor);
     for hook in manifest.hooks.iter().filter_map(|h| HookName::parse(h)) {
         arms.push(
-            hook_params(hook)
+            hook_params(hook, PluginRole::Observer)
                 .prop_map(|(hook, params)| Op::Hook { hook, params })
                 .boxed(),
         );
+        if compactor && hook == HookName::PreCompact {
+            // As the designated compactor: the contract is checked.
+            arms.push(
+                hook_params(hook, PluginRole::Compactor)
+                    .prop_map(|(hook, params)| Op::Hook { hook, params })
+                    .boxed(),
+            );
+        }
     }
     proptest::strategy::Union::new(arms).boxed()
 }
@@ -152,8 +161,8 @@ fn messages(prefix: &'static str) -> impl Strategy<Value = Vec<Message>> {
     })
 }
 
-/// Generated params for `hook`.
-fn hook_params(hook: HookName) -> BoxedStrategy<(HookName, Value)> {
+/// Generated params for `hook`, fired on a plugin in `role`.
+fn hook_params(hook: HookName, role: PluginRole) -> BoxedStrategy<(HookName, Value)> {
     match hook {
         HookName::OnSessionStart => Just((hook, json!({}))).boxed(),
         HookName::OnSessionIdle => messages("msg")
@@ -162,8 +171,9 @@ fn hook_params(hook: HookName) -> BoxedStrategy<(HookName, Value)> {
         HookName::PreCompact | HookName::PostCompact => {
             (messages("old"), messages("new"), any::<bool>())
                 .prop_map(move |(being, remaining, summarize)| {
+                    let summarize = summarize || role == PluginRole::Compactor;
                     let params = json!({
-                        "role": PluginRole::Observer,
+                        "role": role,
                         "messages_being_compacted": being,
                         "messages_remaining": remaining,
                         "strategy": if summarize { "summarize" } else { "drop" },

@@ -53,6 +53,8 @@ properties! {
     ValidConfigAccepted => "fuzz.valid_config_accepted", Should, "plugin-host.md § Merging";
     /// Every hook answers with a shape the spec allows, not an error
     HookAnswers => "fuzz.hook_answers", Must, "plugin-host.md § Lifecycle hooks; ADDENDUM §5-6";
+    /// The designated compactor's answers keep the contract (always-keep messages kept)
+    CompactorContract => "fuzz.compactor_contract", Must, "ADR-0024; ADDENDUM §5-6 (the compactor contract)";
     /// No protocol violation, storage denial, stdout noise, oversize line or flood is audited
     CleanWire => "fuzz.clean_wire", Must, "plugin-host.md § Wire protocol";
     /// Memory does not grow call after call
