@@ -12,7 +12,7 @@ use kaged_host_sim::{
     Transcript,
 };
 
-use super::plan::{agent_context, Op};
+use super::plan::Op;
 use super::Property;
 
 /// A property broken by a sequence.
@@ -144,9 +144,10 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                 method,
                 args,
                 valid,
+                ctx,
             } => {
                 let r = session
-                    .call(method, Some(args.clone()), Some(agent_context()))
+                    .call(method, Some(args.clone()), Some(ctx.clone()))
                     .await;
                 judge(
                     r,
@@ -157,13 +158,13 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                     Property::InvalidArgsRejected,
                 )
             }
-            Op::Hook { hook, params } => {
+            Op::Hook { hook, params, ctx } => {
                 let r = session
-                    .call(hook.method(), Some(params.clone()), Some(agent_context()))
+                    .call(hook.method(), Some(params.clone()), Some(ctx.clone()))
                     .await;
                 let what = hook.method();
                 if params["role"] == "compactor" {
-                    return compactor(params, r, what);
+                    return compactor(params, ctx, r, what);
                 }
                 match r {
                     Ok(answer) => shape(*hook, &answer).map_err(|e| {
@@ -240,6 +241,7 @@ fn judge(
 /// superseded.
 fn compactor(
     params: &serde_json::Value,
+    ctx: &kaged_plugin_protocol::PluginCallContext,
     r: Result<serde_json::Value, CallError>,
     what: &str,
 ) -> Outcome {
@@ -257,8 +259,7 @@ fn compactor(
         Err(e) => return Err(lost(&e, what)),
     };
     let mut full = params.clone();
-    full[kaged_plugin_protocol::CONTEXT_KEY] =
-        serde_json::to_value(agent_context()).unwrap_or_default();
+    full[kaged_plugin_protocol::CONTEXT_KEY] = serde_json::to_value(ctx).unwrap_or_default();
     let cp: kaged_plugin_protocol::CompactParams = match serde_json::from_value(full) {
         Ok(cp) => cp,
         Err(e) => {

@@ -23,6 +23,8 @@ pub enum Op {
         args: Value,
         /// Whether they satisfy `parameters_schema` (the validator's say).
         valid: bool,
+        /// The agent context it runs in.
+        ctx: PluginCallContext,
     },
     /// A custom method, called with `{}`.
     Method {
@@ -43,6 +45,8 @@ pub enum Op {
         hook: HookName,
         /// Its params (`_context` is added by the host).
         params: Value,
+        /// The agent context it fires in.
+        ctx: PluginCallContext,
     },
     /// `ping`.
     Ping,
@@ -50,9 +54,19 @@ pub enum Op {
     Together(Vec<Op>),
 }
 
-/// The context of the fuzzer's tool calls.
-pub fn agent_context() -> PluginCallContext {
-    PluginCallContext::agent("fuzz-project", "primary", "ses_fuzz", "req_fuzz")
+/// Agent contexts: two projects, a primary and a subagent, three
+/// sessions, interleaved from call to call.
+fn contexts() -> BoxedStrategy<PluginCallContext> {
+    (
+        proptest::sample::select(vec!["fuzz-project", "fuzz-other-project"]),
+        proptest::sample::select(vec!["primary", "primary.subagents.researcher"]),
+        proptest::sample::select(vec!["ses_fuzz_1", "ses_fuzz_2", "ses_fuzz_3"]),
+        0u32..1_000_000,
+    )
+        .prop_map(|(project, agent, session, n)| {
+            PluginCallContext::agent(project, agent, session, format!("req_fuzz_{n}"))
+        })
+        .boxed()
 }
 
 fn is_valid(schema: &Value, v: &Value) -> bool {
@@ -73,11 +87,12 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
                 valid(&schema, 0)
             };
             arms.push(
-                values
-                    .prop_map(move |args| Op::Tool {
+                (values, contexts())
+                    .prop_map(move |(args, ctx)| Op::Tool {
                         valid: is_valid(&schema, &args),
                         method: method.clone(),
                         args,
+                        ctx,
                     })
                     .boxed(),
             );
@@ -122,15 +137,15 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
     let compactor = manifest.effective_roles().contains(&PluginRole::Compactor);
     for hook in manifest.hooks.iter().filter_map(|h| HookName::parse(h)) {
         arms.push(
-            hook_params(hook, PluginRole::Observer)
-                .prop_map(|(hook, params)| Op::Hook { hook, params })
+            (hook_params(hook, PluginRole::Observer), contexts())
+                .prop_map(|((hook, params), ctx)| Op::Hook { hook, params, ctx })
                 .boxed(),
         );
         if compactor && hook == HookName::PreCompact {
             // As the designated compactor: the contract is checked.
             arms.push(
-                hook_params(hook, PluginRole::Compactor)
-                    .prop_map(|(hook, params)| Op::Hook { hook, params })
+                (hook_params(hook, PluginRole::Compactor), contexts())
+                    .prop_map(|((hook, params), ctx)| Op::Hook { hook, params, ctx })
                     .boxed(),
             );
         }
@@ -204,8 +219,9 @@ impl Op {
                 method,
                 args,
                 valid,
+                ctx,
             } => {
-                let mut step = json!({"call": method, "params": args, "context": agent_context()});
+                let mut step = json!({"call": method, "params": args, "context": ctx});
                 if !valid {
                     step["expect"] = json!({"error": -32602});
                 }
@@ -219,8 +235,8 @@ impl Op {
                 }
                 step
             }
-            Op::Hook { hook, params } => {
-                json!({"call": hook.method(), "params": params, "context": agent_context()})
+            Op::Hook { hook, params, ctx } => {
+                json!({"call": hook.method(), "params": params, "context": ctx})
             }
             Op::Ping => json!({"call": "ping"}),
             Op::Together(ops) => {
@@ -236,6 +252,7 @@ impl Op {
                 method,
                 args,
                 valid,
+                ctx,
             } => {
                 let text = args.to_string();
                 let text = match text.char_indices().nth(160) {
@@ -243,8 +260,11 @@ impl Op {
                     None => text,
                 };
                 format!(
-                    "{method} {text} ({})",
-                    if *valid { "valid" } else { "invalid" }
+                    "{method} {text} ({}, as {} in {}/{})",
+                    if *valid { "valid" } else { "invalid" },
+                    ctx.agent_path.as_deref().unwrap_or_default(),
+                    ctx.project_id.as_deref().unwrap_or_default(),
+                    ctx.session_id.as_deref().unwrap_or_default()
                 )
             }
             Op::Method { method } => format!("{method} {{}}"),
@@ -254,7 +274,7 @@ impl Op {
                     if *valid { "valid" } else { "invalid" }
                 )
             }
-            Op::Hook { hook, params } => {
+            Op::Hook { hook, params, .. } => {
                 let count = |k: &str| params[k].as_array().map_or(0, Vec::len);
                 format!(
                     "{} ({} transcript, {} being compacted, {} remaining message(s))",

@@ -55,6 +55,12 @@ fn soak_op(manifest: &Manifest) -> Op {
                     method: format!("{}.{}", manifest.name, tool.name),
                     args,
                     valid: true,
+                    ctx: kaged_plugin_protocol::PluginCallContext::agent(
+                        "fuzz-project",
+                        "primary",
+                        "ses_fuzz_soak",
+                        "req_fuzz_soak",
+                    ),
                 };
             }
         }
