@@ -11,6 +11,7 @@
 //! reports its memory slope.
 
 mod exec;
+mod knobs;
 mod plan;
 mod properties;
 mod report;

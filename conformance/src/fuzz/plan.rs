@@ -10,6 +10,7 @@ use kaged_plugin_protocol::{HookName, Message, MessageRole, PluginCallContext, P
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
+use super::knobs::knob_writes;
 use super::schema_gen::{mutated, valid};
 
 /// One operation.
@@ -113,6 +114,16 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
         arms.push(
             proptest::sample::select(methods)
                 .prop_map(|method| Op::Method { method })
+                .boxed(),
+        );
+    }
+    if let (Some(schema), Some(writes)) = (manifest.config_schema.clone(), knob_writes(manifest)) {
+        arms.push(
+            writes
+                .prop_map(move |(config, _knob)| Op::Config {
+                    valid: is_valid(&schema, &config),
+                    config,
+                })
                 .boxed(),
         );
     }
