@@ -46,7 +46,8 @@ pub struct FuzzArgs {
     #[arg(long, value_parser = humantime::parse_duration, default_value = "60s")]
     pub shrink_budget: Duration,
     /// Write the shrunk failure there: `replay.yaml` (a `kaged-host-sim
-    /// session` script) and `replay.txt` (the command).
+    /// session` script) and `replay.txt` (the command); a memory growth as
+    /// `memory.txt` (the `kaged-host-sim bench` command that shows it).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Report format.
@@ -123,6 +124,12 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
             "cannot write {}",
             out.join("replay.txt").display()
         )))?;
+    }
+    if let (Some(slope), Some(out)) = (outcome.slope.as_ref().filter(|s| !s.bounded()), &a.out) {
+        std::fs::create_dir_all(out).map_err(io(format!("cannot create {}", out.display())))?;
+        let path = out.join("memory.txt");
+        std::fs::write(&path, format!("{}\n", slope.bench))
+            .map_err(io(format!("cannot write {}", path.display())))?;
     }
     let report = fuzz_report(
         &outcome,

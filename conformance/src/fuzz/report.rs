@@ -69,8 +69,8 @@ fn verdict(p: Property, o: &FuzzOutcome, replay: &str) -> (Status, String) {
             Some(s) if !s.bounded() => (
                 fail,
                 format!(
-                    "RSS grew {:.0} KiB per 1000 calls of {} ({:?})",
-                    s.kib_per_1k_calls, s.op, s.samples
+                    "RSS grew {:.0} KiB per 1000 calls of {} (calls, KiB: {:?})\nreproduce: {}",
+                    s.kib_per_1k_calls, s.op, s.samples, s.bench
                 ),
             ),
             Some(s) => (

@@ -29,6 +29,9 @@ pub struct Slope {
     pub kib_per_1k_calls: f64,
     /// Why the soak stopped early (an operation failed), if it did.
     pub stopped: Option<String>,
+    /// The `kaged-host-sim bench` command that repeats the same call and
+    /// prints the plugin's RSS: the soak's reproducer without the fuzzer.
+    pub bench: String,
 }
 
 impl Slope {
@@ -112,7 +115,23 @@ pub async fn soak(runner: &Runner, manifest: &Manifest, calls: usize) -> Option<
         samples.push((calls, u.rss_kib));
     }
     session.shutdown().await;
+    let quote = |v: &serde_json::Value| format!("'{}'", v.to_string().replace('\'', "'\\''"));
+    let bench = match &op {
+        Op::Tool {
+            method, args, ctx, ..
+        } => format!(
+            "kaged-host-sim bench {} --method {method} --params {} --context {} --calls {calls}",
+            runner.dir.display(),
+            quote(args),
+            quote(&serde_json::to_value(ctx).unwrap_or_default())
+        ),
+        _ => format!(
+            "kaged-host-sim bench {} --calls {calls}",
+            runner.dir.display()
+        ),
+    };
     Some(Slope {
+        bench,
         op: op.describe(),
         calls,
         kib_per_1k_calls: fit(&samples),
