@@ -1,4 +1,4 @@
-//! `kaged-conformance fuzz PLUGIN_DIR [--duration 60s | --cases N]
+//! `kaged-conformance fuzz PLUGIN_DIR [--duration 60s | --cases N | --calls N]
 //! [--seed S] [--replay] [--time-scale F] [--cage MODE] [--soak N]
 //! [--out DIR] [--format F] [--output FILE] [--report FORMAT=FILE]...`
 //! ([`crate::fuzz`]).
@@ -26,6 +26,9 @@ pub struct FuzzArgs {
     /// Stop after this many sequences (whichever comes first).
     #[arg(long, value_name = "N")]
     pub cases: Option<u64>,
+    /// Stop once this many operations ran (whichever comes first).
+    #[arg(long, value_name = "N")]
+    pub calls: Option<u64>,
     /// The seed (default: from the clock, printed).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -89,6 +92,7 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
             a.duration
         },
         max_cases: a.cases,
+        max_calls: a.calls,
         seed,
         time_scale: a.time_scale,
         cage: a.cage,
@@ -99,9 +103,10 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
     eprintln!(
         "kaged-conformance fuzz: {} with seed {seed} for {}",
         a.plugin_dir.display(),
-        match a.cases {
-            Some(n) => format!("{n} sequence(s) at most"),
-            None => humantime::format_duration(a.duration).to_string(),
+        match (a.cases, a.calls) {
+            (Some(n), _) => format!("{n} sequence(s) at most"),
+            (None, Some(n)) => format!("{n} operation(s) at most"),
+            (None, None) => humantime::format_duration(a.duration).to_string(),
         }
     );
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -138,7 +138,10 @@ fn memory_growing_per_call_is_reported_with_its_slope() {
 #[test]
 fn the_echo_example_fuzzes_clean() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo");
-    let (code, report, _out) = fuzz(&dir, &["--duration", "8s", "--soak", "300"]);
+    let (code, report, _out) = fuzz(
+        &dir,
+        &["--duration", "60s", "--calls", "400", "--soak", "300"],
+    );
     assert_eq!(code, Some(0), "{report}");
     let statuses: Vec<&str> = report["cases"]
         .as_array()

@@ -40,6 +40,8 @@ pub struct FuzzOptions {
     pub duration: Duration,
     /// Stop after this many sequences (whichever comes first).
     pub max_cases: Option<u64>,
+    /// Stop once this many operations ran (whichever comes first).
+    pub max_calls: Option<u64>,
     /// The seed: the same seed makes the same sequences.
     pub seed: u64,
     /// The time scale of every process.
@@ -60,6 +62,7 @@ impl Default for FuzzOptions {
         FuzzOptions {
             duration: Duration::from_secs(60),
             max_cases: None,
+            max_calls: None,
             seed: 0,
             time_scale: TimeScale::default(),
             cage: CageMode::Auto,
@@ -158,7 +161,10 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
     let start = Instant::now();
     let (mut cases, mut ops) = (0u64, 0u64);
     let mut failure = None;
-    while start.elapsed() < opts.duration && opts.max_cases.is_none_or(|m| cases < m) {
+    while start.elapsed() < opts.duration
+        && opts.max_cases.is_none_or(|m| cases < m)
+        && opts.max_calls.is_none_or(|m| ops < m)
+    {
         let mut tree = strategy
             .new_tree(&mut gen)
             .map_err(|e| FuzzError::Generator(e.to_string()))?;
