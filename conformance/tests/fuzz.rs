@@ -1,6 +1,6 @@
 //! `kaged-conformance fuzz` (issue 20): planted bugs a single probe misses
 //! are found and shrunk, the shrunk sequence replays as a `kaged-host-sim
-//! session` script without the fuzzer, and an example runs clean.
+//! session` script without the fuzzer, and a conforming plugin runs clean.
 
 mod support;
 
@@ -135,9 +135,11 @@ fn memory_growing_per_call_is_reported_with_its_slope() {
     assert!(detail.contains(bench.trim()), "{detail}");
 }
 
+/// A plugin that keeps every rule runs clean, bounded by `--calls` (the
+/// examples run clean too: `examples/echo/tests/fuzz.rs`).
 #[test]
-fn the_echo_example_fuzzes_clean() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/echo");
+fn a_conforming_plugin_fuzzes_clean() {
+    let dir = own_fixture("conforming");
     let (code, report, _out) = fuzz(
         &dir,
         &["--duration", "60s", "--calls", "400", "--soak", "300"],

@@ -9,15 +9,12 @@
 //!
 //! Caged (`require`) by default where bwrap cages, else uncaged.
 
-use std::path::Path;
 use std::time::Duration;
 
-use kaged_host_sim::testing::chaos::{replay_command, run_seed, ChaosOptions};
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::testing::chaos::{
+    replay_command, run_seed, ChaosOptions, MAX_RSS_KIB, SUITE_SCALE,
+};
 use kaged_host_sim::CageMode;
-
-/// The host's RSS bound after any seed, in KiB.
-const MAX_RSS_KIB: u64 = 256 * 1024;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -43,14 +40,9 @@ async fn main() -> std::process::ExitCode {
             Err(_) => CageMode::Off,
         },
     };
-    let opts = ChaosOptions {
-        fixture: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chaos"),
-        scale: TimeScale::new(0.05).expect("a scale"),
-        cage,
-        max_rss_kib: MAX_RSS_KIB,
-    };
+    let opts = ChaosOptions::suite(cage);
     println!(
-        "chaos: seeds {from}..{}, {}, time scale 0.05, RSS bound {MAX_RSS_KIB} KiB",
+        "chaos: seeds {from}..{}, {}, time scale {SUITE_SCALE}, RSS bound {MAX_RSS_KIB} KiB",
         from + count - 1,
         if cage == CageMode::Off {
             "UNCAGED (process groups only)"
@@ -68,17 +60,7 @@ async fn main() -> std::process::ExitCode {
             slowest = (out.elapsed, seed, out.plan.describe());
         }
         if !quiet || !out.failures.is_empty() {
-            println!(
-                "seed {seed}: {} — {:?}, RSS {} KiB{}",
-                out.plan.describe(),
-                out.elapsed,
-                out.host_rss_kib,
-                if out.failures.is_empty() {
-                    String::new()
-                } else {
-                    format!(", FAILED: {}", out.failures.join("; "))
-                }
-            );
+            println!("{}", out.line());
         }
         if !out.failures.is_empty() {
             failed.push(seed);

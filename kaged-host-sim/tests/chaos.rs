@@ -6,17 +6,11 @@
 //! `KAGED_CHAOS_CAGE=off|require` forces the mode. Many seeds:
 //! `cargo bench -p kaged-host-sim --bench chaos -- --seeds 500`.
 
-use std::path::Path;
-
 use kaged_host_sim::testing::chaos::{replay_command, run_seed, ChaosOptions};
-use kaged_host_sim::time::TimeScale;
 use kaged_host_sim::CageMode;
 
 /// The fixed set CI runs.
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=16;
-
-/// The host's RSS bound after any seed, in KiB.
-const MAX_RSS_KIB: u64 = 256 * 1024;
 
 fn seeds() -> Vec<u64> {
     match std::env::var("KAGED_CHAOS_SEEDS") {
@@ -42,26 +36,11 @@ async fn the_host_survives_every_seed_of_the_chaos_plugin() {
             false => CageMode::Off,
         },
     };
-    let opts = ChaosOptions {
-        fixture: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chaos"),
-        scale: TimeScale::new(0.05).expect("a scale"),
-        cage,
-        max_rss_kib: MAX_RSS_KIB,
-    };
+    let opts = ChaosOptions::suite(cage);
     let mut failed = Vec::new();
     for seed in seeds() {
         let out = run_seed(&opts, seed).await;
-        eprintln!(
-            "seed {seed}: {} in {:?}, host RSS {} KiB, {}",
-            out.plan.describe(),
-            out.elapsed,
-            out.host_rss_kib,
-            if out.failures.is_empty() {
-                "ok".to_string()
-            } else {
-                out.failures.join("; ")
-            }
-        );
+        eprintln!("{}", out.line());
         if !out.failures.is_empty() {
             failed.push(format!(
                 "seed {seed} ({}): {}\n  replay: {}",

@@ -88,6 +88,7 @@ impl Runner {
             }
         };
         let mut broken = None;
+        let mut audited = 0;
         for (i, op) in ops.iter().enumerate() {
             if let Err((property, detail)) = apply(&session, op).await {
                 broken = Some(Broken {
@@ -97,11 +98,10 @@ impl Runner {
                 });
                 break;
             }
-            if let Some(ev) = audit
-                .events()
-                .into_iter()
-                .find(|r| UNCLEAN.contains(&r.event))
-            {
+            // Only what this operation added: earlier ones were clean.
+            let added = audit.since(audited);
+            audited += added.len();
+            if let Some(ev) = added.into_iter().find(|r| UNCLEAN.contains(&r.event)) {
                 broken = Some(Broken {
                     property: Property::CleanWire,
                     step: i + 1,

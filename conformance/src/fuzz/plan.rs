@@ -70,8 +70,25 @@ fn contexts() -> BoxedStrategy<PluginCallContext> {
         .boxed()
 }
 
-fn is_valid(schema: &Value, v: &Value) -> bool {
-    jsonschema::validator_for(schema).is_ok_and(|validator| validator.is_valid(v))
+/// A schema compiled once, judging every value generated for it (a
+/// schema that does not compile judges every value invalid).
+#[derive(Clone)]
+struct Judge(Option<std::sync::Arc<jsonschema::Validator>>);
+
+impl Judge {
+    fn of(schema: &Value) -> Judge {
+        Judge(
+            jsonschema::validator_for(schema)
+                .ok()
+                .map(std::sync::Arc::new),
+        )
+    }
+
+    fn valid(&self, v: &Value) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|validator| validator.is_valid(v))
+    }
 }
 
 /// One operation of `manifest`'s plugin (no `Together`).
@@ -79,18 +96,19 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
     let mut arms: Vec<BoxedStrategy<Op>> = vec![Just(Op::Ping).boxed()];
     for tool in &manifest.tools {
         let method = format!("{}.{}", manifest.name, tool.name);
-        let schema = tool.parameters_schema.clone();
+        let schema = &tool.parameters_schema;
+        let judge = Judge::of(schema);
         for broken in [false, true] {
-            let (schema, method) = (schema.clone(), method.clone());
+            let (judge, method) = (judge.clone(), method.clone());
             let values = if broken {
-                mutated(&schema)
+                mutated(schema)
             } else {
-                valid(&schema, 0)
+                valid(schema, 0)
             };
             arms.push(
                 (values, contexts())
                     .prop_map(move |(args, ctx)| Op::Tool {
-                        valid: is_valid(&schema, &args),
+                        valid: judge.valid(&args),
                         method: method.clone(),
                         args,
                         ctx,
@@ -117,28 +135,30 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
                 .boxed(),
         );
     }
-    if let (Some(schema), Some(writes)) = (manifest.config_schema.clone(), knob_writes(manifest)) {
-        arms.push(
-            writes
-                .prop_map(move |(config, _knob)| Op::Config {
-                    valid: is_valid(&schema, &config),
-                    config,
-                })
-                .boxed(),
-        );
-    }
-    if let Some(schema) = manifest.config_schema.clone() {
+    if let Some(schema) = &manifest.config_schema {
+        let judge = Judge::of(schema);
+        if let Some(writes) = knob_writes(manifest) {
+            let judge = judge.clone();
+            arms.push(
+                writes
+                    .prop_map(move |(config, _knob)| Op::Config {
+                        valid: judge.valid(&config),
+                        config,
+                    })
+                    .boxed(),
+            );
+        }
         for broken in [false, true] {
-            let schema = schema.clone();
+            let judge = judge.clone();
             let values = if broken {
-                mutated(&schema)
+                mutated(schema)
             } else {
-                valid(&schema, 0)
+                valid(schema, 0)
             };
             arms.push(
                 values
                     .prop_map(move |config| Op::Config {
-                        valid: is_valid(&schema, &config),
+                        valid: judge.valid(&config),
                         config,
                     })
                     .boxed(),

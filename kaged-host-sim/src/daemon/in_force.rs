@@ -58,22 +58,13 @@ impl Daemon {
         session: Option<&str>,
     ) -> Result<(Option<PluginCallContext>, Wanted), DaemonError> {
         let name = managed.sup.name();
-        let manifest = managed
-            .manifest
-            .as_ref()
-            .ok_or_else(|| DaemonError::NoManifest {
-                name: name.to_string(),
-            })?;
+        let manifest = managed.manifest()?;
         let Some(agent) = agent else {
             let project = managed.config.lock().await.clone();
             let merged = merge_config(manifest, &project, None).map_or(project, |m| m.merged);
             return Ok((None, Wanted::Daemon(merged)));
         };
-        let project = self
-            .project
-            .as_ref()
-            .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
-        let active = project.active(agent, name)?;
+        let (project, active) = self.agent_plugin(agent, name)?;
         let config = project.project_config(agent, name).await;
         let merged = merge_config(manifest, &config, Some(&active.system_config))
             .map_or_else(|_| active.config.clone(), |m| m.merged);

@@ -42,20 +42,11 @@ impl Daemon {
         agent: Option<&str>,
     ) -> Result<Vec<KnobView>, DaemonError> {
         let managed = self.managed(name)?;
-        let manifest = managed
-            .manifest
-            .as_ref()
-            .ok_or_else(|| DaemonError::NoManifest {
-                name: name.to_string(),
-            })?;
+        let manifest = managed.manifest()?;
         let project = match agent {
             None => managed.config.lock().await.clone(),
             Some(agent) => {
-                let project = self
-                    .project
-                    .as_ref()
-                    .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
-                project.active(agent, managed.sup.name())?;
+                let (project, _) = self.agent_plugin(agent, managed.sup.name())?;
                 project.project_config(agent, managed.sup.name()).await
             }
         };
@@ -101,12 +92,7 @@ impl Daemon {
     ) -> Result<Map<String, Value>, DaemonError> {
         let managed = self.managed(name)?;
         let plugin = managed.sup.name();
-        let manifest = managed
-            .manifest
-            .as_ref()
-            .ok_or_else(|| DaemonError::NoManifest {
-                name: name.to_string(),
-            })?;
+        let manifest = managed.manifest()?;
         let unknown = || DaemonError::UnknownKnob {
             plugin: name.to_string(),
             knob: knob.to_string(),
@@ -126,11 +112,7 @@ impl Daemon {
         let (mut project, system) = match agent {
             None => (daemon_config.clone(), None),
             Some(agent) => {
-                let p = self
-                    .project
-                    .as_ref()
-                    .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
-                let active = p.active(agent, plugin)?;
+                let (p, active) = self.agent_plugin(agent, plugin)?;
                 (
                     p.project_config(agent, plugin).await,
                     Some(&active.system_config),

@@ -37,6 +37,17 @@ pub(super) struct Managed {
     pub(super) in_force: tokio::sync::Mutex<Option<(u32, Map<String, Value>)>>,
 }
 
+impl Managed {
+    /// The manifest read at start-up, or why there is none.
+    pub(super) fn manifest(&self) -> Result<&Manifest, DaemonError> {
+        self.manifest
+            .as_ref()
+            .ok_or_else(|| DaemonError::NoManifest {
+                name: self.sup.name().to_string(),
+            })
+    }
+}
+
 /// How a [`Daemon`] runs its plugins, beyond the host's config.
 #[derive(Debug, Default)]
 pub struct DaemonOptions {
@@ -178,6 +189,19 @@ impl Daemon {
     /// The supervisor of `name`.
     pub fn supervisor(&self, name: &str) -> Option<&Supervisor> {
         self.managed(name).ok().map(|m| &m.sup)
+    }
+
+    /// The loaded project and `plugin` as active on its `agent`.
+    pub(super) fn agent_plugin(
+        &self,
+        agent: &str,
+        plugin: &str,
+    ) -> Result<(&DaemonProject, &crate::agents::ActivePlugin), DaemonError> {
+        let project = self
+            .project
+            .as_ref()
+            .ok_or_else(|| DaemonError::NoProject(agent.to_string()))?;
+        Ok((project, project.active(agent, plugin)?))
     }
 
     pub(super) fn managed(&self, name: &str) -> Result<&Managed, DaemonError> {

@@ -207,6 +207,25 @@ pub struct ChaosOptions {
     pub max_rss_kib: u64,
 }
 
+/// The host's RSS bound after any seed, in KiB.
+pub const MAX_RSS_KIB: u64 = 256 * 1024;
+
+/// The time scale of every seed of the suite.
+pub const SUITE_SCALE: f64 = 0.05;
+
+impl ChaosOptions {
+    /// The suite's options in `cage` (the test and the bench): this crate's
+    /// chaos fixture, [`SUITE_SCALE`], [`MAX_RSS_KIB`].
+    pub fn suite(cage: CageMode) -> ChaosOptions {
+        ChaosOptions {
+            fixture: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chaos"),
+            scale: TimeScale::new(SUITE_SCALE).unwrap_or_default(),
+            cage,
+            max_rss_kib: MAX_RSS_KIB,
+        }
+    }
+}
+
 /// What one seed did, and what broke.
 #[derive(Debug, Clone)]
 pub struct SeedOutcome {
@@ -220,6 +239,24 @@ pub struct SeedOutcome {
     pub events: Vec<&'static str>,
     /// Broken invariants (empty: the seed passed).
     pub failures: Vec<String>,
+}
+
+impl SeedOutcome {
+    /// `seed N: <plan> in <time>, host RSS <n> KiB, ok` (or the failures).
+    pub fn line(&self) -> String {
+        format!(
+            "seed {}: {} in {:?}, host RSS {} KiB, {}",
+            self.plan.seed,
+            self.plan.describe(),
+            self.elapsed,
+            self.host_rss_kib,
+            if self.failures.is_empty() {
+                "ok".to_string()
+            } else {
+                format!("FAILED: {}", self.failures.join("; "))
+            }
+        )
+    }
 }
 
 /// The longest a seed may take: every wait of the host's ladder (handshake,
