@@ -93,7 +93,10 @@ pub use requests::{
 pub use storage::StorageBroker;
 
 // Installing plugins and checking manifests.
-pub use install::{InstallError, InstallPlan, InstalledPlugin, PluginStore, Uninstalled, Upgrade};
+pub use install::{
+    installed_copy, InstallError, InstallPlan, InstalledPlugin, InstalledSize, PluginStore,
+    Uninstalled, Upgrade,
+};
 pub use validate::validate_dir;
 
 // What the host records (whole modules: `audit`, `transcript`, and the

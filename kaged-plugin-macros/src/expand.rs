@@ -68,9 +68,13 @@ pub fn expand(
         };
         steps.push(quote!(.role(#krate::protocol::PluginRole::#variant)));
     }
+    if let Some(m) = &args.migrations {
+        steps.push(quote_spanned! {m.span()=> .migrations(#krate::Migrations::new(#m)) });
+    }
     for h in handlers {
         steps.push(handler_step(h, krate));
     }
+    let hook_checks: Vec<TokenStream> = handlers.iter().map(|h| hook_check(h, krate)).collect();
     let ty_check = quote_spanned! {self_ty.span()=> #krate::__private::plugin_type::<#self_ty>(); };
     quote! {
         #item
@@ -86,6 +90,7 @@ pub fn expand(
         impl #krate::KagedPlugin for #self_ty {
             fn plugin_builder(self) -> #krate::PluginBuilder {
                 #ty_check
+                #(#hook_checks)*
                 let __kaged_this = #krate::__private::Arc::new(self);
                 #krate::Plugin::builder(#name)
                     .version(#version)
@@ -93,6 +98,25 @@ pub fn expand(
             }
         }
     }
+}
+
+/// For a `#[hook]`, assertions that its params and answer are that hook's
+/// (`kaged_plugin_sdk::__private::hook_types`), spanned at the author's
+/// types so the error names the hook's types there; nothing for the rest.
+fn hook_check(h: &Handler, krate: &Path) -> TokenStream {
+    let Kind::Hook { name, .. } = &h.kind else {
+        return TokenStream::new();
+    };
+    let mut out = TokenStream::new();
+    if let Some(p) = &h.sig.params {
+        let f = format_ident!("{}_params", name, span = p.span());
+        out.extend(quote_spanned! {p.span()=> #krate::__private::hook_types::#f::<#p>(); });
+    }
+    if let Some(ret) = &h.sig.output {
+        let f = format_ident!("{}_answer", name, span = ret.span());
+        out.extend(quote_spanned! {ret.span()=> #krate::__private::hook_types::#f::<#ret>(); });
+    }
+    out
 }
 
 /// `.method(..)`, `.tool(..)`, `.hook(..)`, `.on_config(..)` or

@@ -18,11 +18,13 @@ pub struct PluginArgs {
     pub roles: Vec<Ident>,
     pub capabilities: Vec<LitStr>,
     pub manifest_base: Option<LitStr>,
+    /// `migrations = EXPR`: the schema steps (see `kaged_plugin_sdk::Migrations`).
+    pub migrations: Option<syn::Expr>,
     pub krate: Option<Path>,
 }
 
 const PLUGIN_ARGS: &str =
-    "name, version, description, notifications(..), roles(..), capabilities(..), manifest_base, crate";
+    "name, version, description, notifications(..), roles(..), capabilities(..), manifest_base, migrations, crate";
 
 fn lit_list(input: ParseStream) -> syn::Result<Vec<LitStr>> {
     let content;
@@ -47,6 +49,7 @@ impl PluginArgs {
                 "version" => args.version = Some(meta.value()?.parse()?),
                 "description" => args.description = Some(meta.value()?.parse()?),
                 "manifest_base" => args.manifest_base = Some(meta.value()?.parse()?),
+                "migrations" => args.migrations = Some(meta.value()?.parse()?),
                 "notifications" => args.notifications.extend(lit_list(meta.input)?),
                 "capabilities" => args.capabilities.extend(lit_list(meta.input)?),
                 "roles" => {

@@ -38,6 +38,7 @@ pub mod describe;
 mod error;
 pub mod logging;
 mod runtime;
+pub mod migrations;
 pub mod storage;
 pub mod testing;
 pub mod tool;
@@ -54,6 +55,7 @@ pub use runtime::macro_support::{HandlerParams, HandlerResult, SchemaParams};
 pub use runtime::KagedPlugin;
 
 pub use error::{PluginError, SdkError};
+pub use migrations::Migrations;
 pub use runtime::{stdio, Call, Host, HostCallError, Plugin, PluginBuilder, ServeExit};
 
 /// The README's example (the crate's page on crates.io), compiled as a

@@ -30,7 +30,9 @@ macro_rules! sql_params {
 pub enum StorageError {
     /// `-32003`: outside the plugin's tables, a forbidden statement, or no
     /// storage capability.
-    #[error("storage access denied: {}", .0.message)]
+    /// The host's message already says "storage access denied"; it is shown
+    /// once.
+    #[error("{}", denied_message(&.0.message))]
     Denied(RpcError),
     /// `-32602`: malformed SQL params.
     #[error("invalid storage params: {}", .0.message)]
@@ -73,11 +75,45 @@ impl From<HostCallError> for StorageError {
     }
 }
 
+/// `message` with one "storage access denied: " in front.
+fn denied_message(message: &str) -> String {
+    const PREFIX: &str = "storage access denied";
+    if message.starts_with(PREFIX) {
+        message.to_string()
+    } else {
+        format!("{PREFIX}: {message}")
+    }
+}
+
 impl From<StorageError> for PluginError {
-    /// A `-32000` error with the storage error's causes (see
-    /// [`PluginError::from_error`]), so that `?` works in handlers.
+    /// So that `?` works in handlers: a denial keeps its meaning, `-32003`
+    /// with the host's message (and its `data`, when it had one); any other
+    /// storage error is a `-32000` with the storage error's causes (see
+    /// [`PluginError::from_error`]): invalid SQL params are the plugin's
+    /// fault, not its caller's, so they are not answered `-32602`.
+    ///
+    /// ```
+    /// use kaged_plugin_sdk::protocol::{ErrorCode, RpcError};
+    /// use kaged_plugin_sdk::{storage::StorageError, PluginError};
+    /// let host = RpcError::new(ErrorCode::StorageAccessDenied, "storage access denied: table other_plugin_notes is not yours");
+    /// let e: PluginError = StorageError::Denied(host).into();
+    /// assert_eq!(e.code(), -32003);
+    /// assert_eq!(e.message(), "storage access denied: table other_plugin_notes is not yours");
+    /// ```
     fn from(e: StorageError) -> PluginError {
-        PluginError::from_error(&e)
+        match e {
+            StorageError::Denied(rpc) => {
+                let err = PluginError::with_code(
+                    ErrorCode::StorageAccessDenied,
+                    denied_message(&rpc.message),
+                );
+                match rpc.data {
+                    Some(data) => err.with_data(data),
+                    None => err,
+                }
+            }
+            other => PluginError::from_error(&other),
+        }
     }
 }
 

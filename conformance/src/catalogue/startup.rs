@@ -24,6 +24,17 @@ pub const MANIFEST_NO_WARNINGS: CaseDef = CaseDef {
     per: None,
 };
 
+/// `manifest.current` (SHOULD): an SDK plugin's manifest on disk is what
+/// its binary generates (`--print-manifest`).
+pub const MANIFEST_CURRENT: CaseDef = CaseDef {
+    id: "manifest.current",
+    title: "The manifest on disk is what the plugin binary generates (--print-manifest)",
+    level: Should,
+    spec: "ADDENDUM §14; docs/authoring.md § The manifest follows from the code",
+    sentence: "The daemon reads kaged-plugin.yaml from the plugin directory: a manifest that drifted from the code declares methods, tools or hooks the binary no longer has, or hides ones it has.",
+    per: None,
+};
+
 /// `launch.command_exists` (MUST): `command[0]` exists and is executable.
 pub const LAUNCH_COMMAND_EXISTS: CaseDef = CaseDef {
     id: "launch.command_exists",

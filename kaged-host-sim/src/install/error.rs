@@ -39,6 +39,29 @@ pub enum InstallError {
         /// `command[0]` as the manifest writes it.
         command: String,
     },
+    /// `command` names a file under a directory install never copies
+    /// (`target/`, `.git/`): the copy could not start.
+    #[error(
+        "{name} runs `{command}`, which is under {dir}: install does not copy {dir} \
+         (build output and history, any size), so the installed copy could not start it; \
+         pack the plugin first (`cargo kaged pack`, then install target/kaged/{name})"
+    )]
+    CommandNotShipped {
+        /// The plugin.
+        name: String,
+        /// The path `command` names.
+        command: String,
+        /// The directory never copied.
+        dir: String,
+    },
+    /// The source directory could not be walked.
+    #[error("cannot list the files of {}: {message}", dir.display())]
+    Walk {
+        /// The directory given.
+        dir: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// Step 3: the same version is already installed.
     #[error("{name} {version} is already installed")]
     AlreadyInstalled {

@@ -42,6 +42,7 @@ use std::path::{Path, PathBuf};
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 use serde_json::json;
 
+pub use copy::InstalledSize;
 pub use registry::InstalledPlugin;
 use registry::Registry;
 
@@ -49,6 +50,35 @@ use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::plugin::session::{PluginSession, ShutdownOutcome};
 use crate::storage::StorageBroker;
 use crate::validate::{command_leaves_plugin_dir, validate_dir};
+
+/// The packed layout `cargo kaged pack` writes inside a development
+/// directory (`target/kaged/<name>/`), when there is one: what installs in
+/// its place.
+fn packed_layout(src: &Path, name: &str) -> Option<PathBuf> {
+    let packed = src.join("target").join("kaged").join(name);
+    packed.join(MANIFEST_FILE).is_file().then_some(packed)
+}
+
+/// The store entry of `dir` when `dir` is an installed copy
+/// (`<store>/plugins/<name>/` of a store whose `config.toml` lists
+/// `<name>`); `None` for any other directory.
+pub fn installed_copy(dir: &Path) -> Result<Option<InstalledPlugin>, InstallError> {
+    let Ok(dir) = dir.canonicalize() else {
+        return Ok(None);
+    };
+    let (Some(name), Some(plugins)) = (dir.file_name(), dir.parent()) else {
+        return Ok(None);
+    };
+    let Some(root) = plugins.parent().filter(|_| plugins.ends_with("plugins")) else {
+        return Ok(None);
+    };
+    if !root.join(registry::CONFIG_FILE).is_file() {
+        return Ok(None);
+    }
+    Ok(Registry::load(root)?
+        .plugins
+        .remove(&name.to_string_lossy().into_owned()))
+}
 
 /// Capabilities gained and lost by an upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,6 +233,10 @@ impl PluginStore {
                 command: command.clone(),
             });
         }
+        if let Some(packed) = packed_layout(src, &manifest.name) {
+            return self.plan(&packed);
+        }
+        copy::select(src, &manifest.name, &manifest.command)?;
         let capabilities = manifest.capability_strings();
         let upgrade = match Registry::load(&self.root)?.plugins.get(&manifest.name) {
             None => None,
@@ -265,7 +299,12 @@ impl PluginStore {
         if staging.exists() {
             std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
         }
-        copy::copy_tree(src, &staging)?;
+        let src = plan.source.as_path();
+        let command = crate::validate::validate_dir(src)
+            .manifest
+            .map(|m| m.command)
+            .unwrap_or_default();
+        copy::select(src, &plan.name, &command)?.copy(src, &staging)?;
         if dest.exists() {
             std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
         }
@@ -295,6 +334,16 @@ impl PluginStore {
             ),
         }
         Ok(entry)
+    }
+
+    /// What the installed copy of `name` holds (files and bytes).
+    pub fn installed_size(&self, name: &str) -> Result<InstalledSize, InstallError> {
+        copy::size_of(&self.plugin_dir(name))
+    }
+
+    /// The store's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// Record the operator's enable or disable (no process is touched:

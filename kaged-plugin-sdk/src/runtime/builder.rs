@@ -40,6 +40,8 @@ pub(crate) struct PluginDef {
     pub base: ManifestBase,
     /// 0: [`Plugin::run`] serves on one thread; n: on n worker threads.
     pub worker_threads: usize,
+    /// Run at `initialized`, before any handler (see [`crate::Migrations`]).
+    pub migrations: Option<crate::Migrations>,
 }
 
 /// A plugin ready to serve. Build one with [`Plugin::builder`] (or the
@@ -312,6 +314,14 @@ impl PluginBuilder {
         self
     }
 
+    /// The plugin's schema on brokered storage: steps run once each, in
+    /// order, right after `initialized` and before any handler (see
+    /// [`crate::Migrations`]). Needs the `kaged:storage:write` capability.
+    pub fn migrations(mut self, migrations: crate::Migrations) -> Self {
+        self.def.migrations = Some(migrations);
+        self
+    }
+
     /// Runs on `shutdown` (and on stdin EOF) before the process exits.
     pub fn on_shutdown<F, Fut>(mut self, handler: F) -> Self
     where
@@ -335,6 +345,17 @@ impl PluginBuilder {
             self.def
                 .errors
                 .push("the compactor role requires a pre_compact handler".into());
+        }
+        if self.def.migrations.is_some()
+            && !self
+                .def
+                .capabilities_used
+                .iter()
+                .any(|c| c == "kaged:storage:write")
+        {
+            self.def.errors.push(
+                "migrations run on brokered storage and need the kaged:storage:write capability: add .capability_used(\"kaged:storage:write\") (capabilities(\"kaged:storage:write\") in #[kaged_plugin])".into(),
+            );
         }
         if self.def.errors.is_empty() {
             Ok(Plugin {

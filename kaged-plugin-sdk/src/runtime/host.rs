@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::codec::encode_line;
 use crate::error::SdkError;
@@ -32,6 +32,19 @@ struct Inner {
     held: Mutex<Option<Vec<Vec<u8>>>>,
     /// What the host said in `initialize` (`None` before it).
     init: Mutex<Option<InitializeParams>>,
+    /// Whether the schema migrations are done (see [`crate::Migrations`]).
+    schema: watch::Sender<Schema>,
+}
+
+/// Where the plugin's schema migrations are.
+#[derive(Debug, Clone)]
+pub(crate) enum Schema {
+    /// Nothing to wait for (no migrations, or they ran).
+    Ready,
+    /// Running since `initialized`.
+    Migrating,
+    /// A step failed: every gated call is answered this.
+    Failed(RpcError),
 }
 
 /// The plugin's handle to the host. Cheap to clone; every handler receives
@@ -59,6 +72,7 @@ impl Host {
                 pending: Mutex::new(HashMap::new()),
                 held: Mutex::new(Some(Vec::new())),
                 init: Mutex::new(None),
+                schema: watch::channel(Schema::Ready).0,
             }),
         }
     }
@@ -168,6 +182,26 @@ impl Host {
         let (tx, rx) = oneshot::channel();
         if self.inner.out.send(Outgoing::Flush(tx)).is_ok() {
             let _ = rx.await;
+        }
+    }
+
+    /// Record where the schema migrations are.
+    pub(crate) fn set_schema(&self, state: Schema) {
+        self.inner.schema.send_replace(state);
+    }
+
+    /// Wait until the schema migrations are done: `Err` with the failure
+    /// when one failed. Answers at once when there is nothing to wait for.
+    pub(crate) async fn schema_ready(&self) -> Result<(), RpcError> {
+        let mut rx = self.inner.schema.subscribe();
+        let state = rx
+            .wait_for(|s| !matches!(s, Schema::Migrating))
+            .await
+            .map(|s| s.clone())
+            .unwrap_or(Schema::Ready);
+        match state {
+            Schema::Failed(e) => Err(e),
+            _ => Ok(()),
         }
     }
 

@@ -4,6 +4,7 @@ mod blocking;
 mod builder;
 mod handler;
 mod host;
+pub mod hook_types;
 pub mod macro_support;
 mod metadata;
 mod serve;

@@ -10,7 +10,8 @@ use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 
 use super::builder::Plugin;
-use super::host::Host;
+use super::host::{Host, Schema};
+use crate::migrations::failure_answer;
 use crate::codec::{encode_line, EncodeError, Frame, LineReader, MAX_LINE_BYTES};
 use crate::error::SdkError;
 use crate::protocol::{
@@ -191,6 +192,22 @@ impl Plugin {
             methods::INITIALIZED if *phase == Phase::Answered => {
                 *phase = Phase::Ready;
                 host.mark_ready();
+                if let Some(migrations) = self.def.migrations.clone() {
+                    host.set_schema(Schema::Migrating);
+                    let host = host.clone();
+                    tokio::spawn(async move {
+                        match migrations.run(&host.storage()).await {
+                            Ok(version) => {
+                                tracing::debug!(version, "schema migrations done");
+                                host.set_schema(Schema::Ready);
+                            }
+                            Err(e) => {
+                                tracing::error!("{}", crate::protocol::error_chain::chain(&e));
+                                host.set_schema(Schema::Failed(failure_answer(&e)));
+                            }
+                        }
+                    });
+                }
             }
             // Accepted once initialize is answered (ADDENDUM §12).
             methods::CONFIG_UPDATE if *phase != Phase::Fresh => {
@@ -214,6 +231,10 @@ impl Plugin {
                 if let Some(route) = self.def.routes.get(other).cloned() {
                     let (host, method) = (host.clone(), other.to_owned());
                     tokio::spawn(async move {
+                        if let Err(e) = host.schema_ready().await {
+                            tracing::error!(%method, "notification not handled: {}", e.message);
+                            return;
+                        }
                         if let Err(e) = route.invoke(&method, n.params, host).await {
                             tracing::error!(%method, "notification handler failed: {}", e.message);
                         }
@@ -285,7 +306,11 @@ impl Plugin {
                     let (host, id, method, params) =
                         (host.clone(), r.id.clone(), r.method.clone(), r.params);
                     let mut call = Box::pin(async move {
-                        let resp = match route.invoke(&method, params, host.clone()).await {
+                        let answer = match host.schema_ready().await {
+                            Ok(()) => route.invoke(&method, params, host.clone()).await,
+                            Err(e) => Err(e),
+                        };
+                        let resp = match answer {
                             Ok(v) => Response::ok(id, v),
                             Err(e) => Response::err(id, e),
                         };

@@ -126,6 +126,11 @@ pub(crate) fn api_version_matches(_: &RunContext, p: &Primary) -> Verdict {
     compare(p, "api_version", API_VERSION.to_string(), got)
 }
 
+/// How to bring the manifest back in line with the code.
+const REGENERATE: &str = "the manifest and the code disagree: regenerate kaged-plugin.yaml \
+    (an SDK plugin: `<binary> --print-manifest > kaged-plugin.yaml`, \
+    `KAGED_UPDATE_MANIFEST=1 cargo test`, or `cargo kaged pack`; see manifest.current)";
+
 /// `handshake.methods_within_manifest`.
 pub(crate) fn methods_within_manifest(ctx: &RunContext, p: &Primary) -> Verdict {
     if let Some(v) = not_started(p) {
@@ -148,7 +153,7 @@ pub(crate) fn methods_within_manifest(ctx: &RunContext, p: &Primary) -> Verdict 
     match extra {
         None => no_result(),
         Some(x) if x.is_empty() => Verdict::pass("every listed method is declared"),
-        Some(x) => Verdict::fail(format!("expected: only declared methods; actual: {x:?} listed but not declared (the host ignores them)")),
+        Some(x) => Verdict::fail(format!("expected: only declared methods; actual: {x:?} listed but not declared (the host ignores them); {REGENERATE}, or list them under `methods:`")),
     }
 }
 
@@ -172,7 +177,7 @@ pub(crate) fn methods_complete(ctx: &RunContext, p: &Primary) -> Verdict {
     match missing {
         None => no_result(),
         Some(x) if x.is_empty() => Verdict::pass(format!("all {} declared methods and tools listed", declared.len())),
-        Some(x) => Verdict::fail(format!("expected: every declared method and tool listed; actual: {x:?} missing (the host marks them unavailable)")),
+        Some(x) => Verdict::fail(format!("expected: every declared method and tool listed; actual: {x:?} missing (the host marks them unavailable); {REGENERATE}, or implement them")),
     }
 }
 

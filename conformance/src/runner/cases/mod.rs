@@ -11,6 +11,7 @@
 mod busy;
 mod cage;
 mod config;
+mod drift;
 mod handshake;
 mod hooks;
 mod launch;
@@ -71,6 +72,7 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(LAUNCH_STARTS, Plugin, Launch(launch::starts)),
     check!(CAGE_STARTS_CAGED, Plugin, Launch(cage::starts_caged)),
     check!(LAUNCH_SELF_CONTAINED, Plugin, Session(launch::self_contained)),
+    check!(MANIFEST_CURRENT, Plugin, Session(drift::current)),
     check!(HANDSHAKE_SILENT_BEFORE_INITIALIZE, Plugin, Handshake(handshake::silent_before_initialize)),
     check!(HANDSHAKE_ANSWERS_IN_TIME, Plugin, Handshake(handshake::answers_in_time)),
     check!(HANDSHAKE_WELL_FORMED, Plugin, Handshake(handshake::well_formed)),

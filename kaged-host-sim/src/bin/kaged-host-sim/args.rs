@@ -71,15 +71,31 @@ pub enum Command {
     Call {
         /// The plugin directory.
         dir: PathBuf,
-        /// The method (custom method, prefixed tool, system method or hook).
+        /// The method: a custom method, a prefixed tool, a system method,
+        /// or a hook (`on_session_start` or `kaged.hook.on_session_start`).
         method: String,
-        /// The params, a JSON object.
+        /// The params, a JSON object. A hook without them gets empty ones
+        /// of its shape (no transcript, no messages).
         params: Option<String>,
         /// The call context, a JSON PluginCallContext. Default: daemon-level
-        /// for custom methods; for a tool (always dispatched by an agent)
-        /// project `kaged-host-sim`, agent `primary`, session `ses_cli`.
-        #[arg(long, value_name = "JSON")]
+        /// for custom methods; for a tool or a hook (always for an agent)
+        /// project `kaged-host-sim`, agent `primary`, generated session and
+        /// request ids.
+        #[arg(long, value_name = "JSON", conflicts_with = "agent")]
         context: Option<String>,
+        /// Call as this agent (`primary`, `primary.subagents.researcher`):
+        /// a full context with generated session and request ids.
+        #[arg(long, value_name = "PATH")]
+        agent: Option<String>,
+        /// With --agent: the project id (default `kaged-host-sim`).
+        #[arg(long, value_name = "ID", requires = "agent")]
+        project: Option<String>,
+        /// With --agent: the session id (default: generated).
+        #[arg(long, value_name = "ID", requires = "agent")]
+        session: Option<String>,
+        /// Call an installed copy the store has disabled (refused without).
+        #[arg(long)]
+        force: bool,
         /// Print only the result or error object, as JSON, on stdout.
         #[arg(long)]
         json: bool,

@@ -108,20 +108,26 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             method,
             params,
             context,
+            agent,
+            project,
+            session,
+            force,
             json,
         } => {
             require_dir(&dir)?;
+            call::refuse_disabled_copy(&dir, force)?;
             caging::check(cli.global.cage).await?;
             let (host, in_flight) = host_for(&cli.global, false)?;
-            let outcome = call::run(
-                &host,
-                &dir,
-                &method,
-                params.as_deref(),
-                context.as_deref(),
+            let request = call::CallRequest {
+                method: &method,
+                params: params.as_deref(),
+                context: context.as_deref(),
+                agent: agent.as_deref(),
+                project: project.as_deref(),
+                session: session.as_deref(),
                 json,
-            )
-            .await;
+            };
+            let outcome = call::run(&host, &dir, request).await;
             let outcome = settled(&in_flight, &cli.global, outcome).await;
             cli.global.finish_transcript(&host, &[&dir])?;
             outcome

@@ -8,7 +8,7 @@
 //! Validating manifest...
 //!   name: oh-my-pi
 //!   ...
-//! ✓ Installed oh-my-pi 0.1.0
+//! ✓ Installed oh-my-pi 0.1.0 into ~/.kaged/plugins/oh-my-pi (3 files, 1.9 MiB)
 //!   → enable with: kaged-host-sim plugin enable oh-my-pi --store ~/.kaged
 //! $ kaged-host-sim plugin uninstall oh-my-pi --store ~/.kaged --active-sessions 1
 //! error: plugin oh-my-pi is active in 1 session(s); stop sessions first, or use --force
@@ -171,11 +171,22 @@ pub async fn run(
             });
             match result {
                 Ok(entry) => {
-                    println!("✓ Installed {} {}", entry.name, entry.installed);
+                    let dir = store.plugin_dir(&entry.name);
+                    let size = store
+                        .installed_size(&entry.name)
+                        .map(|s| format!(" ({s})"))
+                        .unwrap_or_default();
+                    println!(
+                        "✓ Installed {} {} into {}{size}",
+                        entry.name,
+                        entry.installed,
+                        dir.display()
+                    );
                     if !entry.enabled {
                         println!(
-                            "  → enable with: kaged-host-sim plugin enable {}",
-                            entry.name
+                            "  → enable with: kaged-host-sim plugin enable {} --store {}",
+                            entry.name,
+                            store.root().display()
                         );
                     }
                     Ok(ExitCode::SUCCESS)

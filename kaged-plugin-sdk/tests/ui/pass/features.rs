@@ -1,6 +1,8 @@
 //! Every handler kind and signature shape, and every plugin argument.
 
-use kaged_plugin_sdk::protocol::{CompactParams, ObserverResult, SessionIdleParams};
+use kaged_plugin_sdk::protocol::{
+    CompactParams, ObserverResult, SessionIdleParams, SessionStartResult,
+};
 use kaged_plugin_sdk::{kaged_plugin, Call, Host, KagedPlugin, PluginError};
 use serde::Deserialize;
 use serde_json::Value;
@@ -65,7 +67,7 @@ impl Everything {
     }
 
     #[hook]
-    async fn on_session_start(&self) -> Result<Option<String>, PluginError> {
+    async fn on_session_start(&self) -> Result<Option<SessionStartResult>, PluginError> {
         Ok(None)
     }
 
