@@ -98,6 +98,13 @@ fail_proofs! {
             .contains("{\"retain\":\"msg_002\"}"));
     };
 
+    /// The program generates a manifest (`--print-manifest`) with a method
+    /// the checked-in one lacks: `manifest.current` names the field and the fix.
+    manifest_drift: own("manifest-drift") => [warn(MANIFEST_CURRENT)] then |r| {
+        let detail = &r.case(MANIFEST_CURRENT.id).detail;
+        assert!(detail.contains("status.history") && detail.contains("regenerate"), "{detail}");
+    };
+
     manifest_warning: own("manifest-warning") => [warn(MANIFEST_NO_WARNINGS)] then |r| {
         assert!(r.case(MANIFEST_NO_WARNINGS.id).detail.contains("homepage"));
     };

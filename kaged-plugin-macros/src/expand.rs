@@ -101,7 +101,7 @@ pub fn expand(
 }
 
 /// For a `#[hook]`, assertions that its params and answer are that hook's
-/// (`kaged_plugin_sdk::__private::hook_types`), spanned at the author's
+/// (`kaged_plugin_sdk::__hook_types`), spanned at the author's
 /// types so the error names the hook's types there; nothing for the rest.
 fn hook_check(h: &Handler, krate: &Path) -> TokenStream {
     let Kind::Hook { name, .. } = &h.kind else {
@@ -110,11 +110,11 @@ fn hook_check(h: &Handler, krate: &Path) -> TokenStream {
     let mut out = TokenStream::new();
     if let Some(p) = &h.sig.params {
         let f = format_ident!("{}_params", name, span = p.span());
-        out.extend(quote_spanned! {p.span()=> #krate::__private::hook_types::#f::<#p>(); });
+        out.extend(quote_spanned! {p.span()=> #krate::__hook_types::#f::<#p>(); });
     }
     if let Some(ret) = &h.sig.output {
         let f = format_ident!("{}_answer", name, span = ret.span());
-        out.extend(quote_spanned! {ret.span()=> #krate::__private::hook_types::#f::<#ret>(); });
+        out.extend(quote_spanned! {ret.span()=> #krate::__hook_types::#f::<#ret>(); });
     }
     out
 }

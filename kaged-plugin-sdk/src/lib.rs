@@ -37,8 +37,8 @@ pub mod codec;
 pub mod describe;
 mod error;
 pub mod logging;
-mod runtime;
 pub mod migrations;
+mod runtime;
 pub mod storage;
 pub mod testing;
 pub mod tool;
@@ -49,6 +49,8 @@ pub use kaged_plugin_protocol as protocol;
 pub use kaged_plugin_protocol::manifest;
 
 pub use kaged_plugin_macros::kaged_plugin;
+#[doc(hidden)]
+pub use runtime::hook_types as __hook_types;
 #[doc(hidden)]
 pub use runtime::macro_support as __private;
 pub use runtime::macro_support::{HandlerParams, HandlerResult, SchemaParams};

@@ -49,10 +49,13 @@ const KIT_CRATES: [&str; 5] = [
 /// workspace's build uses, and this build's later steps (doctests) would
 /// find them changed. A per-package `codegen-units` override gives the
 /// kit's crates other artifact names there; everything from crates.io is
-/// shared. Release builds are unoptimised, as [`with_env`] makes them.
+/// shared. Release builds are unoptimised, as [`with_env`] makes them, and
+/// unstripped (the scaffold's `strip = true` would change every
+/// dependency's fingerprint; the guide test builds it as written).
 fn outside_config() -> String {
-    let mut text =
-        String::from("[profile.release]\nopt-level = 0\ndebug = false\nincremental = true\n");
+    let mut text = String::from(
+        "[profile.release]\nopt-level = 0\ndebug = false\nincremental = true\nstrip = false\n",
+    );
     for profile in ["dev", "release"] {
         for krate in KIT_CRATES {
             text.push_str(&format!(
@@ -204,7 +207,9 @@ fn a_packed_example_installs_and_its_installed_copy_answers() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("✓ Installed oh-my-pi 0.1.0"), "{said}");
 
-    // The installed copy runs on its own: the packed directory can go.
+    // Enabled (a disabled copy is not started), the installed copy runs on
+    // its own: the packed directory can go.
+    ok(&mut host(&["plugin", "enable", "oh-my-pi"]));
     std::fs::remove_dir_all(&packed_root).expect("remove the packed dir");
     let installed = home.join("plugins/oh-my-pi");
     let out = ok(host(&["call"])

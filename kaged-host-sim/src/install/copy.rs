@@ -72,7 +72,11 @@ fn under_never(rel: &Path) -> Option<&'static str> {
 }
 
 /// Choose what to copy from `src` for a plugin started with `command`.
-pub(crate) fn select(src: &Path, name: &str, command: &[String]) -> Result<Selection, InstallError> {
+pub(crate) fn select(
+    src: &Path,
+    name: &str,
+    command: &[String],
+) -> Result<Selection, InstallError> {
     let mut files = Vec::new();
     for rel in command_paths(command) {
         if let Some(dir) = under_never(&rel) {
@@ -191,7 +195,13 @@ mod tests {
         touch(s, "lib/target/data", "kept: not top-level");
         assert_eq!(
             chosen(s, &["./run.sh"]),
-            [".gitignore", "kaged-plugin.yaml", "lib/plugin.py", "lib/target/data", "run.sh"]
+            [
+                ".gitignore",
+                "kaged-plugin.yaml",
+                "lib/plugin.py",
+                "lib/target/data",
+                "run.sh"
+            ]
         );
     }
 
@@ -203,13 +213,25 @@ mod tests {
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
-        assert!(err.contains("target/") && err.contains("cargo kaged pack"), "{err}");
+        assert!(
+            err.contains("target/") && err.contains("cargo kaged pack"),
+            "{err}"
+        );
     }
 
     #[test]
     fn sizes_read_in_the_unit_that_fits() {
-        let kib = InstalledSize { files: 2, bytes: 2048 };
-        let mib = InstalledSize { files: 1, bytes: 3 * 1024 * 1024 };
-        assert_eq!((kib.to_string(), mib.to_string()), ("2 files, 2.0 KiB".into(), "1 file, 3.0 MiB".into()));
+        let kib = InstalledSize {
+            files: 2,
+            bytes: 2048,
+        };
+        let mib = InstalledSize {
+            files: 1,
+            bytes: 3 * 1024 * 1024,
+        };
+        assert_eq!(
+            (kib.to_string(), mib.to_string()),
+            ("2 files, 2.0 KiB".into(), "1 file, 3.0 MiB".into())
+        );
     }
 }

@@ -7,6 +7,7 @@ mod bench;
 mod cage;
 mod caging;
 mod commands;
+mod first_hour;
 mod golden;
 mod plugin;
 mod project;

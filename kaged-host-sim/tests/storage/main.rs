@@ -10,3 +10,4 @@ mod happy;
 mod properties;
 mod rewrite;
 mod sdk;
+mod sdk_schema;

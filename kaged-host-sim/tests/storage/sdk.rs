@@ -244,8 +244,8 @@ async fn read_only_client_gets_a_typed_denial_for_writes_and_ddl() {
         .expect_err("setup needs write");
     assert_eq!(
         e.code(),
-        -32000,
-        "a handler's `?` on a storage error answers -32000"
+        -32003,
+        "a handler's `?` on a storage denial keeps -32003"
     );
     assert!(
         e.rpc_error().message.contains("storage access denied"),

@@ -1,6 +1,6 @@
 //! The params and answer types each lifecycle hook takes, as traits the code
-//! `#[hook]` generates checks against (re-exported under
-//! `kaged_plugin_sdk::__private::hook_types`).
+//! `#[hook]` generates checks against (re-exported as
+//! `kaged_plugin_sdk::__hook_types`).
 //!
 //! The builder's `.hook(..)` accepts any deserializable params, so a handler
 //! declared for `on_session_start` that takes `CompactParams` would compile

@@ -12,7 +12,6 @@ use serde::Serialize;
 
 use crate::PluginError;
 
-pub use super::hook_types;
 pub use serde_json::Value;
 pub use std::sync::Arc;
 

@@ -3,8 +3,8 @@
 mod blocking;
 mod builder;
 mod handler;
-mod host;
 pub mod hook_types;
+mod host;
 pub mod macro_support;
 mod metadata;
 mod serve;

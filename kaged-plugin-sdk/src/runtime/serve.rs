@@ -11,9 +11,9 @@ use tokio::sync::mpsc;
 
 use super::builder::Plugin;
 use super::host::{Host, Schema};
-use crate::migrations::failure_answer;
 use crate::codec::{encode_line, EncodeError, Frame, LineReader, MAX_LINE_BYTES};
 use crate::error::SdkError;
+use crate::migrations::failure_answer;
 use crate::protocol::{
     methods, ErrorCode, Id, InitializeParams, InitializeResult, Notification, Request, Response,
     RpcError, RpcMessage, StatusOk, API_VERSION,

@@ -58,6 +58,9 @@ serde_json = "1"
         "\n[dev-dependencies]\n# assert_conforms: the conformance suite, from the plugin's own tests.\nkaged-conformance = {}\n",
         kit.dep("conformance")
     ));
+    s.push_str(
+        "\n# What `cargo kaged pack` ships: no symbols, so the installed copy stays small.\n[profile.release]\nstrip = true\n",
+    );
     if standalone {
         s.push_str(
             "\n# Its own workspace (it was created inside another one that does not list\n# it); remove this table to make it a member of the enclosing workspace.\n[workspace]\n",
@@ -126,7 +129,9 @@ pub fn main_rs(o: &NewOptions) -> String {
         o.name
     );
     if o.storage {
-        attr.push_str(", capabilities(\"kaged:storage:read\", \"kaged:storage:write\")");
+        attr.push_str(
+            ", capabilities(\"kaged:storage:read\", \"kaged:storage:write\"), migrations = SCHEMA",
+        );
     }
 
     let mut handlers = format!(
@@ -179,9 +184,9 @@ pub fn main_rs(o: &NewOptions) -> String {
     /// plugin's own tables).
     #[method("{ns}.remember")]
     async fn remember(&self, p: Remember, call: Call) -> Result<u64, PluginError> {{
-        let storage = call.host.storage();
-        storage.exec(NOTES_TABLE, sql_params![]).await?;
-        let done = storage
+        let done = call
+            .host
+            .storage()
             .exec("INSERT INTO notes (note) VALUES (?)", sql_params![p.note])
             .await?;
         Ok(done.rows_affected)
@@ -190,9 +195,9 @@ pub fn main_rs(o: &NewOptions) -> String {
     /// Every note, oldest first.
     #[method("{ns}.notes")]
     async fn notes(&self, call: Call) -> Result<Vec<String>, PluginError> {{
-        let storage = call.host.storage();
-        storage.exec(NOTES_TABLE, sql_params![]).await?;
-        let rows = storage
+        let rows = call
+            .host
+            .storage()
             .query_as::<Note>("SELECT note FROM notes ORDER BY id", sql_params![])
             .await?;
         Ok(rows.into_iter().map(|n| n.note).collect())
@@ -201,7 +206,7 @@ pub fn main_rs(o: &NewOptions) -> String {
         ));
     }
     let table = if o.storage {
-        "\n/// The notes table, created on first use.\nconst NOTES_TABLE: &str =\n    \"CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, note TEXT NOT NULL)\";\n"
+        "\n/// The schema: the SDK runs these steps once each, in order, at\n/// `initialized` (add steps at the end; never edit a shipped one).\nconst SCHEMA: &[&str] =\n    &[\"CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, note TEXT NOT NULL)\"];\n"
     } else {
         ""
     };

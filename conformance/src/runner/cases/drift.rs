@@ -2,11 +2,11 @@
 //! (`--print-manifest`, as every SDK plugin does), the manifest on disk is
 //! the one it generates, `command` aside (packing rewrites it).
 //!
-//! Only a native binary that carries the flag's name is asked: the daemon
-//! never runs `--print-manifest`, so the question is put to what can
-//! answer it, with no input, in the plugin directory, and it must answer
-//! within the handshake timeout. A script, or a binary without the flag,
-//! is skipped.
+//! Only a program that carries the flag's name (a native binary or a `#!`
+//! script whose bytes contain `--print-manifest`) is asked: the daemon
+//! never runs `--print-manifest`, so the question is put only to what says
+//! it can answer it, with no input, in the plugin directory, and it must
+//! answer within the initialize timeout. Any other program is skipped.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -23,12 +23,14 @@ use crate::runner::verdict::Verdict;
 /// The flag SDK plugins answer with their manifest.
 const FLAG: &str = "--print-manifest";
 
-/// Whether `path` is an ELF executable that mentions [`FLAG`].
+/// Whether `path` is an executable (ELF or `#!` script) that mentions
+/// [`FLAG`].
 fn answers_flag(path: &Path) -> bool {
     let Ok(bytes) = std::fs::read(path) else {
         return false;
     };
-    bytes.starts_with(b"\x7fELF") && bytes.windows(FLAG.len()).any(|w| w == FLAG.as_bytes())
+    (bytes.starts_with(b"\x7fELF") || bytes.starts_with(b"#!"))
+        && bytes.windows(FLAG.len()).any(|w| w == FLAG.as_bytes())
 }
 
 /// The manifest as a JSON object without `command` (what packing rewrites).
@@ -54,7 +56,7 @@ pub(crate) async fn current(
     };
     if !answers_flag(&bin) {
         return Verdict::skip(format!(
-            "{} is not a binary that answers {FLAG} (not built on the SDK): nothing to compare",
+            "{} does not answer {FLAG} (not built on the SDK): nothing to compare",
             bin.display()
         ));
     }
@@ -100,21 +102,24 @@ pub(crate) async fn current(
         .filter(|k| disk.get(*k) != code.get(*k))
         .map(|k| {
             let show = |v: Option<&Value>| v.map_or("absent".to_string(), Value::to_string);
-            format!("{k}: on disk {}, generated {}", show(disk.get(k)), show(code.get(k)))
+            format!(
+                "{k}: on disk {}, generated {}",
+                show(disk.get(k)),
+                show(code.get(k))
+            )
         })
         .collect();
+    let program = ctx.manifest.command.first().cloned().unwrap_or_default();
     if drifted.is_empty() {
         return Verdict::pass(format!(
-            "kaged-plugin.yaml is what {} {FLAG} generates",
-            bin.display()
+            "kaged-plugin.yaml is what `{program} {FLAG}` generates"
         ));
     }
     Verdict::fail(format!(
         "expected: kaged-plugin.yaml as the code generates it; actual: it drifted ({}); \
-         regenerate it: `{} {FLAG} > kaged-plugin.yaml` (keep your leading comments), \
+         regenerate it: `{program} {FLAG} > kaged-plugin.yaml` (keep your leading comments), \
          `KAGED_UPDATE_MANIFEST=1 cargo test` with the manifest-drift test, or `cargo kaged pack`; \
          if the binary is the stale one, rebuild it",
         drifted.join("; "),
-        bin.display()
     ))
 }

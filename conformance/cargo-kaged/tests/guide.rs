@@ -1,0 +1,231 @@
+//! Part 1 of `docs/authoring.md` ("the first hour"), run as written: every
+//! `<!-- guide: run -->` shell block is run, every `<!-- guide: file PATH -->`
+//! block written to PATH and every `<!-- guide: add-to [TABLE] PATH -->`
+//! block added to that TOML table of PATH, in the page's order, in a temporary directory outside
+//! the workspace, with the kit's command-line tools on `PATH`. So the guide
+//! cannot rot: a step that no longer works fails here, naming the step.
+//!
+//! The one change from what an author types: the kit's crates come from
+//! this checkout instead of crates.io (`cargo kaged new … --kit-path`, and a
+//! kit crate's `"0.1"` in an added block becomes a path). The package
+//! builds into its own `target/` (the guide's manifest runs
+//! `./target/debug/notes`, as an author's does), so this test compiles the
+//! kit and its dependencies once more, and `cargo kaged pack` makes a real
+//! (optimised) release build: the installed copy is what an author ships.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The checkout this test runs in.
+fn kit() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the checkout")
+}
+
+/// The kit crates an added block may name, with their folder.
+const KIT_CRATES: [(&str, &str); 3] = [
+    ("kaged-plugin-sdk", "kaged-plugin-sdk"),
+    ("kaged-host-sim", "kaged-host-sim"),
+    ("kaged-conformance", "conformance"),
+];
+
+/// One step of the guide.
+#[derive(Debug)]
+enum Step {
+    Run(String),
+    File(String, String),
+    /// Lines added at the top of a TOML table: `[table]`, path, lines.
+    AddTo(String, String, String),
+}
+
+/// The steps of Part 1, in order.
+fn steps(guide: &str) -> Vec<Step> {
+    let part1 = guide
+        .split("# Part 2")
+        .next()
+        .expect("the guide has a Part 2 heading");
+    let mut out = Vec::new();
+    let mut lines = part1.lines();
+    while let Some(line) = lines.next() {
+        let Some(tag) = line
+            .trim()
+            .strip_prefix("<!-- guide: ")
+            .and_then(|t| t.strip_suffix(" -->"))
+        else {
+            continue;
+        };
+        let fence = lines.next().expect("a fenced block after the tag");
+        assert!(
+            fence.starts_with("```"),
+            "{tag}: no fenced block after the tag"
+        );
+        let body: String = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let step = match tag.split_once(' ') {
+            None if tag == "run" => Step::Run(body),
+            Some(("file", path)) => Step::File(path.to_string(), body),
+            Some(("add-to", rest)) => {
+                let (table, path) = rest.split_once(' ').expect("add-to [TABLE] PATH");
+                Step::AddTo(table.to_string(), path.to_string(), body)
+            }
+            _ => panic!("unknown guide tag {tag:?}"),
+        };
+        out.push(step);
+    }
+    out
+}
+
+/// `text` with the kit's crates as path dependencies on this checkout.
+fn kit_paths(text: &str) -> String {
+    let mut text = text.to_string();
+    for (krate, folder) in KIT_CRATES {
+        let path = serde_json::Value::from(kit().join(folder).display().to_string());
+        text = text.replace(
+            &format!("{krate} = \"0.1\""),
+            &format!("{krate} = {{ path = {path} }}"),
+        );
+    }
+    text
+}
+
+/// Build the kit's tools (unoptimised release, as the author workflow test
+/// does) and link them into `bin`.
+fn tools(bin: &Path) {
+    let target = Path::new(env!("CARGO_BIN_EXE_cargo-kaged"))
+        .ancestors()
+        .nth(2)
+        .expect("target/<profile>/cargo-kaged")
+        .to_path_buf();
+    let status = cargo_kaged::cargo::cargo()
+        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "true")
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "kaged-host-sim",
+            "-p",
+            "kaged-conformance",
+            "--bins",
+        ])
+        .current_dir(kit())
+        .status()
+        .expect("cargo build");
+    assert!(status.success(), "building the kit's tools failed");
+    std::fs::create_dir_all(bin).expect("mkdir bin");
+    for (name, path) in [
+        (
+            "cargo-kaged",
+            PathBuf::from(env!("CARGO_BIN_EXE_cargo-kaged")),
+        ),
+        ("kaged-host-sim", target.join("release/kaged-host-sim")),
+        (
+            "kaged-conformance",
+            target.join("release/kaged-conformance"),
+        ),
+    ] {
+        std::os::unix::fs::symlink(path, bin.join(name)).expect("link a tool");
+    }
+}
+
+/// The bytes of the files under `dir`.
+fn du(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("a directory")
+        .map(|e| {
+            let e = e.expect("an entry");
+            let meta = e.path().symlink_metadata().expect("metadata");
+            if meta.is_dir() {
+                du(&e.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn the_first_hour_runs_as_written() {
+    if !kaged_host_sim::testing::cage_available_for_blocking("the authoring guide") {
+        return;
+    }
+    let guide = std::fs::read_to_string(kit().join("docs/authoring.md")).expect("the guide");
+    let steps = steps(&guide);
+    assert!(steps.len() >= 8, "the guide's steps: {steps:?}");
+    let place = tempfile::tempdir().expect("tempdir");
+    let bin = place.path().join("bin");
+    tools(&bin);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Until `cargo kaged new` made it, steps run where it is run.
+    let package = place.path().join("notes");
+    for step in &steps {
+        let cwd = if package.is_dir() {
+            package.as_path()
+        } else {
+            place.path()
+        };
+        match step {
+            Step::File(rel, body) => {
+                let p = package.join(rel);
+                std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+                std::fs::write(&p, body).expect("write a guide file");
+            }
+            Step::AddTo(table, rel, body) => {
+                let p = package.join(rel);
+                let text = std::fs::read_to_string(&p).expect("the file to add to");
+                let header = format!("{table}\n");
+                let at = text
+                    .find(&header)
+                    .unwrap_or_else(|| panic!("{rel} has no {table} table:\n{text}"))
+                    + header.len();
+                let text = format!("{}{}{}", &text[..at], kit_paths(body), &text[at..]);
+                std::fs::write(&p, text).expect("add a guide block");
+            }
+            Step::Run(script) => {
+                let script = script.replace(
+                    "cargo kaged new notes",
+                    &format!("cargo kaged new notes --kit-path {}", kit().display()),
+                );
+                let out = Command::new("bash")
+                    .args(["-euo", "pipefail", "-c", &format!("set -x\n{script}")])
+                    .current_dir(cwd)
+                    .env("PATH", &path)
+                    .env_remove("CARGO_TARGET_DIR")
+                    .env_remove("KAGED_HOME")
+                    .output()
+                    .expect("bash");
+                assert!(
+                    out.status.success(),
+                    "the guide's step failed:\n{script}\n--- stdout\n{}\n--- stderr\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+    // The end state the guide promises: installed (only what the plugin
+    // needs: under 10 MiB, no `.git/` or `target/`), enabled, certified.
+    let copy = package.join("store/plugins/notes");
+    assert!(copy.join("bin/notes").is_file(), "the installed copy");
+    let size = du(&copy);
+    assert!(
+        size < 10 * 1024 * 1024,
+        "the installed copy holds {size} bytes"
+    );
+    for never in [".git", "target"] {
+        assert!(!copy.join(never).exists(), "{never} was installed");
+    }
+    let config = std::fs::read_to_string(package.join("store/config.toml")).expect("config");
+    assert!(config.contains("enabled = true"), "{config}");
+}
