@@ -13,6 +13,7 @@
 //! ```
 
 mod procfs;
+pub mod reference;
 
 use std::time::{Duration, Instant};
 
@@ -94,6 +95,39 @@ pub struct BenchReport {
     /// The plugin's resident memory after the bench, in KiB (whole
     /// process tree); `None` without `/proc`.
     pub plugin_rss_kib: Option<u64>,
+    /// The host's own cost, measured against the reference plugin
+    /// ([`reference`]) under the same host and cage; `None` when not
+    /// calibrated.
+    pub host: Option<HostCost>,
+}
+
+/// The host's own cost per call, and the plugin's share of each call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostCost {
+    /// Calls per second against the reference plugin, one at a time.
+    pub reference_calls_per_sec: f64,
+    /// The same, pipelined.
+    pub reference_pipelined_calls_per_sec: f64,
+    /// Microseconds of each call (one at a time) that are the host's and
+    /// the pipes': the reference plugin's time per call.
+    pub host_us_per_call: f64,
+    /// Microseconds of each call that are the plugin's: its time per call
+    /// less the host's (never below 0).
+    pub plugin_us_per_call: f64,
+}
+
+impl HostCost {
+    /// Compare the reference plugin's phases with the measured plugin's.
+    pub fn new(reference: &BenchReport, plugin: &BenchReport) -> HostCost {
+        let per_call = |r: f64| if r > 0.0 { 1e6 / r } else { 0.0 };
+        let host = per_call(reference.one_at_a_time.calls_per_sec);
+        HostCost {
+            reference_calls_per_sec: reference.one_at_a_time.calls_per_sec,
+            reference_pipelined_calls_per_sec: reference.pipelined.calls_per_sec,
+            host_us_per_call: host,
+            plugin_us_per_call: (per_call(plugin.one_at_a_time.calls_per_sec) - host).max(0.0),
+        }
+    }
 }
 
 impl BenchReport {
@@ -129,6 +163,16 @@ impl BenchReport {
         ));
         if let Some(rss) = self.plugin_rss_kib {
             out.push_str(&format!("  plugin RSS: {rss} KiB\n"));
+        }
+        match &self.host {
+            Some(h) => out.push_str(&format!(
+                "  host's own cost: {:.1} µs per call ({:.0} calls/s one at a time, {:.0} pipelined, against a reference plugin that answers at once, same host and cage); the plugin's share: {:.1} µs per call\n",
+                h.host_us_per_call,
+                h.reference_calls_per_sec,
+                h.reference_pipelined_calls_per_sec,
+                h.plugin_us_per_call
+            )),
+            None => out.push_str("  host's own cost: not calibrated\n"),
         }
         out
     }
@@ -198,5 +242,6 @@ pub async fn bench(session: &PluginSession, o: &BenchOptions) -> BenchReport {
         one_at_a_time,
         pipelined,
         plugin_rss_kib: session.pid().and_then(tree_usage).map(|u| u.rss_kib),
+        host: None,
     }
 }

@@ -30,6 +30,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
@@ -274,6 +275,9 @@ struct Inner {
 #[derive(Clone, Default)]
 pub struct AuditLog {
     inner: Arc<Mutex<Inner>>,
+    /// Whether any sink (file, memory, live subscribers) is set: a log
+    /// with none skips building records ([`AuditLog::emit_with`]).
+    active: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -292,6 +296,7 @@ impl AuditLog {
     pub fn memory() -> AuditLog {
         let log = AuditLog::default();
         log.lock().memory = Some(Vec::new());
+        log.active.store(true, Ordering::Release);
         log
     }
 
@@ -300,6 +305,7 @@ impl AuditLog {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         let log = AuditLog::default();
         log.lock().file = Some(file);
+        log.active.store(true, Ordering::Release);
         Ok(log)
     }
 
@@ -311,7 +317,23 @@ impl AuditLog {
                 g.memory = Some(Vec::new());
             }
         }
+        self.active.store(true, Ordering::Release);
         self
+    }
+
+    /// Whether anything keeps or watches the events (a file, memory, a
+    /// subscriber); when not, [`AuditLog::emit_with`] builds nothing.
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// [`AuditLog::emit`] with the data built only when something keeps
+    /// or watches the events: what the per-call paths use, so that a host
+    /// without an audit sink pays nothing for the records it would drop.
+    pub fn emit_with(&self, event: AuditEvent, plugin: &str, data: impl FnOnce() -> Value) {
+        if self.is_active() {
+            self.emit(event, plugin, data());
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -355,6 +377,7 @@ impl AuditLog {
     /// Every event emitted from now on, as it is emitted (a receiver that
     /// falls more than 1024 events behind loses the oldest: `Lagged`).
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<AuditRecord> {
+        self.active.store(true, Ordering::Release);
         self.lock()
             .live
             .get_or_insert_with(|| tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0)

@@ -1,5 +1,6 @@
 //! `kaged-host-sim bench`: against a Python fixture plugin, human and
-//! JSON output, and its errors. Numbers are printed, never asserted.
+//! JSON output, the host's calibrated own cost, and its errors. Numbers
+//! are printed, never asserted (only that they were measured).
 
 use crate::support::host::fixture;
 use assert_cmd::Command;
@@ -52,6 +53,22 @@ fn bench_reports_both_phases_as_json() {
         assert!(p["plugin_cpu_us_per_call"].is_number(), "{p}");
     }
     assert!(v["plugin_rss_kib"].as_u64().is_some_and(|r| r > 0), "{v}");
+    // The host's own cost, calibrated against the reference plugin under
+    // the same host and cage: reported beside the plugin's, not subtracted.
+    let host = &v["host"];
+    for k in [
+        "reference_calls_per_sec",
+        "reference_pipelined_calls_per_sec",
+        "host_us_per_call",
+    ] {
+        assert!(host[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {host}");
+    }
+    assert!(
+        host["plugin_us_per_call"]
+            .as_f64()
+            .is_some_and(|x| x >= 0.0),
+        "{host}"
+    );
 }
 
 #[test]
@@ -70,6 +87,10 @@ fn bench_prints_human_lines_by_default() {
     );
     assert!(
         text.contains("one at a time: ") && text.contains("pipelined (16 in flight): "),
+        "{text}"
+    );
+    assert!(
+        text.contains("host's own cost: ") && text.contains("the plugin's share: "),
         "{text}"
     );
 }

@@ -2,11 +2,15 @@
 //! [--calls N] [--concurrency K] [--json]`: calls per second one at a time
 //! and pipelined, latency percentiles, the plugin's CPU per call and RSS
 //! (`kaged_host_sim::bench`). The first line says how the plugin runs.
+//! Then the same calls go to the reference plugin (`bench::reference`:
+//! this binary answering at once, under the same manifest and cage), and
+//! the report says how much of each call is the host's own cost and how
+//! much the plugin's: nothing is subtracted silently.
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use kaged_host_sim::bench::{bench, BenchOptions};
+use kaged_host_sim::bench::{bench, reference, BenchOptions, BenchReport, HostCost};
 use kaged_host_sim::HostSim;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::Value;
@@ -69,8 +73,11 @@ pub(super) async fn run(
         concurrency: a.concurrency,
         ..BenchOptions::default()
     };
-    let report = bench(&session, &opts).await;
+    let mut report = bench(&session, &opts).await;
     session.shutdown().await;
+    report.host = calibrate(host, dir, &opts)
+        .await
+        .map(|r| HostCost::new(&r, &report));
     if a.json {
         println!("{}", report.to_json());
     } else {
@@ -82,4 +89,39 @@ pub(super) async fn run(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The same calls against the reference plugin: its report, or `None`
+/// (with a warning saying why) when it cannot be run.
+async fn calibrate(host: &HostSim, dir: &Path, opts: &BenchOptions) -> Option<BenchReport> {
+    let place = tempfile::tempdir().ok()?;
+    let reference_dir = match reference::stage(dir, place.path()) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::warn!(
+                "the host's own cost is not calibrated: cannot stage the reference plugin: {e}"
+            );
+            return None;
+        }
+    };
+    let session = match host.launch(&reference_dir).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(
+                "the host's own cost is not calibrated: the reference plugin did not start: {e}"
+            );
+            return None;
+        }
+    };
+    let reference = bench(&session, opts).await;
+    session.shutdown().await;
+    let failed = reference.one_at_a_time.errors + reference.pipelined.errors;
+    if failed > 0 {
+        tracing::warn!(
+            "the host's own cost is not calibrated: {failed} calls to the reference plugin failed"
+        );
+        return None;
+    }
+    drop(place);
+    Some(reference)
 }

@@ -34,6 +34,11 @@ use kaged_host_sim::one_line;
 
 /// Parse the process arguments and run; returns the exit status.
 fn main() -> ExitCode {
+    // `bench`'s reference plugin: this binary, answering at once.
+    if std::env::args().nth(1).as_deref() == Some(kaged_host_sim::bench::reference::SUBCOMMAND) {
+        kaged_host_sim::bench::reference::serve();
+        return ExitCode::SUCCESS;
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

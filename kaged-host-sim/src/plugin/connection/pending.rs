@@ -49,18 +49,21 @@ impl Pending {
         }
     }
 
-    /// Deliver `response` to its caller.
-    pub(crate) fn complete(&self, id: u64, response: Response) -> Completion {
-        let mut g = self.lock();
-        match g.waiting.remove(&id) {
-            Some(tx) => {
-                // The caller may have gone (dropped its future): not an error.
-                let _ = tx.send(response);
-                Completion::Delivered
+    /// Deliver `response` to its caller; an answer no request of ours is
+    /// waiting for ([`Completion::Unknown`]) is handed back.
+    pub(crate) fn complete(&self, id: u64, response: Response) -> (Completion, Option<Response>) {
+        let tx = {
+            let mut g = self.lock();
+            match g.waiting.remove(&id) {
+                Some(tx) => tx,
+                None if g.given_up.remove(&id) => return (Completion::Late, None),
+                None => return (Completion::Unknown, Some(response)),
             }
-            None if g.given_up.remove(&id) => Completion::Late,
-            None => Completion::Unknown,
-        }
+        };
+        // Sent with the lock released: the caller it wakes may take it at once.
+        // The caller may have gone (dropped its future): not an error.
+        let _ = tx.send(response);
+        (Completion::Delivered, None)
     }
 
     /// Fail every pending request (the connection closed).

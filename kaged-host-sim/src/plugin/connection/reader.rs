@@ -95,15 +95,26 @@ fn is_idless_answer(v: &Value) -> bool {
 /// Handle one stdout line; `false` when the plugin must be killed.
 fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
     shared.cfg.transcript.record(Direction::PluginToHost, line);
-    let tap = serde_json::from_slice::<Value>(line)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(line).into_owned()));
-    let phase = shared.phase();
-    let idless = is_idless_answer(&tap);
-    let _ = shared.inbound.send(tap);
-    if idless && phase == Phase::Ready {
-        return anonymous_answer(shared, "an answer without an id");
+    // Parsed once: the tap (only when someone listens), the id-less check
+    // and the classification share the one `Value`.
+    let tapped = shared.inbound.receiver_count() > 0;
+    let parsed = serde_json::from_slice::<Value>(line);
+    if tapped {
+        let tap = match &parsed {
+            Ok(v) => v.clone(),
+            Err(_) => Value::String(String::from_utf8_lossy(line).into_owned()),
+        };
+        let _ = shared.inbound.send(tap);
     }
-    let msg = match RpcMessage::from_slice(line) {
+    let phase = shared.phase();
+    let msg = match parsed {
+        Ok(v) if phase == Phase::Ready && is_idless_answer(&v) => {
+            return anonymous_answer(shared, "an answer without an id");
+        }
+        Ok(v) => RpcMessage::from_value(v),
+        Err(e) => Err(MessageError::Parse(e.to_string())),
+    };
+    let msg = match msg {
         Ok(m) => m,
         Err(MessageError::Parse(_)) => {
             let full = String::from_utf8_lossy(line);
@@ -123,13 +134,14 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
     let msg = match msg {
         RpcMessage::Response(r) if shared.raw.answers_request(&r.id) => return true,
         RpcMessage::Response(r) => match r.id.as_u64() {
-            Some(n) => match shared.pending.complete(n, r.clone()) {
-                Completion::Delivered => return true,
-                Completion::Late => {
+            Some(n) => match shared.pending.complete(n, r) {
+                (Completion::Delivered, _) => return true,
+                (Completion::Late, _) => {
                     tracing::debug!(plugin = %shared.plugin, id = n, "late answer dropped");
                     return true;
                 }
-                Completion::Unknown => RpcMessage::Response(r),
+                (Completion::Unknown, Some(r)) => RpcMessage::Response(r),
+                (Completion::Unknown, None) => return true,
             },
             None => RpcMessage::Response(r),
         },
@@ -215,7 +227,8 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
                 ErrorCode::InternalError,
                 format!("the plugin sent a malformed answer: {e}"),
             );
-            if shared.pending.complete(n, Response::err(id.clone(), err)) == Completion::Delivered {
+            if shared.pending.complete(n, Response::err(id.clone(), err)).0 == Completion::Delivered
+            {
                 return violation(shared, kind, e.to_string(), phase);
             }
         }
@@ -298,11 +311,14 @@ fn notification(shared: &Arc<Shared>, n: Notification) {
     let verdict = shared.limiter().check(Instant::now());
     match verdict {
         Verdict::Accept => {
-            shared.audit(
+            shared.cfg.audit.emit_with(
                 AuditEvent::Notification,
-                json!({"notification_type": n.method}),
+                &shared.plugin,
+                || json!({"notification_type": n.method}),
             );
-            let _ = shared.notifications.send(n);
+            if shared.notifications.receiver_count() > 0 {
+                let _ = shared.notifications.send(n);
+            }
         }
         Verdict::Drop { first: false, .. } => {}
         Verdict::Drop { first: true, rate } => {

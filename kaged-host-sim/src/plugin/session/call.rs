@@ -164,23 +164,22 @@ impl PluginSession {
                 false => Err(not_declared()),
             };
         }
-        if !self
-            .manifest()
-            .declared_methods()
-            .iter()
-            .any(|m| m == method)
-        {
+        // Custom methods, then prefixed tools, without building the list
+        // (`Manifest::declared_methods`) on every call.
+        let manifest = self.manifest();
+        if !(manifest.methods.iter().any(|m| m == method) || manifest.is_prefixed_tool(method)) {
             return Err(not_declared());
         }
-        match self.handshake_info() {
-            Some(info) if info.unavailable_methods.iter().any(|m| m == method) => {
-                Err(CallError::Unavailable {
-                    plugin: self.name().to_string(),
-                    method: method.to_string(),
-                })
-            }
-            _ if self.manifest().is_prefixed_tool(method) => Ok(Kind::Tool),
-            _ => Ok(Kind::Declared),
+        if self.is_unavailable(method) {
+            return Err(CallError::Unavailable {
+                plugin: self.name().to_string(),
+                method: method.to_string(),
+            });
+        }
+        if manifest.is_prefixed_tool(method) {
+            Ok(Kind::Tool)
+        } else {
+            Ok(Kind::Declared)
         }
     }
 
@@ -262,31 +261,33 @@ impl PluginSession {
         params: Option<Value>,
         ctx: Option<PluginCallContext>,
     ) -> Result<Value, CallError> {
-        let request_id = ctx.as_ref().map(|c| c.request_id.clone());
-        let audit = |e, data| self.audit().emit(e, self.name(), data);
-        audit(
-            AuditEvent::MethodCalled,
+        let request_id = || ctx.as_ref().map(|c| c.request_id.clone());
+        let audit = self.audit();
+        audit.emit_with(AuditEvent::MethodCalled, self.name(), || {
             json!({
                 "method": method,
-                "request_id": request_id,
+                "request_id": request_id(),
                 "user_id": ctx.as_ref().and_then(|c| c.operator_id.clone()),
                 "project": ctx.as_ref().and_then(|c| c.project_id.clone()),
-            }),
-        );
-        let start = Instant::now();
+            })
+        });
+        // The clock is read only for the audit's duration.
+        let start = audit.is_active().then(Instant::now);
         let timeout = self.timeouts().request;
         let r = self.connection().request(method, params, timeout).await;
-        let duration_ms = start.elapsed().as_millis() as u64;
-        let mut data = json!({
-            "method": method,
-            "request_id": request_id,
-            "duration_ms": duration_ms,
-            "success": r.is_ok(),
+        audit.emit_with(AuditEvent::MethodReturned, self.name(), || {
+            let duration_ms = start.map_or(0, |s| s.elapsed().as_millis() as u64);
+            let mut data = json!({
+                "method": method,
+                "request_id": request_id(),
+                "duration_ms": duration_ms,
+                "success": r.is_ok(),
+            });
+            if let Err(e) = &r {
+                data["error"] = Value::String(e.to_string());
+            }
+            data
         });
-        if let Err(e) = &r {
-            data["error"] = Value::String(e.to_string());
-        }
-        audit(AuditEvent::MethodReturned, data);
         let method = method.to_string();
         match r {
             Ok(v) => Ok(v),

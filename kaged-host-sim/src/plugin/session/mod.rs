@@ -211,6 +211,16 @@ impl PluginSession {
         self.info.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Whether the handshake left `method` unavailable (declared, not
+    /// listed), without copying the handshake's answer: every call asks.
+    pub(crate) fn is_unavailable(&self, method: &str) -> bool {
+        self.info
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|info| info.unavailable_methods.iter().any(|m| m == method))
+    }
+
     /// The handshake phase of the connection.
     pub fn phase(&self) -> Phase {
         self.connection().phase()
