@@ -11,6 +11,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use kaged_plugin_protocol::manifest::MANIFEST_FILE;
+
 use super::error::InstallError;
 
 /// Directories never copied: at any depth (`.git`) or at the top (`target`).
@@ -69,6 +71,14 @@ fn under_never(rel: &Path) -> Option<&'static str> {
     rel.components()
         .any(|c| c.as_os_str() == NEVER_ANYWHERE)
         .then_some(".git/")
+}
+
+/// The packed layout `cargo kaged pack` writes inside a development
+/// directory (`target/kaged/<name>/`), when there is one: what installs in
+/// its place.
+pub(crate) fn packed_layout(src: &Path, name: &str) -> Option<PathBuf> {
+    let packed = src.join("target").join("kaged").join(name);
+    packed.join(MANIFEST_FILE).is_file().then_some(packed)
 }
 
 /// Choose what to copy from `src` for a plugin started with `command`.

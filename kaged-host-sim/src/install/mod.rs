@@ -42,43 +42,15 @@ use std::path::{Path, PathBuf};
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 use serde_json::json;
 
+use copy::packed_layout;
 pub use copy::InstalledSize;
-pub use registry::InstalledPlugin;
 use registry::Registry;
+pub use registry::{installed_copy, InstalledPlugin};
 
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::plugin::session::{PluginSession, ShutdownOutcome};
 use crate::storage::StorageBroker;
 use crate::validate::{command_leaves_plugin_dir, validate_dir};
-
-/// The packed layout `cargo kaged pack` writes inside a development
-/// directory (`target/kaged/<name>/`), when there is one: what installs in
-/// its place.
-fn packed_layout(src: &Path, name: &str) -> Option<PathBuf> {
-    let packed = src.join("target").join("kaged").join(name);
-    packed.join(MANIFEST_FILE).is_file().then_some(packed)
-}
-
-/// The store entry of `dir` when `dir` is an installed copy
-/// (`<store>/plugins/<name>/` of a store whose `config.toml` lists
-/// `<name>`); `None` for any other directory.
-pub fn installed_copy(dir: &Path) -> Result<Option<InstalledPlugin>, InstallError> {
-    let Ok(dir) = dir.canonicalize() else {
-        return Ok(None);
-    };
-    let (Some(name), Some(plugins)) = (dir.file_name(), dir.parent()) else {
-        return Ok(None);
-    };
-    let Some(root) = plugins.parent().filter(|_| plugins.ends_with("plugins")) else {
-        return Ok(None);
-    };
-    if !root.join(registry::CONFIG_FILE).is_file() {
-        return Ok(None);
-    }
-    Ok(Registry::load(root)?
-        .plugins
-        .remove(&name.to_string_lossy().into_owned()))
-}
 
 /// Capabilities gained and lost by an upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -100,6 +100,27 @@ impl Registry {
     }
 }
 
+/// The store entry of `dir` when `dir` is an installed copy
+/// (`<store>/plugins/<name>/` of a store whose `config.toml` lists
+/// `<name>`); `None` for any other directory.
+pub fn installed_copy(dir: &Path) -> Result<Option<InstalledPlugin>, InstallError> {
+    let Ok(dir) = dir.canonicalize() else {
+        return Ok(None);
+    };
+    let (Some(name), Some(plugins)) = (dir.file_name(), dir.parent()) else {
+        return Ok(None);
+    };
+    let Some(root) = plugins.parent().filter(|_| plugins.ends_with("plugins")) else {
+        return Ok(None);
+    };
+    if !root.join(CONFIG_FILE).is_file() {
+        return Ok(None);
+    }
+    Ok(Registry::load(root)?
+        .plugins
+        .remove(&name.to_string_lossy().into_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! to one line.
 
 pub mod audit;
+mod audit_event;
 pub mod golden;
 pub mod normal;
 pub mod reference;

@@ -1,0 +1,129 @@
+//! The audit event names as data: [`AuditEvent`] and its table
+//! [`AuditEvent::ALL`], the one place the names are written (see the
+//! `audit` module for what the table holds beyond the spec's).
+
+macro_rules! audit_events {
+    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
+        /// An audit event name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum AuditEvent {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl AuditEvent {
+            /// Every event, in table order.
+            pub const ALL: &'static [AuditEvent] = &[$(AuditEvent::$variant,)*];
+
+            /// The event name as written in the log (`plugin.spawned`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(AuditEvent::$variant => $name,)*
+                }
+            }
+
+            /// When the event is emitted and its data (the doc comment).
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(AuditEvent::$variant => concat!($($doc),*),)*
+                }
+                .trim()
+            }
+        }
+    };
+}
+
+audit_events! {
+    /// Plugin process started (name, version, pid, cage_id; `cage`: bwrap, unavailable or off).
+    Spawned => "plugin.spawned",
+    /// Handshake completed (name, methods_count, capabilities_count).
+    Initialized => "plugin.initialized",
+    /// The host called a plugin method (name, method, request_id, user_id, project).
+    MethodCalled => "plugin.method_called",
+    /// The plugin answered a call (name, method, request_id, duration_ms, success).
+    MethodReturned => "plugin.method_returned",
+    /// The plugin emitted a notification (name, notification_type).
+    Notification => "plugin.notification",
+    /// The plugin exceeded the notification rate limit (name, rate).
+    NotificationFlood => "plugin.notification_flood",
+    /// The plugin had more requests in flight than the host answers at once; the excess is answered -32005 (name, limit). Audited once until it is back under the limit.
+    RequestFlood => "plugin.request_flood",
+    /// The plugin wrote non-JSON to stdout (name, line cut to 200 chars).
+    StdoutNoise => "plugin.stdout_noise",
+    /// A health check failed (name, consecutive_failures).
+    HealthFail => "plugin.health_fail",
+    /// The plugin exited unexpectedly (name, exit_code, signal, last_stderr).
+    Crashed => "plugin.crashed",
+    /// The plugin exited cleanly (name, exit_code).
+    Exited => "plugin.exited",
+    /// The host killed the plugin (name, reason).
+    Killed => "plugin.killed",
+    /// The plugin exceeded its failure limit, or could not be started.
+    Failed => "plugin.failed",
+    /// Plugin enabled by the operator.
+    Enabled => "plugin.enabled",
+    /// Plugin disabled by the operator or by failure (name, reason).
+    Disabled => "plugin.disabled",
+    /// Plugin installed.
+    Installed => "plugin.installed",
+    /// Plugin upgraded.
+    Upgraded => "plugin.upgraded",
+    /// Plugin uninstalled.
+    Uninstalled => "plugin.uninstalled",
+    /// The plugin violated the wire protocol (name, violation_type, detail).
+    ProtocolViolation => "plugin.protocol_violation",
+    /// The plugin claimed capabilities beyond its manifest (name, claimed, allowed).
+    CapabilityOverreach => "plugin.capability_overreach",
+    /// Storage access outside the plugin's schema (name, sql).
+    StorageDenied => "plugin.storage_denied",
+    /// A lifecycle hook was invoked.
+    HookFired => "plugin.hook.fired",
+    /// A lifecycle hook returned.
+    HookReturned => "plugin.hook.returned",
+    /// A lifecycle hook timed out.
+    HookTimeout => "plugin.hook.timeout",
+    /// A lifecycle hook failed.
+    HookFailed => "plugin.hook.failed",
+    /// A subagent declared a primary-only hook.
+    HookIllegal => "plugin.hook.illegal",
+    /// A plugin tool was registered.
+    ToolRegistered => "plugin.tool_registered",
+    /// Two plugins registered the same tool name.
+    ToolNameCollision => "plugin.tool_name_collision",
+    /// Two compactors on one agent.
+    RoleViolation => "plugin.role_violation",
+    /// Config failed schema validation.
+    ConfigValidationFailed => "plugin.config_validation_failed",
+    /// The operator changed a knob.
+    KnobWrite => "plugin.knob_write",
+    /// The plugin stopped after `shutdown` (Graceful shutdown; not in the audit table).
+    Stopped => "plugin.stopped",
+    /// No `initialize` answer in time (handshake table; not in the audit table).
+    InitializeTimeout => "plugin.initialize_timeout",
+    /// `api_version` mismatch (handshake table; not in the audit table).
+    ApiMismatch => "plugin.api_mismatch",
+    /// `name` mismatch (handshake table; not in the audit table).
+    NameMismatch => "plugin.name_mismatch",
+    /// `version` mismatch (spec: `initialize.version_mismatch`; not in the audit table).
+    VersionMismatch => "plugin.version_mismatch",
+    /// The host was started with `--no-sandbox`, which does not affect plugins: this one runs as `cage` says (name, cage, cage_id; ADDENDUM §13; not in the audit table).
+    NoSandboxIgnored => "plugin.no_sandbox_ignored",
+    /// A line over 4 MiB (ADDENDUM §9).
+    OversizeMessage => "protocol.oversize_message",
+    /// Compactor failure chain, first event (ADDENDUM §5, §9).
+    CompactionFailed => "compaction.failed",
+    /// Compaction finished (ADDENDUM §5, §9).
+    CompactionCompleted => "compaction.completed",
+}
+
+impl AuditEvent {
+    /// The event with this name.
+    pub fn parse(name: &str) -> Option<AuditEvent> {
+        AuditEvent::ALL.iter().copied().find(|e| e.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for AuditEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
