@@ -336,37 +336,37 @@ fn report(cfg: &Settings, out: &Outcome) {
         ),
         _ => println!("\nresident memory: unavailable (no /proc)"),
     }
-    let judged: Vec<&Row> = out.rows.iter().filter(|r| r.layout.judged()).collect();
-    let verdict = |misses: Vec<String>, none: bool| match (none, misses.is_empty()) {
-        (true, _) => "not judged (no such layout was measured)".to_string(),
-        (false, true) => "met".to_string(),
-        (false, false) => format!("NOT met: {}", misses.join(", ")),
-    };
-    let sdk_misses = judged
-        .iter()
-        .filter(|r| r.ratio(Pair::SimSdk, Pair::SimRaw).0 < GOAL)
-        .map(|r| format!("{} {}", r.layout.name(), r.mode))
-        .collect();
     println!(
         "SDK goal: SDK at {:.0}% or more of the raw baseline (under the host-sim) on the pinned layouts: {}",
         100.0 * GOAL,
-        verdict(sdk_misses, judged.is_empty())
+        verdict(&out.rows, |l| l.judged(), (Pair::SimSdk, Pair::SimRaw), GOAL)
     );
-    let shared: Vec<&Row> = out
-        .rows
-        .iter()
-        .filter(|r| r.layout == Layout::Shared)
-        .collect();
-    let host_misses = shared
-        .iter()
-        .filter(|r| r.ratio(Pair::SimRaw, Pair::RawRaw).0 < HOST_GOAL)
-        .map(|r| format!("{} {}", r.layout.name(), r.mode))
-        .collect();
     println!(
         "host goal: kaged-host-sim ↔ raw at {:.0}% or more of the reference host ↔ raw on the shared layout: {}",
         100.0 * HOST_GOAL,
-        verdict(host_misses, shared.is_empty())
+        verdict(&out.rows, |l| l == Layout::Shared, (Pair::SimRaw, Pair::RawRaw), HOST_GOAL)
     );
+}
+
+/// A goal's verdict over the rows of the layouts `judged` picks: `(a, b)`
+/// must reach `goal` (median of rounds) in each.
+fn verdict(
+    rows: &[Row],
+    judged: impl Fn(Layout) -> bool,
+    (a, b): (Pair, Pair),
+    goal: f64,
+) -> String {
+    let rows: Vec<&Row> = rows.iter().filter(|r| judged(r.layout)).collect();
+    let misses: Vec<String> = rows
+        .iter()
+        .filter(|r| r.ratio(a, b).0 < goal)
+        .map(|r| format!("{} {}", r.layout.name(), r.mode))
+        .collect();
+    match (rows.is_empty(), misses.is_empty()) {
+        (true, _) => "not judged (no such layout was measured)".to_string(),
+        (false, true) => "met".to_string(),
+        (false, false) => format!("NOT met: {}", misses.join(", ")),
+    }
 }
 
 fn main() {

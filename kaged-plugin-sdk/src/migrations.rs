@@ -34,7 +34,6 @@
 //! ```
 
 use crate::error::PluginError;
-use crate::protocol::{ErrorCode, RpcError};
 use crate::sql_params;
 use crate::storage::{Storage, StorageError};
 
@@ -137,14 +136,4 @@ impl Migrations {
 #[derive(serde::Deserialize)]
 struct Version {
     version: i64,
-}
-
-/// The answer every gated call gets after `e`.
-pub(crate) fn failure_answer(e: &MigrationError) -> RpcError {
-    let err = PluginError::from_error(e);
-    RpcError {
-        code: ErrorCode::PluginError.code(),
-        message: err.message().to_string(),
-        data: err.data().cloned(),
-    }
 }

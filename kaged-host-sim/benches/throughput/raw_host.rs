@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
+use kaged_host_sim::bench::reference::request_id;
 use kaged_plugin_protocol::manifest::Manifest;
 
 /// A plugin spawned and spoken to by the reference host.
@@ -160,16 +161,7 @@ impl RawHost {
     }
 }
 
-/// The numeric id of an answer line (`"id":N` before any `"method"`), or
-/// `None` for a notification.
+/// The numeric id of an answer line, or `None` for a notification.
 fn line_id(line: &[u8]) -> Option<u64> {
-    let key = b"\"id\":";
-    let at = line.windows(key.len()).position(|w| w == key)? + key.len();
-    let digits: Vec<u8> = line[at..]
-        .iter()
-        .skip_while(|b| **b == b' ')
-        .take_while(|b| b.is_ascii_digit())
-        .copied()
-        .collect();
-    std::str::from_utf8(&digits).ok()?.parse().ok()
+    request_id(line)?.parse().ok()
 }

@@ -70,9 +70,17 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
-/// The id of a request line, as the JSON text it was (`7`, `"a"`), or
-/// `None` for a notification.
-fn request_id(line: &[u8]) -> Option<String> {
+/// The id of a request or answer line, as the JSON text it was (`7`,
+/// `"a"`), or `None` for a notification: found without parsing the line,
+/// as the reference plugin and the throughput bench's reference host read
+/// them (the first `"id":` member; the host writes it before `params`).
+///
+/// ```
+/// use kaged_host_sim::bench::reference::request_id;
+/// assert_eq!(request_id(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#).as_deref(), Some("7"));
+/// assert_eq!(request_id(br#"{"jsonrpc":"2.0","method":"echo.said"}"#), None);
+/// ```
+pub fn request_id(line: &[u8]) -> Option<String> {
     let key = b"\"id\":";
     let at = line.windows(key.len()).position(|w| w == key)? + key.len();
     let rest = std::str::from_utf8(&line[at..]).ok()?.trim_start();

@@ -81,25 +81,31 @@ pub(crate) fn packed_layout(src: &Path, name: &str) -> Option<PathBuf> {
     packed.join(MANIFEST_FILE).is_file().then_some(packed)
 }
 
+/// The paths inside the plugin directory that `command` names, or the
+/// refusal when one lies where install never copies (no I/O: the install
+/// plan checks this before asking for consent).
+pub(crate) fn command_files(name: &str, command: &[String]) -> Result<Vec<PathBuf>, InstallError> {
+    let paths = command_paths(command);
+    if let Some((rel, dir)) = paths.iter().find_map(|p| under_never(p).map(|d| (p, d))) {
+        return Err(InstallError::CommandNotShipped {
+            name: name.to_string(),
+            command: rel.display().to_string(),
+            dir: dir.to_string(),
+        });
+    }
+    Ok(paths)
+}
+
 /// Choose what to copy from `src` for a plugin started with `command`.
 pub(crate) fn select(
     src: &Path,
     name: &str,
     command: &[String],
 ) -> Result<Selection, InstallError> {
-    let mut files = Vec::new();
-    for rel in command_paths(command) {
-        if let Some(dir) = under_never(&rel) {
-            return Err(InstallError::CommandNotShipped {
-                name: name.to_string(),
-                command: rel.display().to_string(),
-                dir: dir.to_string(),
-            });
-        }
-        if src.join(&rel).symlink_metadata().is_ok() {
-            files.push(rel);
-        }
-    }
+    let mut files: Vec<PathBuf> = command_files(name, command)?
+        .into_iter()
+        .filter(|rel| src.join(rel).symlink_metadata().is_ok())
+        .collect();
     let walk = ignore::WalkBuilder::new(src)
         .hidden(false)
         .git_global(false)
@@ -132,10 +138,9 @@ pub(crate) fn select(
 
 impl Selection {
     /// Copy the chosen files from `from` into `to` (which must not exist).
-    pub(crate) fn copy(&self, from: &Path, to: &Path) -> Result<InstalledSize, InstallError> {
+    pub(crate) fn copy(&self, from: &Path, to: &Path) -> Result<(), InstallError> {
         let io = InstallError::io_at;
         std::fs::create_dir_all(to).map_err(io(to))?;
-        let mut size = InstalledSize::default();
         for rel in &self.files {
             let (src, dst) = (from.join(rel), to.join(rel));
             if let Some(parent) = dst.parent() {
@@ -148,10 +153,8 @@ impl Selection {
             } else {
                 std::fs::copy(&src, &dst).map_err(io(&dst))?;
             }
-            size.files += 1;
-            size.bytes += meta.len();
         }
-        Ok(size)
+        Ok(())
     }
 }
 

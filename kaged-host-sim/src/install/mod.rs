@@ -80,6 +80,8 @@ pub struct InstallPlan {
     pub warnings: Vec<String>,
     /// The source directory.
     pub source: PathBuf,
+    /// Its `command` (install ships the files it names).
+    pub command: Vec<String>,
     /// Set when another version is installed.
     pub upgrade: Option<Upgrade>,
 }
@@ -208,7 +210,7 @@ impl PluginStore {
         if let Some(packed) = packed_layout(src, &manifest.name) {
             return self.plan(&packed);
         }
-        copy::select(src, &manifest.name, &manifest.command)?;
+        copy::command_files(&manifest.name, &manifest.command)?;
         let capabilities = manifest.capability_strings();
         let upgrade = match Registry::load(&self.root)?.plugins.get(&manifest.name) {
             None => None,
@@ -241,6 +243,7 @@ impl PluginStore {
             capabilities,
             warnings: report.warnings().map(ToString::to_string).collect(),
             source: src.to_path_buf(),
+            command: manifest.command,
             upgrade,
         })
     }
@@ -272,11 +275,7 @@ impl PluginStore {
             std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
         }
         let src = plan.source.as_path();
-        let command = crate::validate::validate_dir(src)
-            .manifest
-            .map(|m| m.command)
-            .unwrap_or_default();
-        copy::select(src, &plan.name, &command)?.copy(src, &staging)?;
+        copy::select(src, &plan.name, &plan.command)?.copy(src, &staging)?;
         if dest.exists() {
             std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
         }

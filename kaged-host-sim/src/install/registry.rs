@@ -100,10 +100,10 @@ impl Registry {
     }
 }
 
-/// The store entry of `dir` when `dir` is an installed copy
+/// The store's root and entry of `dir` when `dir` is an installed copy
 /// (`<store>/plugins/<name>/` of a store whose `config.toml` lists
 /// `<name>`); `None` for any other directory.
-pub fn installed_copy(dir: &Path) -> Result<Option<InstalledPlugin>, InstallError> {
+pub fn installed_copy(dir: &Path) -> Result<Option<(PathBuf, InstalledPlugin)>, InstallError> {
     let Ok(dir) = dir.canonicalize() else {
         return Ok(None);
     };
@@ -116,9 +116,10 @@ pub fn installed_copy(dir: &Path) -> Result<Option<InstalledPlugin>, InstallErro
     if !root.join(CONFIG_FILE).is_file() {
         return Ok(None);
     }
-    Ok(Registry::load(root)?
+    let entry = Registry::load(root)?
         .plugins
-        .remove(&name.to_string_lossy().into_owned()))
+        .remove(&name.to_string_lossy().into_owned());
+    Ok(entry.map(|e| (root.to_path_buf(), e)))
 }
 
 #[cfg(test)]

@@ -13,7 +13,6 @@ use super::builder::Plugin;
 use super::host::{Host, Schema};
 use crate::codec::{encode_line, EncodeError, Frame, LineReader, MAX_LINE_BYTES};
 use crate::error::SdkError;
-use crate::migrations::failure_answer;
 use crate::protocol::{
     methods, ErrorCode, Id, InitializeParams, InitializeResult, Notification, Request, Response,
     RpcError, RpcMessage, StatusOk, API_VERSION,
@@ -203,7 +202,9 @@ impl Plugin {
                             }
                             Err(e) => {
                                 tracing::error!("{}", crate::protocol::error_chain::chain(&e));
-                                host.set_schema(Schema::Failed(failure_answer(&e)));
+                                host.set_schema(Schema::Failed(
+                                    crate::PluginError::from(e).into_rpc(),
+                                ));
                             }
                         }
                     });

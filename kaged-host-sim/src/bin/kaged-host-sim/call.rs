@@ -47,12 +47,7 @@ pub(super) fn refuse_disabled_copy(dir: &Path, force: bool) -> Result<(), CliErr
     let entry = kaged_host_sim::installed_copy(dir)
         .map_err(|e| CliError::Usage(one_line("cannot read the plugin store", &e)))?;
     match entry {
-        Some(p) if !p.enabled && !force => {
-            let store = dir
-                .canonicalize()
-                .ok()
-                .and_then(|d| d.parent().and_then(Path::parent).map(Path::to_path_buf))
-                .unwrap_or_default();
+        Some((store, p)) if !p.enabled && !force => {
             Err(CliError::Usage(format!(
                 "{} is the installed copy of {}, which its store has disabled: the daemon would not start it; \
                  enable it (kaged-host-sim plugin enable {} --store {}) or pass --force",
@@ -172,7 +167,9 @@ pub(super) async fn run(
         (p, _) => p,
     };
     let result = session.call(&method, params, ctx).await;
-    let hint = declared_hint(session.manifest());
+    // Said only when the name was not one the plugin answers to.
+    let hint = matches!(result, Err(CallError::NotDeclared { .. }))
+        .then(|| declared_hint(session.manifest()));
     let outcome = session.shutdown().await;
     if !outcome.is_clean() {
         tracing::warn!(?outcome, "plugin did not stop cleanly");
@@ -197,7 +194,7 @@ pub(super) async fn run(
                 );
             } else {
                 eprintln!("{}", one_line(&format!("error: {method} failed"), &e));
-                if matches!(e, CallError::NotDeclared { .. }) {
+                if let Some(hint) = &hint {
                     eprintln!("hint: {hint}");
                 }
             }

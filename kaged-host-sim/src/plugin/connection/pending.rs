@@ -21,15 +21,16 @@ struct Map {
 }
 
 /// What became of an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Completion {
     /// Delivered to its caller.
     Delivered,
     /// Its request was given up on (timed out, cancelled): a late answer,
     /// dropped.
     Late,
-    /// No request of ours has this id, or it was answered already.
-    Unknown,
+    /// No request of ours has this id, or it was answered already: the
+    /// answer, handed back.
+    Unknown(Response),
 }
 
 impl Pending {
@@ -50,20 +51,20 @@ impl Pending {
     }
 
     /// Deliver `response` to its caller; an answer no request of ours is
-    /// waiting for ([`Completion::Unknown`]) is handed back.
-    pub(crate) fn complete(&self, id: u64, response: Response) -> (Completion, Option<Response>) {
+    /// waiting for is handed back ([`Completion::Unknown`]).
+    pub(crate) fn complete(&self, id: u64, response: Response) -> Completion {
         let tx = {
             let mut g = self.lock();
             match g.waiting.remove(&id) {
                 Some(tx) => tx,
-                None if g.given_up.remove(&id) => return (Completion::Late, None),
-                None => return (Completion::Unknown, Some(response)),
+                None if g.given_up.remove(&id) => return Completion::Late,
+                None => return Completion::Unknown(response),
             }
         };
         // Sent with the lock released: the caller it wakes may take it at once.
         // The caller may have gone (dropped its future): not an error.
         let _ = tx.send(response);
-        (Completion::Delivered, None)
+        Completion::Delivered
     }
 
     /// Fail every pending request (the connection closed).

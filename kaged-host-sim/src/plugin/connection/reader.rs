@@ -135,13 +135,12 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
         RpcMessage::Response(r) if shared.raw.answers_request(&r.id) => return true,
         RpcMessage::Response(r) => match r.id.as_u64() {
             Some(n) => match shared.pending.complete(n, r) {
-                (Completion::Delivered, _) => return true,
-                (Completion::Late, _) => {
+                Completion::Delivered => return true,
+                Completion::Late => {
                     tracing::debug!(plugin = %shared.plugin, id = n, "late answer dropped");
                     return true;
                 }
-                (Completion::Unknown, Some(r)) => RpcMessage::Response(r),
-                (Completion::Unknown, None) => return true,
+                Completion::Unknown(r) => RpcMessage::Response(r),
             },
             None => RpcMessage::Response(r),
         },
@@ -227,8 +226,10 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
                 ErrorCode::InternalError,
                 format!("the plugin sent a malformed answer: {e}"),
             );
-            if shared.pending.complete(n, Response::err(id.clone(), err)).0 == Completion::Delivered
-            {
+            if matches!(
+                shared.pending.complete(n, Response::err(id.clone(), err)),
+                Completion::Delivered
+            ) {
                 return violation(shared, kind, e.to_string(), phase);
             }
         }
