@@ -1,5 +1,7 @@
 //! The base of every cage (ADDENDUM §13), before any capability: the
-//! cage's own `/proc`, `/dev` and `/tmp`, read-only binds of the system
+//! cage's own `/proc` (its kernel interfaces read-only or masked:
+//! [`super::kernel`]), `/dev`, sized `/tmp` and `/dev/shm` (ADDENDUM §15:
+//! the only writable places besides grants), read-only binds of the system
 //! runtime, and of the few `/etc` files a runtime needs to start (plus the
 //! resolver and CA store when the network is shared). Never all of `/etc`.
 
@@ -7,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use super::error::CageError;
 use super::fs_view::{FsView, Node};
+use super::kernel::kernel_mounts;
+use super::limits::{SHM_BYTES, TMP_BYTES};
 use super::policy::{Mode, Mount};
 use super::resolve::{resolve, ResolveFailure};
 
@@ -62,8 +66,14 @@ pub fn base_mounts(fs: &dyn FsView, network: bool) -> Result<Vec<Mount>, CageErr
         },
         Mount::Tmpfs {
             dest: "/tmp".into(),
+            size: Some(TMP_BYTES),
+        },
+        Mount::Tmpfs {
+            dest: "/dev/shm".into(),
+            size: Some(SHM_BYTES),
         },
     ];
+    mounts.extend(kernel_mounts(fs)?);
     for p in SYSTEM_PATHS {
         let path = PathBuf::from(p);
         match fs

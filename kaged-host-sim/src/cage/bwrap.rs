@@ -4,8 +4,11 @@
 //! bwrap --unshare-all --unshare-pid [--share-net] --die-with-parent
 //!       --new-session --cap-drop ALL --clearenv
 //!       --setenv K V ...          (the spawn environment, sorted)
-//!       <mounts, in policy order> (--proc, --dev, --tmpfs, --symlink,
-//!                                  --ro-bind[-try], --bind[-try])
+//!       <mounts, in policy order> (--proc, --dev, [--size N] --tmpfs,
+//!                                  --symlink, --ro-bind[-try], --bind[-try],
+//!                                  the kernel paths: --ro-bind P P,
+//!                                  --ro-bind /dev/null P, --tmpfs P)
+//!       --remount-ro P ...        (masked dirs, /dev, then / last)
 //!       --chdir DIR [--info-fd FD] --seccomp FD -- COMMAND...
 //! ```
 //!
@@ -85,7 +88,22 @@ impl CagePolicy {
             match m {
                 Mount::Proc { dest } => push(&["--proc".as_ref(), dest.as_ref()]),
                 Mount::Dev { dest } => push(&["--dev".as_ref(), dest.as_ref()]),
-                Mount::Tmpfs { dest } => push(&["--tmpfs".as_ref(), dest.as_ref()]),
+                Mount::Tmpfs { dest, size } => {
+                    if let Some(size) = size {
+                        let size = OsString::from(size.to_string());
+                        push(&["--size".as_ref(), size.as_ref()]);
+                    }
+                    push(&["--tmpfs".as_ref(), dest.as_ref()]);
+                }
+                Mount::KernelReadOnly { dest } => {
+                    push(&["--ro-bind".as_ref(), dest.as_ref(), dest.as_ref()]);
+                }
+                Mount::Masked { dest, dir: true } => {
+                    push(&["--tmpfs".as_ref(), dest.as_ref()]);
+                }
+                Mount::Masked { dest, dir: false } => {
+                    push(&["--ro-bind".as_ref(), "/dev/null".as_ref(), dest.as_ref()]);
+                }
                 Mount::Symlink { target, dest } => {
                     push(&["--symlink".as_ref(), target.as_ref(), dest.as_ref()]);
                 }
@@ -105,6 +123,9 @@ impl CagePolicy {
                     push(&[flag.as_ref(), source.as_ref(), dest.as_ref()]);
                 }
             }
+        }
+        for dest in &self.remount_ro {
+            push(&["--remount-ro".as_ref(), dest.as_ref()]);
         }
         push(&["--chdir".as_ref(), self.chdir.as_ref()]);
         if let Some(fd) = &info {

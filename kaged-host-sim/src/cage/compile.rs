@@ -17,7 +17,7 @@
 //! `kaged:storage:*` grants nothing in the cage: storage is brokered over
 //! the JSON-RPC connection.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use kaged_plugin_protocol::capability::Capability;
 use kaged_plugin_protocol::manifest::Manifest;
@@ -28,6 +28,7 @@ use super::error::CageError;
 use super::fs_view::{FsView, HostFs};
 use super::grants::{find_binary, grant_bind, host_path, resolve_for};
 use super::inputs::CageInputs;
+use super::limits::CageLimits;
 use super::merge::merge;
 use super::policy::{
     Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING,
@@ -135,12 +136,15 @@ pub fn compile_with(
         exec,
         chdir: install.path,
         env: inputs.env.clone(),
+        remount_ro: Vec::new(),
+        limits: CageLimits::plugin_default(),
         state: "ephemeral".to_string(),
         seccomp: SeccompPolicy::default_profile(),
         cgroup: CgroupPolicy::new(inputs.cgroup.clone()),
         notes,
     };
     add_executables(&mut policy, fs, inputs)?;
+    policy.remount_ro = remounts(&policy.mounts);
     policy.notes.extend(missing_notes(&policy.mounts));
     if !policy.exec.is_empty() {
         policy.notes.push(
@@ -196,6 +200,22 @@ fn add_executables(
         policy.mounts = merge(all);
     }
     Ok(())
+}
+
+/// What is remounted read-only last: the masked directories, `/dev`, and
+/// the cage root `/` (ADDENDUM §15: a write outside `/tmp`, `/dev/shm` and
+/// the grants fails with `EROFS` instead of vanishing at exit).
+fn remounts(mounts: &[Mount]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = mounts
+        .iter()
+        .filter_map(|m| match m {
+            Mount::Masked { dest, dir: true } => Some(dest.clone()),
+            _ => None,
+        })
+        .collect();
+    out.push(PathBuf::from("/dev"));
+    out.push(PathBuf::from("/"));
+    out
 }
 
 fn hidden(policy: &CagePolicy, path: &Path) -> bool {

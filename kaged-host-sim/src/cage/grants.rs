@@ -2,7 +2,7 @@
 //! `write:fs:P` read-write, `exec:BIN:P` the working directory P
 //! read-write. The path is taken from its URI root (`config:/`,
 //! `project:/`), normalised, refused when it is `/`, `/etc`, or under
-//! `/proc` or `/dev`, and refused when its symlinks lead outside it.
+//! `/proc`, `/dev` or `/sys`, and refused when its symlinks lead outside it.
 //!
 //! A path that does not exist is not an error: it is bound with the `-try`
 //! form (bwrap skips a missing source; bwrap fails on a missing source of a
@@ -80,6 +80,8 @@ pub fn forbidden(path: &Path) -> Option<&'static str> {
         Some("never all of /etc (ADDENDUM §13); grant the files the plugin needs")
     } else if path.starts_with("/proc") || path.starts_with("/dev") {
         Some("/proc and /dev are the cage's own")
+    } else if path.starts_with("/sys") {
+        Some("/sys holds the host's kernel interfaces (cgroups, uevent_helper...)")
     } else {
         None
     }
@@ -140,4 +142,76 @@ pub fn find_binary(
         }
     }
     Ok(None)
+}
+
+/// The directories the host creates before a spawn for the plugin's
+/// `write:fs:config:/…` grants: each grant's path as the compiler resolves
+/// it (no `..`, symlinks followed and required to stay inside the declared
+/// path), and only when it lies inside the resolved config root. A grant
+/// the compiler would refuse yields nothing here (the compile then fails
+/// with its error); nothing outside the config root is ever named.
+pub fn config_grant_dirs(
+    manifest: &kaged_plugin_protocol::manifest::Manifest,
+    inputs: &CageInputs,
+) -> Vec<PathBuf> {
+    use kaged_plugin_protocol::capability::Capability;
+    let fs = super::fs_view::HostFs;
+    let Some(root) = inputs.config_root.as_deref() else {
+        return Vec::new();
+    };
+    let Ok(root) = resolve(&fs, root).map(|r| r.path) else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    for entry in &manifest.capabilities {
+        let Ok(Capability::WriteFs(raw)) = entry.capability() else {
+            continue;
+        };
+        if !raw.starts_with("config:/") {
+            continue;
+        }
+        let text = entry.canonical();
+        let Ok(declared) = host_path(&fs, &text, &raw, inputs) else {
+            continue;
+        };
+        let Ok(r) = resolve(&fs, &declared) else {
+            continue;
+        };
+        if forbidden(&declared).is_none()
+            && within(&r.path, &declared)
+            && within(&r.path, &root)
+            && r.path != root
+        {
+            dirs.push(r.path);
+        }
+    }
+    dirs
+}
+
+/// Where a path capability lands on this host, for the install consent
+/// prompt: a `config:/` path under the resolved config root, an absolute
+/// path with its symlinks resolved (shown only when that differs from what
+/// is written), a `project:/` path as "under the project root" (known only
+/// when a project loads). `None` for other capabilities, or when nothing
+/// differs from what the capability says.
+pub fn consent_target(capability: &str, config_root: Option<&Path>) -> Option<String> {
+    use kaged_plugin_protocol::capability::Capability;
+    let fs = super::fs_view::HostFs;
+    let raw = match Capability::parse(capability).ok()? {
+        Capability::ReadFs(p) | Capability::WriteFs(p) | Capability::Exec { path: p, .. } => p,
+        _ => return None,
+    };
+    if raw.starts_with("project:/") {
+        return Some("under the project root".to_string());
+    }
+    let declared = match raw.strip_prefix("config:/") {
+        Some(rel) => {
+            let root = config_root?;
+            let root = resolve(&fs, root).map_or_else(|_| normalize(root), |r| r.path);
+            normalize(&root.join(rel.trim_start_matches('/')))
+        }
+        None => normalize(Path::new(&raw)),
+    };
+    let shown = resolve(&fs, &declared).map_or(declared.clone(), |r| r.path);
+    (raw.starts_with("config:/") || shown != declared).then(|| shown.display().to_string())
 }

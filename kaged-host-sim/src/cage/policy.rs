@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cgroup::CgroupPolicy;
+use super::limits::CageLimits;
 use super::seccomp::SeccompPolicy;
 
 /// Read-only or read-write.
@@ -40,10 +41,27 @@ pub enum Mount {
         /// Where.
         dest: PathBuf,
     },
-    /// An empty tmpfs (`--tmpfs`).
+    /// An empty tmpfs (`--tmpfs`; `--size` first when sized).
     Tmpfs {
         /// Where.
         dest: PathBuf,
+        /// Its size in bytes (`None`: bwrap's default, half of RAM).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+    },
+    /// A kernel interface of the cage's `/proc`, bound read-only over
+    /// itself (`--ro-bind P P`; see `cage::kernel`).
+    KernelReadOnly {
+        /// Where (the same path on the host).
+        dest: PathBuf,
+    },
+    /// A kernel interface masked: a file by `/dev/null`, a directory by an
+    /// empty tmpfs remounted read-only.
+    Masked {
+        /// Where.
+        dest: PathBuf,
+        /// A directory (tmpfs) or a file (`/dev/null`).
+        dir: bool,
     },
     /// A symlink, as on the host (`--symlink`: `/bin -> usr/bin`).
     Symlink {
@@ -76,7 +94,9 @@ impl Mount {
         match self {
             Mount::Proc { dest }
             | Mount::Dev { dest }
-            | Mount::Tmpfs { dest }
+            | Mount::Tmpfs { dest, .. }
+            | Mount::KernelReadOnly { dest }
+            | Mount::Masked { dest, .. }
             | Mount::Symlink { dest, .. }
             | Mount::Bind { dest, .. } => dest,
         }
@@ -90,6 +110,7 @@ impl Mount {
             Mount::Tmpfs { .. } => 1,
             Mount::Symlink { .. } => 2,
             Mount::Bind { .. } => 3,
+            Mount::KernelReadOnly { .. } | Mount::Masked { .. } => 4,
         }
     }
 }
@@ -162,6 +183,13 @@ pub struct CagePolicy {
     pub chdir: PathBuf,
     /// The whole environment (after `--clearenv`).
     pub env: BTreeMap<String, String>,
+    /// Mounts made read-only after every other mount, in order: the
+    /// masked directories, `/dev`, and last `/` (the cage root: only
+    /// `/tmp`, `/dev/shm` and the read-write binds stay writable).
+    #[serde(default)]
+    pub remount_ro: Vec<PathBuf>,
+    /// The tmpfs sizes and rlimits.
+    pub limits: CageLimits,
     /// Always `ephemeral` for plugins.
     pub state: String,
     /// The seccomp profile.
@@ -184,7 +212,12 @@ impl CagePolicy {
             });
             match top {
                 None => return Access::Hidden,
-                Some(Mount::Proc { .. } | Mount::Dev { .. }) => return Access::Kernel,
+                Some(
+                    Mount::Proc { .. }
+                    | Mount::Dev { .. }
+                    | Mount::KernelReadOnly { .. }
+                    | Mount::Masked { .. },
+                ) => return Access::Kernel,
                 Some(Mount::Tmpfs { .. }) => return Access::Scratch,
                 Some(Mount::Bind { mode: Mode::Ro, .. }) => return Access::ReadOnly,
                 Some(Mount::Bind { mode: Mode::Rw, .. }) => return Access::ReadWrite,

@@ -32,11 +32,19 @@ impl CagePolicy {
                     "  dev      {}  (null, zero, random, tty...)",
                     dest.display()
                 )?,
-                Mount::Tmpfs { dest } => writeln!(
+                Mount::Tmpfs { dest, size } => writeln!(
                     o,
-                    "  tmpfs    {}  (empty, writable, gone at exit)",
-                    dest.display()
+                    "  tmpfs    {}  (empty, writable, gone at exit{})",
+                    dest.display(),
+                    size.map(|s| format!(", {} MiB", s >> 20))
+                        .unwrap_or_default()
                 )?,
+                Mount::KernelReadOnly { dest } => {
+                    writeln!(o, "  ro       {}  (kernel interface)", dest.display())?
+                }
+                Mount::Masked { dest, .. } => {
+                    writeln!(o, "  masked   {}  (kernel interface)", dest.display())?
+                }
                 Mount::Symlink { target, dest } => {
                     writeln!(o, "  symlink  {} -> {}", dest.display(), target.display())?
                 }
@@ -66,6 +74,12 @@ impl CagePolicy {
                 }
             }
         }
+        let remounts: Vec<String> = self
+            .remount_ro
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        writeln!(o, "  then read-only: {}", remounts.join(", "))?;
         writeln!(o, "  cwd and HOME: {} (read-only)", self.chdir.display())
     }
 
@@ -100,8 +114,27 @@ impl CagePolicy {
             self.seccomp.action,
             self.seccomp.denied.join(" ")
         )?;
+        for c in &self.seccomp.conditional {
+            writeln!(o, "  {c}")?;
+        }
         for a in &self.seccomp.also {
             writeln!(o, "  {a}")?;
+        }
+        let l = &self.limits;
+        let rl: Vec<String> = l
+            .rlimits
+            .iter()
+            .map(|r| format!("{} {}", r.name, r.value))
+            .collect();
+        writeln!(
+            o,
+            "limits: /tmp {} MiB, /dev/shm {} MiB; {}",
+            l.tmp_bytes >> 20,
+            l.shm_bytes >> 20,
+            rl.join(", ")
+        )?;
+        for n in &l.not_set {
+            writeln!(o, "  not set: {n}")?;
         }
         let w = &self.cgroup.wanted;
         let wanted = format!(
@@ -124,12 +157,28 @@ impl CagePolicy {
                 )?;
                 writeln!(o, "  wanted: {wanted}")?;
             }
+            CgroupState::AvailableV1 { parents } => {
+                let under: Vec<String> = parents
+                    .iter()
+                    .map(|(c, p)| format!("{c} under {}", p.display()))
+                    .collect();
+                writeln!(
+                    o,
+                    "cgroup: v1 available ({}); not applied yet",
+                    under.join(", ")
+                )?;
+                writeln!(o, "  wanted: {wanted}")?;
+            }
             CgroupState::Applied {
                 path,
+                also,
                 applied,
                 failed,
             } => {
                 writeln!(o, "cgroup: {}", path.display())?;
+                for p in also {
+                    writeln!(o, "  also {}", p.display())?;
+                }
                 writeln!(o, "  applied: {applied:?}")?;
                 for f in failed {
                     writeln!(o, "  not applied: {f}")?;

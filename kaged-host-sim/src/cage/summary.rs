@@ -90,7 +90,9 @@ impl CagePolicy {
                     failed.join("; ")
                 )
             }
-            CgroupState::Available { .. } => "available, not applied".to_string(),
+            CgroupState::Available { .. } | CgroupState::AvailableV1 { .. } => {
+                "available, not applied".to_string()
+            }
             CgroupState::Unavailable { reason } => format!("unavailable ({reason})"),
         };
         CageSummary {

@@ -37,6 +37,7 @@ mod error;
 mod registry;
 pub use error::InstallError;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
@@ -76,6 +77,10 @@ pub struct InstallPlan {
     pub description: String,
     /// Its capabilities, canonical.
     pub capabilities: Vec<String>,
+    /// Where path capabilities land on this host, as the cage resolves
+    /// them (`write:fs:config:/memory` → `/home/op/.config/kaged/memory`),
+    /// shown beside each in the prompt.
+    pub resolved: BTreeMap<String, String>,
     /// The manifest's warnings, one per line.
     pub warnings: Vec<String>,
     /// The source directory.
@@ -102,15 +107,18 @@ impl InstallPlan {
         };
         match &self.upgrade {
             None if self.capabilities.is_empty() => out.push_str("    (none)\n"),
-            None => self
-                .capabilities
-                .iter()
-                .for_each(|c| out.push_str(&format!("    - {c}\n"))),
+            None => self.capabilities.iter().for_each(|c| {
+                match self.resolved.get(c) {
+                    Some(at) => out.push_str(&format!("    - {c}    (→ {at})\n")),
+                    None => out.push_str(&format!("    - {c}\n")),
+                }
+            }),
             Some(u) if u.added.is_empty() && u.removed.is_empty() => out.push_str("  (none)\n"),
             Some(u) => {
-                u.added
-                    .iter()
-                    .for_each(|c| out.push_str(&format!("  + {c}    (NEW)\n")));
+                u.added.iter().for_each(|c| match self.resolved.get(c) {
+                    Some(at) => out.push_str(&format!("  + {c}    (NEW, → {at})\n")),
+                    None => out.push_str(&format!("  + {c}    (NEW)\n")),
+                });
                 u.removed
                     .iter()
                     .for_each(|c| out.push_str(&format!("  - {c}    (REMOVED)\n")));
@@ -151,6 +159,7 @@ pub struct Uninstalled {
 pub struct PluginStore {
     root: PathBuf,
     audit: AuditLog,
+    config_root: Option<PathBuf>,
 }
 
 impl PluginStore {
@@ -161,7 +170,15 @@ impl PluginStore {
         Ok(PluginStore {
             root: root.to_path_buf(),
             audit,
+            config_root: None,
         })
+    }
+
+    /// The operator's config root, under which the consent prompt shows
+    /// where `config:/` grants land.
+    pub fn with_config_root(mut self, config_root: Option<PathBuf>) -> PluginStore {
+        self.config_root = config_root;
+        self
     }
 
     /// Where the installed copy of `name` lives.
@@ -235,7 +252,14 @@ impl PluginStore {
                     .collect(),
             }),
         };
+        let resolved = capabilities
+            .iter()
+            .filter_map(|c| {
+                crate::cage::consent_target(c, self.config_root.as_deref()).map(|t| (c.clone(), t))
+            })
+            .collect();
         Ok(InstallPlan {
+            resolved,
             name: manifest.name,
             version: manifest.version,
             kaged_api: manifest.kaged_api,

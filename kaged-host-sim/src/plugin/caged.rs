@@ -26,7 +26,10 @@
 //! [`SECCOMP_FD`] in the child only (in `pre_exec`), so no other process
 //! inherits them. A cgroup, when one could be created with limits, is
 //! entered by the child before it runs bwrap, so that every process of the
-//! cage is in it from the start; it is removed when the cage ends.
+//! cage is in it from the start; it is removed when the cage ends. The
+//! child also marks every other inherited descriptor close-on-exec first
+//! (the plugin gets 0, 1, 2 only: `fds`) and sets the cage's rlimits
+//! (`cage::limits`).
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
@@ -37,14 +40,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kaged_plugin_protocol::capability::Capability;
 use kaged_plugin_protocol::manifest::Manifest;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use crate::cage::{
     self, cgroup, seccomp, CageError, CageFds, CageInputs, CageMode, CagePolicy, CageStatus,
-    CgroupState,
 };
 
 /// Where the child finds bwrap's `--info-fd`.
@@ -74,14 +75,15 @@ pub(crate) struct CagePlan {
 pub(crate) struct CageRuntime {
     /// bwrap's own pid (the host's child, leading its own process group).
     pub(crate) bwrap_pid: u32,
-    /// The cage's cgroup, removed by [`CageRuntime::release`].
-    cgroup: Option<PathBuf>,
+    /// The cage's cgroups (v1: one per controller), removed by
+    /// [`CageRuntime::release`].
+    cgroup: Vec<PathBuf>,
 }
 
 impl CageRuntime {
-    /// Remove the cage's cgroup (its processes are gone); best effort.
+    /// Remove the cage's cgroups (its processes are gone); best effort.
     pub(crate) fn release(&mut self) {
-        if let Some(path) = self.cgroup.take() {
+        for path in std::mem::take(&mut self.cgroup) {
             if let Err(e) = cgroup::remove(&path) {
                 tracing::warn!(cgroup = %path.display(), error = %e, "cannot remove the cage's cgroup");
             }
@@ -111,17 +113,15 @@ pub(crate) fn command_line(exe: &Path, args: &[String]) -> Vec<OsString> {
 
 /// Create every `write:fs:config:/…` directory under the host's config
 /// root (the host's own territory): a grant of a missing path would be
-/// absent from the cage, and the plugin's writes would fail.
-fn create_config_grants(manifest: &Manifest, root: Option<&Path>) {
-    let Some(root) = root else { return };
-    for entry in &manifest.capabilities {
-        if let Ok(Capability::WriteFs(p)) = entry.capability() {
-            if let Some(rel) = p.strip_prefix("config:/") {
-                let dir = root.join(rel.trim_start_matches('/'));
-                if let Err(e) = std::fs::create_dir_all(&dir) {
-                    tracing::warn!(dir = %dir.display(), error = %e, "cannot create a config:/ grant");
-                }
-            }
+/// absent from the cage, and the plugin's writes would fail. Only from the
+/// path the cage compiler resolves ([`cage::config_grant_dirs`]: no `..`,
+/// symlinks resolved and kept inside the grant), so nothing is ever
+/// created outside the config root; a grant it refuses is created nowhere
+/// and fails the compile that follows with the same error.
+fn create_config_grants(manifest: &Manifest, inputs: &CageInputs) {
+    for dir in cage::config_grant_dirs(manifest, inputs) {
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot create a config:/ grant");
         }
     }
 }
@@ -154,12 +154,12 @@ pub(crate) async fn prepare(
             source: e,
         })?;
     }
-    create_config_grants(manifest, options.config_root);
     let mut inputs = CageInputs::new(dir, env.clone());
     inputs.command = Some(cage::normalize(exe));
     inputs.config_root = options.config_root.map(Path::to_path_buf);
     inputs.project_root = options.project_root.map(Path::to_path_buf);
     inputs.cgroup = cgroup::detect();
+    create_config_grants(manifest, &inputs);
     let policy = cage::compile(manifest, &inputs)?;
     match cage::availability().await {
         Ok(bwrap) => Ok(Prepared::Caged(Box::new(CagePlan {
@@ -188,10 +188,12 @@ impl CagePlan {
     /// The bwrap command for `command`: the cgroup created (when it can
     /// be), the descriptors made, and the child told to place them.
     pub(crate) fn command(&mut self, command: &[OsString]) -> Result<Command, CageError> {
-        if let CgroupState::Available { parent } = &self.policy.cgroup.state {
-            self.policy.cgroup.state =
-                cgroup::create(parent, &self.cage_id, &self.policy.cgroup.wanted);
-        }
+        self.policy.cgroup.state = cgroup::create_for(
+            &self.policy.cgroup.state,
+            &self.cage_id,
+            &self.policy.cgroup.wanted,
+        );
+        let rlimits = cage::limits::rlimits_for_child(&self.policy.limits);
         let program = seccomp::default_program()?;
         let seccomp_fd = seccomp::program_fd(&program).map_err(setup("the seccomp pipe"))?;
         let (info_read, info_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
@@ -203,30 +205,43 @@ impl CagePlan {
                 seccomp: SECCOMP_FD,
             },
         );
-        let procs = match &self.policy.cgroup.state {
-            CgroupState::Applied { path, .. } => Some(
-                CString::new(path.join("cgroup.procs").as_os_str().as_bytes())
-                    .map_err(|e| setup("the cgroup path")(std::io::Error::other(e)))?,
-            ),
-            _ => None,
-        };
+        let procs: Vec<CString> = self
+            .policy
+            .cgroup
+            .state
+            .dirs()
+            .into_iter()
+            .map(|dir| {
+                CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())
+                    .map_err(|e| setup("the cgroup path")(std::io::Error::other(e)))
+            })
+            .collect::<Result<_, _>>()?;
         let mut cmd = Command::new(&self.bwrap);
         cmd.args(argv).env_clear();
         let (info_raw, seccomp_raw) = (info_write.as_raw_fd(), seccomp_fd.as_raw_fd());
         // SAFETY: the closure runs between fork and exec and only makes
-        // system calls (no allocation, no lock): it duplicates two
-        // descriptors the parent keeps open until the spawn returned, and
-        // writes to a path built before the fork.
+        // system calls (no allocation, no lock): it marks every inherited
+        // descriptor close-on-exec, duplicates two descriptors the parent
+        // keeps open until the spawn returned, writes to paths built before
+        // the fork, and sets rlimits computed before it.
         unsafe {
             cmd.pre_exec(move || {
+                super::fds::cloexec_from_3()?;
                 place_fds(info_raw, seccomp_raw)?;
-                if let Some(procs) = &procs {
+                for procs in &procs {
                     let fd = rustix::fs::open(
                         procs.as_c_str(),
                         rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
                         rustix::fs::Mode::empty(),
                     )?;
                     rustix::io::write(&fd, b"0")?;
+                }
+                for (resource, value) in &rlimits {
+                    let limit = rustix::process::Rlimit {
+                        current: Some(*value),
+                        maximum: Some(*value),
+                    };
+                    rustix::process::setrlimit(*resource, limit)?;
                 }
                 Ok(())
             });
@@ -256,10 +271,14 @@ impl CagePlan {
             tracing::warn!(bwrap_pid, %why, "bwrap did not report the cage's pid");
             bwrap_pid
         });
-        let cgroup = match &self.policy.cgroup.state {
-            CgroupState::Applied { path, .. } => Some(path.clone()),
-            _ => None,
-        };
+        let cgroup = self
+            .policy
+            .cgroup
+            .state
+            .dirs()
+            .into_iter()
+            .map(Path::to_path_buf)
+            .collect();
         let runtime = CageRuntime { bwrap_pid, cgroup };
         (pid, runtime, CageStatus::caged(self.cage_id, self.policy))
     }
@@ -268,7 +287,7 @@ impl CagePlan {
 impl CagePlan {
     /// The spawn failed: remove the cgroup made for it.
     pub(crate) fn abandon(&self) {
-        if let CgroupState::Applied { path, .. } = &self.policy.cgroup.state {
+        for path in self.policy.cgroup.state.dirs() {
             let _ = cgroup::remove(path);
         }
     }

@@ -6,6 +6,7 @@
 //! conformance suite.
 
 mod caged;
+mod fds;
 pub mod connection;
 pub mod handshake;
 pub mod probe;

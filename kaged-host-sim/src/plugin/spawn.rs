@@ -206,6 +206,10 @@ pub(crate) async fn spawn_plugin(
                 .current_dir(&dir)
                 .env_clear()
                 .envs(&env);
+            // SAFETY: the closure only makes system calls (fds.rs).
+            unsafe {
+                cmd.pre_exec(super::fds::cloexec_from_3);
+            }
             let (child, pipes) = start(cmd, &exe)?;
             let pid = child.id().unwrap_or_default();
             Ok(pipes.into_spawned(child, pid, dir, status, None))

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use kaged_host_sim::cage::cgroup::{
-    self, cgroup2_mount, check_parent, cpu_weight_from_shares, own_v2_cgroup, CgroupLimits,
-    CgroupState,
+    self, cgroup2_mount, check_parent, cpu_weight_from_shares, own_v1_cgroup, own_v2_cgroup,
+    v1_mounts, CgroupLimits, CgroupState,
 };
 
 const MOUNTINFO: &str = "\
@@ -98,6 +98,7 @@ fn create_writes_each_limit_and_says_which() {
         path,
         applied,
         failed,
+        ..
     } = &state
     else {
         panic!("{state:?}")
@@ -142,6 +143,9 @@ fn this_machine_is_detected_without_claiming_anything() {
     match &state {
         CgroupState::Unavailable { reason } => assert!(!reason.is_empty()),
         CgroupState::Available { parent } => assert!(parent.is_dir()),
+        CgroupState::AvailableV1 { parents } => {
+            assert!(!parents.is_empty() && parents.values().all(|p| p.is_dir()))
+        }
         CgroupState::Applied { .. } => panic!("detection never applies limits"),
     }
     let mut inputs = crate::model::inputs();
@@ -154,4 +158,73 @@ fn this_machine_is_detected_without_claiming_anything() {
         );
     }
     assert!(!text.contains("applied:"), "{text}");
+}
+
+const HYBRID: &str = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+40 31 0:37 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+
+#[test]
+fn the_v1_hierarchies_and_own_cgroups_are_parsed() {
+    let m = v1_mounts(HYBRID);
+    assert_eq!(
+        m.keys().collect::<Vec<_>>(),
+        ["cpu", "memory", "pids"],
+        "{m:?}"
+    );
+    // the first mount of a controller wins
+    assert_eq!(m["cpu"].1, PathBuf::from("/sys/fs/cgroup/cpu"));
+    let own = "8:pids:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/x\n0::/\n";
+    assert_eq!(own_v1_cgroup(own, "memory"), Some("/process_api/abc".into()));
+    assert_eq!(own_v1_cgroup(own, "cpu"), Some("/x".into()));
+    assert_eq!(own_v1_cgroup(own, "pids"), Some("/".into()));
+    assert_eq!(own_v1_cgroup(own, "blkio"), None);
+}
+
+#[test]
+fn a_hybrid_host_without_v2_controllers_falls_back_to_v1_or_says_why_not() {
+    // The v2 mount offers nothing here; the v1 directories do not exist
+    // under this fake mountinfo's paths unless this machine has them.
+    let own = "8:pids:/\n4:memory:/\n1:cpu:/\n0::/\n";
+    match cgroup::detect_from(HYBRID, own) {
+        CgroupState::AvailableV1 { parents } => {
+            assert!(parents.values().all(|p| p.starts_with("/sys/fs/cgroup")))
+        }
+        CgroupState::Unavailable { reason } => {
+            assert!(reason.contains("cgroup v1:"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn create_v1_writes_each_controller_its_limit() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut parents = std::collections::BTreeMap::new();
+    for c in ["memory", "pids", "cpu"] {
+        std::fs::create_dir(d.path().join(c)).expect("mkdir");
+        parents.insert(c.to_string(), d.path().join(c));
+    }
+    let state = cgroup::create_v1(&parents, "v1", &CgroupLimits::plugin_default());
+    let dirs: Vec<PathBuf> = state.dirs().into_iter().map(Path::to_path_buf).collect();
+    assert_eq!(dirs.len(), 3, "{state:?}");
+    let read = |c: &str, f: &str| {
+        std::fs::read_to_string(d.path().join(c).join("kaged-cage-v1").join(f)).unwrap()
+    };
+    assert_eq!(read("memory", "memory.limit_in_bytes"), "536870912");
+    assert_eq!(read("pids", "pids.max"), "100");
+    assert_eq!(read("cpu", "cpu.shares"), "256");
+    let CgroupState::Applied { applied, failed, .. } = &state else {
+        panic!("{state:?}")
+    };
+    assert_eq!(
+        (applied.memory_max_bytes, applied.pids_max, applied.cpu_shares, applied.cpu_weight),
+        (Some(512 << 20), Some(100), Some(256), None)
+    );
+    assert!(failed.is_empty());
 }

@@ -137,5 +137,5 @@ fn a_uri_path_without_its_root_or_with_dotdot_is_refused() {
     let mut i = inputs();
     i.config_root = Some("/home/op/.config/kaged".into());
     let err = compile_in(&["read:fs:config:/../../../etc"], &i).unwrap_err();
-    assert!(matches!(err, CageError::Forbidden { .. }), "{err}");
+    assert!(matches!(err, CageError::BadCapability { .. }), "{err}");
 }

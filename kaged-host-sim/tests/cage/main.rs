@@ -12,6 +12,7 @@ mod cgroup;
 mod compile;
 mod exec_and_roots;
 mod host_fs;
+mod hostile;
 mod model;
 mod properties;
 mod sandbox;

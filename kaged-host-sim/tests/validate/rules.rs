@@ -160,6 +160,29 @@ case!(capability_path_uri_prefix: CapabilityPath at "capabilities[1]" line 3,
     bad caps(&["read:fs:config:/memory", "write:fs:config:memory"]),
     good caps(&["read:fs:config:/memory", "write:fs:project:/notes"]));
 case!(capability_path_glob: CapabilityPath at "capabilities[0]" line 2, bad caps(&["read:fs:/opt/*"]), good caps(&["read:fs:/opt"]));
+// ADDENDUM §15: a `..` component is a manifest error, under a root or not.
+case!(capability_path_parent_dir: CapabilityPath at "capabilities[0]" line 2,
+    bad caps(&["write:fs:config:/../../../../tmp/x"]),
+    good caps(&["write:fs:config:/x..y/..z", "read:fs:/opt/a..b"]));
+case!(capability_path_parent_dir_absolute: CapabilityPath at "capabilities[1]" line 3,
+    bad caps(&["read:fs:/opt/x", "read:fs:/opt/../etc"]),
+    good caps(&["read:fs:/opt/x", "read:fs:/etc/hosts"]));
+case!(capability_exec_path_parent_dir: CapabilityPath at "capabilities[0]" line 2,
+    bad caps(&["exec:git:project:/../repo"]), good caps(&["exec:git:project:/repo"]));
+
+#[test]
+fn a_parent_dir_grant_is_named_in_the_message() {
+    let r = validate_str(&format!(
+        "{}\ncapabilities: [\"write:fs:config:/../../../../tmp/x\"]\n",
+        BASE.iter().filter(|(k, _)| *k != "capabilities").map(|(_, l)| *l).collect::<Vec<_>>().join("\n")
+    ));
+    let p = r.problems_of(Rule::CapabilityPath).next().expect("a capability_path error");
+    assert!(
+        p.message.contains("write:fs:config:/../../../../tmp/x") && p.message.contains("`..`"),
+        "{}",
+        p.message
+    );
+}
 case!(capability_exec_path: CapabilityPath at "capabilities[0]" line 2,
     bad caps(&["exec:bash:tools"]), good caps(&["exec:bash:/opt/oh-my-pi", "exec:bash:project:/tools"]));
 case!(capability_exec_binary: CapabilityExecBinary at "capabilities[0]" line 2,

@@ -211,6 +211,15 @@ fn check_path(cap: &str, path: &str) -> Result<(), CapabilityError> {
             format!("`{cap}`: glob patterns are not supported in capabilities"),
         );
     }
+    // ADDENDUM §15: a `..` component is a manifest error (it would leave the
+    // root the path is declared under, or read as another path than the
+    // one the operator consented to).
+    if path.split('/').any(|c| c == "..") {
+        return fail(
+            CapabilityErrorKind::Path,
+            format!("`{cap}`: path `{path}` has a `..` component; write the path it means"),
+        );
+    }
     Ok(())
 }
 

@@ -209,7 +209,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Plugin { action } => {
             let audit = audit_for(&cli.global)?;
-            plugin::run(&action, &audit, cli.global.storage_db.as_deref()).await
+            let config_root = cli
+                .global
+                .config_root
+                .clone()
+                .or_else(caging::default_config_root);
+            plugin::run(&action, &audit, cli.global.storage_db.as_deref(), config_root).await
         }
         Command::Storage { action } => {
             let audit = audit_for(&cli.global)?;

@@ -92,6 +92,16 @@ pub enum PluginCommand {
     },
 }
 
+/// The store at `store` (or `$KAGED_HOME`), showing `config:/` grants
+/// under `config_root` in the consent prompt.
+fn open_store_at(
+    store: Option<&Path>,
+    audit: &AuditLog,
+    config_root: Option<PathBuf>,
+) -> Result<PluginStore, CliError> {
+    Ok(open_store(store, audit)?.with_config_root(config_root))
+}
+
 fn open_store(store: Option<&Path>, audit: &AuditLog) -> Result<PluginStore, CliError> {
     let root = match store {
         Some(s) => s.to_path_buf(),
@@ -139,6 +149,7 @@ pub async fn run(
     cmd: &PluginCommand,
     audit: &AuditLog,
     storage_db: Option<&Path>,
+    config_root: Option<PathBuf>,
 ) -> Result<ExitCode, CliError> {
     match cmd {
         PluginCommand::Install {
@@ -153,7 +164,7 @@ pub async fn run(
                     path.display()
                 )));
             }
-            let store = open_store(store.as_deref(), audit)?;
+            let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
             println!("Validating manifest...");
             let mut no_terminal = false;
             let result = store.install(path, !for_project, |plan| {
@@ -204,7 +215,7 @@ pub async fn run(
             active_sessions,
             force,
         } => {
-            let store = open_store(store.as_deref(), audit)?;
+            let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
             let broker = storage_db.map(super::storage::open_existing).transpose()?;
             // No plugin process runs in this command: nothing to hand over.
             let gone = store

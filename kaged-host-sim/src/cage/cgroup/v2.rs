@@ -1,121 +1,12 @@
-//! cgroup limits of a plugin cage (plugin-host.md: memory 512 MiB, cpu
-//! shares 256, pids 100; ADDENDUM §13: "where a writable cgroup v2 subtree
-//! exists; otherwise the cage description says `cgroup: unavailable`.
-//! Never claimed when not applied").
-//!
-//! Three states, and only the last one claims limits: [`CgroupState::
-//! Available`] (detected: a v2 subtree we may write, with the memory, pids
-//! and cpu controllers), [`CgroupState::Unavailable`] (with the reason),
-//! [`CgroupState::Applied`] (a per-cage child was created and each limit in
-//! `applied` was written and accepted by the kernel).
-//!
-//! cpu shares → cpu.weight: v1 `cpu.shares` (default 1024) becomes v2
-//! `cpu.weight` (default 100) proportionally, `weight = shares * 100 /
-//! 1024`, clamped to 1..=10000: 256 shares → weight 25, a quarter of a
-//! default process either way. (runc's `1 + (shares - 2) * 9999 / 262142`
-//! maps the full ranges instead and gives 10, which does not keep the ratio
-//! to default processes.)
+//! cgroup v2: a writable subtree of the unified hierarchy with the memory,
+//! pids and cpu controllers; one child cgroup per cage.
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-/// memory.max of a plugin cage: 512 MiB.
-pub const MEMORY_MAX_BYTES: u64 = 512 * 1024 * 1024;
-/// pids.max of a plugin cage.
-pub const PIDS_MAX: u64 = 100;
-/// cpu shares of a plugin cage (cgroup v1 units, as the spec writes them).
-pub const CPU_SHARES: u64 = 256;
-/// The controllers the limits need.
-pub const CONTROLLERS: [&str; 3] = ["memory", "pids", "cpu"];
-
-/// v1 cpu shares → v2 cpu.weight (see the module doc).
-pub fn cpu_weight_from_shares(shares: u64) -> u64 {
-    (shares.saturating_mul(100) / 1024).clamp(1, 10_000)
-}
-
-/// The limits a plugin cage wants.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CgroupLimits {
-    /// `memory.max`, bytes.
-    pub memory_max_bytes: u64,
-    /// `pids.max`.
-    pub pids_max: u64,
-    /// The spec's cpu shares.
-    pub cpu_shares: u64,
-    /// `cpu.weight`, from the shares.
-    pub cpu_weight: u64,
-}
-
-impl CgroupLimits {
-    /// The spec's per-plugin defaults.
-    pub fn plugin_default() -> CgroupLimits {
-        CgroupLimits {
-            memory_max_bytes: MEMORY_MAX_BYTES,
-            pids_max: PIDS_MAX,
-            cpu_shares: CPU_SHARES,
-            cpu_weight: cpu_weight_from_shares(CPU_SHARES),
-        }
-    }
-}
-
-/// The limits the kernel accepted (`None`: not applied).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AppliedLimits {
-    /// `memory.max` written.
-    pub memory_max_bytes: Option<u64>,
-    /// `pids.max` written.
-    pub pids_max: Option<u64>,
-    /// `cpu.weight` written.
-    pub cpu_weight: Option<u64>,
-}
-
-/// Where the cgroup limits stand.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum CgroupState {
-    /// A writable v2 subtree with the controllers; nothing applied yet.
-    Available {
-        /// The cgroup under which cages would be created.
-        parent: PathBuf,
-    },
-    /// No limits can be applied here.
-    Unavailable {
-        /// Why.
-        reason: String,
-    },
-    /// A per-cage cgroup exists; `applied` is what the kernel accepted.
-    Applied {
-        /// The cage's cgroup directory.
-        path: PathBuf,
-        /// The limits written.
-        applied: AppliedLimits,
-        /// Limits that could not be written, with the reason.
-        failed: Vec<String>,
-    },
-}
-
-/// The cgroup part of a cage policy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CgroupPolicy {
-    /// What a plugin cage wants.
-    pub wanted: CgroupLimits,
-    /// What is (or can be) applied.
-    pub state: CgroupState,
-}
-
-impl CgroupPolicy {
-    /// The default limits in `state`.
-    pub fn new(state: CgroupState) -> CgroupPolicy {
-        CgroupPolicy {
-            wanted: CgroupLimits::plugin_default(),
-            state,
-        }
-    }
-}
+use super::{AppliedLimits, CgroupLimits, CgroupState, CONTROLLERS};
 
 /// Undo the `\040`-style octal escapes of `/proc/self/mountinfo`.
-fn unescape(field: &str) -> String {
+pub(super) fn unescape(field: &str) -> String {
     let b = field.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -164,7 +55,7 @@ pub fn own_v2_cgroup(proc_self_cgroup: &str) -> Option<PathBuf> {
 /// Decide from `/proc/self/mountinfo` and `/proc/self/cgroup` texts and the
 /// files under the mount whether a per-cage cgroup with the limits can be
 /// created (reading only).
-pub fn detect_from(mountinfo: &str, proc_self_cgroup: &str) -> CgroupState {
+pub fn detect_v2(mountinfo: &str, proc_self_cgroup: &str) -> CgroupState {
     let unavailable = |reason: String| CgroupState::Unavailable { reason };
     let Some((root, mount)) = cgroup2_mount(mountinfo) else {
         return unavailable("no cgroup v2 hierarchy is mounted".into());
@@ -236,19 +127,6 @@ pub fn check_parent(dir: &Path, is_root: bool) -> CgroupState {
     }
 }
 
-/// Detect on this machine (`/proc/self/mountinfo`, `/proc/self/cgroup`).
-pub fn detect() -> CgroupState {
-    match (
-        std::fs::read_to_string("/proc/self/mountinfo"),
-        std::fs::read_to_string("/proc/self/cgroup"),
-    ) {
-        (Ok(m), Ok(c)) => detect_from(&m, &c),
-        (Err(e), _) | (_, Err(e)) => CgroupState::Unavailable {
-            reason: format!("cannot read /proc/self: {e}"),
-        },
-    }
-}
-
 /// Create the cage's cgroup `parent/kaged-cage-<cage_id>` and write each
 /// limit; the state says exactly which were accepted. When none was, the
 /// cgroup is removed and the state is [`CgroupState::Unavailable`].
@@ -292,17 +170,9 @@ pub fn create(parent: &Path, cage_id: &str, limits: &CgroupLimits) -> CgroupStat
     }
     CgroupState::Applied {
         path,
+        also: Vec::new(),
         applied,
         failed,
     }
 }
 
-/// Move process `pid` into the cage cgroup at `path` (`cgroup.procs`).
-pub fn move_into(path: &Path, pid: u32) -> std::io::Result<()> {
-    std::fs::write(path.join("cgroup.procs"), pid.to_string())
-}
-
-/// Remove a cage cgroup once its processes are gone.
-pub fn remove(path: &Path) -> std::io::Result<()> {
-    std::fs::remove_dir(path)
-}

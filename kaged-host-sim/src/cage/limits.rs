@@ -1,0 +1,98 @@
+//! The resource limits of every cage besides the cgroup's (ADDENDUM §13
+//! asks memory 512 MiB, pids 100, cpu shares 256 of a cgroup; see
+//! [`super::cgroup`]): the sizes of the writable tmpfs, and the rlimits
+//! the spawner sets before running bwrap, which apply on every host (the
+//! fallback when no cgroup can be written).
+//!
+//! `RLIMIT_NPROC` is not among them: it counts every process of the host's
+//! real uid, not the cage's (a host user with 100 processes of its own
+//! would leave the plugin none), and it does not bind uid 0 at all (the
+//! kernel exempts the root user). The process limit is the pids cgroup's.
+//! `RLIMIT_AS` is not either: runtimes such as V8 and bun reserve far more
+//! address space than they use; memory is the memory cgroup's.
+
+use serde::{Deserialize, Serialize};
+
+/// `/tmp`: a tmpfs of this size (bytes).
+pub const TMP_BYTES: u64 = 128 * 1024 * 1024;
+/// `/dev/shm`: a tmpfs of this size (bytes); writable, or Python's
+/// `multiprocessing.Lock()` fails.
+pub const SHM_BYTES: u64 = 64 * 1024 * 1024;
+/// `RLIMIT_FSIZE`: the largest file a plugin may write (bytes).
+pub const FILE_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
+/// `RLIMIT_NOFILE`: open files (or the host's hard limit, when lower).
+pub const OPEN_FILES: u64 = 4096;
+/// `RLIMIT_CORE`: no core dumps (a dump could hold secrets the plugin
+/// read, and the host's `core_pattern` decides where it goes).
+pub const CORE_BYTES: u64 = 0;
+
+/// One rlimit the spawner sets (soft = hard = `value`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rlimit {
+    /// `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE`.
+    pub name: String,
+    /// The value.
+    pub value: u64,
+}
+
+/// The limits of a cage other than the cgroup's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CageLimits {
+    /// Size of the `/tmp` tmpfs, bytes.
+    pub tmp_bytes: u64,
+    /// Size of the `/dev/shm` tmpfs, bytes.
+    pub shm_bytes: u64,
+    /// The rlimits, set on bwrap and inherited by the plugin.
+    pub rlimits: Vec<Rlimit>,
+    /// Limits a sandbox might set that this cage does not, and why.
+    pub not_set: Vec<String>,
+}
+
+impl CageLimits {
+    /// The limits of every plugin cage.
+    pub fn plugin_default() -> CageLimits {
+        let rl = |name: &str, value: u64| Rlimit {
+            name: name.to_string(),
+            value,
+        };
+        CageLimits {
+            tmp_bytes: TMP_BYTES,
+            shm_bytes: SHM_BYTES,
+            rlimits: vec![
+                rl("RLIMIT_FSIZE", FILE_SIZE_BYTES),
+                rl("RLIMIT_NOFILE", OPEN_FILES),
+                rl("RLIMIT_CORE", CORE_BYTES),
+            ],
+            not_set: vec![
+                "RLIMIT_NPROC: counts every process of the host's uid and does not bind \
+                 uid 0; processes are limited by the pids cgroup"
+                    .to_string(),
+                "RLIMIT_AS: runtimes reserve more address space than they use; memory is \
+                 limited by the memory cgroup"
+                    .to_string(),
+            ],
+        }
+    }
+}
+
+/// The rlimits of [`CageLimits`] as rustix values, ready for a child
+/// between fork and exec (computed before: no allocation there). A limit
+/// above the host's hard limit is lowered to it (raising a hard limit needs
+/// a privilege the host may not have).
+pub fn rlimits_for_child(limits: &CageLimits) -> Vec<(rustix::process::Resource, u64)> {
+    use rustix::process::{getrlimit, Resource};
+    limits
+        .rlimits
+        .iter()
+        .filter_map(|r| {
+            let res = match r.name.as_str() {
+                "RLIMIT_FSIZE" => Resource::Fsize,
+                "RLIMIT_NOFILE" => Resource::Nofile,
+                "RLIMIT_CORE" => Resource::Core,
+                _ => return None,
+            };
+            let hard = getrlimit(res).maximum.unwrap_or(u64::MAX);
+            Some((res, r.value.min(hard)))
+        })
+        .collect()
+}
