@@ -309,3 +309,46 @@ async fn a_forced_uninstall_stops_the_plugins_running_sessions_first() {
     );
     assert!(other.shutdown().await.is_clean());
 }
+
+#[test]
+fn the_consent_prompt_shows_where_path_grants_land() {
+    let (_root, store, _audit) = store();
+    let config = tempfile::tempdir().expect("tempdir");
+    let config_root = std::fs::canonicalize(config.path()).expect("canonical");
+    let store = store.with_config_root(Some(config_root.clone()));
+    let src = tempfile::tempdir().expect("tempdir");
+    manifest(
+        src.path(),
+        "1.0.0",
+        &["write:fs:config:/memory", "read:fs:/usr/share", "net:[]"],
+    );
+    let plan = store.plan(src.path()).expect("plan");
+    let text = plan.render();
+    let at = config_root.join("memory");
+    assert!(
+        text.contains(&format!("- write:fs:config:/memory    (→ {})", at.display())),
+        "{text}"
+    );
+    // A path that is what it says shows as it is.
+    assert!(text.contains("    - read:fs:/usr/share\n"), "{text}");
+    assert!(!at.exists(), "planning creates nothing");
+
+    // A `..` grant never reaches the prompt: the manifest is invalid.
+    let bad = tempfile::tempdir().expect("tempdir");
+    manifest(bad.path(), "1.0.0", &["write:fs:config:/../../../../tmp/x"]);
+    let mut asked = false;
+    let e = store
+        .install(bad.path(), true, |_| {
+            asked = true;
+            true
+        })
+        .expect_err("refused");
+    assert!(!asked);
+    match &e {
+        InstallError::InvalidManifest { report, .. } => assert!(
+            report.contains("write:fs:config:/../../../../tmp/x") && report.contains("`..`"),
+            "{report}"
+        ),
+        other => panic!("expected InvalidManifest, got {other}"),
+    }
+}

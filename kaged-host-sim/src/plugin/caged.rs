@@ -81,13 +81,46 @@ pub(crate) struct CageRuntime {
 }
 
 impl CageRuntime {
-    /// Remove the cage's cgroups (its processes are gone); best effort.
+    /// Remove the cage's cgroups once its processes are gone (when bwrap
+    /// has exited, the kernel has ended every process of the cage's pid
+    /// namespace); a cgroup the kernel refuses to remove yet is kept for a
+    /// later call, the drop, or the next spawn's sweep.
     pub(crate) fn release(&mut self) {
-        for path in std::mem::take(&mut self.cgroup) {
-            if let Err(e) = cgroup::remove(&path) {
-                tracing::warn!(cgroup = %path.display(), error = %e, "cannot remove the cage's cgroup");
+        self.cgroup.retain(|path| match cgroup::remove(path) {
+            Ok(()) => false,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => {
+                tracing::debug!(cgroup = %path.display(), error = %e, "the cage's cgroup is not empty yet");
+                true
             }
+        });
+    }
+}
+
+impl CageRuntime {
+    /// [`CageRuntime::release`], retried briefly while the kernel still
+    /// counts an exiting process in a cgroup (seen now and then on v1
+    /// hierarchies right after bwrap was reaped): at most
+    /// [`RELEASE_TRIES`] tries, [`RELEASE_PAUSE`] apart.
+    pub(crate) async fn release_settled(&mut self) {
+        for _ in 0..RELEASE_TRIES {
+            self.release();
+            if self.cgroup.is_empty() {
+                return;
+            }
+            tokio::time::sleep(RELEASE_PAUSE).await;
         }
+    }
+}
+
+/// How many times [`CageRuntime::release_settled`] tries.
+pub(crate) const RELEASE_TRIES: u32 = 20;
+/// The pause between two of its tries.
+pub(crate) const RELEASE_PAUSE: Duration = Duration::from_millis(5);
+
+impl Drop for CageRuntime {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 

@@ -170,6 +170,11 @@ impl Lifecycle {
                     signal: None,
                 },
             };
+            // bwrap is gone, and with it every process of the cage: its
+            // cgroups go before anyone is told the plugin exited.
+            if let Some(r) = runtime.as_mut() {
+                r.release_settled().await;
+            }
             tx.send_replace(Some(info));
             // Nothing of the plugin may outlive it.
             kill_and_reap_group(pid, timeouts.sigterm_grace).await;

@@ -330,7 +330,24 @@ async fn a_fork_bomb_stops_at_the_pids_limit() {
         // bwrap's init and the plugin count too.
         assert!(forked < 100 && forked >= 90, "{r}");
     }
+    let dirs: Vec<PathBuf> = cage_cgroups(&s);
     s.shutdown().await;
+    // The cage's cgroups go with it.
+    for d in dirs {
+        assert!(!d.exists(), "{} outlived the cage", d.display());
+    }
+}
+
+fn cage_cgroups(s: &PluginSession) -> Vec<PathBuf> {
+    let status = s.cage().expect("a process");
+    let policy = status.policy.as_ref().expect("a policy");
+    policy
+        .cgroup
+        .state
+        .dirs()
+        .into_iter()
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 #[tokio::test]

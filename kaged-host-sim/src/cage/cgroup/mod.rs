@@ -160,12 +160,49 @@ pub fn detect_from(mountinfo: &str, proc_self_cgroup: &str) -> CgroupState {
 }
 
 /// Create the cage's cgroups and write the limits, where `state` says
-/// cages can be created; any other state is returned as it is.
+/// cages can be created; any other state is returned as it is. First,
+/// the empty cage cgroups a host that is gone left behind (one killed
+/// before it could remove them) are removed ([`sweep_stale`]).
 pub fn create_for(state: &CgroupState, cage_id: &str, limits: &CgroupLimits) -> CgroupState {
     match state {
-        CgroupState::Available { parent } => create(parent, cage_id, limits),
-        CgroupState::AvailableV1 { parents } => create_v1(parents, cage_id, limits),
+        CgroupState::Available { parent } => {
+            sweep_stale(parent);
+            create(parent, cage_id, limits)
+        }
+        CgroupState::AvailableV1 { parents } => {
+            parents.values().for_each(|p| sweep_stale(p));
+            create_v1(parents, cage_id, limits)
+        }
         other => other.clone(),
+    }
+}
+
+/// Remove the `kaged-cage-<pid>-…` cgroups under `parent` whose host (the
+/// pid, in hex, that starts a cage id) no longer runs. A cgroup that still
+/// holds a process is not removed (the kernel refuses: `EBUSY`), and a live
+/// host's cgroups are never touched, so a concurrent spawn is safe.
+pub fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(host) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("kaged-cage-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|hex| i32::from_str_radix(hex, 16).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            continue;
+        };
+        let gone = matches!(
+            rustix::process::test_kill_process(host),
+            Err(rustix::io::Errno::SRCH)
+        );
+        if gone {
+            let _ = std::fs::remove_dir(e.path());
+        }
     }
 }
 
