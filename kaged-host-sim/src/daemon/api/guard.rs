@@ -11,7 +11,7 @@
 //!    addresses above), else 403 — `Origin: null` included. No `Origin`
 //!    (curl, a plugin's own HTTP client) passes on to the token check.
 //! 3. The token ([`ApiToken`]): `Authorization: Bearer TOKEN`, else the
-//!    cookie [`COOKIE`](super::token::COOKIE); missing or wrong is 401.
+//!    cookie [`COOKIE`]; missing or wrong is 401.
 //!    `GET /?token=TOKEN` (the settings URL `up` prints) answers 303 to
 //!    the same URL without `token`, setting the cookie (`HttpOnly;
 //!    SameSite=Strict; Path=/`), so the token leaves the address bar.
@@ -77,16 +77,21 @@ impl Guard {
     /// `Host`, then `Origin`.
     fn check_address(&self, req: &Request) -> Result<(), Refusal> {
         let headers = req.headers();
-        let host = match headers.get(header::HOST) {
-            Some(h) => Some(h.to_str().unwrap_or("<not text>").to_string()),
-            None => req.uri().authority().map(|a| a.as_str().to_string()),
-        };
-        match host {
-            None => return Err(Refusal::NoHost),
-            Some(h) if !self.hosts.contains(&h.to_ascii_lowercase()) => {
-                return Err(Refusal::ForeignHost(h))
-            }
-            Some(_) => {}
+        // The `Host` header and, for an absolute-form target or HTTP/2,
+        // the request's authority: each present one must be ours.
+        let header_host = headers
+            .get(header::HOST)
+            .map(|h| h.to_str().unwrap_or("<not text>").to_string());
+        let authority = req.uri().authority().map(|a| a.as_str().to_string());
+        if header_host.is_none() && authority.is_none() {
+            return Err(Refusal::NoHost);
+        }
+        if let Some(h) = [header_host, authority]
+            .into_iter()
+            .flatten()
+            .find(|h| !self.hosts.contains(&h.to_ascii_lowercase()))
+        {
+            return Err(Refusal::ForeignHost(h));
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("<not text>");
@@ -313,6 +318,16 @@ mod tests {
         assert_eq!(code(&[("host", "evil:4242"), ok[1]]), Some("misdirected"));
         assert_eq!(
             code(&[("host", "localhost:80"), ok[1]]),
+            Some("misdirected")
+        );
+        let absolute = Request::builder()
+            .uri("http://attacker.example/api/v1/plugins")
+            .header("host", "localhost:4242")
+            .header("authorization", "Bearer abc")
+            .body(axum::body::Body::empty())
+            .expect("a request");
+        assert_eq!(
+            g.check(&absolute).err().map(|r| r.code()),
             Some("misdirected")
         );
         let with = |extra: (&'static str, &'static str)| [ok[0], ok[1], extra];
