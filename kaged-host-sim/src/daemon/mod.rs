@@ -1,6 +1,8 @@
 //! The daemon, running (`kaged-host-sim up`): every enabled plugin under
 //! its own [`Supervisor`](crate::Supervisor), one human line per lifecycle
-//! event, and the daemon's HTTP API on loopback ([`api`]).
+//! event, and the daemon's HTTP API on loopback ([`api`]), which trusts no
+//! caller for being on loopback (a token, `Host` and `Origin` checked:
+//! [`api::guard`]).
 //!
 //! * [`discover`] reads the enabled-plugins list as the daemon does (spec
 //!   Spawn step 1): the enabled entries of a plugin store, or every plugin

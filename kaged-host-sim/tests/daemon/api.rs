@@ -4,7 +4,7 @@ use std::io::BufRead;
 
 use serde_json::{json, Value};
 
-use crate::harness::{open_stream, plugins, request, Up};
+use crate::harness::{plugins, Up};
 
 fn running(up: &Up) {
     for name in ["good", "knobs"] {
@@ -13,7 +13,7 @@ fn running(up: &Up) {
 }
 
 fn seen_configs(up: &Up) -> Value {
-    let (status, seen) = up.http("GET", "/api/v1/plugins/knobs/call/knobs.seen", None);
+    let (status, seen) = up.http("POST", "/api/v1/plugins/knobs/call/knobs.seen", None);
     assert_eq!(status, 200, "{seen}");
     seen["configs"].clone()
 }
@@ -30,7 +30,7 @@ fn list_and_call() {
     assert_eq!(row["last_exit"], Value::Null);
     assert!(row["pid"].as_u64().is_some());
 
-    let (status, out) = up.http("GET", "/api/v1/plugins/good/call/env.get", None);
+    let (status, out) = up.http("POST", "/api/v1/plugins/good/call/env.get", None);
     assert_eq!(status, 200, "{out}");
     let (status, out) = up.http(
         "POST",
@@ -60,7 +60,7 @@ fn list_and_call() {
     let body = err(
         404,
         "unknown_plugin",
-        up.http("GET", "/api/v1/plugins/nope/call/x", None),
+        up.http("POST", "/api/v1/plugins/nope/call/x", None),
     );
     assert!(body["error"]["message"]
         .as_str()
@@ -69,13 +69,13 @@ fn list_and_call() {
     err(
         404,
         "unknown_method",
-        up.http("GET", "/api/v1/plugins/good/call/no.such", None),
+        up.http("POST", "/api/v1/plugins/good/call/no.such", None),
     );
     err(
         400,
         "no_project",
         up.http(
-            "GET",
+            "POST",
             "/api/v1/plugins/good/call/env.get?agent=primary",
             None,
         ),
@@ -198,7 +198,7 @@ fn disable_enable_restart_and_the_audit_stream() {
     let dir = plugins(&["good", "knobs"]);
     let up = Up::start(dir.path());
     running(&up);
-    let mut stream = open_stream(&up.addr);
+    let mut stream = up.open_stream();
     let mut line = String::new();
     stream.read_line(&mut line).expect("status line");
     assert!(line.starts_with("HTTP/1.1 200"), "{line}");
@@ -209,7 +209,7 @@ fn disable_enable_restart_and_the_audit_stream() {
         (200, Some("disabled")),
         "{row}"
     );
-    let (status, body) = up.http("GET", "/api/v1/plugins/good/call/env.get", None);
+    let (status, body) = up.http("POST", "/api/v1/plugins/good/call/env.get", None);
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (502, Some("not_running"))
@@ -227,7 +227,7 @@ fn disable_enable_restart_and_the_audit_stream() {
     let (status, _) = up.http("POST", "/api/v1/plugins/good/restart", None);
     assert_eq!(status, 200);
     up.wait_plugin("good", |p| p["state"] == "running" && p["pid"] != old);
-    let (status, _) = request(&up.addr, "POST", "/api/v1/plugins/nope/restart", None);
+    let (status, _) = up.request("POST", "/api/v1/plugins/nope/restart", None);
     assert_eq!(status, 404);
 
     // The stream saw the disable, the enable and the restart, one audit
@@ -265,7 +265,7 @@ fn the_settings_page_its_assets_and_the_restart_history() {
     let up = Up::start(dir.path());
     up.wait_plugin("good", |p| p["state"] == "running");
 
-    let (status, html) = request(&up.addr, "GET", "/", None);
+    let (status, html) = up.request("GET", "/", None);
     assert_eq!(status, 200);
     assert!(
         html.contains("<title>kaged-host-sim: plugin settings</title>"),
@@ -279,7 +279,7 @@ fn the_settings_page_its_assets_and_the_restart_history() {
         ("/settings.js", "function knobRow"),
         ("/settings.css", ".knob"),
     ] {
-        let (status, body) = request(&up.addr, "GET", path, None);
+        let (status, body) = up.request("GET", path, None);
         assert_eq!(status, 200, "{path}");
         assert!(body.contains(needle), "{path}");
     }

@@ -3,7 +3,9 @@
 //! fantoccini. The page renders a knob of every type, a knob change
 //! reaches the plugin as `config.update`, an out-of-bounds value shows the
 //! daemon's message (and nothing reaches the plugin), and a killed plugin
-//! shows its restart. A screenshot is kept under `target/` as an artifact.
+//! shows its restart. The page is opened with the settings URL `up`
+//! printed (`?token=`): every fetch and the audit stream then carry the
+//! token's cookie. A screenshot is kept under `target/` as an artifact.
 //!
 //! Under `CI=true` the test fails when the browser cannot start; elsewhere
 //! it says on stderr that it is skipped.
@@ -83,7 +85,7 @@ async fn set_knob(c: &Client, knob: &str, text: &str) {
 }
 
 fn seen_configs(up: &Up) -> Vec<Value> {
-    let (status, seen) = up.http("GET", "/api/v1/plugins/settings/call/settings.seen", None);
+    let (status, seen) = up.http("POST", "/api/v1/plugins/settings/call/settings.seen", None);
     assert_eq!(status, 200, "{seen}");
     seen["configs"].as_array().cloned().unwrap_or_default()
 }
@@ -106,9 +108,11 @@ async fn the_settings_page_in_a_real_browser() {
         .connect(driver.url())
         .await
         .expect("a headless Chromium session");
-    c.goto(&format!("http://{}/", up.addr))
-        .await
-        .expect("open the page");
+    // The URL `up` printed: its `?token=` becomes the page's cookie, and
+    // the 303 takes the token out of the address bar.
+    c.goto(&up.settings_url).await.expect("open the page");
+    let url = c.current_url().await.expect("the page's URL");
+    assert_eq!(url.as_str(), format!("http://{}/", up.addr));
 
     // A knob of every type, rendered from the knob schema.
     let types = wait_js(

@@ -37,6 +37,12 @@ pub struct Up {
     pub caged: bool,
     /// The `--audit` file.
     pub audit: PathBuf,
+    /// The `--token-file`.
+    pub token_file: PathBuf,
+    /// The API token (from the settings URL `up` printed).
+    pub token: String,
+    /// The settings URL `up` printed, `?token=` included.
+    pub settings_url: String,
     _tmp: tempfile::TempDir,
 }
 
@@ -56,7 +62,8 @@ impl Up {
         Up::start_args(&args)
     }
 
-    /// `up --listen 127.0.0.1:0` with `args` (the plugin source and more).
+    /// `up --listen 127.0.0.1:0 --token-file FILE` with `args` (the plugin
+    /// source and more).
     pub fn start_args(args: &[&std::ffi::OsStr]) -> Up {
         let cage = match kaged_host_sim::testing::cage_available_for_blocking("daemon tests") {
             true => "require",
@@ -64,10 +71,12 @@ impl Up {
         };
         let tmp = tempfile::tempdir().expect("tempdir");
         let audit = tmp.path().join("audit.jsonl");
+        let token_file = tmp.path().join("token");
         let mut child = Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
             .args(["--cage", cage, "--time-scale", "0.2", "--audit"])
             .arg(&audit)
-            .args(["up", "--listen", "127.0.0.1:0"])
+            .args(["up", "--listen", "127.0.0.1:0", "--token-file"])
+            .arg(&token_file)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -89,6 +98,9 @@ impl Up {
             addr: String::new(),
             caged: cage == "require",
             audit,
+            token_file,
+            token: String::new(),
+            settings_url: String::new(),
             _tmp: tmp,
         };
         let listening = up.wait_line(|l| l.starts_with("listening: "));
@@ -96,7 +108,46 @@ impl Up {
             .trim_start_matches("listening: http://")
             .trim_end_matches("/api/v1/plugins")
             .to_string();
+        let settings = up.wait_line(|l| l.starts_with("settings: "));
+        up.settings_url = settings.trim_start_matches("settings: ").to_string();
+        up.token = up
+            .settings_url
+            .split_once("?token=")
+            .map(|(_, t)| t.to_string())
+            .unwrap_or_else(|| panic!("no ?token= in {settings:?}"));
         up
+    }
+
+    /// `Authorization: Bearer TOKEN`.
+    pub fn bearer(&self) -> (&'static str, String) {
+        ("Authorization", format!("Bearer {}", self.token))
+    }
+
+    /// One request with the token (a JSON body when `body` is given): the
+    /// status and the body's text.
+    pub fn request(&self, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+        let bearer = self.bearer();
+        let mut headers = vec![(bearer.0, bearer.1.as_str())];
+        if body.is_some() {
+            headers.push(("Content-Type", "application/json"));
+        }
+        let reply = raw(&self.addr, method, path, Some(&self.addr), &headers, body);
+        (reply.status, reply.body)
+    }
+
+    /// `GET /api/v1/audit/stream` with the token; read its lines with the
+    /// reader.
+    pub fn open_stream(&self) -> BufReader<TcpStream> {
+        let mut s = TcpStream::connect(&self.addr).expect("connect");
+        s.set_read_timeout(Some(LIMIT)).expect("timeout");
+        write!(
+            s,
+            "GET /api/v1/audit/stream HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+             Accept: text/event-stream\r\n\r\n",
+            self.addr, self.token
+        )
+        .expect("write");
+        BufReader::new(s)
     }
 
     /// Wait (bounded by [`LIMIT`]) for a stdout line matching `pred`.
@@ -121,7 +172,7 @@ impl Up {
 
     /// One HTTP request; the status and the JSON body.
     pub fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
-        let (status, text) = request(&self.addr, method, path, body);
+        let (status, text) = self.request(method, path, body);
         let json = serde_json::from_str(&text)
             .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {text:?}"));
         (status, json)
@@ -185,36 +236,71 @@ impl Drop for Up {
     }
 }
 
-/// A raw HTTP/1.1 request with `Connection: close`: status and body.
-pub fn request(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+/// An HTTP answer: its status, head (status line and headers) and body.
+#[derive(Debug)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The status line and the headers.
+    pub head: String,
+    /// The body.
+    pub body: String,
+}
+
+impl Reply {
+    /// The value of header `name` (case-insensitive), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+
+    /// The body as JSON (panics, naming it, when it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {self:?}"))
+    }
+}
+
+/// A raw HTTP/1.1 request with `Connection: close`: `Host: host` when
+/// given, then `headers`, a `Content-Length` when there is a body. No
+/// other header is added (no token, no `Content-Type`).
+pub fn raw(
+    addr: &str,
+    method: &str,
+    path: &str,
+    host: Option<&str>,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Reply {
+    let mut text = format!("{method} {path} HTTP/1.1\r\n");
+    if let Some(h) = host {
+        text.push_str(&format!("Host: {h}\r\n"));
+    }
+    for (k, v) in headers {
+        text.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        text.push_str(&format!("Content-Length: {}\r\n", b.len()));
+    }
+    text.push_str("Connection: close\r\n\r\n");
+    text.push_str(body.unwrap_or(""));
     let mut s = TcpStream::connect(addr).expect("connect");
-    let body = body.unwrap_or("");
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .expect("write");
-    let mut text = String::new();
-    s.read_to_string(&mut text).expect("read");
-    let (head, body) = text.split_once("\r\n\r\n").expect("a response");
+    s.set_read_timeout(Some(LIMIT)).expect("timeout");
+    s.write_all(text.as_bytes()).expect("write");
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("read");
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("not a response: {answer:?}"));
     let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse().ok())
         .expect("a status");
-    (status, body.to_string())
-}
-
-/// Open `GET /api/v1/audit/stream`; read its lines with the reader.
-pub fn open_stream(addr: &str) -> BufReader<TcpStream> {
-    let mut s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(LIMIT)).expect("timeout");
-    write!(
-        s,
-        "GET /api/v1/audit/stream HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
-    )
-    .expect("write");
-    BufReader::new(s)
+    Reply {
+        status,
+        head: head.to_string(),
+        body: body.to_string(),
+    }
 }

@@ -1,7 +1,9 @@
 //! `up` keeps plugins alive and shuts them down: kill -9 restarts the
 //! plugin (audited), SIGTERM stops everything, exit 0, no process left;
 //! a plugin that cannot start blocks no other; `--store` starts the
-//! store's enabled plugins only; `--listen` is loopback only.
+//! store's enabled plugins only; `--listen` is loopback only; `up` cages
+//! or refuses (`--cage require` by default, the one-shot tools keep
+//! `auto`).
 
 use rustix::process::Signal;
 
@@ -121,4 +123,52 @@ fn a_store_starts_its_enabled_plugins_only() {
     assert_eq!(status, 200);
     assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
     assert_eq!(up.signal_and_wait(Signal::INT), Some(0));
+}
+
+#[test]
+fn up_cages_or_refuses_by_default_and_the_one_shot_tools_keep_auto() {
+    let dir = plugins(&["good"]);
+    let bin = || {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"));
+        // A bwrap that is not there: nothing can be caged.
+        c.env("KAGED_BWRAP", "/nonexistent/bwrap");
+        c
+    };
+    let out = bin()
+        .args(["up", "--listen", "127.0.0.1:0", "--plugins"])
+        .arg(dir.path())
+        .output()
+        .expect("run up");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--cage require: plugins cannot be caged here")
+            && err.contains("the default of `up`"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "no plugin started, nothing served");
+
+    // `call` keeps `auto`: it warns and runs the plugin uncaged.
+    let out = bin()
+        .arg("call")
+        .arg(dir.path().join("good"))
+        .arg("ping")
+        .output()
+        .expect("run call");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("--cage auto"), "{err}");
+
+    // --help says so.
+    let out = bin().args(["up", "--help"]).output().expect("up --help");
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains("[default: require for `up`")
+            && help.contains("auto for every other command"),
+        "{help}"
+    );
+    assert!(help.contains("--token-file <FILE>"), "{help}");
 }

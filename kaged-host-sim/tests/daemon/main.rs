@@ -6,6 +6,8 @@ mod support;
 
 mod api;
 mod browser;
+mod callers;
+mod guard;
 mod harness;
 mod lifecycle;
 mod project;

@@ -30,7 +30,7 @@ fn knob(up: &Up, agent: Option<&str>) -> Value {
 fn last_seen(up: &Up, agent: Option<&str>) -> Value {
     let q = agent.map(|a| format!("?agent={a}")).unwrap_or_default();
     let (status, body) = up.http(
-        "GET",
+        "POST",
         &format!("/api/v1/plugins/knobs/call/knobs.seen{q}"),
         None,
     );
@@ -112,7 +112,7 @@ fn each_agent_has_its_config_and_its_context() {
         "{body}"
     );
     let (status, body) = up.http(
-        "GET",
+        "POST",
         "/api/v1/plugins/good/call/env.get?agent=primary",
         None,
     );

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use kaged_host_sim::TimeScale;
+use kaged_host_sim::{CageMode, TimeScale};
 
 use super::{cage, plugin, storage, up};
 
@@ -17,6 +17,19 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Settle [`GlobalOpts::cage`]: `--cage` when given, else `require`
+    /// for `up` (spec §15: "`up` cages or refuses") and `auto` for the
+    /// one-shot commands.
+    pub fn resolve_cage(mut self) -> Cli {
+        self.global.cage = self.global.cage_flag.unwrap_or(match self.command {
+            Command::Up(_) => CageMode::Require,
+            _ => CageMode::Auto,
+        });
+        self
+    }
 }
 
 /// Options shared by every command.
@@ -44,9 +57,14 @@ pub struct GlobalOpts {
     /// Run plugins caged in bwrap (ADDENDUM §13): `auto` cages when bwrap
     /// works here and otherwise runs them uncaged with a warning;
     /// `require` refuses to run them uncaged (exit 2); `off` runs them
-    /// uncaged, said in every output and audit record.
-    #[arg(long, global = true, value_name = "MODE", default_value = "auto")]
-    pub cage: kaged_host_sim::CageMode,
+    /// uncaged, said in every output and audit record. [default: require
+    /// for `up` (the running daemon cages or refuses), auto for every
+    /// other command]
+    #[arg(long = "cage", global = true, value_name = "MODE")]
+    pub cage_flag: Option<CageMode>,
+    /// `--cage`, or the command's default ([`Cli::resolve_cage`]).
+    #[arg(skip)]
+    pub cage: CageMode,
     /// The daemon's flag for subagent development: accepted, recorded in
     /// the audit log (`plugin.no_sandbox_ignored`), and it changes nothing
     /// for plugins, which are always caged (only `--cage off` uncages).
@@ -181,6 +199,8 @@ pub enum Command {
     Cage(cage::CageArgs),
     /// Run the daemon: every enabled plugin supervised (restart backoff,
     /// health checks), one line per lifecycle event, the HTTP API with
-    /// --listen; Ctrl-C or SIGTERM shuts every plugin down gracefully.
+    /// --listen (behind a token); Ctrl-C or SIGTERM shuts every plugin
+    /// down gracefully. Plugins run caged or not at all: --cage defaults
+    /// to require here.
     Up(up::UpArgs),
 }

@@ -35,7 +35,8 @@ pub async fn check(mode: CageMode) -> Result<(), CliError> {
     match (availability().await, mode) {
         (Ok(_), _) => Ok(()),
         (Err(why), CageMode::Require) => Err(CliError::Usage(format!(
-            "--cage require: plugins cannot be caged here: {why}"
+            "--cage require: plugins cannot be caged here: {why} (the default of `up`; \
+             --cage auto or --cage off runs them uncaged)"
         ))),
         (Err(why), _) => {
             eprintln!(

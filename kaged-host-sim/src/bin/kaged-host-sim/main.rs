@@ -40,7 +40,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let cli = match Cli::try_parse() {
-        Ok(c) => c,
+        Ok(c) => c.resolve_cage(),
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {

@@ -1,9 +1,11 @@
 //! `kaged-host-sim up`: the daemon, running ([`kaged_host_sim::daemon`]).
 //!
 //! ```text
-//! $ kaged-host-sim up --plugins examples --listen 127.0.0.1:7878
+//! $ kaged-host-sim up --plugins examples --listen 127.0.0.1:7878 --token-file ~/.kaged-token
 //! cage: plugins run caged (bwrap)
 //! listening: http://127.0.0.1:7878/api/v1/plugins
+//! token: written to /home/me/.kaged-token (mode 0600); send it as Authorization: Bearer TOKEN
+//! settings: http://127.0.0.1:7878/?token=3f9c...
 //! echo: plugin.spawned pid=4242 version=0.1.0 ...
 //! ^C
 //! shutting down
@@ -37,8 +39,15 @@ pub struct UpArgs {
     #[arg(long, value_name = "FILE")]
     pub project: Option<PathBuf>,
     /// Serve the HTTP API on this loopback address (port 0: any free port).
+    /// Every request needs the API token made at start (a new one each
+    /// time): printed in the settings URL, and written to --token-file.
     #[arg(long, value_name = "IP:PORT")]
     pub listen: Option<String>,
+    /// With --listen: write the API token to FILE (created with mode
+    /// 0600, replacing what was there), for `curl -H "Authorization:
+    /// Bearer $(cat FILE)"`.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    pub token_file: Option<PathBuf>,
 }
 
 fn print_line(record: &kaged_host_sim::AuditRecord) {
@@ -113,8 +122,24 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
             let local = listener
                 .local_addr()
                 .map_err(|e| CliError::Failed(one_line("cannot listen", &e)))?;
+            let token = api::ApiToken::generate()
+                .map_err(|e| CliError::Failed(one_line("cannot make the API token", &e)))?;
             println!("listening: http://{local}/api/v1/plugins");
-            Some(tokio::spawn(api::serve(Arc::clone(&daemon), listener)))
+            if let Some(file) = &args.token_file {
+                token
+                    .write_file(file)
+                    .map_err(|e| CliError::Failed(one_line("up", &e)))?;
+                println!(
+                    "token: written to {} (mode 0600); send it as Authorization: Bearer TOKEN",
+                    file.display()
+                );
+            }
+            println!("settings: http://{local}/?token={}", token.reveal());
+            Some(tokio::spawn(api::serve(
+                Arc::clone(&daemon),
+                listener,
+                token,
+            )))
         }
         None => None,
     };

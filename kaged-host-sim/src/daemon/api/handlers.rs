@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::IntoResponse;
 use axum::Json;
 use futures_util::Stream;
 use serde::Deserialize;
@@ -15,6 +16,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::super::running::{Daemon, PluginStatus};
 use super::error::ApiError;
+use super::reserved;
 
 type Shared = State<Arc<Daemon>>;
 
@@ -37,29 +39,13 @@ pub(super) async fn history(
     Ok(Json(json!({"plugin": name, "history": history})))
 }
 
-pub(super) async fn call_get(
-    State(d): Shared,
-    Path((name, method)): Path<(String, String)>,
-    Query(q): Query<AgentQuery>,
-) -> Result<Json<Value>, ApiError> {
-    let out = d
-        .call(
-            &name,
-            &method,
-            None,
-            q.agent.as_deref(),
-            q.session.as_deref(),
-        )
-        .await?;
-    Ok(Json(out))
-}
-
 pub(super) async fn call_post(
     State(d): Shared,
     Path((name, method)): Path<(String, String)>,
     Query(q): Query<AgentQuery>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
+    reserved::check(&method)?;
     let params = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
@@ -146,6 +132,17 @@ pub(super) async fn audit_stream(
         }
     });
     Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+/// Any method but POST on `/call/`: calls change state, so they are
+/// never a GET (nor anything a link or an `<img>` could send).
+pub(super) async fn call_not_post() -> impl IntoResponse {
+    let error = ApiError {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        code: json!("method_not_allowed"),
+        message: "a call is a POST (the params as a JSON body)".into(),
+    };
+    ([(header::ALLOW, "POST")], error)
 }
 
 pub(super) async fn not_found() -> ApiError {

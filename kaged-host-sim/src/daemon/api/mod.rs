@@ -1,10 +1,15 @@
 //! The daemon's HTTP API on loopback (plugin-host.md § HTTP API), JSON in
 //! and out; every error is `{"error": {"code", "message"}}`.
 //!
+//! Every request, the settings page's included, passes the [`guard`]
+//! first: this daemon's `Host`, no foreign `Origin`, the [`token`] (bearer
+//! or cookie), JSON bodies only. `/call/` refuses the methods only the
+//! daemon sends ([`reserved`]: 403 `reserved_method`).
+//!
 //! | route | answer |
 //! |---|---|
 //! | `GET /api/v1/plugins` | `[{"name", "version", "state", "pid", "restarts", "last_exit", "caged"}]` |
-//! | `GET`/`POST /api/v1/plugins/<name>/call/<method>` | the method's result (POST body = params) |
+//! | `POST /api/v1/plugins/<name>/call/<method>` | the method's result (body = params); a system or reserved method: 403 |
 //! | `GET /api/v1/plugins/<name>/knobs` | `{"plugin", "knobs": [..]}`, each with its `value` |
 //! | `PUT /api/v1/plugins/<name>/knobs/<knob>` `{"value": V}` | `{"config": ..}`; out of bounds: 422 |
 //! | `POST /api/v1/plugins/<name>/enable\|disable\|restart` | the plugin's status |
@@ -13,8 +18,11 @@
 //! | `GET /` | the settings page ([`page`]) |
 
 mod error;
+pub mod guard;
 mod handlers;
 pub mod page;
+pub mod reserved;
+pub mod token;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,6 +32,8 @@ use axum::Router;
 
 use super::running::Daemon;
 pub use error::ApiError;
+pub use guard::Guard;
+pub use token::ApiToken;
 
 /// Parse `--listen`: a socket address whose IP is loopback.
 pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
@@ -39,8 +49,8 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
     Ok(addr)
 }
 
-/// The API's routes over `daemon`.
-pub fn router(daemon: Arc<Daemon>) -> Router {
+/// The API's routes over `daemon`, every one behind `guard`.
+pub fn router(daemon: Arc<Daemon>, guard: Guard) -> Router {
     Router::new()
         .route("/", get(page::index))
         .route("/settings.css", get(page::css))
@@ -49,7 +59,7 @@ pub fn router(daemon: Arc<Daemon>) -> Router {
         .route("/api/v1/plugins/{name}/history", get(handlers::history))
         .route(
             "/api/v1/plugins/{name}/call/{method}",
-            get(handlers::call_get).post(handlers::call_post),
+            post(handlers::call_post).fallback(handlers::call_not_post),
         )
         .route("/api/v1/plugins/{name}/knobs", get(handlers::knobs))
         .route(
@@ -60,10 +70,20 @@ pub fn router(daemon: Arc<Daemon>) -> Router {
         .route("/api/v1/audit/stream", get(handlers::audit_stream))
         .fallback(handlers::not_found)
         .with_state(daemon)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(guard),
+            guard::gate,
+        ))
 }
 
-/// Serve the API on `listener` until the task is dropped or aborted (an
-/// open event stream would keep a graceful end waiting forever).
-pub async fn serve(daemon: Arc<Daemon>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-    axum::serve(listener, router(daemon)).await
+/// Serve the API on `listener`, behind `token` and the listener's port,
+/// until the task is dropped or aborted (an open event stream would keep a
+/// graceful end waiting forever).
+pub async fn serve(
+    daemon: Arc<Daemon>,
+    listener: tokio::net::TcpListener,
+    token: ApiToken,
+) -> std::io::Result<()> {
+    let guard = Guard::new(token, listener.local_addr()?.port());
+    axum::serve(listener, router(daemon, guard)).await
 }

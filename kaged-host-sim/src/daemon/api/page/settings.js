@@ -33,7 +33,13 @@ function withAgent(path) {
 }
 
 async function api(method, path, body) {
-  const init = { method, headers: { "Content-Type": "application/json" } };
+  // The daemon's token rides in its HttpOnly, SameSite=Strict cookie, set
+  // when the settings URL `up` printed (with ?token=) was opened.
+  const init = {
+    method,
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json" },
+  };
   if (body !== undefined) init.body = JSON.stringify(body);
   const r = await fetch(path, init);
   let json = null;
@@ -263,6 +269,7 @@ function refreshSoon() {
 function tail() {
   const list = document.getElementById("audit");
   const state = document.getElementById("audit-state");
+  // Same-origin: the browser sends the token cookie with it.
   const src = new EventSource("/api/v1/audit/stream");
   src.onopen = () => { state.textContent = "live"; };
   src.onerror = () => { state.textContent = "reconnecting"; };

@@ -1,0 +1,150 @@
+//! What a caller holding no token cannot make `up` do, and what even the
+//! token holder cannot send through `/call/`: a caged plugin with a
+//! loopback `net:` grant (the `api-prober` fixture) is refused like any
+//! other caller without the token, which it never sees; the methods only
+//! the daemon sends (system methods, hooks, `kaged.*`) never reach a
+//! plugin, `config.update` included (knob writes keep their route).
+
+use serde_json::{json, Value};
+
+use crate::guard::{nothing_happened, refused, running, send};
+use crate::harness::{plugins, Up};
+
+#[test]
+fn calls_are_posts_and_system_methods_never_reach_the_plugin() {
+    let dir = plugins(&["good", "knobs"]);
+    let up = Up::start(dir.path());
+    let before = running(&up);
+    let bearer = format!("Bearer {}", up.token);
+    let reply = send(
+        &up,
+        "GET",
+        "/api/v1/plugins/good/call/env.get",
+        &[("Authorization", &bearer)],
+        None,
+    );
+    refused(&reply, 405, "method_not_allowed");
+    assert_eq!(reply.header("Allow"), Some("POST"));
+
+    for method in [
+        "config.update",
+        "initialize",
+        "initialized",
+        "shutdown",
+        "ping",
+        "projects.activated",
+        "projects.deactivated",
+        "system.rate_limited",
+        "kaged.hook.on_session_start",
+        "on_session_start",
+        "kaged.storage.query",
+    ] {
+        for plugin in ["knobs", "good"] {
+            let (status, body) = up.http(
+                "POST",
+                &format!("/api/v1/plugins/{plugin}/call/{method}"),
+                Some(r#"{"retain_every": 19}"#),
+            );
+            assert_eq!(
+                (status, body["error"]["code"].as_str()),
+                (403, Some("reserved_method")),
+                "{method}: {body}"
+            );
+        }
+    }
+    let (_, body) = up.http(
+        "POST",
+        "/api/v1/plugins/knobs/call/config.update",
+        Some(r#"{"retain_every": 19}"#),
+    );
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("/knobs/"),
+        "points at the knob route: {message}"
+    );
+
+    // The plugin got the handshake's config.update only; no call reached
+    // either plugin (the audit records every method call).
+    let (status, seen) = up.http("POST", "/api/v1/plugins/knobs/call/knobs.seen", None);
+    assert_eq!(status, 200, "{seen}");
+    assert_eq!(seen["configs"].as_array().map(Vec::len), Some(1), "{seen}");
+    assert_eq!(seen["configs"][0]["retain_every"], 3, "{seen}");
+    let called: Vec<Value> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.method_called")
+        .collect();
+    let methods: Vec<&str> = called.iter().filter_map(|r| r["method"].as_str()).collect();
+    assert_eq!(methods, ["config.update", "knobs.seen"], "{called:?}");
+    // That config.update is the supervisor's, right after the handshake
+    // (no API request id).
+    assert_eq!(called[0]["request_id"], Value::Null, "{called:?}");
+    nothing_happened(&up, &before);
+}
+
+#[test]
+fn a_plugin_with_a_loopback_net_grant_cannot_drive_the_api() {
+    let dir = plugins(&["api-prober", "good", "knobs"]);
+    let up = Up::start(dir.path());
+    let before = running(&up);
+    let prober = up.wait_plugin("api-prober", |p| p["state"] == "running");
+    assert_eq!(prober["caged"], up.caged, "{prober}");
+    if !up.caged {
+        eprintln!("(bwrap cannot cage here: the prober runs uncaged; the API answers the same)");
+    }
+    let (host, port) = up.addr.rsplit_once(':').expect("IP:PORT");
+    let port: u16 = port.parse().expect("a port");
+    // What the plugin can send: anything but the token, which it never
+    // sees (not in its environment, not in its cage).
+    let guess = "0".repeat(up.token.len());
+    let attempts = [
+        format!("GET /api/v1/plugins HTTP/1.1\r\nHost: {}\r\n", up.addr),
+        format!("GET /api/v1/audit/stream HTTP/1.1\r\nHost: {}\r\n", up.addr),
+        format!("GET /api/v1/plugins/knobs/knobs HTTP/1.1\r\nHost: {}\r\n", up.addr),
+        format!("POST /api/v1/plugins/good/disable HTTP/1.1\r\nHost: {}\r\n", up.addr),
+        format!(
+            "POST /api/v1/plugins/good/disable HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {guess}\r\n",
+            up.addr
+        ),
+        format!(
+            "POST /api/v1/plugins/good/call/env.get HTTP/1.1\r\nHost: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: 2\r\n",
+            up.addr
+        ),
+    ];
+    for attempt in attempts {
+        let body = if attempt.contains("Content-Length: 2") {
+            "{}"
+        } else {
+            ""
+        };
+        let request = format!("{attempt}Connection: close\r\n\r\n{body}");
+        let (status, out) = up.http(
+            "POST",
+            "/api/v1/plugins/api-prober/call/http.send",
+            Some(&json!({"host": host, "port": port, "request": request}).to_string()),
+        );
+        assert_eq!(status, 200, "{out}");
+        assert_eq!(out["ok"], true, "the grant reaches the API: {out}");
+        assert_eq!(out["status"], 401, "{attempt}: {out}");
+        let answer: Value = serde_json::from_str(out["body"].as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
+        assert!(
+            answer["error"]["code"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("_token")),
+            "{answer}"
+        );
+    }
+    nothing_happened(&up, &before);
+
+    // The token is nowhere in a plugin's environment.
+    let (status, out) = up.http("POST", "/api/v1/plugins/api-prober/call/env.all", None);
+    assert_eq!(status, 200, "{out}");
+    let env = out["env"].as_object().expect("an environment");
+    assert!(!env.is_empty());
+    for (k, v) in env {
+        let v = v.as_str().unwrap_or_default();
+        assert!(!v.contains(&up.token) && !k.contains(&up.token), "{k}={v}");
+    }
+}
