@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use super::authorizer::{AuthPolicy, Owners, Phase};
 use super::client::StorageDenial;
+use super::quota::{Meter, QuotaExceeded};
 use super::rewrite::{Rewritten, StatementKind};
 use super::values::{to_json, Bind};
 
@@ -24,6 +25,21 @@ pub(super) struct PluginDb {
     pub(super) prefix: String,
     pub(super) policy: Arc<AuthPolicy>,
     pub(super) conn: Mutex<Connection>,
+    /// The plugin's quota and the connection's page geometry.
+    pub(super) meter: Meter,
+    /// The plugin's usage in pages; `None` until first measured (see
+    /// `quota.rs`). Only changed with `conn` locked.
+    pub(super) usage: Mutex<Option<i64>>,
+}
+
+impl PluginDb {
+    fn usage(&self) -> Option<i64> {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_usage(&self, pages: i64) {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some(pages);
+    }
 }
 
 /// A `query` answer larger than this (approximate JSON bytes) is refused.
@@ -86,6 +102,14 @@ impl ExecEnv<'_> {
                 "time budget exceeded",
                 sql,
             ),
+            // Only a writing statement runs under a page limit (quota.rs).
+            Some(rusqlite::ErrorCode::DiskFull) => {
+                let usage = self.db.usage().unwrap_or(0);
+                quota_denial(
+                    self.db.meter.exceeded_at_limit(&self.db.plugin, usage),
+                    self.sql,
+                )
+            }
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
                 StorageDenial::with(ErrorCode::ResourceBusy, "storage is busy, retry", msg, sql)
             }
@@ -94,6 +118,21 @@ impl ExecEnv<'_> {
             }
             _ => StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, sql),
         }
+    }
+
+    /// The plugin's usage in pages, measured now if it was not yet.
+    fn usage(&self, conn: &Connection) -> Result<i64, StorageDenial> {
+        if let Some(pages) = self.db.usage() {
+            return Ok(pages);
+        }
+        let policy = &self.db.policy;
+        let pages = self
+            .db
+            .meter
+            .measure(conn, |t| policy.owns(t))
+            .map_err(|e| self.error(&e))?;
+        self.db.set_usage(pages);
+        Ok(pages)
     }
 
     fn invalid(&self, msg: String) -> StorageDenial {
@@ -262,8 +301,51 @@ fn run_statement(
     })
 }
 
+/// A quota refusal: `-32003` with [`QuotaExceeded`]'s message, audited
+/// with reason `quota`.
+fn quota_denial(e: QuotaExceeded, sql: &str) -> StorageDenial {
+    StorageDenial::with(
+        ErrorCode::StorageAccessDenied,
+        e.to_string(),
+        "quota",
+        Some(sql),
+    )
+}
+
+/// Run the statement under the plugin's quota (quota.rs): with the page
+/// limit lowered while it runs, and its growth checked after. Answers the
+/// rows changed and the plugin's new usage in pages.
+fn run_metered(
+    env: &ExecEnv<'_>,
+    conn: &Connection,
+    rw: &Rewritten,
+    params: &[SqlValue],
+) -> Result<(u64, i64), StorageDenial> {
+    let policy = &env.db.policy;
+    let meter = &env.db.meter;
+    let usage = env.usage(conn)?;
+    let before = meter.begin(conn, usage).map_err(|e| env.error(&e))?;
+    policy.set_phase(match rw.kind {
+        StatementKind::Read => Phase::Read,
+        StatementKind::Write => Phase::Write,
+        StatementKind::Schema => Phase::Schema,
+    });
+    let n = run_statement(env, conn, rw, params);
+    policy.set_phase(Phase::Broker);
+    let reset = meter.end(conn).map_err(|e| env.error(&e));
+    let n = n?;
+    reset?;
+    match meter
+        .check(conn, &env.db.plugin, usage, before)
+        .map_err(|e| env.error(&e))?
+    {
+        Ok(after) => Ok((n, after)),
+        Err(e) => Err(quota_denial(e, env.sql)),
+    }
+}
+
 /// `kaged.storage.exec`: the statement in its own transaction, rolled back
-/// on any error; answers `{"rows_affected": n}`.
+/// on any error or past the plugin's quota; answers `{"rows_affected": n}`.
 pub(super) fn exec(
     env: &ExecEnv<'_>,
     conn: &Connection,
@@ -280,23 +362,17 @@ pub(super) fn exec(
             StatementKind::Schema => Some(catalogue(conn).map_err(|e| env.error(&e))?),
             _ => None,
         };
-        policy.set_phase(match rw.kind {
-            StatementKind::Read => Phase::Read,
-            StatementKind::Write => Phase::Write,
-            StatementKind::Schema => Phase::Schema,
-        });
-        let n = run_statement(env, conn, rw, params);
-        policy.set_phase(Phase::Broker);
-        let n = n?;
+        let (n, usage) = run_metered(env, conn, rw, params)?;
         let diff = match before {
             Some(before) => register(env, conn, &before)?,
             None => SchemaDiff::default(),
         };
         conn.execute_batch("COMMIT").map_err(|e| env.error(&e))?;
-        Ok((n, diff))
+        Ok((n, diff, usage))
     })();
     match result {
-        Ok((n, diff)) => {
+        Ok((n, diff, usage)) => {
+            env.db.set_usage(usage);
             for name in &diff.removed {
                 env.owners.remove(name);
             }

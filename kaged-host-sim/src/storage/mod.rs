@@ -137,6 +137,8 @@ mod broker;
 mod cache;
 mod client;
 mod exec;
+mod migrate;
+mod quota;
 mod redact;
 pub mod rewrite;
 mod values;
@@ -146,6 +148,7 @@ pub use broker::{StorageBroker, StorageObject};
 pub use cache::RewriteCache;
 pub use client::{BrokerError, StorageClient, StorageDenial};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
+pub use quota::{QuotaExceeded, DEFAULT_STORAGE_QUOTA};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
 pub use rewrite::{
     is_bare_reserved_word, is_denied_function, is_reserved_name, rewrite, RewriteError, Rewritten,
