@@ -366,7 +366,7 @@ impl StorageBroker {
 pub struct StorageObject {
     /// `table`, `view`, `index` or `trigger`.
     pub kind: String,
-    /// The prefixed name (`plugin_oh_my_pi_presets`).
+    /// The prefixed name (`plugin_oh-my-pi_presets`).
     pub name: String,
 }
 

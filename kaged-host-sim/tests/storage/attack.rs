@@ -267,6 +267,8 @@ fn the_authorizer_denies_sql_that_bypassed_the_rewriter() {
         "SELECT 1 FROM plugin_victim_secrets",
         "SELECT count(*) FROM sqlite_master",
         "SELECT count(*) FROM kaged_storage_owners",
+        "SELECT count(*) FROM dbstat",
+        "SELECT * FROM dbstat",
         "SELECT * FROM PLUGIN_VICTIM_SECRETS",
         "SELECT * FROM main.plugin_victim_secrets",
         "SELECT * FROM plugin_victim_secret_view",
