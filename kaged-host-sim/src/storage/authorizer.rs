@@ -62,6 +62,10 @@ impl Phase {
     }
 }
 
+/// The broker's own table (outside every plugin prefix) that keeps the
+/// [`Owners`] registry: which plugin created which prefixed object.
+pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
+
 /// The registry of which plugin created which prefixed object (lowercase
 /// object name to plugin name), shared by all connections of a broker.
 #[derive(Debug, Default)]

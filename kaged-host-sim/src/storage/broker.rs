@@ -11,10 +11,10 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
-use super::authorizer::{install, AuthPolicy, Owners};
+use super::authorizer::{install, AuthPolicy, Owners, OWNERS_TABLE};
 use super::cache::RewriteCache;
 use super::client::{BrokerError, StorageClient, StorageDenial};
-use super::exec::{exec, query, unprefix, ExecEnv, PluginDb, OWNERS_TABLE};
+use super::exec::{exec, query, unprefix, ExecEnv, PluginDb};
 use super::migrate::migrate_legacy_prefixes;
 use super::quota::{Meter, DEFAULT_STORAGE_QUOTA};
 use super::rewrite::{RewriteError, StatementKind};

@@ -9,15 +9,11 @@ use kaged_plugin_protocol::{ErrorCode, SqlValue};
 use rusqlite::{Connection, Statement};
 use serde_json::{json, Map, Value};
 
-use super::authorizer::{AuthPolicy, Owners, Phase};
+use super::authorizer::{AuthPolicy, Owners, Phase, OWNERS_TABLE};
 use super::client::StorageDenial;
 use super::quota::{Meter, QuotaExceeded};
 use super::rewrite::{Rewritten, StatementKind};
 use super::values::{to_json, Bind};
-
-/// The broker's own table (outside every plugin prefix): which plugin
-/// created which prefixed object.
-pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
 
 /// One plugin's connection and its authorizer policy.
 pub(super) struct PluginDb {
@@ -39,6 +35,10 @@ impl PluginDb {
 
     fn set_usage(&self, pages: i64) {
         *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some(pages);
+    }
+
+    fn forget_usage(&self) {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 }
 
@@ -103,12 +103,12 @@ impl ExecEnv<'_> {
                 sql,
             ),
             // Only a writing statement runs under a page limit (quota.rs).
+            // SQLite stopped the statement at the page limit: measure the
+            // plugin again on its next call, in case its usage was stale.
             Some(rusqlite::ErrorCode::DiskFull) => {
                 let usage = self.db.usage().unwrap_or(0);
-                quota_denial(
-                    self.db.meter.exceeded_at_limit(&self.db.plugin, usage),
-                    self.sql,
-                )
+                self.db.forget_usage();
+                quota_denial(self.db.meter.exceeded(&self.db.plugin, usage), self.sql)
             }
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
                 StorageDenial::with(ErrorCode::ResourceBusy, "storage is busy, retry", msg, sql)
@@ -336,11 +336,14 @@ fn run_metered(
     let n = n?;
     reset?;
     match meter
-        .check(conn, &env.db.plugin, usage, before)
+        .check(conn, &env.db.plugin, usage, before, |t| policy.owns(t))
         .map_err(|e| env.error(&e))?
     {
         Ok(after) => Ok((n, after)),
-        Err(e) => Err(quota_denial(e, env.sql)),
+        Err((e, usage)) => {
+            env.db.set_usage(usage);
+            Err(quota_denial(e, env.sql))
+        }
     }
 }
 

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use kaged_plugin_protocol::names::{is_plugin_name, legacy_storage_prefix, storage_prefix};
 use rusqlite::Connection;
 
-use super::exec::OWNERS_TABLE;
+use super::authorizer::OWNERS_TABLE;
 
 /// One plugin's registered legacy objects: old name to new name (lowercase
 /// keys), and the quoted prefixes to swap in SQL text.

@@ -36,7 +36,7 @@
 
 use rusqlite::Connection;
 
-use super::exec::OWNERS_TABLE;
+use super::authorizer::OWNERS_TABLE;
 
 /// The default quota per plugin: 64 MiB. Plugin state (settings, caches,
 /// indexes of a few thousand documents) fits many times over, while a
@@ -65,7 +65,7 @@ pub struct QuotaExceeded {
     pub quota: u64,
     /// The plugin.
     pub plugin: String,
-    /// What the statement would have needed.
+    /// The plugin's usage and what is left.
     pub detail: String,
 }
 
@@ -160,44 +160,45 @@ impl Meter {
     }
 
     /// After the statement, inside its transaction: the plugin's new usage,
-    /// or why it is refused. `before` is what [`Meter::begin`] returned.
+    /// or why it is refused with its usage before the statement (both in
+    /// pages). `before` is what [`Meter::begin`] returned.
+    /// A refusal is decided on a fresh measure (`owns` as for
+    /// [`Meter::measure`]), so a usage gone stale (another process changed
+    /// the file) never refuses a write that fits.
     pub(super) fn check(
         &self,
         conn: &Connection,
         plugin: &str,
         usage: i64,
         before: i64,
-    ) -> rusqlite::Result<Result<i64, QuotaExceeded>> {
+        owns: impl Fn(&str) -> bool,
+    ) -> rusqlite::Result<Result<i64, (QuotaExceeded, i64)>> {
         let grown = plugin_pages(conn)? - before;
         let after = usage + grown;
-        if grown > 0 && after > self.quota_pages() {
-            return Ok(Err(self.exceeded(
-                plugin,
-                format!(
-                    "the statement would bring its storage to {} bytes; delete rows or drop tables to make room",
-                    self.bytes(after)
-                ),
-            )));
+        if grown <= 0 || after <= self.quota_pages() {
+            return Ok(Ok(after.max(0)));
         }
-        Ok(Ok(after.max(0)))
+        let after = self.measure(conn, owns)?;
+        if after <= self.quota_pages() {
+            return Ok(Ok(after));
+        }
+        let usage = after - grown;
+        Ok(Err((self.exceeded(plugin, usage), usage)))
     }
 
-    /// The refusal of a statement SQLite stopped at the page limit.
-    pub(super) fn exceeded_at_limit(&self, plugin: &str, usage: i64) -> QuotaExceeded {
-        self.exceeded(
-            plugin,
-            format!(
-                "the statement needs more than the {} bytes left; delete rows or drop tables to make room",
-                self.bytes(self.quota_pages() - usage)
-            ),
-        )
-    }
-
-    fn exceeded(&self, plugin: &str, detail: String) -> QuotaExceeded {
+    /// The refusal of a statement by a plugin that used `usage` pages
+    /// before it: the same words whether SQLite stopped it at the page
+    /// limit or the check after it did (which of the two happens depends on
+    /// the file's free pages, which other plugins' deletes make).
+    pub(super) fn exceeded(&self, plugin: &str, usage: i64) -> QuotaExceeded {
         QuotaExceeded {
             quota: self.quota,
             plugin: plugin.to_owned(),
-            detail,
+            detail: format!(
+                "{} bytes used, {} bytes left, and the statement needs more; delete rows or drop tables to make room",
+                self.bytes(usage),
+                self.bytes(self.quota_pages() - usage)
+            ),
         }
     }
 }

@@ -5,12 +5,13 @@
 //! `quota`; reads and deletes keep working so the plugin can clean up.
 //! Small quotas keep the tests fast.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use super::sdk::{call, client, connect};
 use crate::support::host::{one, EASY};
 use crate::support::storage::*;
-use kaged_host_sim::storage::DEFAULT_STORAGE_QUOTA;
+use kaged_host_sim::storage::{storage_prefix, DEFAULT_STORAGE_QUOTA};
 use kaged_host_sim::{AuditLog, BrokerHandler, HostConfig, HostSim, StorageBroker, TimeScale};
 use serde_json::{json, Value};
 
@@ -37,22 +38,40 @@ fn rows(b: &StorageBroker, c: &kaged_host_sim::storage::StorageClient) -> Value 
         .clone()
 }
 
-/// The message of a refused write, checked word for word but for the
-/// size the statement would have reached (a multiple of the page size
-/// past the quota), which it answers.
-#[track_caller]
-fn assert_quota_message(message: &str, plugin: &str) -> u64 {
-    let head = format!("storage quota of {QUOTA} bytes exceeded for plugin {plugin}: ");
-    let rest = message
-        .strip_prefix(&head)
-        .unwrap_or_else(|| panic!("{message}"));
-    let size = rest
-        .strip_prefix("the statement would bring its storage to ")
-        .and_then(|r| r.strip_suffix(" bytes; delete rows or drop tables to make room"))
-        .and_then(|n| n.parse::<u64>().ok())
-        .unwrap_or_else(|| panic!("{message}"));
-    assert!(size > QUOTA && size % 4096 == 0, "{message}");
-    size
+/// `plugin`'s usage in bytes, counted from the file the way the broker
+/// counts it: the pages of its tables and indexes.
+fn usage(path: &Path, plugin: &str) -> u64 {
+    let conn = rusqlite::Connection::open(path).expect("raw");
+    let prefix = storage_prefix(plugin);
+    let page: i64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .expect("page size");
+    let mut stmt = conn
+        .prepare("SELECT name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index') AND rootpage > 0")
+        .expect("prepare");
+    let btrees: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect();
+    let mut pages = 0i64;
+    for (name, _) in btrees.iter().filter(|(_, t)| t.starts_with(&prefix)) {
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM dbstat WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .expect("dbstat");
+        pages += n;
+    }
+    u64::try_from(pages * page).expect("a size")
+}
+
+/// The refusal's message for a plugin using `used` bytes of [`QUOTA`].
+fn refusal(plugin: &str, used: u64) -> String {
+    format!(
+        "storage quota of {QUOTA} bytes exceeded for plugin {plugin}: {used} bytes used, {} bytes left, and the statement needs more; delete rows or drop tables to make room",
+        QUOTA.saturating_sub(used)
+    )
 }
 
 #[test]
@@ -83,7 +102,8 @@ fn a_write_past_the_quota_is_refused_rolled_back_and_a_delete_still_works() {
     )
     .expect_err("past the quota");
     assert_eq!(d.error.code, DENIED);
-    assert_quota_message(&d.error.message, "hog");
+    assert_eq!(d.error.message, refusal("hog", usage(b.path(), "hog")));
+    assert!(usage(b.path(), "hog") <= QUOTA);
     assert!(d.is_access_denial());
     assert_eq!(d.reason, "quota");
     // Not kept, and reads still work.
@@ -127,7 +147,12 @@ fn a_write_past_the_quota_is_refused_rolled_back_and_a_delete_still_works() {
 fn one_runaway_statement_is_stopped_before_it_fills_the_disk() {
     let b = broker().with_quota(QUOTA);
     let c = hog(&b);
-    let size = |b: &StorageBroker| std::fs::metadata(b.path()).expect("file").len();
+    // The file and its write-ahead log, where a transaction's pages go.
+    let size = |b: &StorageBroker| {
+        let wal = b.path().with_extension("sqlite3-wal");
+        std::fs::metadata(b.path()).expect("file").len()
+            + std::fs::metadata(wal).map(|m| m.len()).unwrap_or(0)
+    };
     let start = size(&b);
     // 100 MB asked for in one statement.
     let d = exec(
@@ -139,8 +164,7 @@ fn one_runaway_statement_is_stopped_before_it_fills_the_disk() {
     .expect_err("runaway");
     assert_eq!(d.error.code, DENIED, "{d}");
     assert_eq!(d.reason, "quota");
-    let head = format!("storage quota of {QUOTA} bytes exceeded for plugin hog: the statement needs more than the ");
-    assert!(d.error.message.starts_with(&head), "{}", d.error.message);
+    assert_eq!(d.error.message, refusal("hog", usage(b.path(), "hog")));
     assert_eq!(rows(&b, &c), json!([]));
     // The file grew by at most the quota and the slack (1 MiB), never 100 MB.
     assert!(size(&b) < start + (2 << 20), "{} → {}", start, size(&b));
@@ -183,7 +207,9 @@ fn usage_survives_reopening_and_ddl_counts() {
     let c = writer("hog");
     let d = exec(&b, &c, "CREATE TABLE more (a)", json!([])).expect_err("over");
     assert_eq!(d.error.code, DENIED);
-    assert_quota_message(&d.error.message, "hog");
+    let used = usage(&path, "hog");
+    assert!(used > QUOTA, "{used}");
+    assert_eq!(d.error.message, refusal("hog", used));
     // ... while reads, deletes and drops go through.
     assert_eq!(rows(&b, &c), json!([{"id": 1, "n": 50000}]));
     ok(exec(&b, &c, "DROP INDEX by_b", json!([])));
@@ -194,9 +220,8 @@ fn usage_survives_reopening_and_ddl_counts() {
 async fn a_plugin_past_its_quota_gets_minus_32003_and_the_operator_an_audit() {
     let dir = tempfile::tempdir().expect("tempdir");
     let audit = AuditLog::memory();
-    let broker = StorageBroker::open(&dir.path().join("kaged.sqlite3"))
-        .expect("broker")
-        .with_quota(QUOTA);
+    let db = dir.path().join("kaged.sqlite3");
+    let broker = StorageBroker::open(&db).expect("broker").with_quota(QUOTA);
     let host = HostSim::new(HostConfig {
         time_scale: TimeScale::new(EASY).expect("scale"),
         audit: audit.clone(),
@@ -226,7 +251,10 @@ async fn a_plugin_past_its_quota_gets_minus_32003_and_the_operator_an_audit() {
         (&json!("Denied"), &json!(-32003)),
         "{refused}"
     );
-    assert_quota_message(refused["message"].as_str().unwrap_or_default(), "quota-hog");
+    assert_eq!(
+        refused["message"],
+        refusal("quota-hog", usage(&db, "quota-hog"))
+    );
     let audited = one(&audit, "plugin.storage_denied");
     assert_eq!(audited.data["reason"], "quota");
     assert_eq!(audited.data["method"], "kaged.storage.exec");
