@@ -120,21 +120,6 @@ impl ExecEnv<'_> {
         }
     }
 
-    /// The plugin's usage in pages, measured now if it was not yet.
-    fn usage(&self, conn: &Connection) -> Result<i64, StorageDenial> {
-        if let Some(pages) = self.db.usage() {
-            return Ok(pages);
-        }
-        let policy = &self.db.policy;
-        let pages = self
-            .db
-            .meter
-            .measure(conn, |t| policy.owns(t))
-            .map_err(|e| self.error(&e))?;
-        self.db.set_usage(pages);
-        Ok(pages)
-    }
-
     fn invalid(&self, msg: String) -> StorageDenial {
         StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, Some(self.sql))
     }
@@ -323,8 +308,12 @@ fn run_metered(
 ) -> Result<(u64, i64), StorageDenial> {
     let policy = &env.db.policy;
     let meter = &env.db.meter;
-    let usage = env.usage(conn)?;
-    let before = meter.begin(conn, usage).map_err(|e| env.error(&e))?;
+    let owns = |t: &str| policy.owns(t);
+    let schema = rw.kind == StatementKind::Schema;
+    let start = meter
+        .begin(conn, env.db.usage(), schema, owns)
+        .map_err(|e| env.error(&e))?;
+    env.db.set_usage(start.usage());
     policy.set_phase(match rw.kind {
         StatementKind::Read => Phase::Read,
         StatementKind::Write => Phase::Write,
@@ -336,7 +325,7 @@ fn run_metered(
     let n = n?;
     reset?;
     match meter
-        .check(conn, &env.db.plugin, usage, before, |t| policy.owns(t))
+        .check(conn, &env.db.plugin, start, owns)
         .map_err(|e| env.error(&e))?
     {
         Ok(after) => Ok((n, after)),

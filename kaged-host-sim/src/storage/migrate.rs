@@ -126,18 +126,22 @@ fn apply(admin: &Connection, m: &Move) -> rusqlite::Result<()> {
 
 /// Rename every registered object of a plugin whose name has a `-` from
 /// its legacy prefix to its prefix (see the [module docs](self)), all or
-/// nothing. Answers how many objects moved.
+/// nothing. Answers how many objects moved. The moves are planned again
+/// under the write lock, so two hosts opening one legacy file at once
+/// both succeed (the second finds nothing left to move).
 pub(super) fn migrate_legacy_prefixes(admin: &Connection) -> rusqlite::Result<usize> {
-    let moves = planned_moves(admin)?;
-    if moves.is_empty() {
+    if planned_moves(admin)?.is_empty() {
         return Ok(0);
     }
     admin.execute_batch("BEGIN IMMEDIATE")?;
-    let result = moves.iter().try_for_each(|m| apply(admin, m));
+    let result = planned_moves(admin).and_then(|moves| {
+        moves.iter().try_for_each(|m| apply(admin, m))?;
+        Ok(moves.iter().map(|m| m.names.len()).sum())
+    });
     match result {
-        Ok(()) => {
+        Ok(moved) => {
             admin.execute_batch("COMMIT")?;
-            Ok(moves.iter().map(|m| m.names.len()).sum())
+            Ok(moved)
         }
         Err(e) => {
             let _ = admin.execute_batch("ROLLBACK");

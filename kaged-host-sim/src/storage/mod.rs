@@ -182,6 +182,6 @@ pub use rewrite::{
 };
 pub use values::{base64, parse_params, to_json, ParsedParams, BLOB_KEY};
 
-/// The storage prefix of a plugin: `plugin_<name with - replaced by _>_`,
+/// The storage prefix of a plugin: `plugin_<name>_` (injective: names never hold `_`),
 /// written once in the protocol crate (`Manifest::storage_prefix` uses it too).
 pub use kaged_plugin_protocol::names::storage_prefix;

@@ -6,18 +6,24 @@
 //! A plugin's usage is the number of database pages of its own b-trees
 //! (its tables, their indexes and auto-indexes) times the page size: what
 //! its data really costs the file, overflow pages included, at page
-//! granularity (4 KiB by default). It is measured exactly once per plugin
-//! connection with SQLite's `dbstat` virtual table (compiled into the
-//! bundled SQLite: `SQLITE_ENABLE_DBSTAT_VTAB`), then kept up to date by
-//! every `exec`: inside the statement's transaction, which holds the
-//! database's write lock, the change of *used pages* (`page_count` −
-//! `freelist_count`) minus the pages of the b-trees every plugin may grow
-//! without owning them (the catalogue, `sqlite_sequence`, the broker's
-//! owner registry) is exactly the change of the plugin's own pages, wherever
-//! they came from (the free list or the end of the file). That costs two
-//! pragmas and a few `dbstat` lookups of small b-trees per `exec`, not a
-//! walk over the plugin's data, and it never depends on other plugins'
-//! objects, so the quota's answer tells a plugin nothing about them.
+//! granularity (4 KiB by default). It is measured exactly with SQLite's
+//! `dbstat` virtual table (compiled into the bundled SQLite:
+//! `SQLITE_ENABLE_DBSTAT_VTAB`) when the plugin's connection makes its
+//! first write, before and after every schema statement, and before any
+//! refusal. Between those, a data statement (`INSERT`, `UPDATE`, `DELETE`)
+//! is charged the change of the file's *used pages* (`page_count` −
+//! `freelist_count`) inside its transaction, which holds the database's
+//! write lock: only the plugin's own b-trees can change then (wherever
+//! their pages come from, the free list or the end of the file), so that
+//! is the plugin's growth, for one cached pragma query before and after
+//! instead of a walk over its data. (One shared b-tree can change in a
+//! data statement: `sqlite_sequence`, by a row for a new `AUTOINCREMENT`
+//! table; its rare page is charged to the plugin until the next exact
+//! measure.)
+//!
+//! A refusal never depends on other plugins' objects: it is decided on the
+//! exact measure of the plugin's own pages, and its words do not say which
+//! of the two limits below stopped the statement.
 //!
 //! # How it is enforced
 //!
@@ -36,8 +42,6 @@
 
 use rusqlite::Connection;
 
-use super::authorizer::OWNERS_TABLE;
-
 /// The default quota per plugin: 64 MiB. Plugin state (settings, caches,
 /// indexes of a few thousand documents) fits many times over, while a
 /// host with dozens of plugins keeps its shared database to a few GiB at
@@ -48,14 +52,6 @@ pub const DEFAULT_STORAGE_QUOTA: u64 = 64 * 1024 * 1024;
 /// rebalancing allocates before it frees) before SQLite stops it; the
 /// exact check after the statement still applies.
 const SLACK_PAGES: i64 = 256;
-
-/// B-trees that grow with any plugin's statements but belong to none.
-const SHARED_BTREES: [&str; 4] = [
-    "sqlite_schema",
-    "sqlite_master",
-    "sqlite_sequence",
-    OWNERS_TABLE,
-];
 
 /// A write refused because it would take the plugin past its quota.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,14 +84,29 @@ fn btree_pages(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
     stmt.query_row([name], |r| r.get(0))
 }
 
-/// Pages in use by plugin b-trees (all of them): used pages minus the
-/// shared b-trees'.
-fn plugin_pages(conn: &Connection) -> rusqlite::Result<i64> {
-    let mut used = pragma(conn, "page_count")? - pragma(conn, "freelist_count")?;
-    for name in SHARED_BTREES {
-        used -= btree_pages(conn, name)?;
+/// Pages in use in the file: `page_count` − `freelist_count`.
+fn used_pages(conn: &Connection) -> rusqlite::Result<i64> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT (SELECT page_count FROM pragma_page_count()) - (SELECT freelist_count FROM pragma_freelist_count())",
+    )?;
+    stmt.query_row([], |r| r.get(0))
+}
+
+/// Where a statement started (see [`Meter::begin`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Start {
+    /// The plugin's usage in pages before the statement.
+    usage: i64,
+    /// The file's used pages before a data statement; `None` for a schema
+    /// statement, measured exactly on both sides instead.
+    used: Option<i64>,
+}
+
+impl Start {
+    /// The plugin's usage in pages before the statement.
+    pub(super) fn usage(&self) -> i64 {
+        self.usage
     }
-    Ok(used)
 }
 
 impl Meter {
@@ -141,17 +152,29 @@ impl Meter {
         Ok(pages)
     }
 
-    /// Before a writing statement: the plugin pages now, with the
-    /// connection's page limit set to what the plugin (using `usage`
-    /// pages) may still grow.
-    pub(super) fn begin(&self, conn: &Connection, usage: i64) -> rusqlite::Result<i64> {
+    /// Before a writing statement by a plugin whose usage is `usage`
+    /// pages (`None`: not known, measure it): set the connection's page
+    /// limit to what the plugin may still grow, and note where it started.
+    /// A schema statement (`exact`) is measured with `dbstat` on both sides.
+    pub(super) fn begin(
+        &self,
+        conn: &Connection,
+        usage: Option<i64>,
+        exact: bool,
+        owns: impl Fn(&str) -> bool,
+    ) -> rusqlite::Result<Start> {
+        let usage = match usage {
+            Some(pages) if !exact => pages,
+            _ => self.measure(conn, owns)?,
+        };
         let remaining = (self.quota_pages() - usage).max(0);
         let limit = pragma(conn, "page_count")?
             .saturating_add(remaining)
             .saturating_add(SLACK_PAGES)
             .min(self.max_page_count);
         conn.pragma_update(None, "max_page_count", limit)?;
-        plugin_pages(conn)
+        let used = if exact { None } else { Some(used_pages(conn)?) };
+        Ok(Start { usage, used })
     }
 
     /// Put the connection's page limit back (after every statement begun).
@@ -159,27 +182,33 @@ impl Meter {
         conn.pragma_update(None, "max_page_count", self.max_page_count)
     }
 
-    /// After the statement, inside its transaction: the plugin's new usage,
-    /// or why it is refused with its usage before the statement (both in
-    /// pages). `before` is what [`Meter::begin`] returned.
-    /// A refusal is decided on a fresh measure (`owns` as for
-    /// [`Meter::measure`]), so a usage gone stale (another process changed
-    /// the file) never refuses a write that fits.
+    /// After the statement, inside its transaction: the plugin's new usage
+    /// in pages, or why it is refused with its usage before the statement.
+    /// A refusal is decided on an exact measure, so a usage gone stale
+    /// (another process changed the file) never refuses a write that fits.
     pub(super) fn check(
         &self,
         conn: &Connection,
         plugin: &str,
-        usage: i64,
-        before: i64,
+        start: Start,
         owns: impl Fn(&str) -> bool,
     ) -> rusqlite::Result<Result<i64, (QuotaExceeded, i64)>> {
-        let grown = plugin_pages(conn)? - before;
-        let after = usage + grown;
-        if grown <= 0 || after <= self.quota_pages() {
-            return Ok(Ok(after.max(0)));
-        }
-        let after = self.measure(conn, owns)?;
-        if after <= self.quota_pages() {
+        let quota = self.quota_pages();
+        let (after, grown) = match start.used {
+            Some(used) => {
+                let grown = used_pages(conn)? - used;
+                let after = start.usage + grown;
+                if grown <= 0 || after <= quota {
+                    return Ok(Ok(after.max(0)));
+                }
+                (self.measure(conn, owns)?, grown)
+            }
+            None => {
+                let after = self.measure(conn, owns)?;
+                (after, after - start.usage)
+            }
+        };
+        if grown <= 0 || after <= quota {
             return Ok(Ok(after));
         }
         let usage = after - grown;
@@ -208,15 +237,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plugin_pages_leave_out_the_shared_btrees() {
+    fn own_pages_are_measured_and_used_pages_follow_the_file() {
         let conn = Connection::open_in_memory().expect("open");
-        let base = plugin_pages(&conn).expect("pages");
-        conn.execute_batch("CREATE TABLE a (x); CREATE TABLE kaged_storage_owners (n)")
+        conn.execute_batch("CREATE TABLE a (x); CREATE TABLE b (x); CREATE INDEX a_x ON a (x)")
             .expect("create");
-        // One root page for `a`; the registry and the catalogue are shared.
-        assert_eq!(plugin_pages(&conn).expect("pages"), base + 1);
         let meter = Meter::new(&conn, 1 << 20).expect("meter");
-        assert_eq!(meter.measure(&conn, |t| t == "a").expect("measure"), 1);
+        // `a` and its index, one root page each; `b` is someone else's.
+        assert_eq!(meter.measure(&conn, |t| t == "a").expect("measure"), 2);
+        let used = used_pages(&conn).expect("used");
+        conn.execute_batch("INSERT INTO a VALUES (zeroblob(10000))")
+            .expect("insert");
+        let grown = used_pages(&conn).expect("used") - used;
+        assert_eq!(
+            grown,
+            meter.measure(&conn, |t| t == "a").expect("measure") - 2
+        );
+        assert!(grown >= 2, "{grown}");
         assert_eq!(meter.bytes(2), 2 * 4096);
     }
 }
