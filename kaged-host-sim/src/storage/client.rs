@@ -104,16 +104,24 @@ impl StorageDenial {
         )
     }
 
-    /// A refusal to touch `name` (as the plugin wrote it) that answers the
-    /// plugin exactly what SQLite answers for a table that does not exist
-    /// (`-32602`, `no such table: NAME`), so that it never learns whether
-    /// the object exists; `reason` (the real one) is audited.
+    /// A refusal to touch `name` (unprefixed, any case) that answers the
+    /// plugin what SQLite answers for a table that does not exist (`-32602`,
+    /// `no such table: NAME`, spelled as in the plugin's `sql`), so that it
+    /// never learns whether the object exists; `reason` (the real one) is
+    /// audited.
     pub fn as_missing(name: &str, reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
+        let lower = name.to_ascii_lowercase();
+        let written = sql
+            .and_then(|s| {
+                let i = s.to_ascii_lowercase().find(&lower)?;
+                s.get(i..i + lower.len())
+            })
+            .unwrap_or(name);
         StorageDenial {
             audited: true,
             ..StorageDenial::with(
                 ErrorCode::InvalidParams,
-                format!("no such table: {name}"),
+                format!("no such table: {written}"),
                 reason,
                 sql,
             )

@@ -245,11 +245,12 @@ fn a_registry_entry_of_another_plugin_answers_like_a_missing_table() {
     .expect("re-register");
     let b = StorageBroker::open(&path).expect("reopen");
     let foo = writer("foo");
-    let theirs = exec(&b, &foo, "SELECT * FROM taken", json!([])).expect_err("refused");
-    let missing = exec(&b, &foo, "SELECT * FROM absent", json!([])).expect_err("missing");
+    let theirs = exec(&b, &foo, "SELECT * FROM Taken", json!([])).expect_err("refused");
+    let missing = exec(&b, &foo, "SELECT * FROM Absent", json!([])).expect_err("missing");
     assert_eq!(theirs.error.code, INVALID);
-    assert_eq!(theirs.error.message, "no such table: taken");
-    assert_eq!(missing.error.message, "no such table: absent");
+    assert_eq!(theirs.error.code, missing.error.code);
+    assert_eq!(theirs.error.message, "no such table: Taken");
+    assert_eq!(missing.error.message, "no such table: Absent");
     assert!(theirs.is_access_denial() && !missing.is_access_denial());
     assert_eq!(
         theirs.reason,
