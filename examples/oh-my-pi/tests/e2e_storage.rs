@@ -1,5 +1,5 @@
 //! oh-my-pi on brokered storage (plugin-host.md § "Plugin-scoped storage"):
-//! the database holds only `plugin_oh_my_pi_*` objects, another plugin on
+//! the database holds only `plugin_oh-my-pi_*` objects, another plugin on
 //! the same broker never sees its rows, uninstall cleanup drops them all,
 //! and a host without storage gets a clear error.
 
@@ -29,7 +29,8 @@ async fn snooper(host: &HostSim, name: &str) -> PluginSession {
         Ok::<_, PluginError>(match r {
             Ok(v) => v,
             Err(StorageError::Denied(e)) => json!({"denied": e.message}),
-            Err(e) => json!({"error": e.rpc().map(|r| r.code), "message": e.to_string()}),
+            Err(e) => json!({"error": e.rpc().map(|r| r.code), "message": e.to_string(),
+                             "rpc_message": e.rpc().map(|r| r.message.clone())}),
         })
     };
     let plugin = Plugin::builder(name)
@@ -60,13 +61,13 @@ async fn install_two(omp: &Omp) {
 }
 
 const OWN_OBJECTS: [(&str, &str); 7] = [
-    ("table", "plugin_oh_my_pi_history"),
-    ("index", "plugin_oh_my_pi_history_by_name"),
-    ("table", "plugin_oh_my_pi_presets"),
-    ("trigger", "plugin_oh_my_pi_presets_installed"),
-    ("trigger", "plugin_oh_my_pi_presets_uninstalled"),
-    ("trigger", "plugin_oh_my_pi_presets_updated"),
-    ("index", "sqlite_autoindex_plugin_oh_my_pi_presets_1"),
+    ("table", "plugin_oh-my-pi_history"),
+    ("index", "plugin_oh-my-pi_history_by_name"),
+    ("table", "plugin_oh-my-pi_presets"),
+    ("trigger", "plugin_oh-my-pi_presets_installed"),
+    ("trigger", "plugin_oh-my-pi_presets_uninstalled"),
+    ("trigger", "plugin_oh-my-pi_presets_updated"),
+    ("index", "sqlite_autoindex_plugin_oh-my-pi_presets_1"),
 ];
 
 #[tokio::test]
@@ -89,14 +90,14 @@ async fn the_database_holds_only_plugin_oh_my_pi_objects() {
     assert!(objects
         .iter()
         .filter(|(_, _, t)| t != "kaged_storage_owners")
-        .all(|(_, _, t)| t.starts_with("plugin_oh_my_pi_")));
+        .all(|(_, _, t)| t.starts_with("plugin_oh-my-pi_")));
     let broker = StorageBroker::open(&place.db()).expect("broker");
     assert_eq!(
         broker.tables("oh-my-pi").expect("tables"),
         ["history", "presets"]
     );
     assert_eq!(
-        broker.owner_of("plugin_oh_my_pi_presets").as_deref(),
+        broker.owner_of("plugin_oh-my-pi_presets").as_deref(),
         Some("oh-my-pi")
     );
     assert!(audit
@@ -123,14 +124,15 @@ async fn rows_never_leak_to_another_plugin() {
         "{v}"
     );
     for attempt in [
+        "SELECT * FROM \"plugin_oh-my-pi_presets\"",
         "SELECT * FROM plugin_oh_my_pi_presets",
         "SELECT name FROM sqlite_master",
-        "WITH x AS (SELECT * FROM plugin_oh_my_pi_history) SELECT * FROM x",
+        "WITH x AS (SELECT * FROM \"plugin_oh-my-pi_history\") SELECT * FROM x",
     ] {
         let v = sql(&other, attempt, false).await;
         assert!(v["denied"].is_string(), "{attempt}: {v}");
     }
-    let v = sql(&other, "DELETE FROM plugin_oh_my_pi_presets", true).await;
+    let v = sql(&other, "DELETE FROM \"plugin_oh-my-pi_presets\"", true).await;
     assert!(v["denied"].is_string(), "{v}");
     // Same table names, separate rows.
     sql(&other, "CREATE TABLE presets (name TEXT)", true).await;
@@ -141,27 +143,36 @@ async fn rows_never_leak_to_another_plugin() {
     );
     assert_eq!(omp.names().await, ["k8s-ops", "web-dev"]);
 
-    // `oh-my`'s prefix `plugin_oh_my_` is a prefix of `plugin_oh_my_pi_`:
-    // its `pi_presets` would be oh-my-pi's `presets`. Refused.
+    // Under the spec's prefix (`-` as `_`), `oh-my`'s `pi_presets` was
+    // oh-my-pi's `presets`. The prefix keeps the `-` now: they are its own
+    // tables, missing, and answered exactly like any missing table.
     let lookalike = snooper(&host, "oh-my").await;
-    let v = sql(&lookalike, "SELECT * FROM pi_presets", false).await;
-    assert!(
-        v["denied"]
-            .as_str()
-            .is_some_and(|m| m.contains("another plugin")),
-        "{v}"
-    );
-    let v = sql(&lookalike, "DROP TABLE pi_history", true).await;
-    assert!(v["denied"].is_string(), "{v}");
-    let v = sql(
+    for (sql_text, exec, table) in [
+        ("SELECT * FROM pi_presets", false, "pi_presets"),
+        ("DROP TABLE pi_history", true, "pi_history"),
+        ("DELETE FROM pi_presets", true, "pi_presets"),
+    ] {
+        let v = sql(&lookalike, sql_text, exec).await;
+        assert_eq!(v["error"], -32602, "{v}");
+        assert_eq!(v["rpc_message"], format!("no such table: {table}"), "{v}");
+    }
+    sql(
         &lookalike,
         "CREATE TABLE IF NOT EXISTS pi_presets (x)",
         true,
     )
     .await;
-    assert!(v["denied"].is_string(), "{v}");
+    assert_eq!(
+        sql(&lookalike, "SELECT * FROM pi_presets", false).await["rows"],
+        json!([])
+    );
     assert_eq!(omp.names().await, ["k8s-ops", "web-dev"]);
-    assert_eq!(audit.of(kaged_host_sim::AuditEvent::StorageDenied).len(), 7);
+    let denied: Vec<_> = audit
+        .of(kaged_host_sim::AuditEvent::StorageDenied)
+        .into_iter()
+        .map(|r| r.data["sql"].clone())
+        .collect();
+    assert_eq!(denied.len(), 5, "only the snooper's: {denied:?}");
     for s in [&other, &lookalike, &omp.session] {
         s.shutdown().await;
     }
@@ -192,7 +203,7 @@ async fn uninstall_cleanup_drops_every_catalogue_object_and_nothing_else() {
         .into_iter()
         .map(|(_, n, _)| n)
         .collect();
-    assert!(left.iter().all(|n| !n.contains("oh_my_pi")), "{left:?}");
+    assert!(left.iter().all(|n| !n.contains("oh-my-pi")), "{left:?}");
     assert!(
         left.contains(&"plugin_snooper_presets".to_string()),
         "{left:?}"

@@ -73,7 +73,7 @@ audit_events! {
     ProtocolViolation => "plugin.protocol_violation",
     /// The plugin claimed capabilities beyond its manifest (name, claimed, allowed).
     CapabilityOverreach => "plugin.capability_overreach",
-    /// Storage access outside the plugin's schema (name, sql).
+    /// Storage access outside the plugin's schema, or a write past its quota (name, sql, method, reason: `quota` for the quota).
     StorageDenied => "plugin.storage_denied",
     /// A lifecycle hook was invoked.
     HookFired => "plugin.hook.fired",

@@ -9,9 +9,9 @@
 //!
 //! * live in the `main` database (never `temp`, never an attached one),
 //! * carry the plugin's prefix (ASCII-case-insensitively), and
-//! * are not registered to another plugin in the [`Owners`] registry (the
-//!   prefix of `foo` is a prefix of the prefix of `foo-bar`, so names alone
-//!   cannot tell `foo`'s table `bar_x` from `foo-bar`'s table `x`).
+//! * are not registered to another plugin in the [`Owners`] registry
+//!   (prefixes are injective, so this only matters for a registry out of
+//!   step with the names, e.g. a legacy object left unmigrated).
 //!
 //! What is allowed also depends on the [`Phase`] the broker sets around
 //! each call: nothing while idle, reads for `query`, writes for DML, and
@@ -61,6 +61,10 @@ impl Phase {
         }
     }
 }
+
+/// The broker's own table (outside every plugin prefix) that keeps the
+/// [`Owners`] registry: which plugin created which prefixed object.
+pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
 
 /// The registry of which plugin created which prefixed object (lowercase
 /// object name to plugin name), shared by all connections of a broker.
@@ -261,7 +265,8 @@ impl AuthPolicy {
 
 /// Whether `name` lies in a namespace that real tables of the database use:
 /// plugins' objects (`plugin_`), SQLite's (`sqlite_`), table-valued pragmas
-/// (`pragma_`) and the broker's own (`kaged_`).
+/// (`pragma_`), the broker's own (`kaged_`), and `dbstat` (the page
+/// census the quota uses, `quota.rs`).
 ///
 /// SQLite reports a FROM item none of whose columns is used (`SELECT
 /// count(*) FROM x`) as a read of column `""` with no database, for tables
@@ -270,9 +275,10 @@ impl AuthPolicy {
 /// be a real table of someone else.
 fn is_database_namespace(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    ["plugin_", "sqlite_", "pragma_", "kaged_"]
-        .iter()
-        .any(|p| lower.starts_with(p))
+    lower == "dbstat"
+        || ["plugin_", "sqlite_", "pragma_", "kaged_"]
+            .iter()
+            .any(|p| lower.starts_with(p))
 }
 
 /// Install `policy` as the authorizer of `conn`, and a progress handler

@@ -11,10 +11,12 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{json, Value};
 
-use super::authorizer::{install, AuthPolicy, Owners};
+use super::authorizer::{install, AuthPolicy, Owners, OWNERS_TABLE};
 use super::cache::RewriteCache;
 use super::client::{BrokerError, StorageClient, StorageDenial};
-use super::exec::{exec, query, unprefix, ExecEnv, PluginDb, OWNERS_TABLE};
+use super::exec::{exec, query, unprefix, ExecEnv, PluginDb};
+use super::migrate::migrate_legacy_prefixes;
+use super::quota::{Meter, DEFAULT_STORAGE_QUOTA};
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
 use super::values::parse_params;
@@ -29,6 +31,7 @@ pub struct StorageBroker {
     owners: Arc<Owners>,
     cache: RewriteCache,
     time_budget: Duration,
+    quota: u64,
     // Dropped last: the connections above must close before the directory goes.
     _temp: Option<tempfile::TempDir>,
 }
@@ -97,6 +100,7 @@ impl StorageBroker {
         admin.execute_batch(&format!(
             "CREATE TABLE IF NOT EXISTS {OWNERS_TABLE} (name TEXT PRIMARY KEY, plugin TEXT NOT NULL)"
         ))?;
+        migrate_legacy_prefixes(&admin)?;
         let owners = Arc::new(Owners::default());
         {
             let mut stmt = admin.prepare(&format!("SELECT name, plugin FROM {OWNERS_TABLE}"))?;
@@ -114,6 +118,7 @@ impl StorageBroker {
             owners,
             cache: RewriteCache::new(1024),
             time_budget: Duration::from_secs(5),
+            quota: DEFAULT_STORAGE_QUOTA,
             _temp: temp,
         })
     }
@@ -122,6 +127,19 @@ impl StorageBroker {
     pub fn with_time_budget(mut self, budget: Duration) -> StorageBroker {
         self.time_budget = budget;
         self
+    }
+
+    /// Limit every plugin's storage to `bytes` (default
+    /// [`DEFAULT_STORAGE_QUOTA`]; see `quota.rs`): past it a growing write
+    /// is refused with `-32003` and rolled back.
+    pub fn with_quota(mut self, bytes: u64) -> StorageBroker {
+        self.quota = bytes;
+        self
+    }
+
+    /// The per-plugin storage quota, in bytes.
+    pub fn quota(&self) -> u64 {
+        self.quota
     }
 
     /// The database file.
@@ -142,12 +160,15 @@ impl StorageBroker {
         let prefix = storage_prefix(plugin);
         let policy = Arc::new(AuthPolicy::new(plugin, &prefix, Arc::clone(&self.owners)));
         let mut conn = connect(&self.path)?;
+        let meter = Meter::new(&conn, self.quota)?;
         install(&mut conn, Arc::clone(&policy))?;
         let db = Arc::new(PluginDb {
             plugin: plugin.to_owned(),
             prefix,
             policy,
             conn: Mutex::new(conn),
+            meter,
+            usage: Mutex::new(None),
         });
         map.insert(plugin.to_owned(), Arc::clone(&db));
         Ok(db)
@@ -226,11 +247,14 @@ impl StorageBroker {
             .iter()
             .find(|o| !self.owners.may_use(&client.plugin, o))
         {
-            // `foo`'s `bar_x` is `foo-bar`'s `x`: refuse before SQLite can
-            // answer anything (even `CREATE TABLE IF NOT EXISTS` would
-            // silently succeed on it).
-            return Err(StorageDenial::denied(
-                format!("`{}` belongs to another plugin", unprefix(other, &prefix)),
+            // Prefixes are injective, so only a registry out of step with
+            // the names (e.g. a legacy object left unmigrated) gets here.
+            // Refuse before SQLite can answer anything, with the answer of
+            // a missing table: never tell a plugin another's object exists.
+            let owner = self.owners.owner(other).unwrap_or_default();
+            return Err(StorageDenial::as_missing(
+                &unprefix(other, &prefix),
+                format!("`{other}` is registered to plugin {owner}"),
                 Some(sql),
             ));
         }
@@ -342,7 +366,7 @@ impl StorageBroker {
 pub struct StorageObject {
     /// `table`, `view`, `index` or `trigger`.
     pub kind: String,
-    /// The prefixed name (`plugin_oh_my_pi_presets`).
+    /// The prefixed name (`plugin_oh-my-pi_presets`).
     pub name: String,
 }
 

@@ -74,13 +74,18 @@ pub struct StorageDenial {
     pub reason: String,
     /// The plugin's SQL, redacted with [`redact_sql`], when there was some.
     pub redacted_sql: Option<String>,
+    /// Whether the host audits this as `plugin.storage_denied`: every
+    /// `-32003`, and a refusal answered as if the object did not exist
+    /// ([`StorageDenial::as_missing`]).
+    pub audited: bool,
 }
 
 impl StorageDenial {
-    /// Whether this is an access denial (`-32003`), which the host audits
-    /// as `plugin.storage_denied`.
+    /// Whether this is an access denial, which the host audits as
+    /// `plugin.storage_denied`: a `-32003`, or a refusal that answers the
+    /// plugin exactly as if the object did not exist.
     pub fn is_access_denial(&self) -> bool {
-        self.error.code == ErrorCode::StorageAccessDenied.code()
+        self.audited
     }
 
     /// The JSON-RPC error to answer.
@@ -99,6 +104,30 @@ impl StorageDenial {
         )
     }
 
+    /// A refusal to touch `name` (unprefixed, any case) that answers the
+    /// plugin what SQLite answers for a table that does not exist (`-32602`,
+    /// `no such table: NAME`, spelled as in the plugin's `sql`), so that it
+    /// never learns whether the object exists; `reason` (the real one) is
+    /// audited.
+    pub fn as_missing(name: &str, reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
+        let lower = name.to_ascii_lowercase();
+        let written = sql
+            .and_then(|s| {
+                let i = s.to_ascii_lowercase().find(&lower)?;
+                s.get(i..i + lower.len())
+            })
+            .unwrap_or(name);
+        StorageDenial {
+            audited: true,
+            ..StorageDenial::with(
+                ErrorCode::InvalidParams,
+                format!("no such table: {written}"),
+                reason,
+                sql,
+            )
+        }
+    }
+
     /// An error of another code; `message` goes to the plugin.
     pub fn with(
         code: ErrorCode,
@@ -110,6 +139,7 @@ impl StorageDenial {
             error: Box::new(RpcError::new(code, message)),
             reason: reason.into(),
             redacted_sql: sql.map(redact_sql),
+            audited: code == ErrorCode::StorageAccessDenied,
         }
     }
 }

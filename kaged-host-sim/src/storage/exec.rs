@@ -9,14 +9,11 @@ use kaged_plugin_protocol::{ErrorCode, SqlValue};
 use rusqlite::{Connection, Statement};
 use serde_json::{json, Map, Value};
 
-use super::authorizer::{AuthPolicy, Owners, Phase};
+use super::authorizer::{AuthPolicy, Owners, Phase, OWNERS_TABLE};
 use super::client::StorageDenial;
+use super::quota::{Meter, QuotaExceeded};
 use super::rewrite::{Rewritten, StatementKind};
 use super::values::{to_json, Bind};
-
-/// The broker's own table (outside every plugin prefix): which plugin
-/// created which prefixed object.
-pub(super) const OWNERS_TABLE: &str = "kaged_storage_owners";
 
 /// One plugin's connection and its authorizer policy.
 pub(super) struct PluginDb {
@@ -24,6 +21,25 @@ pub(super) struct PluginDb {
     pub(super) prefix: String,
     pub(super) policy: Arc<AuthPolicy>,
     pub(super) conn: Mutex<Connection>,
+    /// The plugin's quota and the connection's page geometry.
+    pub(super) meter: Meter,
+    /// The plugin's usage in pages; `None` until first measured (see
+    /// `quota.rs`). Only changed with `conn` locked.
+    pub(super) usage: Mutex<Option<i64>>,
+}
+
+impl PluginDb {
+    fn usage(&self) -> Option<i64> {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_usage(&self, pages: i64) {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = Some(pages);
+    }
+
+    fn forget_usage(&self) {
+        *self.usage.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
 }
 
 /// A `query` answer larger than this (approximate JSON bytes) is refused.
@@ -86,6 +102,14 @@ impl ExecEnv<'_> {
                 "time budget exceeded",
                 sql,
             ),
+            // Only a writing statement runs under a page limit (quota.rs).
+            // SQLite stopped the statement at the page limit: measure the
+            // plugin again on its next call, in case its usage was stale.
+            Some(rusqlite::ErrorCode::DiskFull) => {
+                let usage = self.db.usage().unwrap_or(0);
+                self.db.forget_usage();
+                quota_denial(self.db.meter.exceeded(&self.db.plugin, usage), self.sql)
+            }
             Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
                 StorageDenial::with(ErrorCode::ResourceBusy, "storage is busy, retry", msg, sql)
             }
@@ -262,8 +286,58 @@ fn run_statement(
     })
 }
 
+/// A quota refusal: `-32003` with [`QuotaExceeded`]'s message, audited
+/// with reason `quota`.
+fn quota_denial(e: QuotaExceeded, sql: &str) -> StorageDenial {
+    StorageDenial::with(
+        ErrorCode::StorageAccessDenied,
+        e.to_string(),
+        "quota",
+        Some(sql),
+    )
+}
+
+/// Run the statement under the plugin's quota (quota.rs): with the page
+/// limit lowered while it runs, and its growth checked after. Answers the
+/// rows changed and the plugin's new usage in pages.
+fn run_metered(
+    env: &ExecEnv<'_>,
+    conn: &Connection,
+    rw: &Rewritten,
+    params: &[SqlValue],
+) -> Result<(u64, i64), StorageDenial> {
+    let policy = &env.db.policy;
+    let meter = &env.db.meter;
+    let owns = |t: &str| policy.owns(t);
+    let schema = rw.kind == StatementKind::Schema;
+    let start = meter
+        .begin(conn, env.db.usage(), schema, owns)
+        .map_err(|e| env.error(&e))?;
+    env.db.set_usage(start.usage());
+    policy.set_phase(match rw.kind {
+        StatementKind::Read => Phase::Read,
+        StatementKind::Write => Phase::Write,
+        StatementKind::Schema => Phase::Schema,
+    });
+    let n = run_statement(env, conn, rw, params);
+    policy.set_phase(Phase::Broker);
+    let reset = meter.end(conn).map_err(|e| env.error(&e));
+    let n = n?;
+    reset?;
+    match meter
+        .check(conn, &env.db.plugin, start, owns)
+        .map_err(|e| env.error(&e))?
+    {
+        Ok(after) => Ok((n, after)),
+        Err((e, usage)) => {
+            env.db.set_usage(usage);
+            Err(quota_denial(e, env.sql))
+        }
+    }
+}
+
 /// `kaged.storage.exec`: the statement in its own transaction, rolled back
-/// on any error; answers `{"rows_affected": n}`.
+/// on any error or past the plugin's quota; answers `{"rows_affected": n}`.
 pub(super) fn exec(
     env: &ExecEnv<'_>,
     conn: &Connection,
@@ -280,23 +354,17 @@ pub(super) fn exec(
             StatementKind::Schema => Some(catalogue(conn).map_err(|e| env.error(&e))?),
             _ => None,
         };
-        policy.set_phase(match rw.kind {
-            StatementKind::Read => Phase::Read,
-            StatementKind::Write => Phase::Write,
-            StatementKind::Schema => Phase::Schema,
-        });
-        let n = run_statement(env, conn, rw, params);
-        policy.set_phase(Phase::Broker);
-        let n = n?;
+        let (n, usage) = run_metered(env, conn, rw, params)?;
         let diff = match before {
             Some(before) => register(env, conn, &before)?,
             None => SchemaDiff::default(),
         };
         conn.execute_batch("COMMIT").map_err(|e| env.error(&e))?;
-        Ok((n, diff))
+        Ok((n, diff, usage))
     })();
     match result {
-        Ok((n, diff)) => {
+        Ok((n, diff, usage)) => {
+            env.db.set_usage(usage);
             for name in &diff.removed {
                 env.owners.remove(name);
             }

@@ -25,7 +25,7 @@
 //!    a `WITH` see the others) and aliases are left alone. A rewritten table
 //!    with no alias is aliased to its plugin-facing name, so
 //!    `SELECT presets.name FROM presets` keeps working as
-//!    `... FROM "plugin_oh_my_pi_presets" AS presets` (except for the
+//!    `... FROM "plugin_oh-my-pi_presets" AS presets` (except for the
 //!    `UPDATE`/`DELETE`/`INSERT` target inside a trigger body, where SQLite
 //!    allows no alias; there, qualify columns with `new.`/`old.` or not at
 //!    all). Placeholders are kept verbatim; if a rewrite would reorder
@@ -63,17 +63,41 @@
 //!
 //! # Prefixes and ownership
 //!
-//! The prefix is `plugin_<name with - as _>_` ([`storage_prefix`]). Plugin
-//! names may contain `-` but not `_`, so `foo`'s prefix `plugin_foo_` is a
-//! prefix of `foo-bar`'s `plugin_foo_bar_`: `foo`'s table `bar_x` and
-//! `foo-bar`'s table `x` are the same name. The broker keeps a registry
-//! (table `kaged_storage_owners`, outside every prefix, mirrored in memory
-//! as [`Owners`]) of which plugin created which object; an object
-//! registered to another plugin is refused (`-32003`) even when the prefix
-//! matches, by the broker before running the statement (the rewriter
-//! reports every prefixed name a statement touches in
-//! [`Rewritten::objects`]) and again by the authorizer. So whoever creates such a name first keeps it. Objects that
-//! predate the registry are usable by every plugin whose prefix matches.
+//! The prefix is `plugin_<name>_` ([`storage_prefix`]), the name kept as it
+//! is. Plugin names may contain `-` but never `_`, so the first `_` after
+//! `plugin_` ends the name: no plugin's prefix is a prefix of another's,
+//! and no two plugins can address the same physical object (the spec's
+//! `plugin_<name with - as _>_` made `foo`'s table `bar_x` and `foo-bar`'s
+//! table `x` one table). A database written under that old prefix is moved
+//! to this one when the broker opens it (`migrate.rs`).
+//!
+//! The broker also keeps a registry (table `kaged_storage_owners`, outside
+//! every prefix, mirrored in memory as [`Owners`]) of which plugin created
+//! which object. An object under a plugin's prefix registered to another
+//! (only a registry out of step with the names, e.g. an unmigrated legacy
+//! object, can do that) is refused by the broker before running the
+//! statement (the rewriter reports every prefixed name a statement touches
+//! in [`Rewritten::objects`]) and again by the authorizer. Objects that
+//! predate the registry belong to the one plugin whose prefix they carry.
+//!
+//! # Never telling one plugin about another
+//!
+//! A refusal or an error never depends on whether another plugin's object
+//! exists: a name that is not the plugin's own is a missing table for it
+//! (`-32602`, SQLite's own `no such table: NAME`, the name as the plugin
+//! wrote it); the registry refusal above answers exactly that too
+//! ([`StorageDenial::as_missing`]) while the audit log gets the real reason.
+//! Catalogue reads (`sqlite_master`, pragmas) are refused for everyone
+//! alike. The quota (below) only counts the plugin's own pages.
+//!
+//! # Quota
+//!
+//! Each plugin's tables and indexes may occupy at most
+//! [`StorageBroker::with_quota`] bytes of the file (default
+//! [`DEFAULT_STORAGE_QUOTA`], 64 MiB), counted in pages: see `quota.rs`. A
+//! write past it is rolled back and answers `-32003` with
+//! [`QuotaExceeded`]'s message, audited with reason `quota`; reads, deletes
+//! and drops always run.
 //!
 //! # What is refused (`-32003`)
 //!
@@ -99,7 +123,8 @@
 //! Malformed params (`sql` missing or not a string, `params` not an array,
 //! a param that is an array or object), SQL that does not parse, a wrong
 //! number of parameters and SQL errors (constraints, missing tables) answer
-//! `-32602`, with the prefix stripped from SQLite's message.
+//! `-32602`, with the prefix stripped from SQLite's message. Past the quota
+//! a growing write answers `-32003` too.
 //!
 //! # Answers
 //!
@@ -137,6 +162,8 @@ mod broker;
 mod cache;
 mod client;
 mod exec;
+mod migrate;
+mod quota;
 mod redact;
 pub mod rewrite;
 mod values;
@@ -146,6 +173,7 @@ pub use broker::{StorageBroker, StorageObject};
 pub use cache::RewriteCache;
 pub use client::{BrokerError, StorageClient, StorageDenial};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
+pub use quota::{QuotaExceeded, DEFAULT_STORAGE_QUOTA};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
 pub use rewrite::{
     is_bare_reserved_word, is_denied_function, is_reserved_name, rewrite, RewriteError, Rewritten,
@@ -154,6 +182,6 @@ pub use rewrite::{
 };
 pub use values::{base64, parse_params, to_json, ParsedParams, BLOB_KEY};
 
-/// The storage prefix of a plugin: `plugin_<name with - replaced by _>_`,
+/// The storage prefix of a plugin: `plugin_<name>_` (injective: names never hold `_`),
 /// written once in the protocol crate (`Manifest::storage_prefix` uses it too).
 pub use kaged_plugin_protocol::names::storage_prefix;

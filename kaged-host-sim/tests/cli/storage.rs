@@ -11,9 +11,9 @@ fn storage_db_persists_and_uninstall_drops_only_that_plugins_objects() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("kaged.sqlite3");
     let audit = dir.path().join("audit.jsonl");
-    // storage-relay's prefix `plugin_storage_relay_` is a prefix of
-    // storage-relay-x's `plugin_storage_relay_x_`: uninstalling the first
-    // must leave the second alone.
+    // storage-relay and storage-relay-x look alike (under the spec's
+    // `-` → `_` prefix the first's was a prefix of the second's):
+    // uninstalling the first must leave the second alone.
     for s in [
         "CREATE TABLE presets (id INTEGER PRIMARY KEY, name TEXT)",
         "CREATE INDEX presets_by_name ON presets (name)",
@@ -67,9 +67,9 @@ fn storage_db_persists_and_uninstall_drops_only_that_plugins_objects() {
     assert_eq!(
         v["dropped"],
         json!([
-            {"type": "view", "name": "plugin_storage_relay_web"},
-            {"type": "index", "name": "plugin_storage_relay_presets_by_name"},
-            {"type": "table", "name": "plugin_storage_relay_presets"},
+            {"type": "view", "name": "plugin_storage-relay_web"},
+            {"type": "index", "name": "plugin_storage-relay_presets_by_name"},
+            {"type": "table", "name": "plugin_storage-relay_presets"},
         ])
     );
     let uninstalled: Vec<Value> = audit_lines(&audit)
@@ -101,11 +101,10 @@ fn storage_db_persists_and_uninstall_drops_only_that_plugins_objects() {
     assert!(
         objects
             .iter()
-            .all(|(_, n)| !n.starts_with("plugin_storage_relay_")
-                || n.starts_with("plugin_storage_relay_x_")),
+            .all(|(_, n)| !n.starts_with("plugin_storage-relay_")),
         "{objects:?}"
     );
-    assert!(objects.contains(&("table".into(), "plugin_storage_relay_x_things".into())));
+    assert!(objects.contains(&("table".into(), "plugin_storage-relay-x_things".into())));
     // Uninstalling again drops nothing and still succeeds.
     let out = storage(Some(&db), &["uninstall", "storage-relay"], None);
     assert_eq!(out.status.code(), Some(0));
@@ -128,7 +127,7 @@ fn uninstall_prints_what_was_dropped() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "dropped table plugin_storage_relay_notes (notes)\nstorage-relay: 1 storage object(s) dropped\n"
+        "dropped table plugin_storage-relay_notes (notes)\nstorage-relay: 1 storage object(s) dropped\n"
     );
 }
 
@@ -161,4 +160,51 @@ fn without_storage_db_every_run_gets_a_fresh_temporary_database() {
         .expect("run");
     assert_eq!(json_out(&out), json!({"tables": []}));
     assert_nothing_running(&audit);
+}
+
+#[test]
+fn storage_quota_limits_each_plugins_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("kaged.sqlite3");
+    let audit = dir.path().join("audit.jsonl");
+    exec_ok(&db, &audit, "storage-relay", "CREATE TABLE blobs (b BLOB)");
+    let write = |quota: &str| {
+        let params = json!({"sql": "INSERT INTO blobs VALUES (zeroblob(20000))", "params": []});
+        let out = cli()
+            .args(["--time-scale", "1", "--audit"])
+            .arg(&audit)
+            .arg("--storage-db")
+            .arg(&db)
+            .args(["--storage-quota", quota, "call"])
+            .arg(fixture("storage-relay"))
+            .args(["sql.exec", &params.to_string(), "--json"])
+            .output()
+            .expect("run");
+        let v: Value = serde_json::from_str(stdout(&out).trim()).unwrap_or(Value::Null);
+        (v, out.status.code())
+    };
+    let (v, code) = write("16384");
+    assert_eq!((code, &v["code"]), (Some(1), &json!(-32003)), "{v}");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("storage quota of 16384 bytes exceeded for plugin storage-relay: "),
+        "{v}"
+    );
+    let denied: Vec<Value> = audit_lines(&audit)
+        .into_iter()
+        .filter(|l| l["event"] == "plugin.storage_denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0]["reason"], "quota");
+    // Not kept; with a larger quota the same write goes through.
+    let (v, _) = sql(
+        Some(&db),
+        &audit,
+        "storage-relay",
+        "sql.query",
+        "SELECT count(*) AS n FROM blobs",
+    );
+    assert_eq!(v["rows"], json!([{"n": 0}]));
+    let (v, code) = write("1048576");
+    assert_eq!((code, &v["rows_affected"]), (Some(0), &json!(1)), "{v}");
 }

@@ -6,8 +6,11 @@ mod support;
 
 mod attack;
 mod broker;
+mod collision;
 mod happy;
+mod migrate;
 mod properties;
+mod quota;
 mod rewrite;
 mod sdk;
 mod sdk_schema;

@@ -41,7 +41,7 @@ fn classify(e: StorageError) -> Value {
            "message": rpc.map(|r| r.message).unwrap_or_else(|| e.to_string())})
 }
 
-fn client(name: &str, capabilities: &[&str]) -> PluginBuilder {
+pub(super) fn client(name: &str, capabilities: &[&str]) -> PluginBuilder {
     let mut b = Plugin::builder(name)
         .version("1.0.0")
         .description("typed storage client test")
@@ -104,7 +104,7 @@ fn client(name: &str, capabilities: &[&str]) -> PluginBuilder {
 }
 
 /// Serve `plugin` in-process and connect the host to it.
-async fn connect(host: &HostSim, plugin: Plugin) -> PluginSession {
+pub(super) async fn connect(host: &HostSim, plugin: Plugin) -> PluginSession {
     host.connect_plugin(plugin).await.expect("handshake")
 }
 
@@ -121,7 +121,7 @@ fn host_over(db: &Path) -> (HostSim, AuditLog) {
     (host, audit)
 }
 
-async fn call(s: &PluginSession, method: &str, params: Value) -> Value {
+pub(super) async fn call(s: &PluginSession, method: &str, params: Value) -> Value {
     s.call(method, Some(params), None)
         .await
         .unwrap_or_else(|e| panic!("{method}: {e:?}"))
@@ -185,7 +185,7 @@ async fn typed_client_round_trips_through_the_real_broker() {
     let denied = call(
         &s,
         "db.raw",
-        json!({"sql": "SELECT * FROM plugin_sdk_client_presets"}),
+        json!({"sql": "SELECT * FROM \"plugin_sdk-client_presets\""}),
     )
     .await;
     assert_eq!(
@@ -213,7 +213,7 @@ async fn typed_client_round_trips_through_the_real_broker() {
     let conn = rusqlite::Connection::open(&db).expect("open");
     let n: i64 = conn
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plugin_sdk_client_presets'",
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plugin_sdk-client_presets'",
             [],
             |r| r.get(0),
         )

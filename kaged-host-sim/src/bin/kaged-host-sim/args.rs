@@ -54,6 +54,12 @@ pub struct GlobalOpts {
     /// removed on exit. Required by `storage`.
     #[arg(long, global = true, value_name = "PATH")]
     pub storage_db: Option<PathBuf>,
+    /// The most each plugin's tables and indexes may occupy in the storage
+    /// database, in bytes (default 64 MiB): past it a write that grows them
+    /// is refused with -32003 and rolled back; reads and deletes still work.
+    #[arg(long, global = true, value_name = "BYTES",
+          default_value_t = kaged_host_sim::storage::DEFAULT_STORAGE_QUOTA)]
+    pub storage_quota: u64,
     /// Run plugins caged in bwrap (ADDENDUM §13): `auto` cages when bwrap
     /// works here and otherwise runs them uncaged with a warning;
     /// `require` refuses to run them uncaged (exit 2); `off` runs them

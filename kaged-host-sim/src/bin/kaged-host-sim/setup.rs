@@ -1,5 +1,6 @@
 //! The host a command runs its plugins in: the audit log of `--audit`,
-//! the transcript of `--transcript`, the storage broker of `--storage-db`,
+//! the transcript of `--transcript`, the storage broker of `--storage-db`
+//! (with `--storage-quota`),
 //! the cage mode and time scale, and waiting for storage requests still in
 //! flight when the command ends.
 
@@ -78,7 +79,8 @@ pub(super) fn host_with(
         None => StorageBroker::open_temp().map_err(|e| {
             CliError::Failed(one_line("cannot create a temporary storage database", &e))
         })?,
-    };
+    }
+    .with_quota(global.storage_quota);
     let handler = InFlight::new(Arc::new(BrokerHandler::new(broker)));
     let in_flight = handler.waiter();
     let host = HostSim::new(HostConfig {

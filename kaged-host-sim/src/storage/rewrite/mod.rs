@@ -57,17 +57,17 @@ pub struct Rewritten {
 }
 
 /// Rewrite `sql` for the plugin whose storage prefix is `prefix`
-/// (`plugin_<name with - as _>_`, see [`storage_prefix`](super::storage_prefix)).
+/// (`plugin_<name>_`, see [`storage_prefix`](super::storage_prefix)).
 ///
 /// Exactly one statement of the allow-list is accepted; everything the
 /// policy refuses is [`RewriteError::Denied`]. Never panics.
 ///
 /// ```
 /// use kaged_host_sim::storage::{rewrite, StatementKind};
-/// let r = rewrite("plugin_oh_my_pi_", "SELECT presets.name FROM presets WHERE id = ?1").unwrap();
-/// assert_eq!(r.sql, r#"SELECT presets.name FROM "plugin_oh_my_pi_presets" AS presets WHERE id = ?1"#);
+/// let r = rewrite("plugin_oh-my-pi_", "SELECT presets.name FROM presets WHERE id = ?1").unwrap();
+/// assert_eq!(r.sql, r#"SELECT presets.name FROM "plugin_oh-my-pi_presets" AS presets WHERE id = ?1"#);
 /// assert_eq!(r.kind, StatementKind::Read);
-/// assert!(rewrite("plugin_oh_my_pi_", "SELECT * FROM sqlite_master").unwrap_err().is_denial());
+/// assert!(rewrite("plugin_oh-my-pi_", "SELECT * FROM sqlite_master").unwrap_err().is_denial());
 /// ```
 pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
     if sql.contains('\0') {
