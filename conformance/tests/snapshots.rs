@@ -56,6 +56,7 @@ fn json_report_of_the_conforming_fixture() {
     redact_dir(&mut v, &dir.display().to_string());
     redact_times(&mut v);
     for state in [
+        "cgroup available, not applied",
         "cgroup unavailable",
         "cgroup partly applied",
         "cgroup applied",

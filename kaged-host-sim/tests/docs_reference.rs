@@ -24,7 +24,8 @@ fn the_generated_reference_in_docs_is_current() {
 }
 
 /// The markers around the seccomp table in `docs/authoring.md` § 14.
-const SECCOMP_BEGIN: &str = "<!-- BEGIN GENERATED: seccomp refusals (kaged_host_sim::cage::seccomp::REFUSALS) -->\n";
+const SECCOMP_BEGIN: &str =
+    "<!-- BEGIN GENERATED: seccomp refusals (kaged_host_sim::cage::seccomp::REFUSALS) -->\n";
 const SECCOMP_END: &str = "<!-- END GENERATED: seccomp refusals -->";
 
 #[test]
@@ -32,7 +33,10 @@ fn the_refused_calls_table_in_the_authoring_guide_is_current() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/authoring.md");
     let text = std::fs::read_to_string(path).expect("docs/authoring.md exists");
     let (Some(b), Some(e)) = (text.find(SECCOMP_BEGIN), text.find(SECCOMP_END)) else {
-        panic!("docs/authoring.md has no `{}` … `{SECCOMP_END}` block", SECCOMP_BEGIN.trim());
+        panic!(
+            "docs/authoring.md has no `{}` … `{SECCOMP_END}` block",
+            SECCOMP_BEGIN.trim()
+        );
     };
     let start = b + SECCOMP_BEGIN.len();
     let fresh = kaged_host_sim::cage::seccomp::refusals_markdown();

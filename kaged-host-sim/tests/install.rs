@@ -326,7 +326,10 @@ fn the_consent_prompt_shows_where_path_grants_land() {
     let text = plan.render();
     let at = config_root.join("memory");
     assert!(
-        text.contains(&format!("- write:fs:config:/memory    (→ {})", at.display())),
+        text.contains(&format!(
+            "- write:fs:config:/memory    (→ {})",
+            at.display()
+        )),
         "{text}"
     );
     // A path that is what it says shows as it is.

@@ -107,12 +107,13 @@ impl InstallPlan {
         };
         match &self.upgrade {
             None if self.capabilities.is_empty() => out.push_str("    (none)\n"),
-            None => self.capabilities.iter().for_each(|c| {
-                match self.resolved.get(c) {
+            None => self
+                .capabilities
+                .iter()
+                .for_each(|c| match self.resolved.get(c) {
                     Some(at) => out.push_str(&format!("    - {c}    (→ {at})\n")),
                     None => out.push_str(&format!("    - {c}\n")),
-                }
-            }),
+                }),
             Some(u) if u.added.is_empty() && u.removed.is_empty() => out.push_str("  (none)\n"),
             Some(u) => {
                 u.added.iter().for_each(|c| match self.resolved.get(c) {

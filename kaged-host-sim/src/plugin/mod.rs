@@ -6,8 +6,8 @@
 //! conformance suite.
 
 mod caged;
-mod fds;
 pub mod connection;
+mod fds;
 pub mod handshake;
 pub mod probe;
 pub mod process;

@@ -180,7 +180,10 @@ fn the_v1_hierarchies_and_own_cgroups_are_parsed() {
     // the first mount of a controller wins
     assert_eq!(m["cpu"].1, PathBuf::from("/sys/fs/cgroup/cpu"));
     let own = "8:pids:/\n4:memory:/process_api/abc\n2:cpu,cpuacct:/x\n0::/\n";
-    assert_eq!(own_v1_cgroup(own, "memory"), Some("/process_api/abc".into()));
+    assert_eq!(
+        own_v1_cgroup(own, "memory"),
+        Some("/process_api/abc".into())
+    );
     assert_eq!(own_v1_cgroup(own, "cpu"), Some("/x".into()));
     assert_eq!(own_v1_cgroup(own, "pids"), Some("/".into()));
     assert_eq!(own_v1_cgroup(own, "blkio"), None);
@@ -219,11 +222,19 @@ fn create_v1_writes_each_controller_its_limit() {
     assert_eq!(read("memory", "memory.limit_in_bytes"), "536870912");
     assert_eq!(read("pids", "pids.max"), "100");
     assert_eq!(read("cpu", "cpu.shares"), "256");
-    let CgroupState::Applied { applied, failed, .. } = &state else {
+    let CgroupState::Applied {
+        applied, failed, ..
+    } = &state
+    else {
         panic!("{state:?}")
     };
     assert_eq!(
-        (applied.memory_max_bytes, applied.pids_max, applied.cpu_shares, applied.cpu_weight),
+        (
+            applied.memory_max_bytes,
+            applied.pids_max,
+            applied.cpu_shares,
+            applied.cpu_weight
+        ),
         (Some(512 << 20), Some(100), Some(256), None)
     );
     assert!(failed.is_empty());

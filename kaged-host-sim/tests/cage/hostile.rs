@@ -9,7 +9,7 @@
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{cgroup::CgroupState, kernel, limits, CageError};
+use kaged_host_sim::cage::{kernel, limits, CageError};
 use kaged_host_sim::{
     AuditLog, CageMode, HostConfig, HostSim, LaunchError, PluginSession, SpawnError, TimeScale,
 };
@@ -17,11 +17,11 @@ use serde_json::{json, Value};
 
 use crate::support::host::{fixture, EASY};
 
-async fn caged_here() -> bool {
+pub(crate) async fn caged_here() -> bool {
     kaged_host_sim::testing::cage_available_for("hostile-plugin test").await
 }
 
-fn host_in(mode: CageMode, config_root: Option<PathBuf>) -> HostSim {
+pub(crate) fn host_in(mode: CageMode, config_root: Option<PathBuf>) -> HostSim {
     HostSim::new(HostConfig {
         time_scale: TimeScale::new(EASY).expect("scale"),
         audit: AuditLog::memory(),
@@ -31,7 +31,7 @@ fn host_in(mode: CageMode, config_root: Option<PathBuf>) -> HostSim {
     })
 }
 
-async fn hostile() -> PluginSession {
+pub(crate) async fn hostile() -> PluginSession {
     let s = host_in(CageMode::Require, None)
         .launch(&fixture("hostile"))
         .await
@@ -40,7 +40,7 @@ async fn hostile() -> PluginSession {
     s
 }
 
-async fn probe(s: &PluginSession, params: Value) -> Value {
+pub(crate) async fn probe(s: &PluginSession, params: Value) -> Value {
     s.call("hostile.probe", Some(params.clone()), None)
         .await
         .unwrap_or_else(|e| panic!("probe {params}: {e}"))
@@ -86,7 +86,11 @@ async fn what_docker_masks_cannot_be_read() {
         .copied()
         .filter(|p| Path::new(p).exists())
         .collect();
-    assert!(!present.is_empty(), "this kernel has none of {:?}", kernel::MASKED);
+    assert!(
+        !present.is_empty(),
+        "this kernel has none of {:?}",
+        kernel::MASKED
+    );
     let s = hostile().await;
     let r = probe(&s, json!({"name": "masked", "paths": present})).await;
     for p in &present {
@@ -101,7 +105,10 @@ async fn what_docker_masks_cannot_be_read() {
 
 /// An fd of this test process, open without close-on-exec at a high number,
 /// as a shell leaves one to its children; closed on drop.
-struct Leaked(std::os::fd::OwnedFd, #[allow(dead_code)] tempfile::NamedTempFile);
+struct Leaked(
+    std::os::fd::OwnedFd,
+    #[allow(dead_code)] tempfile::NamedTempFile,
+);
 
 fn leak_fd() -> Leaked {
     let file = tempfile::NamedTempFile::new().expect("tempfile");
@@ -135,7 +142,10 @@ async fn the_cage_root_is_read_only_and_only_tmp_and_dev_shm_are_writable() {
         return;
     }
     let s = hostile().await;
-    let own = fixture("hostile").join("kaged-hostile").display().to_string();
+    let own = fixture("hostile")
+        .join("kaged-hostile")
+        .display()
+        .to_string();
     let refused = [
         "/kaged-hostile",
         "/etc/kaged-hostile",
@@ -151,26 +161,6 @@ async fn the_cage_root_is_read_only_and_only_tmp_and_dev_shm_are_writable() {
     }
     assert_eq!(r["paths"]["/tmp/kaged-hostile"]["ok"], true, "{r}");
     assert_eq!(r["paths"]["/dev/shm/kaged-hostile"]["ok"], true, "{r}");
-    s.shutdown().await;
-}
-
-#[tokio::test]
-async fn tmp_and_dev_shm_fill_up_at_their_stated_size() {
-    if !caged_here().await {
-        return;
-    }
-    let s = hostile().await;
-    for (dir, size) in [("/tmp", limits::TMP_BYTES), ("/dev/shm", limits::SHM_BYTES)] {
-        let mib = size >> 20;
-        let r = probe(
-            &s,
-            json!({"name": "fill", "dir": dir, "bound_mib": 2 * mib}),
-        )
-        .await;
-        assert_eq!(r["errno"], "ENOSPC", "{dir}: {r}");
-        let written = r["written_mib"].as_u64().expect("written");
-        assert!(written <= mib && written + 4 >= mib, "{dir}: {r}");
-    }
     s.shutdown().await;
 }
 
@@ -240,11 +230,19 @@ async fn the_seccomp_profile_refuses_what_docker_and_flatpak_refuse() {
         assert_eq!(r["errno"], "EPERM", "{name}: {r}");
     }
     let r = probe(&s, json!({"name": "personality"})).await;
-    assert_eq!((r["errno"].clone(), r["query_ok"].clone()), (json!("EPERM"), json!(true)), "{r}");
+    assert_eq!(
+        (r["errno"].clone(), r["query_ok"].clone()),
+        (json!("EPERM"), json!(true)),
+        "{r}"
+    );
     let r = probe(&s, json!({"name": "tiocsti"})).await;
     assert_eq!(r["errno"], "EPERM", "{r}");
     let r = probe(&s, json!({"name": "sockets"})).await;
-    assert_eq!(r["errno"], json!({"AF_ALG": "EPERM", "AF_VSOCK": "EPERM"}), "{r}");
+    assert_eq!(
+        r["errno"],
+        json!({"AF_ALG": "EPERM", "AF_VSOCK": "EPERM"}),
+        "{r}"
+    );
     s.shutdown().await;
 }
 
@@ -278,91 +276,11 @@ async fn the_plugin_has_no_capability_and_no_new_privileges() {
         .filter_map(Value::as_str)
         .collect();
     assert!(
-        names.iter().all(|n| !n.contains("TOKEN") && !n.contains("SECRET")),
+        names
+            .iter()
+            .all(|n| !n.contains("TOKEN") && !n.contains("SECRET")),
         "{names:?}"
     );
-    s.shutdown().await;
-}
-
-/// Whether the cage of `s` applied `limit` (by the applied limits' field).
-fn applied(s: &PluginSession, limit: &str) -> Result<(), String> {
-    let status = s.cage().expect("a process");
-    let policy = status.policy.as_ref().expect("a policy");
-    match &policy.cgroup.state {
-        CgroupState::Applied { applied, .. } => {
-            let v = serde_json::to_value(applied).expect("json");
-            if v[limit].is_u64() {
-                Ok(())
-            } else {
-                Err(format!("{limit} not applied: {v}"))
-            }
-        }
-        other => Err(format!("cgroup not applied: {other:?}")),
-    }
-}
-
-/// On a machine with no cgroup to write, the limit is not claimed and the
-/// test says so; CI runs on a machine kind that has one (the v1 pids and
-/// memory controllers), where a missing limit fails.
-fn limit_applies(s: &PluginSession, limit: &str) -> bool {
-    match applied(s, limit) {
-        Ok(()) => true,
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true and the cage's {limit} does not apply: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED (not CI): {why}");
-            false
-        }
-    }
-}
-
-#[tokio::test]
-async fn a_fork_bomb_stops_at_the_pids_limit() {
-    if !caged_here().await {
-        return;
-    }
-    let s = hostile().await;
-    if limit_applies(&s, "pids_max") {
-        let r = probe(&s, json!({"name": "fork_bomb", "bound": 300})).await;
-        assert_eq!(r["errno"], "EAGAIN", "{r}");
-        let forked = r["forked"].as_u64().expect("forked");
-        // bwrap's init and the plugin count too.
-        assert!(forked < 100 && forked >= 90, "{r}");
-    }
-    let dirs: Vec<PathBuf> = cage_cgroups(&s);
-    s.shutdown().await;
-    // The cage's cgroups go with it.
-    for d in dirs {
-        assert!(!d.exists(), "{} outlived the cage", d.display());
-    }
-}
-
-fn cage_cgroups(s: &PluginSession) -> Vec<PathBuf> {
-    let status = s.cage().expect("a process");
-    let policy = status.policy.as_ref().expect("a policy");
-    policy
-        .cgroup
-        .state
-        .dirs()
-        .into_iter()
-        .map(Path::to_path_buf)
-        .collect()
-}
-
-#[tokio::test]
-async fn memory_past_512_mib_is_killed() {
-    if !caged_here().await {
-        return;
-    }
-    let s = hostile().await;
-    if limit_applies(&s, "memory_max_bytes") {
-        let r = probe(&s, json!({"name": "memory", "mib": 768})).await;
-        assert_eq!(r["signal"], 9, "{r}");
-        // The plugin itself lives on.
-        let r = probe(&s, json!({"name": "status"})).await;
-        assert_eq!(r["ok"], true);
-    }
     s.shutdown().await;
 }
 
@@ -380,9 +298,12 @@ async fn a_config_grant_is_created_only_inside_the_config_root() {
     std::os::unix::fs::symlink(&outside, root.join("link")).expect("symlink");
     let src = fixture("hostile");
     for (cap, escape) in [
-        ("write:fs:config:/link/made".to_string(), outside.join("made")),
         (
-            format!("write:fs:config:/../outside/dotdot"),
+            "write:fs:config:/link/made".to_string(),
+            outside.join("made"),
+        ),
+        (
+            "write:fs:config:/../outside/dotdot".to_string(),
             outside.join("dotdot"),
         ),
     ] {
@@ -408,6 +329,10 @@ async fn a_config_grant_is_created_only_inside_the_config_root() {
             } => assert!(cap.contains("link")),
             _ => assert!(cap.contains(".."), "{e:?}"),
         }
-        assert!(!escape.exists(), "{} was created outside the config root", escape.display());
+        assert!(
+            !escape.exists(),
+            "{} was created outside the config root",
+            escape.display()
+        );
     }
 }

@@ -13,6 +13,7 @@ mod compile;
 mod exec_and_roots;
 mod host_fs;
 mod hostile;
+mod hostile_limits;
 mod model;
 mod properties;
 mod sandbox;

@@ -174,9 +174,16 @@ case!(capability_exec_path_parent_dir: CapabilityPath at "capabilities[0]" line 
 fn a_parent_dir_grant_is_named_in_the_message() {
     let r = validate_str(&format!(
         "{}\ncapabilities: [\"write:fs:config:/../../../../tmp/x\"]\n",
-        BASE.iter().filter(|(k, _)| *k != "capabilities").map(|(_, l)| *l).collect::<Vec<_>>().join("\n")
+        BASE.iter()
+            .filter(|(k, _)| *k != "capabilities")
+            .map(|(_, l)| *l)
+            .collect::<Vec<_>>()
+            .join("\n")
     ));
-    let p = r.problems_of(Rule::CapabilityPath).next().expect("a capability_path error");
+    let p = r
+        .problems_of(Rule::CapabilityPath)
+        .next()
+        .expect("a capability_path error");
     assert!(
         p.message.contains("write:fs:config:/../../../../tmp/x") && p.message.contains("`..`"),
         "{}",

@@ -214,7 +214,13 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .config_root
                 .clone()
                 .or_else(caging::default_config_root);
-            plugin::run(&action, &audit, cli.global.storage_db.as_deref(), config_root).await
+            plugin::run(
+                &action,
+                &audit,
+                cli.global.storage_db.as_deref(),
+                config_root,
+            )
+            .await
         }
         Command::Storage { action } => {
             let audit = audit_for(&cli.global)?;

@@ -33,8 +33,12 @@ pub fn v1_mounts(mountinfo: &str) -> BTreeMap<String, (PathBuf, PathBuf)> {
         };
         for c in CONTROLLERS {
             if options.split(',').any(|o| o == c) {
-                out.entry(c.to_string())
-                    .or_insert_with(|| (PathBuf::from(unescape(root)), PathBuf::from(unescape(mount))));
+                out.entry(c.to_string()).or_insert_with(|| {
+                    (
+                        PathBuf::from(unescape(root)),
+                        PathBuf::from(unescape(mount)),
+                    )
+                });
             }
         }
     }
@@ -57,7 +61,10 @@ pub fn own_v1_cgroup(proc_self_cgroup: &str, controller: &str) -> Option<PathBuf
 /// Where cages could be created in v1 hierarchies: each controller whose
 /// directory (this process's cgroup there) exists and is writable. The
 /// reason lists what is missing when none is.
-pub fn detect_v1(mountinfo: &str, proc_self_cgroup: &str) -> Result<BTreeMap<String, PathBuf>, String> {
+pub fn detect_v1(
+    mountinfo: &str,
+    proc_self_cgroup: &str,
+) -> Result<BTreeMap<String, PathBuf>, String> {
     let mounts = v1_mounts(mountinfo);
     let mut parents = BTreeMap::new();
     let mut why = Vec::new();
@@ -71,7 +78,10 @@ pub fn detect_v1(mountinfo: &str, proc_self_cgroup: &str) -> Result<BTreeMap<Str
             continue;
         };
         let Ok(rel) = own.strip_prefix(root) else {
-            why.push(format!("the {c} cgroup {} is outside its mount", own.display()));
+            why.push(format!(
+                "the {c} cgroup {} is outside its mount",
+                own.display()
+            ));
             continue;
         };
         let dir = mount.join(rel);
@@ -91,7 +101,11 @@ pub fn detect_v1(mountinfo: &str, proc_self_cgroup: &str) -> Result<BTreeMap<Str
 /// Create `kaged-cage-<cage_id>` under each parent and write its limit;
 /// the state says exactly which were accepted (nothing created is kept
 /// when no limit could be written).
-pub fn create_v1(parents: &BTreeMap<String, PathBuf>, cage_id: &str, limits: &CgroupLimits) -> CgroupState {
+pub fn create_v1(
+    parents: &BTreeMap<String, PathBuf>,
+    cage_id: &str,
+    limits: &CgroupLimits,
+) -> CgroupState {
     let mut applied = AppliedLimits::default();
     let mut failed = Vec::new();
     let mut dirs: Vec<PathBuf> = Vec::new();

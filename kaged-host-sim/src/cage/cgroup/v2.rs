@@ -175,4 +175,3 @@ pub fn create(parent: &Path, cage_id: &str, limits: &CgroupLimits) -> CgroupStat
         failed,
     }
 }
-

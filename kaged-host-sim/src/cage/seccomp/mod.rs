@@ -178,9 +178,7 @@ pub fn program_for(arch: &str) -> Result<SeccompProgram, CageError> {
 /// row, one per value of a `OneOf` row.
 fn json_rules(arch: &str) -> Vec<serde_json::Value> {
     use serde_json::json;
-    let cond = |index: u8, kind: &str, op: serde_json::Value, val: u64| {
-        json!({ "index": index, "type": kind, "op": op, "val": val })
-    };
+    let cond = |index: u8, kind: &str, op: serde_json::Value, val: u64| json!({ "index": index, "type": kind, "op": op, "val": val });
     let mut rules = Vec::new();
     for r in REFUSALS
         .iter()
@@ -292,7 +290,10 @@ mod tests {
             let cond = conditional_refusals(arch).join("\n");
             assert!(cond.contains("clone with any of CLONE_NEWUSER"), "{cond}");
             assert!(cond.contains("clone3 always: ENOSYS"), "{cond}");
-            assert!(cond.contains("ioctl for TIOCSTI, TIOCLINUX: EPERM"), "{cond}");
+            assert!(
+                cond.contains("ioctl for TIOCSTI, TIOCLINUX: EPERM"),
+                "{cond}"
+            );
         }
     }
 

@@ -170,7 +170,11 @@ pub const REFUSALS: &[Refusal] = &[
     },
     always("bpf", &["bpf"], "Docker"),
     always("perf_event_open", &["perf_event_open"], "Docker, Flatpak"),
-    always("keyring", &["add_key", "request_key", "keyctl"], "Docker, Flatpak"),
+    always(
+        "keyring",
+        &["add_key", "request_key", "keyctl"],
+        "Docker, Flatpak",
+    ),
     always("reboot", &["reboot"], "Docker"),
     always("swap", &["swapon", "swapoff"], "Docker"),
     always("namespaces", &["setns", "unshare"], "Docker, Flatpak"),
