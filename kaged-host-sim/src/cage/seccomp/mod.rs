@@ -125,8 +125,20 @@ impl SeccompProgram {
 }
 
 /// The default profile compiled for this machine's architecture.
+/// Compiled once per process (the profile is a constant; every spawn
+/// used to compile it again).
 pub fn default_program() -> Result<SeccompProgram, CageError> {
-    program_for(std::env::consts::ARCH)
+    static PROGRAM: std::sync::OnceLock<Result<SeccompProgram, (String, &'static str)>> =
+        std::sync::OnceLock::new();
+    PROGRAM
+        .get_or_init(|| {
+            program_for(std::env::consts::ARCH).map_err(|e| match e {
+                CageError::Seccomp { arch, message } => (message, arch),
+                other => (other.to_string(), std::env::consts::ARCH),
+            })
+        })
+        .clone()
+        .map_err(|(message, arch)| CageError::Seccomp { arch, message })
 }
 
 /// The default profile compiled for `arch` (`x86_64`, `aarch64` or
