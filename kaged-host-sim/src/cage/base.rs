@@ -5,7 +5,7 @@
 //! runtime, and of the few `/etc` files a runtime needs to start (plus the
 //! resolver and CA store when the network is shared). Never all of `/etc`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::error::CageError;
 use super::fs_view::{FsView, Node};
@@ -47,14 +47,6 @@ pub const BECAUSE_ETC: &str = "etc";
 /// Why a resolver or CA file is bound.
 pub const BECAUSE_NETWORK: &str = "network";
 
-fn inspect(what: &str, path: &Path, e: std::io::Error) -> CageError {
-    CageError::Inspect {
-        what: what.to_string(),
-        path: path.to_path_buf(),
-        source: e,
-    }
-}
-
 /// The base mounts on `fs`; the resolver and CA store only when `network`.
 pub fn base_mounts(fs: &dyn FsView, network: bool) -> Result<Vec<Mount>, CageError> {
     let mut mounts = vec![
@@ -78,7 +70,7 @@ pub fn base_mounts(fs: &dyn FsView, network: bool) -> Result<Vec<Mount>, CageErr
         let path = PathBuf::from(p);
         match fs
             .lstat(&path)
-            .map_err(|e| inspect("system runtime", &path, e))?
+            .map_err(|e| CageError::inspect("system runtime", &path, e))?
         {
             Node::Dir | Node::File => mounts.push(Mount::Bind {
                 source: path.clone(),
@@ -102,7 +94,7 @@ pub fn base_mounts(fs: &dyn FsView, network: bool) -> Result<Vec<Mount>, CageErr
                 capability: because.to_string(),
                 path: path.clone(),
             },
-            ResolveFailure::Io(at, e) => inspect(because, &at, e),
+            ResolveFailure::Io(at, e) => CageError::inspect(because, &at, e),
         })?;
         if r.exists {
             mounts.push(Mount::Bind {

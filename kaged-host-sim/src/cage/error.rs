@@ -104,3 +104,14 @@ pub enum CageError {
         message: String,
     },
 }
+
+impl CageError {
+    /// `what` could not be inspected at `path`.
+    pub(crate) fn inspect(what: &str, path: &std::path::Path, source: std::io::Error) -> CageError {
+        CageError::Inspect {
+            what: what.to_string(),
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

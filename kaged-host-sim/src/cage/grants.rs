@@ -171,18 +171,14 @@ pub fn config_grant_dirs(
             continue;
         }
         let text = entry.canonical();
-        let Ok(declared) = host_path(&fs, &text, &raw, inputs) else {
-            continue;
-        };
-        let Ok(r) = resolve(&fs, &declared) else {
-            continue;
-        };
-        if forbidden(&declared).is_none()
-            && within(&r.path, &declared)
-            && within(&r.path, &root)
-            && r.path != root
-        {
-            dirs.push(r.path);
+        // The bind the compiler makes of it: forbidden paths and symlinks
+        // that leave the declared path are refused there, as here.
+        let bind = host_path(&fs, &text, &raw, inputs)
+            .and_then(|declared| grant_bind(&fs, &text, declared, Mode::Rw));
+        if let Ok(Mount::Bind { source, .. }) = bind {
+            if within(&source, &root) && source != root {
+                dirs.push(source);
+            }
         }
     }
     dirs

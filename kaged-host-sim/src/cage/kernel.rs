@@ -56,22 +56,23 @@ pub const BECAUSE_KERNEL: &str = "kernel interface";
 
 /// The read-only and masking mounts of the paths that exist on `fs`.
 pub fn kernel_mounts(fs: &dyn FsView) -> Result<Vec<Mount>, CageError> {
-    let inspect = |path: &PathBuf, source: std::io::Error| CageError::Inspect {
-        what: BECAUSE_KERNEL.to_string(),
-        path: path.clone(),
-        source,
-    };
     let mut mounts = Vec::new();
     for p in READ_ONLY {
         let path = PathBuf::from(p);
-        match fs.lstat(&path).map_err(|e| inspect(&path, e))? {
+        match fs
+            .lstat(&path)
+            .map_err(|e| CageError::inspect(BECAUSE_KERNEL, &path, e))?
+        {
             Node::Missing | Node::Symlink(_) => {}
             Node::Dir | Node::File => mounts.push(Mount::KernelReadOnly { dest: path }),
         }
     }
     for p in MASKED {
         let path = PathBuf::from(p);
-        match fs.lstat(&path).map_err(|e| inspect(&path, e))? {
+        match fs
+            .lstat(&path)
+            .map_err(|e| CageError::inspect(BECAUSE_KERNEL, &path, e))?
+        {
             Node::Missing | Node::Symlink(_) => {}
             Node::Dir => mounts.push(Mount::Masked {
                 dest: path,

@@ -95,9 +95,7 @@ impl CageRuntime {
             }
         });
     }
-}
 
-impl CageRuntime {
     /// [`CageRuntime::release`], retried briefly while the kernel still
     /// counts an exiting process in a cgroup (seen now and then on v1
     /// hierarchies right after bwrap was reaped): at most

@@ -160,20 +160,32 @@ pub fn detect_from(mountinfo: &str, proc_self_cgroup: &str) -> CgroupState {
 }
 
 /// Create the cage's cgroups and write the limits, where `state` says
-/// cages can be created; any other state is returned as it is. First,
-/// the empty cage cgroups a host that is gone left behind (one killed
-/// before it could remove them) are removed ([`sweep_stale`]).
+/// cages can be created; any other state is returned as it is. At the
+/// first cage under a parent in this process, the empty cage cgroups a
+/// host that is gone left behind (one killed before it could remove them)
+/// are removed ([`sweep_stale`]); later spawns do not read the parent again.
 pub fn create_for(state: &CgroupState, cage_id: &str, limits: &CgroupLimits) -> CgroupState {
     match state {
         CgroupState::Available { parent } => {
-            sweep_stale(parent);
+            sweep_once(parent);
             create(parent, cage_id, limits)
         }
         CgroupState::AvailableV1 { parents } => {
-            parents.values().for_each(|p| sweep_stale(p));
+            parents.values().for_each(|p| sweep_once(p));
             create_v1(parents, cage_id, limits)
         }
         other => other.clone(),
+    }
+}
+
+/// [`sweep_stale`] of `parent`, once per process.
+fn sweep_once(parent: &Path) {
+    static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut swept = SWEPT.lock().unwrap_or_else(|p| p.into_inner());
+    if !swept.iter().any(|p| p == parent) {
+        swept.push(parent.to_path_buf());
+        drop(swept);
+        sweep_stale(parent);
     }
 }
 
