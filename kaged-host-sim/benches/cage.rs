@@ -23,13 +23,18 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The echo binary next to this bench (release), or the debug one.
+/// The echo binary of this bench's profile, else the release one, else
+/// the debug one.
 fn echo_bin() -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     // target/<profile>/deps/cage-HASH -> target/<profile>
     let profile = exe.parent().and_then(Path::parent).ok_or("no target dir")?;
     let target = profile.parent().ok_or("no target dir")?;
-    [profile.join("echo"), target.join("debug/echo")]
+    [
+        profile.join("echo"),
+        target.join("release/echo"),
+        target.join("debug/echo"),
+    ]
         .into_iter()
         .find(|p| p.is_file())
         .ok_or_else(|| {

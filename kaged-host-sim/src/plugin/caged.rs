@@ -236,14 +236,14 @@ impl CagePlan {
                 seccomp: SECCOMP_FD,
             },
         );
-        let procs: Vec<CString> = self
+        let entries: Vec<CString> = self
             .policy
             .cgroup
             .state
-            .dirs()
+            .entry_files()
             .into_iter()
-            .map(|dir| {
-                CString::new(dir.join("cgroup.procs").as_os_str().as_bytes())
+            .map(|file| {
+                CString::new(file.as_os_str().as_bytes())
                     .map_err(|e| setup("the cgroup path")(std::io::Error::other(e)))
             })
             .collect::<Result<_, _>>()?;
@@ -259,9 +259,9 @@ impl CagePlan {
             cmd.pre_exec(move || {
                 super::fds::cloexec_from_3()?;
                 place_fds(info_raw, seccomp_raw)?;
-                for procs in &procs {
+                for entry in &entries {
                     let fd = rustix::fs::open(
-                        procs.as_c_str(),
+                        entry.as_c_str(),
                         rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
                         rustix::fs::Mode::empty(),
                     )?;

@@ -2,10 +2,12 @@
 //! (the usual CI runner: `/sys/fs/cgroup/{memory,pids,cpu}`): one child
 //! cgroup per cage in each controller's hierarchy, under this process's own
 //! cgroup there, with `memory.limit_in_bytes`, `pids.max` and
-//! `cpu.shares`. The spawner's child writes itself into each
-//! `cgroup.procs` just before running bwrap, so every process of the cage
-//! is counted from the start (verified on this machine kind: the v1 pids
-//! controller binds a cage started that way).
+//! `cpu.shares`. The spawner's child writes itself (`0`) into each `tasks`
+//! file just before running bwrap, so every process of the cage is counted
+//! from the start (verified on this machine kind: the v1 pids controller
+//! binds a cage started that way); `tasks`, not `cgroup.procs`, because
+//! moving the calling thread skips the kernel's global threadgroup lock
+//! and its RCU grace period ([`super::CgroupState::entry_files`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
