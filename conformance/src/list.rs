@@ -3,6 +3,29 @@
 //! the file current).
 
 use crate::catalogue::{CaseDef, CATALOGUE};
+use crate::report::{KindFor, KINDS};
+
+/// Marker lines around the generated list of failure kinds in
+/// `docs/conformance.md`.
+pub const KINDS_BEGIN_MARKER: &str =
+    "<!-- BEGIN GENERATED KINDS: kaged_conformance::report::KINDS -->";
+/// See [`KINDS_BEGIN_MARKER`].
+pub const KINDS_END_MARKER: &str = "<!-- END GENERATED KINDS -->";
+
+/// Every failure kind ([`KINDS`]) as a markdown table, between its
+/// generation markers.
+pub fn render_kinds_markdown() -> String {
+    let mut out = format!("{KINDS_BEGIN_MARKER}\n\n| kind | for | meaning |\n|---|---|---|\n");
+    for k in KINDS {
+        let status = match k.for_status {
+            KindFor::Failure => "fail, warn",
+            KindFor::Skip => "skip",
+        };
+        out.push_str(&format!("| `{}` | {status} | {} |\n", k.name, k.meaning));
+    }
+    out.push_str(&format!("\n{KINDS_END_MARKER}\n"));
+    out
+}
 
 /// Marker lines around the generated catalogue in `docs/conformance.md`.
 pub const BEGIN_MARKER: &str =

@@ -10,8 +10,10 @@ mod support;
 use std::collections::BTreeSet;
 
 use kaged_conformance::catalogue::*;
-use kaged_conformance::report::Report;
 use kaged_conformance::report::Status::{Fail, Pass, Skip, Warn};
+use kaged_conformance::report::{
+    render_human, render_junit, render_markdown, render_tap, EndedBy, Kind, Report,
+};
 use kaged_conformance::selection::{Pattern, Selection};
 use kaged_conformance::{run_suite, Options};
 use support::own_fixture;
@@ -65,6 +67,20 @@ fail_proofs! {
 
     unknown_method_ok: own("unknown-method-ok") => [fail(PROTOCOL_UNKNOWN_METHOD)] then |r| {
         assert!(r.case(PROTOCOL_UNKNOWN_METHOD.id).detail.contains("actual: result null"));
+        // Fail-fast: every verdict came from what the plugin sent (or from
+        // the run's record), none from waiting out a budget.
+        for c in r.cases.iter().filter(|c| c.status == Fail) {
+            assert!(
+                matches!(
+                    c.ended_by,
+                    Some(EndedBy::Answer | EndedBy::StrayAnswer | EndedBy::NoWait)
+                ),
+                "{} ended by {:?}",
+                c.id,
+                c.ended_by
+            );
+        }
+        assert_eq!(r.case(PROTOCOL_IDS_ECHOED.id).ended_by, Some(EndedBy::StrayAnswer));
     };
 
     drops_when_busy: own("drops-when-busy") => [fail(PROTOCOL_CONCURRENT_CALLS)] then |r| {
@@ -261,6 +277,20 @@ fail_proofs! {
         let d = &r.case(PROTOCOL_IDS_ECHOED.id).detail;
         assert!(d.contains("at once") && d.contains("\"id\":0"), "{d}");
         assert!(r.case(PROTOCOL_UNKNOWN_METHOD.id).detail.contains("actual: result null"));
+        // Fail-fast: every verdict came from what the plugin sent (or from
+        // the run's record), none from waiting out a budget.
+        for c in r.cases.iter().filter(|c| c.status == Fail) {
+            assert!(
+                matches!(
+                    c.ended_by,
+                    Some(EndedBy::Answer | EndedBy::StrayAnswer | EndedBy::NoWait)
+                ),
+                "{} ended by {:?}",
+                c.id,
+                c.ended_by
+            );
+        }
+        assert_eq!(r.case(PROTOCOL_IDS_ECHOED.id).ended_by, Some(EndedBy::StrayAnswer));
     };
 
     lax_tool: own("lax-tool") => [
@@ -304,6 +334,59 @@ fail_proofs! {
         assert!(c.detail.contains("always-keep message `msg_002`"), "{}", c.detail);
     };
 
+    /// One fault, one root: the manifest lacks `kaged:storage:write`, which
+    /// the plugin claims and uses. The handshake case is the root (kind
+    /// `capability_not_declared`, the line to add); the storage denial
+    /// follows from it and says so in every format.
+    missing_capability: own("missing-capability") => [
+        fail(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST).audit("plugin.capability_overreach"),
+        fail(STORAGE_NO_DENIALS).audit("plugin.storage_denied"),
+    ] then |r| {
+        let root = r.case(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST.id);
+        assert_eq!(root.kind, Some(Kind::CapabilityNotDeclared));
+        assert_eq!(root.caused_by, None);
+        assert_eq!(root.ended_by, Some(EndedBy::Answer));
+        assert!(
+            root.detail.contains("under `capabilities:` in kaged-plugin.yaml:\n  - kaged:storage:write"),
+            "{}",
+            root.detail
+        );
+        let follower = r.case(STORAGE_NO_DENIALS.id);
+        assert_eq!(follower.kind, Some(Kind::CapabilityNotDeclared));
+        assert_eq!(follower.caused_by.as_deref(), Some(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST.id));
+        assert!(!follower.detail.contains("fix:"), "{}", follower.detail);
+        // The root is listed first, its follower right after it.
+        let order: Vec<&str> = r.failures_root_first().iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(order, [HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST.id, STORAGE_NO_DENIALS.id]);
+        let human = render_human(r, false, false);
+        assert!(human.contains("follows from: handshake.capabilities_within_manifest"), "{human}");
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).expect("json");
+        let case = |id: &str| json["cases"].as_array().and_then(|c| c.iter().find(|c| c["id"] == id)).cloned().unwrap_or_default();
+        assert_eq!(case(STORAGE_NO_DENIALS.id)["caused_by"], HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST.id);
+        assert_eq!(case(STORAGE_NO_DENIALS.id)["kind"], "capability_not_declared");
+        assert!(render_junit(r).contains("type=\"capability_not_declared\""));
+        let tap = render_tap(r);
+        assert!(tap.contains("  caused_by: \"handshake.capabilities_within_manifest\""), "{tap}");
+        let md = render_markdown(r);
+        assert!(md.contains("follows from `handshake.capabilities_within_manifest`"), "{md}");
+    };
+
+    /// Answers written but never flushed: the handshake times out with
+    /// nothing on stdout, and the detail names the likely cause and the fix.
+    unflushed_stdout: own("unflushed-stdout").budgets(Budgets::Scaled) => [
+        fail(HANDSHAKE_ANSWERS_IN_TIME).audit("plugin.initialize_timeout"),
+    ] then |r| {
+        let c = r.case(HANDSHAKE_ANSWERS_IN_TIME.id);
+        assert_eq!(c.kind, Some(Kind::Timeout));
+        assert_eq!(c.ended_by, Some(EndedBy::Timeout));
+        assert!(c.detail.contains("still in its stdout buffer") && c.detail.contains("flush=True"), "{}", c.detail);
+        // Every case that needed a session follows from the failed start.
+        let blocked = r.case(PROTOCOL_PING.id);
+        assert_eq!(blocked.status, Skip);
+        assert_eq!(blocked.kind, Some(Kind::Blocked));
+        assert!(blocked.caused_by.is_some(), "{blocked:?}");
+    };
+
     // Plugins that work uncaged and fail in the cage, each with the
     // capability it lacks named from its stderr (run with --cage require).
 
@@ -321,6 +404,32 @@ fail_proofs! {
                 "{id}: {d}"
             );
         }
+    };
+
+    /// A write outside the grants (the reference memory plugin's bug): the
+    /// call answers an error the cage caused, which fails the case however
+    /// well-formed the error, with the exact grant to declare.
+    writes_config_root: own("writes-config-root").caged() => [
+        fail(METHODS_ANSWERS).on("memory.store"),
+        fail(PROTOCOL_PING_DURING_SLOW_CALL),
+    ] then |r| {
+        // The slow-call probe (run first) calls memory.store too: the same
+        // fault, so one root with the fix and the other case following it.
+        let root = r.case(PROTOCOL_PING_DURING_SLOW_CALL.id);
+        assert_eq!(root.caused_by, None);
+        assert_eq!(root.kind, Some(Kind::CageDenied));
+        assert!(root.detail.contains("  - write:fs:config:/memory"), "{}", root.detail);
+        let c = r.case(&METHODS_ANSWERS.instance_id("memory.store"));
+        assert_eq!(c.kind, Some(Kind::CageDenied), "{c:?}");
+        assert_eq!(c.caused_by.as_deref(), Some(PROTOCOL_PING_DURING_SLOW_CALL.id));
+        assert!(
+            c.detail.contains("EROFS on ")
+                && c.detail.contains("under the config root")
+                && c.detail.contains("declare `write:fs:config:/memory`"),
+            "{}",
+            c.detail
+        );
+        assert_eq!(r.case(CAGE_STARTS_CAGED.id).status, Pass);
     };
 
     reads_undeclared: own("reads-undeclared").caged() => [

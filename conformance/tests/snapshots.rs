@@ -5,7 +5,8 @@ mod support;
 
 use kaged_conformance::catalogue::Level;
 use kaged_conformance::report::{
-    render_junit, render_markdown, render_tap, CaseResult, PluginInfo, Report, Status,
+    render_junit, render_markdown, render_tap, CaseResult, EndedBy, Kind, PluginInfo, Report,
+    Status,
 };
 use serde_json::Value;
 use support::{options, own_fixture};
@@ -81,6 +82,19 @@ fn small_report() -> Report {
         duration_ms: 12,
         detail: detail.into(),
         audit_events: events.iter().map(|e| e.to_string()).collect(),
+        kind: match status {
+            Status::Pass => None,
+            Status::Fail => Some(Kind::IdentityMismatch),
+            Status::Skip => Some(Kind::NotApplicable),
+            Status::Warn => Some(Kind::Flood),
+        },
+        // The warning follows from the failure (a made-up link, to show it).
+        caused_by: (status == Status::Warn).then(|| "handshake.name_matches".to_string()),
+        ended_by: Some(if status == Status::Skip {
+            EndedBy::NoWait
+        } else {
+            EndedBy::Answer
+        }),
         sentence: "A sentence.".into(),
         transcript_tail: Vec::new(),
     };

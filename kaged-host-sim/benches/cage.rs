@@ -35,12 +35,12 @@ fn echo_bin() -> Result<PathBuf, String> {
         target.join("release/echo"),
         target.join("debug/echo"),
     ]
-        .into_iter()
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            "the echo example is not built: run `cargo build --release -p kaged-example-echo` first"
-                .to_string()
-        })
+    .into_iter()
+    .find(|p| p.is_file())
+    .ok_or_else(|| {
+        "the echo example is not built: run `cargo build --release -p kaged-example-echo` first"
+            .to_string()
+    })
 }
 
 /// Spawn and handshake once under `mode`; the time it took.

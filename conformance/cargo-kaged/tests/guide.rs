@@ -228,4 +228,36 @@ fn the_first_hour_runs_as_written() {
     }
     let config = std::fs::read_to_string(package.join("store/config.toml")).expect("config");
     assert!(config.contains("enabled = true"), "{config}");
+    // The outcomes the guide promises, beyond exit statuses.
+    let host_sim = |args: &[&str]| {
+        let out = Command::new(bin.join("kaged-host-sim"))
+            .args(args)
+            .current_dir(&package)
+            .env("PATH", &path)
+            .output()
+            .expect("kaged-host-sim runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // "Each `call` starts a fresh plugin with a fresh temporary database
+    // (so `notes.count` answers 0)", even after a note was remembered.
+    let (code, answer, err) = host_sim(&["call", "store/plugins/notes", "notes.count", "--json"]);
+    assert_eq!((code, answer.as_str()), (Some(0), "0"), "{err}");
+    // "a disabled copy is not started (`call` refuses it without `--force`)".
+    let (code, _, err) = host_sim(&["plugin", "disable", "notes", "--store", "store"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, answer, err) = host_sim(&["call", "store/plugins/notes", "notes.count"]);
+    assert_ne!(code, Some(0), "a disabled copy was called: {answer}");
+    assert!(err.contains("disabled") && err.contains("--force"), "{err}");
+    let (code, answer, err) = host_sim(&[
+        "call",
+        "store/plugins/notes",
+        "notes.count",
+        "--force",
+        "--json",
+    ]);
+    assert_eq!((code, answer.as_str()), (Some(0), "0"), "{err}");
 }

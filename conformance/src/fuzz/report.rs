@@ -1,7 +1,7 @@
 //! The fuzz run as a report: one case per [`Property`], in the formats of
 //! `run` (the counterexample and its replay in the failing case's detail).
 
-use crate::report::{CaseResult, PluginInfo, Report, Status};
+use crate::report::{CaseResult, Kind, PluginInfo, Report, Status};
 
 use super::{FuzzOutcome, Property};
 
@@ -22,6 +22,13 @@ pub fn fuzz_report(outcome: &FuzzOutcome, dir: &str, time_scale: f64, replay: &s
                 duration_ms: ms,
                 detail,
                 audit_events: Vec::new(),
+                kind: match status {
+                    Status::Pass => None,
+                    Status::Skip => Some(Kind::NotApplicable),
+                    Status::Fail | Status::Warn => Some(failure_kind(*p)),
+                },
+                caused_by: None,
+                ended_by: None,
                 sentence: String::new(),
                 transcript_tail: Vec::new(),
             }
@@ -98,5 +105,21 @@ fn verdict(p: Property, o: &FuzzOutcome, replay: &str) -> (Status, String) {
             Status::Pass,
             format!("held over {} sequence(s), {} operation(s)", o.cases, o.ops),
         ),
+    }
+}
+
+/// The failure kind of a property that did not hold.
+fn failure_kind(p: Property) -> Kind {
+    match p {
+        Property::NoCrash => Kind::Crashed,
+        Property::AnswersInTime => Kind::Timeout,
+        Property::CleanWire => Kind::ProtocolViolation,
+        Property::MemoryBounded => Kind::MemoryGrowth,
+        Property::InvalidArgsRejected
+        | Property::ValidArgsAccepted
+        | Property::InvalidConfigRejected
+        | Property::ValidConfigAccepted
+        | Property::HookAnswers
+        | Property::CompactorContract => Kind::WrongAnswer,
     }
 }

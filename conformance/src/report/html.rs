@@ -95,6 +95,21 @@ fn case_rows(i: usize, c: &CaseResult) -> String {
     } else {
         format!("<pre class=\"detail-text\">{}</pre>", esc(&c.detail))
     };
+    let mut facts = Vec::new();
+    if let Some(k) = c.kind {
+        facts.push(format!("kind <code>{}</code>", k.as_str()));
+    }
+    if let Some(root) = &c.caused_by {
+        facts.push(format!("follows from <code>{}</code>", esc(root)));
+    }
+    if let Some(e) = c.ended_by {
+        facts.push(format!("ended by <code>{}</code>", e.as_str()));
+    }
+    let facts = if facts.is_empty() {
+        String::new()
+    } else {
+        format!("<p class=\"kind\">{}</p>", facts.join(" · "))
+    };
     let audit = if c.audit_events.is_empty() {
         "<p class=\"audit none\">No audit event.</p>".to_string()
     } else {
@@ -117,7 +132,7 @@ fn case_rows(i: usize, c: &CaseResult) -> String {
          <td><span class=\"status {st}\">{st}</span></td>\
          <td><code>{id}</code><div class=\"title\">{title}</div></td>\
          <td>{level}</td><td>{spec}</td><td class=\"duration\">{ms} ms</td></tr>\n\
-         <tr class=\"detail\" id=\"detail-{i}\" hidden><td colspan=\"5\">{sentence}{detail}{audit}{wire}</td></tr>\n",
+         <tr class=\"detail\" id=\"detail-{i}\" hidden><td colspan=\"5\">{facts}{sentence}{detail}{audit}{wire}</td></tr>\n",
         id = esc(&c.id),
         title = esc(&c.title),
         level = c.level.as_str(),

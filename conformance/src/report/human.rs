@@ -1,4 +1,5 @@
-//! The human report: a line per case, then failures in detail and a summary.
+//! The human report: a line per case, then failures in detail (each root
+//! cause first, the failures that follow from it after it) and a summary.
 
 use super::{CaseResult, Report, Status};
 
@@ -50,12 +51,7 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
             out.push('\n');
         }
     }
-    let failures: Vec<&CaseResult> = report
-        .cases
-        .iter()
-        .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
-        .collect();
-    for c in &failures {
+    for c in report.failures_root_first() {
         out.push('\n');
         let head = format!(
             "{} {} [{}] {}",
@@ -74,9 +70,16 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
             colour,
         ));
         out.push('\n');
-        out.push_str(&format!("  spec:     {}\n", c.spec));
-        if !c.sentence.is_empty() {
-            out.push_str(&format!("  rule:     \"{}\"\n", c.sentence));
+        if let Some(root) = &c.caused_by {
+            out.push_str(&format!("  follows from: {root} (fix that first)\n"));
+        }
+        if let Some(kind) = c.kind {
+            let ended = c.ended_by.map(|e| format!(", ended by {}", e.as_str()));
+            out.push_str(&format!(
+                "  kind:     {}{}\n",
+                kind.as_str(),
+                ended.unwrap_or_default()
+            ));
         }
         for (i, l) in c.detail.lines().enumerate() {
             out.push_str(if i == 0 {
@@ -86,6 +89,10 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
             });
             out.push_str(l);
             out.push('\n');
+        }
+        out.push_str(&format!("  spec:     {}\n", c.spec));
+        if !c.sentence.is_empty() {
+            out.push_str(&format!("  rule:     \"{}\"\n", c.sentence));
         }
         if !c.audit_events.is_empty() {
             out.push_str(&format!("  audit:    {}\n", c.audit_events.join(", ")));

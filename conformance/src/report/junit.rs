@@ -8,7 +8,8 @@ use super::{Report, Status};
 
 /// Render the report as JUnit XML: one test suite named after the plugin,
 /// one test case per conformance case; a warning is a passing case with a
-/// `system-out` note.
+/// `system-out` note. A failure or skip's `type` is its kind; `caused_by`
+/// and `ended_by` are properties of the test case.
 pub fn render_junit(report: &Report) -> String {
     let mut suite = TestSuite::new(format!("kaged-conformance: {}", report.plugin.name));
     suite.add_property(Property::new(
@@ -31,12 +32,27 @@ pub fn render_junit(report: &Report) -> String {
             Status::Skip => {
                 let mut s = TestCaseStatus::skipped();
                 s.set_message(c.detail.clone());
+                if let Some(k) = c.kind {
+                    s.set_type(k.as_str());
+                }
                 s
             }
             Status::Fail => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                s.set_message(format!("{} rule broken: {}", c.level.as_str(), c.spec));
+                let root = c
+                    .caused_by
+                    .as_ref()
+                    .map(|r| format!(" (follows from {r})"))
+                    .unwrap_or_default();
+                s.set_message(format!(
+                    "{} rule broken: {}{root}",
+                    c.level.as_str(),
+                    c.spec
+                ));
                 s.set_description(c.detail.clone());
+                if let Some(k) = c.kind {
+                    s.set_type(k.as_str());
+                }
                 s
             }
         };
@@ -44,7 +60,21 @@ pub fn render_junit(report: &Report) -> String {
         tc.set_classname(c.id.split('.').next().unwrap_or("case").to_string());
         tc.set_time(std::time::Duration::from_millis(c.duration_ms));
         if c.status == Status::Warn {
-            tc.set_system_out(format!("warning ({}): {}", c.level.as_str(), c.detail));
+            let kind = c
+                .kind
+                .map(|k| format!(", {}", k.as_str()))
+                .unwrap_or_default();
+            tc.set_system_out(format!(
+                "warning ({}{kind}): {}",
+                c.level.as_str(),
+                c.detail
+            ));
+        }
+        if let Some(root) = &c.caused_by {
+            tc.add_property(Property::new("caused_by", root.clone()));
+        }
+        if let Some(e) = c.ended_by {
+            tc.add_property(Property::new("ended_by", e.as_str()));
         }
         suite.add_test_case(tc);
     }

@@ -9,8 +9,9 @@ use super::{CaseResult, Report, Status};
 const DETAIL_CHARS: usize = 200;
 
 /// Render the report as Markdown: a headline, the run's facts and counts,
-/// a table of the failed and warned cases (status, case, level, spec, a
-/// one-line detail), then per failed or warned case a collapsed
+/// a table of the failed and warned cases, each root cause first with the
+/// cases that follow from it (`↳`) after it (status, case, kind, level,
+/// spec, a one-line detail), then per failed or warned case a collapsed
 /// `<details>` block with its whole detail, its audit events and the wire
 /// lines that end it.
 pub fn render_markdown(report: &Report) -> String {
@@ -45,11 +46,7 @@ pub fn render_markdown(report: &Report) -> String {
     if let Some(t) = &report.timeouts {
         out.push_str(&format!("\nEffective timeouts: {}.\n", t.describe()));
     }
-    let notable: Vec<&CaseResult> = report
-        .cases
-        .iter()
-        .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
-        .collect();
+    let notable: Vec<&CaseResult> = report.failures_root_first();
     if notable.is_empty() {
         out.push_str(&format!(
             "\nEvery case passed or was skipped ({} cases).\n",
@@ -58,15 +55,21 @@ pub fn render_markdown(report: &Report) -> String {
         return out;
     }
     out.push_str("\n### Failed and warned cases\n\n");
-    out.push_str("| status | case | level | spec | detail |\n|---|---|---|---|---|\n");
+    out.push_str("| status | case | kind | level | spec | detail |\n|---|---|---|---|---|---|\n");
     for c in &notable {
+        let (case, detail) = match &c.caused_by {
+            Some(root) => (
+                format!("↳ `{}`", cell(&c.id)),
+                format!("follows from `{}`: {}", cell(root), cell(&short(&c.detail))),
+            ),
+            None => (format!("`{}`", cell(&c.id)), cell(&short(&c.detail))),
+        };
         out.push_str(&format!(
-            "| {} | `{}` | {} | {} | {} |\n",
+            "| {} | {case} | {} | {} | {} | {detail} |\n",
             badge(c.status),
-            cell(&c.id),
+            c.kind.map_or("", |k| k.as_str()),
             c.level.as_str(),
             cell(&c.spec),
-            cell(&short(&c.detail))
         ));
     }
     for c in &notable {

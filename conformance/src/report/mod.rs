@@ -4,6 +4,7 @@
 mod html;
 mod human;
 mod junit;
+mod kind;
 mod markdown;
 mod tap;
 
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 pub use html::render_html;
 pub use human::{render_case_line, render_human};
 pub use junit::render_junit;
+pub use kind::{EndedBy, Kind, KindDef, KindFor, KINDS};
 pub use markdown::render_markdown;
 pub use tap::render_tap;
 
@@ -72,8 +74,9 @@ pub struct Summary {
     pub warned: usize,
 }
 
-/// One case's outcome. The JSON form has exactly the members of
-/// ADDENDUM §11; the extra members feed the human report.
+/// One case's outcome. The JSON form has the members of ADDENDUM §11
+/// plus `kind`, `caused_by` and `ended_by` (consumers that only know §11
+/// ignore them); the skipped members feed the human report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CaseResult {
     /// Dotted id, `x[name]` for parameterised cases.
@@ -92,6 +95,18 @@ pub struct CaseResult {
     pub detail: String,
     /// Names of the audit events the host emitted during the case.
     pub audit_events: Vec<String>,
+    /// Why the case did not pass (absent when it passed): one of [`KINDS`].
+    /// An extension of the §11 object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Kind>,
+    /// The id of the case whose failure this one follows from (absent for
+    /// a root cause). An extension of the §11 object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<String>,
+    /// What ended the case's last wait on the plugin. An extension of the
+    /// §11 object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<EndedBy>,
     /// The spec sentence the case checks (human report only).
     #[serde(skip)]
     pub sentence: String,
@@ -259,6 +274,48 @@ impl Report {
             })
             .map(|c| c.id.as_str())
             .collect()
+    }
+
+    /// The cases that failed or warned, each root cause followed by the
+    /// cases that follow from it (directly or not), in run order
+    /// otherwise: what the human and Markdown reports list.
+    pub fn failures_root_first(&self) -> Vec<&CaseResult> {
+        let notable: Vec<&CaseResult> = self
+            .cases
+            .iter()
+            .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+            .collect();
+        let root_of = |c: &CaseResult| {
+            let mut id = c.id.as_str();
+            let mut seen = 0;
+            while let Some(up) = self.case_by_id(id).and_then(|c| c.caused_by.as_deref()) {
+                seen += 1;
+                if seen > self.cases.len() {
+                    break;
+                }
+                id = up;
+            }
+            id.to_string()
+        };
+        let mut out: Vec<&CaseResult> = Vec::with_capacity(notable.len());
+        for root in notable.iter().filter(|c| c.caused_by.is_none()) {
+            out.push(root);
+            out.extend(
+                notable
+                    .iter()
+                    .filter(|c| c.caused_by.is_some() && root_of(c) == root.id),
+            );
+        }
+        for c in &notable {
+            if !out.iter().any(|o| std::ptr::eq(*o, *c)) {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    fn case_by_id(&self, id: &str) -> Option<&CaseResult> {
+        self.cases.iter().find(|c| c.id == id)
     }
 
     /// The JSON report.

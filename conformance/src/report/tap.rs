@@ -8,7 +8,8 @@ use super::{Report, Status};
 
 /// Render the report as TAP 13 (see the module docs): skips are `# SKIP`,
 /// warnings are `ok` with a `# warn:` note, failures are `not ok` with a
-/// YAML diagnostic block (level, spec, detail, audit events).
+/// YAML diagnostic block (level, spec, detail, kind, caused_by, ended_by,
+/// audit events); a skip or warning's directive starts with its kind.
 pub fn render_tap(report: &Report) -> String {
     let mut out = format!("TAP version 13\n1..{}\n", report.cases.len());
     out.push_str(&format!(
@@ -26,15 +27,17 @@ pub fn render_tap(report: &Report) -> String {
         let line = match c.status {
             Status::Pass => format!("ok {n} - {} {}\n", c.id, c.title),
             Status::Warn => format!(
-                "ok {n} - {} {} # warn: {}\n",
+                "ok {n} - {} {} # warn: {}{}\n",
                 c.id,
                 c.title,
+                kind_prefix(c),
                 one_line(&c.detail)
             ),
             Status::Skip => format!(
-                "ok {n} - {} {} # SKIP {}\n",
+                "ok {n} - {} {} # SKIP {}{}\n",
                 c.id,
                 c.title,
+                kind_prefix(c),
                 one_line(&c.detail)
             ),
             Status::Fail => format!("not ok {n} - {} {}\n", c.id, c.title),
@@ -48,6 +51,15 @@ pub fn render_tap(report: &Report) -> String {
                 yaml_str(&c.spec)
             ));
             out.push_str(&format!("  detail: {}\n", yaml_str(&c.detail)));
+            if let Some(k) = c.kind {
+                out.push_str(&format!("  kind: {}\n", k.as_str()));
+            }
+            if let Some(root) = &c.caused_by {
+                out.push_str(&format!("  caused_by: {}\n", yaml_str(root)));
+            }
+            if let Some(e) = c.ended_by {
+                out.push_str(&format!("  ended_by: {}\n", e.as_str()));
+            }
             out.push_str(&format!(
                 "  audit_events: [{}]\n",
                 c.audit_events.join(", ")
@@ -56,6 +68,15 @@ pub fn render_tap(report: &Report) -> String {
         }
     }
     out
+}
+
+/// `[kind, caused by X] ` for a skip or warning's directive text.
+fn kind_prefix(c: &super::CaseResult) -> String {
+    match (c.kind, &c.caused_by) {
+        (Some(k), Some(root)) => format!("[{}, caused by {}] ", k.as_str(), one_line(root)),
+        (Some(k), None) => format!("[{}] ", k.as_str()),
+        (None, _) => String::new(),
+    }
 }
 
 fn one_line(s: &str) -> String {

@@ -1,10 +1,12 @@
 //! Cage failures, named: when a caged plugin fails a case and its stderr
-//! shows an error the cage explains — `EROFS` or `EACCES` writing a path
+//! (or an error answer it sent) shows an error the cage explains — `EROFS` or `EACCES` writing a path
 //! the cage keeps read-only, `ENOENT` (or `EACCES`) on a path that exists
 //! on this machine but not in the cage, `ENETUNREACH` or a failed name
 //! lookup without a network — the case's detail says so and names the
 //! capability that would allow it ([`CagePolicy::access`] decides what a
-//! path is in the cage).
+//! path is in the cage). A path under the run's config root is named as
+//! its `config:/` grant (`$KAGED_CONFIG_ROOT/memory/x` →
+//! `write:fs:config:/memory`).
 //!
 //! The error is recognised in the forms libc, Rust's `std::io::Error` and
 //! Python's `OSError` print it (`Read-only file system (os error 30)`,
@@ -97,75 +99,142 @@ fn path_in(line: &str) -> Option<PathBuf> {
     Some(PathBuf::from(p))
 }
 
-/// Why the cage, and not the plugin's logic, explains `errno` on `path`.
-fn explain(errno: Errno, path: &Path, policy: &CagePolicy) -> Option<String> {
+/// The capability a plugin would declare for `path`: `config:/<dir>` for a
+/// path under the run's config root (its first directory there), else the
+/// path itself.
+fn grant_path(path: &Path, config_root: Option<&Path>) -> String {
+    if let Some(rest) = config_root.and_then(|root| path.strip_prefix(root).ok()) {
+        return match rest.components().next() {
+            Some(first) => format!("config:/{}", first.as_os_str().to_string_lossy()),
+            None => "config:/".to_string(),
+        };
+    }
+    path.display().to_string()
+}
+
+/// Why the cage, and not the plugin's logic, explains `errno` on `path`,
+/// and the capability that would allow it.
+fn explain(
+    errno: Errno,
+    path: &Path,
+    policy: &CagePolicy,
+    config_root: Option<&Path>,
+) -> Option<(String, String)> {
     let path = normalize(path);
     let home = &policy.chdir;
     let exists = path.exists();
     let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let write = |p: &Path| format!("write:fs:{}", grant_path(p, config_root));
+    let under_config = config_root.is_some_and(|r| path.starts_with(r));
     match (errno, policy.access(&path)) {
         (Errno::ReadOnly | Errno::Denied, Access::ReadOnly) if path.starts_with(home) => {
-            Some(format!(
-                "the plugin directory {} is its HOME and read-only in the cage: write under a \
-                 declared `write:fs:` path instead (e.g. `write:fs:config:/<dir>`, then \
-                 $KAGED_CONFIG_ROOT/<dir>)",
-                home.display()
+            let grant = "write:fs:config:/<dir>".to_string();
+            Some((
+                format!(
+                    "the plugin directory {} is its HOME and read-only in the cage: write under a \
+                     declared `write:fs:` path instead (e.g. `{grant}`, then \
+                     $KAGED_CONFIG_ROOT/<dir>)",
+                    home.display()
+                ),
+                grant,
             ))
         }
-        (Errno::ReadOnly | Errno::Denied, Access::ReadOnly) => Some(format!(
-            "{} is read-only in the cage: declare `write:fs:{}`",
-            path.display(),
-            path.display()
-        )),
-        (Errno::Missing | Errno::Denied, Access::Hidden) if exists => Some(format!(
-            "{} exists on this machine but not in the cage: declare `read:fs:{}` (or \
-             `write:fs:` to write it)",
-            path.display(),
-            path.display()
-        )),
+        (Errno::ReadOnly | Errno::Denied, Access::ReadOnly) => {
+            let grant = write(&path);
+            Some((
+                format!(
+                    "{} is read-only in the cage: declare `{grant}`",
+                    path.display()
+                ),
+                grant,
+            ))
+        }
+        (Errno::Missing | Errno::Denied | Errno::ReadOnly, Access::Hidden) if under_config => {
+            let grant = write(&path);
+            Some((
+                format!(
+                    "{} is under the config root ($KAGED_CONFIG_ROOT), where the plugin may \
+                     write only what it declares: declare `{grant}`",
+                    path.display()
+                ),
+                grant,
+            ))
+        }
+        (Errno::Missing | Errno::Denied, Access::Hidden) if exists => {
+            let grant = format!("read:fs:{}", path.display());
+            Some((
+                format!(
+                    "{} exists on this machine but not in the cage: declare `{grant}` (or \
+                     `write:fs:` to write it)",
+                    path.display()
+                ),
+                grant,
+            ))
+        }
         (Errno::Missing | Errno::Denied | Errno::ReadOnly, Access::Hidden)
             if parent.is_dir() && policy.access(&parent) == Access::Hidden =>
         {
-            Some(format!(
-                "{} is not in the cage: declare `write:fs:{}` to create files there",
-                parent.display(),
-                parent.display()
+            let grant = write(&parent);
+            Some((
+                format!(
+                    "{} is not in the cage: declare `{grant}` to create files there",
+                    parent.display()
+                ),
+                grant,
             ))
         }
         _ => None,
     }
 }
 
-/// The cage's likely part in a failure whose plugin stderr is `stderr`:
-/// `caged, this looks like the cage: ENOENT on /x: /x exists on this
-/// machine but not in the cage: declare `read:fs:/x``; `None` when no
-/// line points at the cage.
+/// The cage's likely part in a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CageDiagnosis {
+    /// `caged, this failure looks caused by the cage: …` for the detail.
+    pub text: String,
+    /// The capability that would allow what failed (`write:fs:config:/memory`,
+    /// `net:<host>:<port>`).
+    pub grant: String,
+}
+
+/// The cage's likely part in a failure whose plugin stderr lines and
+/// error-answer messages are `lines`: `caged, this looks like the cage:
+/// ENOENT on /x: /x exists on this machine but not in the cage: declare
+/// `read:fs:/x``; `None` when no line points at the cage. `config_root`
+/// is the run's (`$KAGED_CONFIG_ROOT`): a path under it is named as the
+/// `config:/` grant that would allow it.
 pub(crate) fn diagnose<'a>(
-    stderr: impl IntoIterator<Item = &'a str>,
+    lines: impl IntoIterator<Item = &'a str>,
     policy: &CagePolicy,
-) -> Option<String> {
-    for line in stderr {
+    config_root: Option<&Path>,
+) -> Option<CageDiagnosis> {
+    for line in lines {
         let Some(e) = errno(line) else { continue };
-        let why = if e == Errno::NoNetwork {
+        let found = if e == Errno::NoNetwork {
             (policy.net.mode == NetMode::None).then(|| {
-                "the cage has no network (`net:[]`, or no `net:` capability): declare what \
-                 it connects to, `net:<host>:<port>`"
-                    .to_string()
+                (
+                    format!(
+                        "{}: the cage has no network (`net:[]`, or no `net:` capability): \
+                         declare what it connects to, `net:<host>:<port>`",
+                        e.name()
+                    ),
+                    "net:<host>:<port>".to_string(),
+                )
             })
         } else {
-            path_in(line)
-                .and_then(|p| explain(e, &p, policy).map(|w| (p, w)))
-                .map(|(p, w)| format!("{} on {}: {w}", e.name(), p.display()))
+            path_in(line).and_then(|p| {
+                explain(e, &p, policy, config_root)
+                    .map(|(w, grant)| (format!("{} on {}: {w}", e.name(), p.display()), grant))
+            })
         };
-        if let Some(why) = why {
-            let why = match e {
-                Errno::NoNetwork => format!("{}: {why}", e.name()),
-                _ => why,
-            };
-            return Some(format!(
-                "caged, this failure looks caused by the cage: {why} (stderr: {})",
-                kaged_host_sim::transcript::cut(line.trim(), 200)
-            ));
+        if let Some((why, grant)) = found {
+            return Some(CageDiagnosis {
+                text: format!(
+                    "caged, this failure looks caused by the cage: {why} (from: {})",
+                    kaged_host_sim::transcript::cut(line.trim(), 200)
+                ),
+                grant,
+            });
         }
     }
     None
@@ -196,5 +265,17 @@ mod tests {
             Some(Errno::NoNetwork)
         );
         assert_eq!(errno("all fine"), None);
+    }
+
+    #[test]
+    fn a_path_under_the_config_root_is_named_as_its_config_grant() {
+        let root = Path::new("/tmp/cfg");
+        assert_eq!(
+            grant_path(Path::new("/tmp/cfg/memory/notes.json"), Some(root)),
+            "config:/memory"
+        );
+        assert_eq!(grant_path(Path::new("/tmp/cfg"), Some(root)), "config:/");
+        assert_eq!(grant_path(Path::new("/var/x"), Some(root)), "/var/x");
+        assert_eq!(grant_path(Path::new("/var/x"), None), "/var/x");
     }
 }

@@ -80,10 +80,10 @@ pub fn judge_dir(dir: &Path, options: &Options) -> Result<Report, StoredError> {
                 rec.record(
                     check.case,
                     check.case.id.to_string(),
-                    Verdict::skip(NEEDS_THE_PLUGIN),
+                    Verdict::skip_as(crate::report::Kind::Unavailable, NEEDS_THE_PLUGIN),
                 );
             }
-            rec.skip_rest(INVALID_MANIFEST);
+            rec.skip_rest(INVALID_MANIFEST, &crate::catalogue::MANIFEST_VALID);
         }
         Some(m) => {
             let ms = |n: u64| Duration::from_millis(n);
@@ -103,7 +103,14 @@ pub fn judge_dir(dir: &Path, options: &Options) -> Result<Report, StoredError> {
                         Planned::Run(check, target) => {
                             let id = target.case_id(check.case);
                             let CaseFn::Observed(f) = check.run else {
-                                rec.record(check.case, id, Verdict::skip(NEEDS_THE_PLUGIN));
+                                rec.record(
+                                    check.case,
+                                    id,
+                                    Verdict::skip_as(
+                                        crate::report::Kind::Unavailable,
+                                        NEEDS_THE_PLUGIN,
+                                    ),
+                                );
                                 continue;
                             };
                             if let Some(mut scope) = rec.begin(check.case, id) {

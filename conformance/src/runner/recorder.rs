@@ -9,12 +9,17 @@ use kaged_host_sim::audit::AuditLog;
 use kaged_host_sim::cage::CagePolicy;
 use kaged_host_sim::normal::{normal_form, NormalOptions, TranscriptForm};
 use kaged_host_sim::transcript::Direction;
+use kaged_host_sim::TranscriptRecord;
 
+use super::diagnosis::{diagnose, CageDiagnosis};
+use super::ended::ended_by;
+use super::kinds::case_kind;
 use super::options::Options;
+use super::roots::{hint, missing_capability, refine, RootKey};
 use super::scope::{file_name, Scope};
 use super::verdict::Verdict;
 use crate::catalogue::{CaseDef, Level, CATALOGUE};
-use crate::report::{CaseResult, Status};
+use crate::report::{CaseResult, Kind, Status};
 use crate::selection::STALE_DETAIL;
 
 /// How many transcript lines a failure shows.
@@ -32,6 +37,10 @@ pub(crate) struct Recorder<'a> {
     on_case: &'a mut dyn FnMut(&CaseResult),
     /// The cage of a caged run: failures are diagnosed against it.
     cage: Option<Arc<CagePolicy>>,
+    /// The run's config root (`$KAGED_CONFIG_ROOT`), for diagnoses.
+    config_root: Option<std::path::PathBuf>,
+    /// Per result, what its failure would be the root of.
+    roots: Vec<Option<RootKey>>,
 }
 
 impl<'a> Recorder<'a> {
@@ -50,13 +59,22 @@ impl<'a> Recorder<'a> {
             results: Vec::new(),
             on_case,
             cage: None,
+            config_root: None,
+            roots: Vec::new(),
         }
     }
 
-    /// The run is caged with `policy`: a failing case whose plugin stderr
-    /// shows an error the cage explains says so (`runner::diagnosis`).
-    pub fn diagnose_with(&mut self, policy: Option<Arc<CagePolicy>>) {
+    /// The run is caged with `policy`, `config:/` under `config_root`: a
+    /// failing case whose plugin stderr or error answer shows an error the
+    /// cage explains says so (`runner::diagnosis`).
+    pub fn diagnose_with(
+        &mut self,
+        policy: Option<Arc<CagePolicy>>,
+        config_root: &std::path::Path,
+    ) {
         self.cage = policy;
+        self.config_root =
+            Some(std::fs::canonicalize(config_root).unwrap_or_else(|_| config_root.to_path_buf()));
     }
 
     /// Begin case `id` (of `case`); `None` (and a `skip` result) when the
@@ -64,7 +82,7 @@ impl<'a> Recorder<'a> {
     pub fn begin(&mut self, case: &'static CaseDef, id: String) -> Option<Scope> {
         let scope = Scope::new(case, id, self.audit.len());
         if let Some(why) = self.options.selection.excluded(&scope.id) {
-            self.end(scope, Verdict::skip(why));
+            self.end(scope, Verdict::skip_as(Kind::Deselected, why));
             return None;
         }
         Some(scope)
@@ -77,28 +95,36 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// Skip every catalogue case not yet reported, with `reason`.
-    pub fn skip_rest(&mut self, reason: &str) {
+    /// Skip every catalogue case not yet reported, with `reason`: each
+    /// could not run because `cause` failed.
+    pub fn skip_rest(&mut self, reason: &str, cause: &CaseDef) {
         for case in CATALOGUE {
             let done = self
                 .results
                 .iter()
                 .any(|r| r.id == case.id || r.id.starts_with(&format!("{}[", case.id)));
             if !done {
-                self.record(case, case.id.to_string(), Verdict::skip(reason));
+                self.record(
+                    case,
+                    case.id.to_string(),
+                    Verdict::blocked_by(cause, reason),
+                );
             }
         }
     }
 
-    /// Finish a case: apply its level and the baseline, collect its audit
-    /// events and transcript, report it.
+    /// Finish a case: apply its level and the baseline, give it its kind
+    /// and what ended it, collect its audit events and transcript, report
+    /// it.
     pub fn end(&mut self, scope: Scope, verdict: Verdict) {
         let case = scope.case;
-        let (mut status, mut detail) = match verdict {
-            Verdict::Pass(d) => (Status::Pass, d),
-            Verdict::Skip(d) => (Status::Skip, d),
-            Verdict::Fail(d) if case.level == Level::Must => (Status::Fail, d),
-            Verdict::Fail(d) => (Status::Warn, d),
+        let (mut status, mut detail, mut kind, caused_by) = match verdict {
+            Verdict::Pass(d) => (Status::Pass, d, None, None),
+            Verdict::Skip(f) => (Status::Skip, f.detail, f.kind, f.caused_by),
+            Verdict::Fail(f) if case.level == Level::Must => {
+                (Status::Fail, f.detail, f.kind, f.caused_by)
+            }
+            Verdict::Fail(f) => (Status::Warn, f.detail, f.kind, f.caused_by),
         };
         if let Some(b) = self
             .options
@@ -113,6 +139,7 @@ impl<'a> Recorder<'a> {
                 }
                 Status::Pass => {
                     status = Status::Warn;
+                    kind = Some(Kind::StaleBaseline);
                     detail = format!(
                         "{STALE_DETAIL}: listed in {} as known-failing, but it now passes: remove it from {}",
                         b.source, b.source
@@ -126,21 +153,53 @@ impl<'a> Recorder<'a> {
             None => self.audit.since(scope.audit_mark),
         };
         let records = scope.records();
-        if let (Status::Fail | Status::Warn, Some(policy)) = (status, &self.cage) {
-            let stderr: Vec<String> = records
-                .iter()
-                .filter(|r| r.dir == Direction::PluginStderr)
-                .map(|r| {
-                    r.msg
-                        .as_str()
-                        .map_or_else(|| r.msg.to_string(), str::to_string)
-                })
-                .collect();
-            let why = super::diagnosis::diagnose(stderr.iter().map(String::as_str), policy);
-            if let Some(why) = why.filter(|w| !detail.contains(w.as_str())) {
-                detail.push('\n');
-                detail.push_str(&why);
+        let ended = ended_by(&records, &events);
+        if status == Status::Pass {
+            // Passed on an error answer the cage caused: the same call
+            // fails in the daemon's cage, whatever the case accepts.
+            if self.cage_diagnosis(&records, false).is_some() {
+                status = if case.level == Level::Must {
+                    Status::Fail
+                } else {
+                    Status::Warn
+                };
+                kind = Some(Kind::CageDenied);
+                detail = format!(
+                    "expected: the plugin works in its cage; actual: it answered an error the \
+                     cage caused, so the call fails in the daemon too ({detail})"
+                );
             }
+        }
+        let mut root = None;
+        if matches!(status, Status::Fail | Status::Warn) {
+            let cage = self.cage_diagnosis(&records, true);
+            if let Some(d) = &cage {
+                if !detail.contains(d.text.as_str()) {
+                    detail.push('\n');
+                    detail.push_str(&d.text);
+                }
+            }
+            let missing = missing_capability(&events);
+            root = missing
+                .clone()
+                .map(RootKey::Capability)
+                .or_else(|| cage.as_ref().map(|d| RootKey::Grant(d.grant.clone())));
+            if kind.is_none() {
+                kind = Some(if missing.is_some() {
+                    Kind::CapabilityNotDeclared
+                } else if cage.is_some() {
+                    Kind::CageDenied
+                } else {
+                    refine(case_kind(case), ended)
+                });
+            }
+            if let Some(h) = kind.and_then(|k| hint(k, &records)) {
+                detail.push('\n');
+                detail.push_str(h);
+            }
+        }
+        if status == Status::Skip && kind.is_none() {
+            kind = Some(Kind::NotApplicable);
         }
         if let Some(dir) = &self.options.transcript_dir {
             let text: String = match self.options.transcript_form {
@@ -174,15 +233,51 @@ impl<'a> Recorder<'a> {
                 .iter()
                 .map(|e| e.event.as_str().to_string())
                 .collect(),
+            kind,
+            caused_by,
+            ended_by: Some(ended),
             sentence: case.sentence.to_string(),
             transcript_tail: tail,
         };
         (self.on_case)(&result);
         self.results.push(result);
+        self.roots.push(root);
     }
 
-    /// The results, in the order they were recorded.
+    /// What the cage explains of a failure with these wire records: the
+    /// messages of the plugin's error answers, and with `stderr` its
+    /// stderr lines.
+    fn cage_diagnosis(&self, records: &[TranscriptRecord], stderr: bool) -> Option<CageDiagnosis> {
+        let policy = self.cage.as_ref()?;
+        let lines: Vec<String> = records
+            .iter()
+            .filter_map(|r| match r.dir {
+                Direction::PluginStderr if !stderr => None,
+                Direction::PluginStderr => Some(
+                    r.msg
+                        .as_str()
+                        .map_or_else(|| r.msg.to_string(), str::to_string),
+                ),
+                Direction::PluginToHost => r
+                    .msg
+                    .pointer("/error/message")
+                    .and_then(|m| m.as_str())
+                    .map(str::to_string),
+                Direction::HostToPlugin => None,
+            })
+            .collect();
+        diagnose(
+            lines.iter().map(String::as_str),
+            policy,
+            self.config_root.as_deref(),
+        )
+    }
+
+    /// The results, in the order they were recorded, each failure that
+    /// follows from another linked to its root ([`super::roots::link`]).
     pub fn into_results(self) -> Vec<CaseResult> {
-        self.results
+        let mut results = self.results;
+        super::roots::link(&mut results, &self.roots);
+        results
     }
 }

@@ -114,7 +114,7 @@ async fn run_checked(
         Some(m) => {
             let cage = RunCage::compile(kind, reason, m, dir, &config_root.path);
             if cage.kind == CageKind::Bwrap {
-                rec.diagnose_with(cage.policy.clone());
+                rec.diagnose_with(cage.policy.clone(), &config_root.path);
             }
             let run = (cage.clone(), config_root.path.clone());
             let ctx = RunContext::new(
@@ -129,7 +129,7 @@ async fn run_checked(
             (cage, Some(observations))
         }
         None => {
-            rec.skip_rest(INVALID_MANIFEST);
+            rec.skip_rest(INVALID_MANIFEST, &crate::catalogue::MANIFEST_VALID);
             let cage = RunCage {
                 kind,
                 reason,
@@ -243,7 +243,7 @@ async fn run_case(
         CaseFn::Manifest(_) => {}
         CaseFn::Context(f) => rec.record(case, id, f(ctx)),
         CaseFn::Launch(f) => match inputs.primary {
-            None => rec.record(case, id, Verdict::skip(NOT_STARTED)),
+            None => rec.record(case, id, Verdict::blocked(NOT_STARTED)),
             Some(p) => {
                 if let Some(mut scope) = rec.begin(case, id) {
                     scope.start = p.started;

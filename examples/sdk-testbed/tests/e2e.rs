@@ -222,10 +222,12 @@ async fn notifications_reach_the_host() {
     r.session.shutdown().await;
 }
 
-/// A storage handler that holds every answer until the test opens the gate.
+/// A storage handler that says when each request arrives (its method) and
+/// holds every answer until the test opens the gate.
 struct Gated {
     broker: kaged_host_sim::BrokerHandler,
     gate: tokio::sync::watch::Receiver<bool>,
+    arrived: tokio::sync::mpsc::UnboundedSender<String>,
 }
 
 impl kaged_host_sim::PluginRequestHandler for Gated {
@@ -236,6 +238,7 @@ impl kaged_host_sim::PluginRequestHandler for Gated {
     ) -> futures_util::future::BoxFuture<'static, Result<Value, kaged_plugin_sdk::protocol::RpcError>>
     {
         let mut gate = self.gate.clone();
+        let _ = self.arrived.send(request.method.clone());
         let answer = self.broker.handle(ctx, request);
         Box::pin(async move {
             let _ = gate.wait_for(|open| *open).await;
@@ -256,12 +259,14 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
     )
     .expect("stage the testbed");
     let (open, gate) = tokio::sync::watch::channel(false);
+    let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
     let host = HostSim::new(HostConfig {
         time_scale: TimeScale::new(0.5).expect("scale"),
         storage_available: true,
         handler: std::sync::Arc::new(Gated {
             broker: kaged_host_sim::BrokerHandler::temp().expect("a broker"),
             gate,
+            arrived,
         }),
         ..HostConfig::default()
     });
@@ -270,6 +275,13 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
         let s = session.clone();
         async move { s.call("testbed.store", None, None).await }
     });
+    // The handler's storage request reached the host and is held there:
+    // from here on the plugin's handler is waiting on it.
+    let method = arrivals
+        .recv()
+        .await
+        .expect("testbed.store sends a storage request");
+    assert!(method.starts_with("kaged.storage."), "{method}");
     // While it waits: pings, a call, a call that sleeps.
     for _ in 0..3 {
         session

@@ -66,7 +66,8 @@ pub struct Phase {
     pub errors: usize,
     /// Wall time of the phase, in seconds.
     pub seconds: f64,
-    /// Calls per second.
+    /// Calls answered without error, per second (failed calls do not
+    /// count).
     pub calls_per_sec: f64,
     /// Latency percentiles and maximum, in microseconds.
     pub p50_us: u64,
@@ -112,7 +113,8 @@ pub struct HostCost {
     /// the pipes': the reference plugin's time per call.
     pub host_us_per_call: f64,
     /// Microseconds of each call that are the plugin's: its time per call
-    /// less the host's (never below 0).
+    /// less the host's. Below 0 when the plugin answers faster than the
+    /// reference within the noise of the measure (shown as it is).
     pub plugin_us_per_call: f64,
 }
 
@@ -125,7 +127,7 @@ impl HostCost {
             reference_calls_per_sec: reference.one_at_a_time.calls_per_sec,
             reference_pipelined_calls_per_sec: reference.pipelined.calls_per_sec,
             host_us_per_call: host,
-            plugin_us_per_call: (per_call(plugin.one_at_a_time.calls_per_sec) - host).max(0.0),
+            plugin_us_per_call: per_call(plugin.one_at_a_time.calls_per_sec) - host,
         }
     }
 }
@@ -206,18 +208,19 @@ async fn phase(session: &PluginSession, o: &BenchOptions, concurrency: usize) ->
             .unwrap_or(0)
     };
     let cpu = match (before, after) {
-        (Some(b), Some(a)) if o.calls > 0 => {
-            Some(a.cpu.saturating_sub(b.cpu).as_secs_f64() * 1e6 / o.calls as f64)
+        (Some(b), Some(a)) if !results.is_empty() => {
+            Some(a.cpu.saturating_sub(b.cpu).as_secs_f64() * 1e6 / results.len() as f64)
         }
         _ => None,
     };
+    let answered = results.iter().filter(|(_, ok)| *ok).count();
     Phase {
         concurrency: concurrency.max(1),
-        calls: o.calls,
-        errors: results.iter().filter(|(_, ok)| !ok).count(),
+        calls: results.len(),
+        errors: results.len() - answered,
         seconds,
         calls_per_sec: if seconds > 0.0 {
-            o.calls as f64 / seconds
+            answered as f64 / seconds
         } else {
             0.0
         },

@@ -98,7 +98,7 @@ impl CagePolicy {
                 Mount::KernelReadOnly { dest } => {
                     push(&["--ro-bind".as_ref(), dest.as_ref(), dest.as_ref()]);
                 }
-                Mount::Masked { dest, dir: true } => {
+                Mount::Masked { dest, dir: true } | Mount::Sealed { dest } => {
                     push(&["--tmpfs".as_ref(), dest.as_ref()]);
                 }
                 Mount::Masked { dest, dir: false } => {

@@ -144,6 +144,7 @@ pub fn compile_with(
         notes,
     };
     add_executables(&mut policy, fs, inputs)?;
+    seal_roots(&mut policy, fs, inputs);
     policy.remount_ro = remounts(&policy.mounts);
     policy.notes.extend(missing_notes(&policy.mounts));
     if !policy.exec.is_empty() {
@@ -154,6 +155,27 @@ pub fn compile_with(
         );
     }
     Ok(policy)
+}
+
+/// Seal the config and project roots that fall inside a writable tmpfs
+/// of the cage ([`Mount::Sealed`]): what the plugin writes there without
+/// a grant fails instead of being silently lost.
+fn seal_roots(policy: &mut CagePolicy, fs: &dyn FsView, inputs: &CageInputs) {
+    let roots = [&inputs.config_root, &inputs.project_root];
+    let mut sealed = Vec::new();
+    for root in roots.into_iter().flatten() {
+        let Ok(r) = super::grants::resolve_for(fs, "root", root) else {
+            continue;
+        };
+        if r.exists && policy.access(&r.path) == Access::Scratch {
+            sealed.push(Mount::Sealed { dest: r.path });
+        }
+    }
+    if !sealed.is_empty() {
+        let mut all = std::mem::take(&mut policy.mounts);
+        all.extend(sealed);
+        policy.mounts = merge(all);
+    }
 }
 
 /// Bind the `exec:` binaries and the command that no bind shows yet.
@@ -209,7 +231,7 @@ fn remounts(mounts: &[Mount]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = mounts
         .iter()
         .filter_map(|m| match m {
-            Mount::Masked { dest, dir: true } => Some(dest.clone()),
+            Mount::Masked { dest, dir: true } | Mount::Sealed { dest } => Some(dest.clone()),
             _ => None,
         })
         .collect();

@@ -63,6 +63,17 @@ pub enum Mount {
         /// A directory (tmpfs) or a file (`/dev/null`).
         dir: bool,
     },
+    /// A host root of grants (`config:/`, `project:/`) that would
+    /// otherwise fall inside one of the cage's writable tmpfs (a run's
+    /// temporary config root under `/tmp`): an empty tmpfs remounted
+    /// read-only, so that a write the plugin holds no grant for fails
+    /// (`EROFS`) as it does in the daemon's cage instead of landing in
+    /// scratch space that is lost at exit. Grants under it are bound over
+    /// it.
+    Sealed {
+        /// Where (the same path on the host).
+        dest: PathBuf,
+    },
     /// A symlink, as on the host (`--symlink`: `/bin -> usr/bin`).
     Symlink {
         /// The link's target as written on the host.
@@ -97,6 +108,7 @@ impl Mount {
             | Mount::Tmpfs { dest, .. }
             | Mount::KernelReadOnly { dest }
             | Mount::Masked { dest, .. }
+            | Mount::Sealed { dest }
             | Mount::Symlink { dest, .. }
             | Mount::Bind { dest, .. } => dest,
         }
@@ -107,7 +119,7 @@ impl Mount {
     pub(crate) fn rank(&self) -> u8 {
         match self {
             Mount::Proc { .. } | Mount::Dev { .. } => 0,
-            Mount::Tmpfs { .. } => 1,
+            Mount::Tmpfs { .. } | Mount::Sealed { .. } => 1,
             Mount::Symlink { .. } => 2,
             Mount::Bind { .. } => 3,
             Mount::KernelReadOnly { .. } | Mount::Masked { .. } => 4,
@@ -211,7 +223,7 @@ impl CagePolicy {
                 path.starts_with(m.dest()) && !matches!(m, Mount::Bind { missing: true, .. })
             });
             match top {
-                None => return Access::Hidden,
+                None | Some(Mount::Sealed { .. }) => return Access::Hidden,
                 Some(
                     Mount::Proc { .. }
                     | Mount::Dev { .. }

@@ -45,6 +45,11 @@ impl CagePolicy {
                 Mount::Masked { dest, .. } => {
                     writeln!(o, "  masked   {}  (kernel interface)", dest.display())?
                 }
+                Mount::Sealed { dest } => writeln!(
+                    o,
+                    "  sealed   {}  (empty, read-only: nothing written there without a grant)",
+                    dest.display()
+                )?,
                 Mount::Symlink { target, dest } => {
                     writeln!(o, "  symlink  {} -> {}", dest.display(), target.display())?
                 }

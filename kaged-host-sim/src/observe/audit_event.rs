@@ -73,7 +73,7 @@ audit_events! {
     ProtocolViolation => "plugin.protocol_violation",
     /// The plugin claimed capabilities beyond its manifest (name, claimed, allowed).
     CapabilityOverreach => "plugin.capability_overreach",
-    /// Storage access outside the plugin's schema, or a write past its quota (name, sql, method, reason: `quota` for the quota).
+    /// Storage access outside the plugin's schema, or a write past its quota (name, sql, method, reason: `quota` for the quota; capability: the one the plugin lacks, when that is why).
     StorageDenied => "plugin.storage_denied",
     /// A lifecycle hook was invoked.
     HookFired => "plugin.hook.fired",

@@ -85,12 +85,12 @@ impl PluginRequestHandler for BrokerHandler {
                 Ok(Ok(v)) => Ok(v),
                 Ok(Err(denial)) => {
                     if denial.is_access_denial() {
-                        ctx.audit.emit(
-                            AuditEvent::StorageDenied,
-                            &ctx.plugin,
-                            json!({"sql": denial.redacted_sql, "reason": denial.reason,
-                                   "method": method.as_str()}),
-                        );
+                        let mut data = json!({"sql": denial.redacted_sql, "reason": denial.reason,
+                                   "method": method.as_str()});
+                        if let Some(cap) = denial.missing_capability {
+                            data["capability"] = json!(cap);
+                        }
+                        ctx.audit.emit(AuditEvent::StorageDenied, &ctx.plugin, data);
                     }
                     Err(denial.into_rpc_error())
                 }

@@ -199,10 +199,7 @@ impl StorageBroker {
         };
         if method == StorageMethod::Schema {
             if !allowed {
-                return Err(StorageDenial::denied(
-                    format!("{} needs {STORAGE_READ}", method.as_str()),
-                    None,
-                ));
+                return Err(StorageDenial::lacks(STORAGE_READ, method.as_str(), None));
             }
             let tables = self.tables(&client.plugin).map_err(internal)?;
             return Ok(json!({ "tables": tables }));
@@ -217,10 +214,7 @@ impl StorageBroker {
             } else {
                 STORAGE_READ
             };
-            return Err(StorageDenial::denied(
-                format!("{} needs {cap}", method.as_str()),
-                sql_hint,
-            ));
+            return Err(StorageDenial::lacks(cap, method.as_str(), sql_hint));
         }
         let parsed = parse_params(params.as_ref()).map_err(|(msg, sql)| {
             StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, sql.as_deref())

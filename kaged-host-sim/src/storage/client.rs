@@ -78,6 +78,9 @@ pub struct StorageDenial {
     /// `-32003`, and a refusal answered as if the object did not exist
     /// ([`StorageDenial::as_missing`]).
     pub audited: bool,
+    /// The capability the call needed and the plugin lacks (audited as
+    /// the record's `capability`), when that is why it was refused.
+    pub missing_capability: Option<&'static str>,
 }
 
 impl StorageDenial {
@@ -140,6 +143,16 @@ impl StorageDenial {
             reason: reason.into(),
             redacted_sql: sql.map(redact_sql),
             audited: code == ErrorCode::StorageAccessDenied,
+            missing_capability: None,
+        }
+    }
+
+    /// A `-32003` denial because the plugin lacks `capability`, which
+    /// `method` needs.
+    pub fn lacks(capability: &'static str, method: &str, sql: Option<&str>) -> StorageDenial {
+        StorageDenial {
+            missing_capability: Some(capability),
+            ..StorageDenial::denied(format!("{method} needs {capability}"), sql)
         }
     }
 }

@@ -317,7 +317,10 @@ pub async fn run_seed(opts: &ChaosOptions, seed: u64) -> SeedOutcome {
     }
     let records = audit.events();
     check_audit(&records, &mut failures);
-    let marker = format!("KAGED_PLUGIN_DIR={}", stage.path().display());
+    // The host sets KAGED_PLUGIN_DIR to the resolved directory: the marker
+    // must name it the same way, or no survivor could ever match.
+    let dir = std::fs::canonicalize(stage.path()).unwrap_or_else(|_| stage.path().to_path_buf());
+    let marker = format!("KAGED_PLUGIN_DIR={}", dir.display());
     let survivors = wait_gone(&marker, Duration::from_secs(5)).await;
     if !survivors.is_empty() {
         failures.push(format!("processes of the plugin survived: {survivors:?}"));

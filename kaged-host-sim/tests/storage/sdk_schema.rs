@@ -103,6 +103,88 @@ async fn migrations_run_once_per_store_before_the_first_call() {
     s.shutdown().await;
 }
 
+/// A broker that says when each storage request arrives and holds every
+/// answer until the test opens the gate.
+struct Gated {
+    broker: BrokerHandler,
+    gate: tokio::sync::watch::Receiver<bool>,
+    arrived: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl kaged_host_sim::PluginRequestHandler for Gated {
+    fn handle(
+        &self,
+        ctx: kaged_host_sim::RequestContext,
+        request: kaged_plugin_protocol::Request,
+    ) -> futures_util::future::BoxFuture<'static, Result<Value, kaged_plugin_protocol::RpcError>>
+    {
+        let mut gate = self.gate.clone();
+        let _ = self.arrived.send(request.method.clone());
+        let answer = self.broker.handle(ctx, request);
+        Box::pin(async move {
+            let _ = gate.wait_for(|open| *open).await;
+            answer.await
+        })
+    }
+}
+
+/// The race forced: the migrations' first storage request is held at the
+/// host, a call arrives meanwhile, and it waits for the migrations (and
+/// then succeeds) instead of running against a store without its table.
+#[tokio::test]
+async fn a_call_that_arrives_during_the_migrations_waits_for_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let broker = StorageBroker::open(&dir.path().join("kaged.sqlite3")).expect("broker");
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let audit = kaged_host_sim::audit::AuditLog::memory();
+    let mut events = audit.subscribe();
+    let host = HostSim::new(HostConfig {
+        time_scale: TimeScale::new(EASY).expect("scale"),
+        storage_available: true,
+        audit,
+        handler: Arc::new(Gated {
+            broker: BrokerHandler::new(broker),
+            gate,
+            arrived,
+        }),
+        ..HostConfig::default()
+    });
+    let s = Arc::new(host.connect_plugin(notes(&STEPS)).await.expect("handshake"));
+    // The migrations started at `initialized`: their request is held.
+    let first = arrivals
+        .recv()
+        .await
+        .expect("the migrations ask for storage");
+    assert!(first.starts_with("kaged.storage."), "{first}");
+    let call = tokio::spawn({
+        let s = s.clone();
+        async move { s.call("notes.add", Some(json!({"text": "a"})), None).await }
+    });
+    // The host sent the call; a ping round-trips after it on the same
+    // ordered pipe (the plugin answers pings while its handlers wait).
+    loop {
+        let e = events.recv().await.expect("the host audits the call");
+        if e.event == kaged_host_sim::audit::AuditEvent::MethodCalled {
+            break;
+        }
+    }
+    s.ping()
+        .await
+        .expect("a ping is answered while the migrations wait");
+    assert!(
+        !call.is_finished(),
+        "the call cannot finish before the migrations"
+    );
+    open.send_replace(true);
+    let added = call.await.expect("task");
+    assert_eq!(
+        added.expect("the table exists once the call runs"),
+        json!(1)
+    );
+    s.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_failed_step_answers_every_call_naming_the_step() {
     let dir = tempfile::tempdir().expect("tempdir");

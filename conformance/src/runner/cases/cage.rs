@@ -1,12 +1,14 @@
 //! `cage.starts_caged`: the primary spawn ran in bwrap, under the policy
-//! compiled from the manifest, and completed the handshake there.
+//! compiled from the manifest, started and answered `initialize` there.
+//! What the answer says (a wrong version, a missing method) is for
+//! `handshake.*`: any JSON-RPC answer to `initialize` passes here.
 //!
 //! It fails only where the cage is to blame: the cage does not compile
-//! (an escaping grant...), or the plugin did not get through the handshake
-//! and its stderr shows an error the cage explains (`runner::diagnosis`:
-//! the detail names the capability to declare). A plugin that fails the
-//! handshake for a reason of its own is left to `launch.starts` and
-//! `handshake.*` (skipped here, not blamed twice); uncaged runs skip.
+//! (an escaping grant...), or the plugin did not answer and its stderr
+//! shows an error the cage explains (`runner::diagnosis`: the detail names
+//! the capability to declare). A plugin that does not answer for a reason
+//! of its own is left to `launch.starts` and `handshake.*` (skipped here,
+//! not blamed twice); uncaged runs skip.
 
 use kaged_host_sim::CageKind;
 
@@ -38,11 +40,17 @@ pub(crate) fn starts_caged(ctx: &RunContext, p: &Primary) -> Verdict {
     let summary = cage
         .summary()
         .map_or_else(|| "no policy".to_string(), |s| s.line());
+    let answered = matches!(p.outcome, Some(Ok(_)))
+        || p.answer
+            .as_ref()
+            .is_some_and(|a| a.get("result").is_some() || a.get("error").is_some());
     let what = match (&p.launch_error, &p.outcome) {
-        (None, Some(Ok(_))) if p.caged => {
-            return Verdict::pass(format!("the handshake completed in the cage: {summary}"))
+        (None, Some(_)) if answered && p.caged => {
+            return Verdict::pass(format!(
+                "the plugin started and answered initialize in the cage: {summary}"
+            ))
         }
-        (None, Some(Ok(_))) => {
+        (None, Some(_)) if answered => {
             return Verdict::fail(
                 "expected: the plugin runs in bwrap; actual: the host ran it uncaged",
             )
@@ -50,20 +58,26 @@ pub(crate) fn starts_caged(ctx: &RunContext, p: &Primary) -> Verdict {
         (Some(e), _) => e.clone(),
         (None, _) if p.exited_at_once() => format!("it {}", p.exit_description()),
         (None, Some(Err(e))) => kaged_plugin_protocol::error_chain::chain(e),
+        (None, Some(Ok(_))) => "a handshake without an answer".to_string(),
         (None, None) => "no handshake".to_string(),
     };
+    let root = std::fs::canonicalize(&ctx.config_root).unwrap_or_else(|_| ctx.config_root.clone());
     let blame = cage
         .policy
         .as_ref()
-        .and_then(|policy| diagnose(p.stderr.iter().map(String::as_str), policy));
+        .and_then(|policy| diagnose(p.stderr.iter().map(String::as_str), policy, Some(&root)));
     match blame {
         Some(blame) => Verdict::fail(format!(
-            "expected: the plugin completes the handshake in its cage ({summary}); actual: \
-             {what}\n{blame}"
+            "expected: the plugin starts and answers initialize in its cage ({summary}); \
+             actual: {what}\n{}",
+            blame.text
         )),
-        None => Verdict::skip(format!(
-            "the plugin does not complete the handshake ({what}), and nothing it printed \
-             points at the cage (see launch.starts and handshake.*)"
-        )),
+        None => Verdict::blocked_by(
+            &crate::catalogue::LAUNCH_STARTS,
+            format!(
+                "the plugin does not answer initialize ({what}), and nothing it printed \
+                 points at the cage (see launch.starts and handshake.*)"
+            ),
+        ),
     }
 }

@@ -52,7 +52,10 @@ pub(crate) async fn current(
     _: &Target,
 ) -> Verdict {
     let Ok(bin) = ctx.command() else {
-        return Verdict::skip("command[0] does not resolve (see launch.command_exists)");
+        return Verdict::blocked_by(
+            &crate::catalogue::LAUNCH_COMMAND_EXISTS,
+            "command[0] does not resolve (see launch.command_exists)",
+        );
     };
     if !answers_flag(&bin) {
         return Verdict::skip(format!(

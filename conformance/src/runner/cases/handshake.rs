@@ -15,13 +15,14 @@ use crate::runner::verdict::Verdict;
 /// The skip of every handshake case when the plugin could not start.
 fn not_started(p: &Primary) -> Option<Verdict> {
     let e = p.launch_error.as_ref()?;
-    Some(Verdict::skip(format!(
-        "the plugin could not be started: {e}"
-    )))
+    Some(Verdict::blocked_by(
+        &crate::catalogue::LAUNCH_STARTS,
+        format!("the plugin could not be started: {e}"),
+    ))
 }
 
 fn no_result() -> Verdict {
-    Verdict::skip(
+    Verdict::blocked(
         "no well-formed initialize result (see handshake.answers_in_time and handshake.well_formed)",
     )
 }
@@ -77,10 +78,10 @@ pub(crate) fn answers_in_time(_: &RunContext, p: &Primary) -> Verdict {
         return v;
     }
     match p.error() {
-        Some(HandshakeError::Timeout(d)) => Verdict::fail(format!("expected: an initialize answer within {d:?}; actual: none (plugin.initialize_timeout, plugin killed)")),
-        Some(HandshakeError::Exited) => Verdict::skip("the plugin exited before answering (see launch.starts)"),
+        Some(HandshakeError::Timeout(d)) => Verdict::fail_as(crate::report::Kind::Timeout, format!("expected: an initialize answer within {d:?}; actual: none (plugin.initialize_timeout, plugin killed)")),
+        Some(HandshakeError::Exited) => Verdict::blocked_by(&crate::catalogue::LAUNCH_STARTS, "the plugin exited before answering (see launch.starts)"),
         _ if p.answer.is_some() => Verdict::pass("initialize answered in time"),
-        Some(e) => Verdict::skip(format!("the plugin was killed before it answered: {e}")),
+        Some(e) => Verdict::blocked(format!("the plugin was killed before it answered: {e}")),
         None => Verdict::skip("no initialize answer was seen"),
     }
 }

@@ -79,6 +79,21 @@ pub(crate) fn params_for(hook: HookName) -> Value {
     }
 }
 
+/// The answers the spec allows for `hook` (as an observer), quoted for a
+/// fix (ADR-0023; ADDENDUM §5-6).
+fn allowed_answer(hook: HookName) -> &'static str {
+    match hook {
+        HookName::OnSessionStart => {
+            "`null` (nothing to add), `{}`, or `{\"inject\": \"<text for the session's context>\"}`"
+        }
+        HookName::OnSessionIdle => "anything (side-effect only; `null` is usual)",
+        HookName::PreCompact | HookName::PostCompact => {
+            "`null`, `{}`, or `{\"retain\": [\"<text to keep>\", ...], \"inject\": \"<text>\"}` \
+             (an observer; only the designated compactor answers a CompactorResult)"
+        }
+    }
+}
+
 /// Whether `answer` is a shape the spec allows for `hook` (as an observer).
 fn shape(hook: HookName, answer: &Value) -> Result<(), String> {
     match hook {
@@ -140,7 +155,7 @@ pub(crate) async fn answers(
         Ok(_) if !bad.is_empty() => Verdict::fail(format!("expected: a clean hook answer; actual: the host audited {}", bad.join(", "))),
         Ok(a) => match shape(hook, &a) {
             Ok(()) => Verdict::pass(format!("{} answered {}", hook.method(), kaged_host_sim::transcript::cut(&a.to_string(), 200))),
-            Err(e) => Verdict::fail(format!("expected: a {} answer of a shape ADDENDUM §5-6 allows; actual: {a} ({e})", hook.as_str())),
+            Err(e) => Verdict::fail_as(crate::report::Kind::WrongAnswer, format!("expected: a {} answer of a shape ADDENDUM §5-6 allows; actual: {a} ({e})\nfix: {} answers {}", hook.as_str(), hook.method(), allowed_answer(hook))),
         },
     }
 }

@@ -40,7 +40,10 @@ pub(crate) fn valid(report: &ValidationReport) -> Verdict {
 pub(crate) fn no_warnings(report: &ValidationReport) -> Verdict {
     let warnings: Vec<String> = report.warnings().map(ToString::to_string).collect();
     if usable(report).is_none() {
-        Verdict::skip("the manifest is invalid (see manifest.valid)")
+        Verdict::blocked_by(
+            &crate::catalogue::MANIFEST_VALID,
+            "the manifest is invalid (see manifest.valid)",
+        )
     } else if warnings.is_empty() {
         Verdict::pass("no warnings")
     } else {

@@ -197,7 +197,7 @@ fn judge(
     bad: &[&str],
 ) -> Verdict {
     if let Err(CallError::Unavailable { .. }) = &r {
-        return Verdict::skip(format!("{method} is marked unavailable by the host: the plugin did not list it in initialize (see handshake.methods_complete)"));
+        return Verdict::blocked_by(&crate::catalogue::HANDSHAKE_METHODS_COMPLETE, format!("{method} is marked unavailable by the host: the plugin did not list it in initialize (see handshake.methods_complete)"));
     }
     let broken = |what: String| {
         let mut d = what;
