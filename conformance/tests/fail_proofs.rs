@@ -129,7 +129,7 @@ fail_proofs! {
     /// warning, and `plugin install` refuses it.
     not_self_contained: own("not-self-contained") => [
         warn(MANIFEST_NO_WARNINGS),
-        warn(LAUNCH_SELF_CONTAINED),
+        fail(LAUNCH_SELF_CONTAINED),
     ] then |r| {
         assert!(r.case(MANIFEST_NO_WARNINGS.id).detail.contains("command_outside_plugin_dir"));
         let d = &r.case(LAUNCH_SELF_CONTAINED.id).detail;
@@ -140,9 +140,10 @@ fail_proofs! {
     /// `./plugin` is a symlink out of the directory: uncaged, it starts
     /// where it is, but the copy `plugin install` makes does not (caged, it
     /// does not start at all: `launch.starts` fails).
-    symlinked_outside: own("symlinked-outside").uncaged() => [warn(LAUNCH_SELF_CONTAINED)] then |r| {
+    symlinked_outside: own("symlinked-outside").uncaged() => [fail(LAUNCH_SELF_CONTAINED)] then |r| {
         let d = &r.case(LAUNCH_SELF_CONTAINED.id).detail;
-        assert!(d.contains("actual:") && d.contains("plugin"), "{d}");
+        assert!(d.contains("`./plugin` does not resolve in the installed copy"), "{d}");
+        assert!(d.contains("a symbolic link to `../manifest-warning/plugin.py`"), "{d}");
         assert_eq!(r.case(LAUNCH_STARTS.id).status, Pass);
     };
 

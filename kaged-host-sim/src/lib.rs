@@ -94,8 +94,8 @@ pub use storage::StorageBroker;
 
 // Installing plugins and checking manifests.
 pub use install::{
-    installed_copy, InstallError, InstallPlan, InstalledPlugin, InstalledSize, PluginStore,
-    Uninstalled, Upgrade,
+    installed_copy, InstallError, InstallPlan, InstalledPlugin, InstalledSize, LeftOut,
+    LeftOutReason, PluginStore, Uninstalled, Upgrade, KAGEDIGNORE_FILE,
 };
 pub use validate::validate_dir;
 

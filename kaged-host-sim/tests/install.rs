@@ -1,10 +1,14 @@
 //! The install flow (plugin-host.md § Install flow and the Testing notes'
 //! "Install tests"): manual install, invalid-manifest refusal, upgrade
 //! with a capability diff, uninstall refused with active sessions unless
-//! forced, and cleanup of the plugin's storage on uninstall.
+//! forced, and cleanup of the plugin's storage on uninstall; what install
+//! copies is in [`copies`].
 
 #[path = "support/mod.rs"]
 mod support;
+
+#[path = "install/copies.rs"]
+mod copies;
 
 use std::path::Path;
 

@@ -55,15 +55,15 @@ pub const LAUNCH_STARTS: CaseDef = CaseDef {
     per: None,
 };
 
-/// `launch.self_contained` (SHOULD): the plugin directory is
-/// self-contained: `plugin install` accepts it and its installed copy
-/// starts.
+/// `launch.self_contained` (MUST): the plugin directory is
+/// self-contained: `plugin install` accepts it and its installed copy (the
+/// directory less `.git/` and what `.kagedignore` names) starts.
 pub const LAUNCH_SELF_CONTAINED: CaseDef = CaseDef {
     id: "launch.self_contained",
     title: "The plugin directory is self-contained: its installed copy starts",
-    level: Should,
-    spec: "ADDENDUM §14",
-    sentence: "What plugin install copies must start: a relative command[0] resolves inside the plugin directory; an absolute one names a system interpreter or binary.",
+    level: Must,
+    spec: "ADDENDUM §14; plugin-host.md § Install flow (step 6)",
+    sentence: "What plugin install copies must start: a relative command[0] resolves inside the plugin directory; an absolute one names a system interpreter or binary. What install copies is the plugin directory, less .git/; a .kagedignore file (gitignore syntax) may leave out more.",
     per: None,
 };
 

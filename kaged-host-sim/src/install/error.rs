@@ -40,7 +40,7 @@ pub enum InstallError {
         command: String,
     },
     /// `command` names a file under a directory install never copies
-    /// (`target/`, `.git/`): the copy could not start.
+    /// (`.git/`, a Rust package's `target/`): the copy could not start.
     #[error(
         "{name} runs `{command}`, which is under {dir}: install does not copy {dir} \
          (build output and history, any size), so the installed copy could not start it; \
@@ -53,6 +53,21 @@ pub enum InstallError {
         command: String,
         /// The directory never copied.
         dir: String,
+    },
+    /// The plugin directory's `.kagedignore` cannot be read or has a line
+    /// that is not a gitignore pattern.
+    #[error(
+        "{}{}: {message}",
+        path.display(),
+        if *line > 0 { format!(" line {line}") } else { String::new() }
+    )]
+    KagedIgnore {
+        /// The file.
+        path: PathBuf,
+        /// The line (from 1; 0 for the whole file).
+        line: usize,
+        /// What is wrong.
+        message: String,
     },
     /// The source directory could not be walked.
     #[error("cannot list the files of {}: {message}", dir.display())]

@@ -1,7 +1,9 @@
 //! The install flow (plugin-host.md § Install flow): validate a plugin
 //! directory (refusing one whose `command[0]` leaves it: ADDENDUM §14),
 //! show the operator what it asks for, copy it into the plugin store on
-//! consent, upgrade with a capability diff, and uninstall, which
+//! consent (the directory less `.git/` and what its `.kagedignore` names,
+//! or the packed layout of a Rust package: see `select`), upgrade with a
+//! capability diff, and uninstall, which
 //! refuses while sessions use the plugin unless forced and drops the
 //! plugin's storage objects.
 //!
@@ -34,114 +36,29 @@
 
 mod copy;
 mod error;
+mod kagedignore;
+mod plan;
 mod registry;
+mod select;
 pub use error::InstallError;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 use serde_json::json;
 
-use copy::packed_layout;
 pub use copy::InstalledSize;
+pub use kagedignore::KAGEDIGNORE_FILE;
+pub use plan::{InstallPlan, Upgrade};
 use registry::Registry;
 pub use registry::{installed_copy, InstalledPlugin};
+use select::packed_layout;
+pub use select::{LeftOut, LeftOutReason};
 
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::plugin::session::{PluginSession, ShutdownOutcome};
 use crate::storage::StorageBroker;
 use crate::validate::{command_leaves_plugin_dir, validate_dir};
-
-/// Capabilities gained and lost by an upgrade.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Upgrade {
-    /// The installed version.
-    pub old_version: String,
-    /// Capabilities the new version adds (they widen the sandbox).
-    pub added: Vec<String>,
-    /// Capabilities the new version no longer asks for.
-    pub removed: Vec<String>,
-}
-
-/// What the operator is asked to consent to (steps 1-4 done).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InstallPlan {
-    /// The plugin's name.
-    pub name: String,
-    /// The version offered.
-    pub version: String,
-    /// Its `kaged_api`.
-    pub kaged_api: i64,
-    /// Its description.
-    pub description: String,
-    /// Its capabilities, canonical.
-    pub capabilities: Vec<String>,
-    /// Where path capabilities land on this host, as the cage resolves
-    /// them (`write:fs:config:/memory` → `/home/op/.config/kaged/memory`),
-    /// shown beside each in the prompt.
-    pub resolved: BTreeMap<String, String>,
-    /// The manifest's warnings, one per line.
-    pub warnings: Vec<String>,
-    /// The source directory.
-    pub source: PathBuf,
-    /// Its `command` (install ships the files it names).
-    pub command: Vec<String>,
-    /// Set when another version is installed.
-    pub upgrade: Option<Upgrade>,
-}
-
-impl InstallPlan {
-    /// The prompt text of the spec's install (or upgrade) transcript,
-    /// without the question itself.
-    pub fn render(&self) -> String {
-        let mut out = match &self.upgrade {
-            None => format!(
-                "  name: {}\n  version: {}\n  kaged_api: {}\n  description: {}\n  capabilities:\n",
-                self.name, self.version, self.kaged_api, self.description
-            ),
-            Some(u) => format!(
-                "Plugin {} is already installed (version {}).\nNew version: {}\n\nCapability changes:\n",
-                self.name, u.old_version, self.version
-            ),
-        };
-        match &self.upgrade {
-            None if self.capabilities.is_empty() => out.push_str("    (none)\n"),
-            None => self
-                .capabilities
-                .iter()
-                .for_each(|c| match self.resolved.get(c) {
-                    Some(at) => out.push_str(&format!("    - {c}    (→ {at})\n")),
-                    None => out.push_str(&format!("    - {c}\n")),
-                }),
-            Some(u) if u.added.is_empty() && u.removed.is_empty() => out.push_str("  (none)\n"),
-            Some(u) => {
-                u.added.iter().for_each(|c| match self.resolved.get(c) {
-                    Some(at) => out.push_str(&format!("  + {c}    (NEW, → {at})\n")),
-                    None => out.push_str(&format!("  + {c}    (NEW)\n")),
-                });
-                u.removed
-                    .iter()
-                    .for_each(|c| out.push_str(&format!("  - {c}    (REMOVED)\n")));
-            }
-        }
-        for w in &self.warnings {
-            out.push_str(&format!("  warning: {w}\n"));
-        }
-        out
-    }
-
-    /// The question to end the prompt with.
-    pub fn question(&self) -> String {
-        match &self.upgrade {
-            None => format!("Install {}?", self.name),
-            Some(u) => format!(
-                "Upgrade {} {} → {}?",
-                self.name, u.old_version, self.version
-            ),
-        }
-    }
-}
 
 /// What an uninstall stopped and removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -228,7 +145,7 @@ impl PluginStore {
         if let Some(packed) = packed_layout(src, &manifest.name) {
             return self.plan(&packed);
         }
-        copy::command_files(&manifest.name, &manifest.command)?;
+        select::command_files(src, &manifest.name, &manifest.command)?;
         let capabilities = manifest.capability_strings();
         let upgrade = match Registry::load(&self.root)?.plugins.get(&manifest.name) {
             None => None,
@@ -300,7 +217,7 @@ impl PluginStore {
             std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
         }
         let src = plan.source.as_path();
-        copy::select(src, &plan.name, &plan.command)?.copy(src, &staging)?;
+        select::select(src, &plan.name, &plan.command)?.copy(src, &staging)?;
         if dest.exists() {
             std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
         }

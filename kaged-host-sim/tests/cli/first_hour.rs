@@ -116,7 +116,7 @@ fn install_ships_only_what_the_plugin_needs_and_a_disabled_copy_is_refused() {
     }
     write(src.path(), ".git/HEAD", "ref: refs/heads/main\n");
     write(src.path(), "target/debug/big.rlib", &"x".repeat(1 << 20));
-    write(src.path(), ".gitignore", "*.log\n");
+    write(src.path(), ".kagedignore", "*.log\n/target/\n");
     write(src.path(), "debug.log", "noise\n");
     write(src.path(), "README.md", "kept\n");
 
@@ -144,7 +144,12 @@ fn install_ships_only_what_the_plugin_needs_and_a_disabled_copy_is_refused() {
     shipped.sort();
     assert_eq!(
         shipped,
-        [".gitignore", "README.md", "kaged-plugin.yaml", "plugin.sh"]
+        [
+            ".kagedignore",
+            "README.md",
+            "kaged-plugin.yaml",
+            "plugin.sh"
+        ]
     );
 
     // Disabled: the daemon would not start it, and neither does `call`.

@@ -6,13 +6,14 @@
 
 use kaged_host_sim::audit::AuditLog;
 use kaged_host_sim::validate::command_leaves_plugin_dir;
-use kaged_host_sim::{PluginStore, SpawnError};
+use kaged_host_sim::{InstallError, PluginStore, SpawnError};
 
+use super::installed_copy::{self, NotStarted};
 use crate::runner::check::Target;
 use crate::runner::context::{CommandError, RunContext};
 use crate::runner::primary::Primary;
 use crate::runner::scope::Scope;
-use crate::runner::sessions::{retire, Mode, Sessions};
+use crate::runner::sessions::Sessions;
 use crate::runner::verdict::Verdict;
 
 /// `launch.command_exists`: `command[0]` resolves to an executable file.
@@ -52,7 +53,10 @@ pub(crate) fn starts(_: &RunContext, p: &Primary) -> Verdict {
 
 /// `launch.self_contained`: `command[0]` stays inside the plugin directory
 /// (or is absolute), `plugin install` accepts the directory, and the copy
-/// it makes (in a temporary store) starts and completes the handshake.
+/// it makes (in a temporary store: the directory less `.git/` and what
+/// `.kagedignore` names) starts and completes the handshake. A failure
+/// says what the copy lacked: the command that does not resolve in it, or
+/// its exit code and last stderr line, with what install left out.
 pub(crate) async fn self_contained(
     ctx: &RunContext,
     sessions: &mut Sessions,
@@ -75,23 +79,33 @@ pub(crate) async fn self_contained(
         Ok(s) => s,
         Err(e) => return Verdict::skip(format!("cannot open a temporary plugin store: {e}")),
     };
-    if let Err(e) = store.install(&ctx.dir, true, |_| true) {
-        return Verdict::fail(format!(
+    let refused = |e: InstallError| {
+        Verdict::fail(format!(
             "expected: `plugin install` accepts the directory; actual: {e}"
-        ));
+        ))
+    };
+    let plan = match store.plan(&ctx.dir) {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    if let Err(e) = store.install(&ctx.dir, true, |_| true) {
+        return refused(e);
     }
     let copy = store.plugin_dir(&ctx.manifest.name);
-    match sessions.fresh_in(ctx, scope, &copy).await {
-        Ok(s) => {
-            retire(s).await;
-            Verdict::pass(format!(
-                "the installed copy starts and completes the handshake (`{program}`)"
-            ))
-        }
-        Err(e) if matches!(sessions.mode(), Mode::Unavailable(_)) => Verdict::no_session(e),
-        Err(e) => Verdict::fail(format!(
-            "expected: the installed copy (the plugin directory copied as `plugin install` \
-             copies it) starts; actual: {e}"
+    let expected = "expected: the installed copy (the plugin directory as `plugin install` \
+                    copies it) starts and completes the handshake";
+    if let Some(why) = installed_copy::unresolved_in_copy(ctx, &copy) {
+        let left = installed_copy::left_out_note(&plan);
+        return Verdict::fail(format!("{expected}; actual: {why}{left}"));
+    }
+    match installed_copy::start(ctx, sessions, scope, &copy).await {
+        Ok(()) => Verdict::pass(format!(
+            "the installed copy starts and completes the handshake (`{program}`)"
         )),
+        Err(NotStarted::NoSession(why)) => Verdict::no_session(why),
+        Err(NotStarted::Failed(what)) => {
+            let left = installed_copy::left_out_note(&plan);
+            Verdict::fail(format!("{expected}; actual: {what}{left}"))
+        }
     }
 }

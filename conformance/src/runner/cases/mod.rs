@@ -14,6 +14,7 @@ mod config;
 mod drift;
 mod handshake;
 mod hooks;
+mod installed_copy;
 mod launch;
 mod lifecycle;
 mod manifest;
