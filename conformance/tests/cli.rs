@@ -66,7 +66,10 @@ fn a_conforming_plugin_exits_0_with_the_addendum_json() {
             "status",
             "duration_ms",
             "detail",
-            "audit_events"
+            "audit_events",
+            // Extensions of the §11 object: a passing case has no kind
+            // and no cause, and says what ended it.
+            "ended_by"
         ]
     );
 }

@@ -67,20 +67,6 @@ fail_proofs! {
 
     unknown_method_ok: own("unknown-method-ok") => [fail(PROTOCOL_UNKNOWN_METHOD)] then |r| {
         assert!(r.case(PROTOCOL_UNKNOWN_METHOD.id).detail.contains("actual: result null"));
-        // Fail-fast: every verdict came from what the plugin sent (or from
-        // the run's record), none from waiting out a budget.
-        for c in r.cases.iter().filter(|c| c.status == Fail) {
-            assert!(
-                matches!(
-                    c.ended_by,
-                    Some(EndedBy::Answer | EndedBy::StrayAnswer | EndedBy::NoWait)
-                ),
-                "{} ended by {:?}",
-                c.id,
-                c.ended_by
-            );
-        }
-        assert_eq!(r.case(PROTOCOL_IDS_ECHOED.id).ended_by, Some(EndedBy::StrayAnswer));
     };
 
     drops_when_busy: own("drops-when-busy") => [fail(PROTOCOL_CONCURRENT_CALLS)] then |r| {

@@ -27,8 +27,13 @@ pub fn render_case_line(c: &CaseResult, colour: bool) -> String {
     };
     let mut line = format!("{tag} {:<44} {} ({} ms)", c.id, c.title, c.duration_ms);
     if matches!(c.status, Status::Skip | Status::Warn) && !c.detail.is_empty() {
+        let why = match (c.kind, &c.caused_by) {
+            (_, Some(root)) => format!("[follows from {root}] "),
+            (Some(k), None) if k != super::Kind::NotApplicable => format!("[{}] ", k.as_str()),
+            _ => String::new(),
+        };
         line.push_str(&paint(
-            &format!(" — {}", first_line(&c.detail)),
+            &format!(" — {why}{}", first_line(&c.detail)),
             DIM,
             colour,
         ));
