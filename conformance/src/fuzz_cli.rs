@@ -1,6 +1,7 @@
 //! `kaged-conformance fuzz PLUGIN_DIR [--duration 60s | --cases N | --calls N]
 //! [--seed S] [--replay] [--time-scale F] [--cage MODE] [--soak N]
-//! [--out DIR] [--format F] [--output FILE] [--report FORMAT=FILE]...`
+//! [--shrink-runs N] [--shrink-budget D] [--out DIR] [--format F]
+//! [--output FILE] [--report FORMAT=FILE]...`
 //! ([`crate::fuzz`]).
 
 use std::io::IsTerminal;
@@ -20,13 +21,15 @@ use crate::report_format::{render, Format};
 pub struct FuzzArgs {
     /// The plugin directory (holding kaged-plugin.yaml).
     pub plugin_dir: PathBuf,
-    /// Generate sequences for this long (`60s`, `2m`).
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "60s")]
-    pub duration: Duration,
-    /// Stop after this many sequences (whichever comes first).
+    /// Generate sequences for this long (`60s`, `2m`); the default when
+    /// neither --cases nor --calls is given is 60s. A count gives the same
+    /// run on a busy machine as on an idle one: prefer it in CI.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub duration: Option<Duration>,
+    /// Stop after this many sequences (whichever bound comes first).
     #[arg(long, value_name = "N")]
     pub cases: Option<u64>,
-    /// Stop once this many operations ran (whichever comes first).
+    /// Stop once this many operations ran (whichever bound comes first).
     #[arg(long, value_name = "N")]
     pub calls: Option<u64>,
     /// The seed (default: from the clock, printed).
@@ -45,12 +48,17 @@ pub struct FuzzArgs {
     /// Calls of the memory soak (0: none).
     #[arg(long, value_name = "N", default_value_t = 2000)]
     pub soak: usize,
-    /// The longest shrinking a failure may take.
+    /// Runs of candidate sequences shrinking a failure may make.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub shrink_runs: usize,
+    /// The longest shrinking a failure may take besides (a failure by
+    /// timeout costs a timeout per run).
     #[arg(long, value_parser = humantime::parse_duration, default_value = "60s")]
     pub shrink_budget: Duration,
-    /// Write the shrunk failure there: `replay.yaml` (a `kaged-host-sim
-    /// session` script) and `replay.txt` (the command); a memory growth as
-    /// `memory.txt` (the `kaged-host-sim bench` command that shows it).
+    /// Write the shrunk failure there: `replay.yaml` (a YAML
+    /// `kaged-host-sim session` script) and `replay.txt` (the commands); a
+    /// memory growth as `memory.txt` (the `kaged-host-sim bench` command
+    /// that shows it).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Report format.
@@ -63,6 +71,9 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "FORMAT=FILE", value_parser = crate::report_format::parse_report)]
     pub report: Vec<(Format, PathBuf)>,
 }
+
+/// How long a run goes when no bound is given.
+const DEFAULT_DURATION: Duration = Duration::from_secs(60);
 
 fn io(what: String) -> impl FnOnce(std::io::Error) -> CliError {
     move |source| CliError::Io { what, source }
@@ -85,11 +96,14 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
+    let counted = a.cases.is_some() || a.calls.is_some();
     let opts = FuzzOptions {
-        duration: if a.replay && a.cases.is_some() {
-            Duration::MAX
-        } else {
-            a.duration
+        // A replay reaches its sequence whatever the clock says.
+        duration: match a.duration {
+            _ if counted && a.replay => None,
+            Some(d) => Some(d),
+            None if counted => None,
+            None => Some(DEFAULT_DURATION),
         },
         max_cases: a.cases,
         max_calls: a.calls,
@@ -97,17 +111,23 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
         time_scale: a.time_scale,
         cage: a.cage,
         soak_calls: if a.replay { 0 } else { a.soak },
+        shrink_runs: a.shrink_runs,
         shrink_budget: a.shrink_budget,
         ..FuzzOptions::default()
     };
+    let bounds: Vec<String> = [
+        a.cases.map(|n| format!("{n} sequence(s)")),
+        a.calls.map(|n| format!("{n} operation(s)")),
+        opts.duration
+            .map(|d| humantime::format_duration(d).to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     eprintln!(
-        "kaged-conformance fuzz: {} with seed {seed} for {}",
+        "kaged-conformance fuzz: {} with seed {seed} for {} at most",
         a.plugin_dir.display(),
-        match (a.cases, a.calls) {
-            (Some(n), _) => format!("{n} sequence(s) at most"),
-            (None, Some(n)) => format!("{n} operation(s) at most"),
-            (None, None) => humantime::format_duration(a.duration).to_string(),
-        }
+        bounds.join(" or ")
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -118,7 +138,7 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
     if let (Some(f), Some(out)) = (&outcome.failure, &a.out) {
         std::fs::create_dir_all(out).map_err(io(format!("cannot create {}", out.display())))?;
         let script = out.join("replay.yaml");
-        std::fs::write(&script, f.script())
+        std::fs::write(&script, f.script()?)
             .map_err(io(format!("cannot write {}", script.display())))?;
         let text = format!(
             "{replay}\nkaged-host-sim session {} --script {}\n",
@@ -160,9 +180,13 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
         write(p, &render(*f, &report))?;
     }
     eprintln!(
-        "kaged-conformance fuzz: {} sequence(s), {} operation(s) in {:.1?}{}",
+        "kaged-conformance fuzz: {} sequence(s), {} operation(s){} in {:.1?}{}",
         outcome.cases,
         outcome.ops,
+        match &outcome.slope {
+            Some(s) => format!(", a soak of {} call(s)", s.calls),
+            None => String::new(),
+        },
         outcome.elapsed,
         if outcome.failure.is_some() {
             format!("; replay: {replay}")

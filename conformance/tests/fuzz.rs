@@ -1,6 +1,9 @@
-//! `kaged-conformance fuzz` (issue 20): planted bugs a single probe misses
-//! are found and shrunk, the shrunk sequence replays as a `kaged-host-sim
-//! session` script without the fuzzer, and a conforming plugin runs clean.
+//! `kaged-conformance fuzz` (issue 20, issue 30): planted bugs a single
+//! probe misses are found and shrunk (across and inside operations), the
+//! shrunk sequence replays as a YAML `kaged-host-sim session` script
+//! without the fuzzer, and a conforming plugin runs clean. Every run is
+//! bounded by `--cases` or `--calls` and shrinking by its runs, never by
+//! the clock: what a test finds is the same on a busy machine.
 
 mod support;
 
@@ -9,7 +12,8 @@ use kaged_host_sim::{AuditLog, HostConfig, HostSim};
 use serde_json::Value;
 use support::{cmd, own_fixture};
 
-/// `fuzz` with a seed, as JSON; the exit status and the report.
+/// `fuzz` with a seed, as JSON; the exit status and the report. The
+/// shrink's wall-clock budget is out of reach: its runs bound it.
 fn fuzz(dir: &std::path::Path, extra: &[&str]) -> (Option<i32>, Value, tempfile::TempDir) {
     let out = tempfile::tempdir().expect("tempdir");
     let o = cmd()
@@ -19,6 +23,8 @@ fn fuzz(dir: &std::path::Path, extra: &[&str]) -> (Option<i32>, Value, tempfile:
             "3",
             "--time-scale",
             "0.1",
+            "--shrink-budget",
+            "10h",
             "--format",
             "json",
             "--out",
@@ -37,6 +43,36 @@ fn fuzz(dir: &std::path::Path, extra: &[&str]) -> (Option<i32>, Value, tempfile:
     (o.status.code(), report, out)
 }
 
+/// The `replay.yaml` written to `out`: YAML (not JSON), read by the
+/// host-sim's script runner; its text and the script.
+fn replay_script(out: &tempfile::TempDir) -> (String, Script) {
+    let text = std::fs::read_to_string(out.path().join("replay.yaml")).expect("replay.yaml");
+    assert!(
+        text.starts_with("# kaged-conformance fuzz: ") && text.contains("\nsteps:\n- call: "),
+        "commented block YAML: {text}"
+    );
+    let script = Script::from_yaml_str(&text).expect("a session script");
+    (text, script)
+}
+
+/// Run `script` on the plugin in `dir` with the host alone; whether a step
+/// failed, and the audit event names.
+fn replay_with_the_host(dir: &std::path::Path, script: &Script) -> (bool, Vec<&'static str>) {
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let audit = AuditLog::memory();
+    let host = HostSim::new(HostConfig {
+        audit: audit.clone(),
+        ..HostConfig::default()
+    });
+    let outcomes = rt.block_on(async {
+        let session = host.launch(dir).await.expect("launch");
+        let outcomes = run_steps(&host, &session, script, &mut |_, _| {}).await;
+        session.shutdown().await;
+        outcomes
+    });
+    (outcomes.iter().any(|o| !o.ok), audit.names())
+}
+
 fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
     report["cases"]
         .as_array()
@@ -47,7 +83,7 @@ fn case<'a>(report: &'a Value, id: &str) -> &'a Value {
 #[test]
 fn a_crash_on_an_empty_array_is_found_shrunk_and_replays_without_the_fuzzer() {
     let dir = own_fixture("fuzz-empty-array");
-    let (code, report, out) = fuzz(&dir, &["--duration", "30s", "--soak", "0"]);
+    let (code, report, out) = fuzz(&dir, &["--cases", "100", "--soak", "0"]);
     assert_eq!(code, Some(1));
     let c = case(&report, "fuzz.no_crash");
     assert_eq!(c["status"], "fail", "{c}");
@@ -60,6 +96,7 @@ fn a_crash_on_an_empty_array_is_found_shrunk_and_replays_without_the_fuzzer() {
         detail.contains("shrunk from") && detail.contains("to 1 operation(s)"),
         "{detail}"
     );
+    assert!(detail.contains("(exit code 70;"), "{detail}");
     assert!(
         detail.contains("replay: kaged-conformance fuzz"),
         "{detail}"
@@ -71,37 +108,57 @@ fn a_crash_on_an_empty_array_is_found_shrunk_and_replays_without_the_fuzzer() {
     );
 
     // The script replays it with the host alone.
-    let text = std::fs::read_to_string(out.path().join("replay.yaml")).expect("replay.yaml");
-    let script = Script::from_yaml_str(&text).expect("a session script");
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let audit = AuditLog::memory();
-    let host = HostSim::new(HostConfig {
-        audit: audit.clone(),
-        ..HostConfig::default()
-    });
-    let outcomes = rt.block_on(async {
-        let session = host.launch(&dir).await.expect("launch");
-        let outcomes = run_steps(&host, &session, &script, &mut |_, _| {}).await;
-        session.shutdown().await;
-        outcomes
-    });
+    let (_, script) = replay_script(&out);
+    let (failed, audit) = replay_with_the_host(&dir, &script);
+    assert!(failed, "the script reproduces the failure: {script:?}");
+    assert!(audit.contains(&"plugin.crashed"), "{audit:?}");
+}
+
+/// Shrinking goes inside the operation: the batch the crash came in is
+/// cut to the one call, its array to the fewest items that still crash,
+/// every string to the shortest.
+#[test]
+fn a_crash_on_three_tags_shrinks_to_one_call_with_exactly_three_tags() {
+    let dir = own_fixture("fuzz-three-tags");
+    let (code, report, out) = fuzz(&dir, &["--cases", "100", "--soak", "0"]);
+    assert_eq!(code, Some(1));
+    let c = case(&report, "fuzz.no_crash");
+    assert_eq!(c["status"], "fail", "{c}");
+    let detail = c["detail"].as_str().unwrap_or_default();
     assert!(
-        outcomes.iter().any(|o| !o.ok),
-        "the script reproduces the failure: {outcomes:?}"
+        detail.contains(r#"fuzz-three-tags.tag {"note":"","tags":["","",""]} (valid"#)
+            && detail.contains("to 1 operation(s)"),
+        "{detail}"
     );
+    // How it ended: the exit code and the plugin's last words.
     assert!(
-        audit.names().contains(&"plugin.crashed"),
-        "{:?}",
-        audit.names()
+        detail.contains("exit code 70; last stderr line: \"fuzz-three-tags: tag slot 3 of 2"),
+        "{detail}"
     );
+
+    let (text, script) = replay_script(&out);
+    assert_eq!(script.steps.len(), 1, "{text}");
+    let step = &script.steps[0];
+    assert!(step.calls.is_none(), "one call, not a batch: {text}");
+    assert_eq!(step.call.as_deref(), Some("fuzz-three-tags.tag"), "{text}");
+    let params = step.params.clone().unwrap_or_default();
+    assert_eq!(
+        params,
+        serde_json::json!({"note": "", "tags": ["", "", ""]}),
+        "{text}"
+    );
+    assert!(text.lines().count() < 20, "short and readable: {text}");
+    let (failed, audit) = replay_with_the_host(&dir, &script);
+    assert!(failed && audit.contains(&"plugin.crashed"), "{audit:?}");
 }
 
 #[test]
 fn a_hang_on_long_strings_is_found() {
+    // Each shrinking run of a hang costs a request timeout: three runs.
     let dir = own_fixture("fuzz-long-string");
     let (code, report, _out) = fuzz(
         &dir,
-        &["--duration", "60s", "--soak", "0", "--shrink-budget", "5s"],
+        &["--cases", "100", "--soak", "0", "--shrink-runs", "3"],
     );
     assert_eq!(code, Some(1));
     let c = case(&report, "fuzz.answers_in_time");
@@ -118,13 +175,16 @@ fn a_hang_on_long_strings_is_found() {
 #[test]
 fn memory_growing_per_call_is_reported_with_its_slope() {
     let dir = own_fixture("fuzz-leaky");
-    let (code, report, out) = fuzz(&dir, &["--duration", "2s", "--soak", "200"]);
+    let (code, report, out) = fuzz(&dir, &["--cases", "5", "--soak", "200"]);
     // SHOULD: a warning, not a failed run.
     assert_eq!(code, Some(0));
     let c = case(&report, "fuzz.memory_bounded");
     assert_eq!(c["status"], "warn", "{c}");
     let detail = c["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("KiB per 1000 calls"), "{c}");
+    assert!(
+        detail.contains("KiB per 1000 calls") && detail.contains("over 200 call(s)"),
+        "{c}"
+    );
     // Its reproducer without the fuzzer: `kaged-host-sim bench` repeats the
     // call and prints the plugin's RSS.
     let bench = std::fs::read_to_string(out.path().join("memory.txt")).expect("memory.txt");
@@ -135,27 +195,57 @@ fn memory_growing_per_call_is_reported_with_its_slope() {
     assert!(detail.contains(bench.trim()), "{detail}");
 }
 
+/// No sequence reaches the 100th call of a process; the soak does, and
+/// its stop is a crash with the exit code and the last stderr line, the
+/// slope judged over the calls made.
+#[test]
+fn a_soak_that_stops_part_way_fails_no_crash_with_how_the_plugin_ended() {
+    let dir = own_fixture("fuzz-soak-crash");
+    let (code, report, _out) = fuzz(&dir, &["--cases", "10", "--soak", "200"]);
+    assert_eq!(code, Some(1), "{report}");
+    let c = case(&report, "fuzz.no_crash");
+    assert_eq!(c["status"], "fail", "{c}");
+    let detail = c["detail"].as_str().unwrap_or_default();
+    for want in [
+        "the memory soak stopped at call 100 of 200 (99 answered)",
+        "exit code 71",
+        "last stderr line: \"fuzz-soak-crash: call 100: the counter table is full\"",
+    ] {
+        assert!(detail.contains(want), "{want}: {detail}");
+    }
+    let m = case(&report, "fuzz.memory_bounded");
+    let detail = m["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("over 99 call(s)") && detail.contains("stopped at call 100 of 200"),
+        "{m}"
+    );
+}
+
 /// A plugin that keeps every rule runs clean, bounded by `--calls` (the
-/// examples run clean too: `examples/echo/tests/fuzz.rs`).
+/// examples run clean too: `examples/echo/tests/fuzz.rs`); it declares
+/// tools, a config schema, hooks and the compactor role, so every
+/// property is exercised and passes.
 #[test]
 fn a_conforming_plugin_fuzzes_clean() {
     let dir = own_fixture("conforming");
-    let (code, report, _out) = fuzz(
-        &dir,
-        &["--duration", "60s", "--calls", "400", "--soak", "300"],
-    );
+    let (code, report, _out) = fuzz(&dir, &["--calls", "400", "--soak", "300"]);
     assert_eq!(code, Some(0), "{report}");
-    let statuses: Vec<&str> = report["cases"]
-        .as_array()
-        .map(|c| c.iter().filter_map(|c| c["status"].as_str()).collect())
-        .unwrap_or_default();
-    assert!(statuses.iter().all(|s| *s == "pass"), "{report}");
+    let cases = report["cases"].as_array().cloned().unwrap_or_default();
+    assert_eq!(cases.len(), 10, "{report}");
+    for c in &cases {
+        assert_eq!(c["status"], "pass", "{c}");
+        let detail = c["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.starts_with("held over ") || c["id"] == "fuzz.memory_bounded",
+            "{c}"
+        );
+    }
 }
 
 #[test]
 fn a_hook_answering_an_error_is_found() {
     let dir = own_fixture("hook-errors");
-    let (code, report, _out) = fuzz(&dir, &["--duration", "20s", "--soak", "0"]);
+    let (code, report, _out) = fuzz(&dir, &["--cases", "100", "--soak", "0"]);
     assert_eq!(code, Some(1));
     let c = case(&report, "fuzz.hook_answers");
     assert_eq!(c["status"], "fail", "{c}");
@@ -171,11 +261,35 @@ fn a_hook_answering_an_error_is_found() {
 #[test]
 fn a_compactor_dropping_an_always_keep_message_past_20_is_found_at_21() {
     let dir = own_fixture("fuzz-compactor-drops");
-    let (code, report, _out) = fuzz(&dir, &["--duration", "60s", "--soak", "0"]);
+    let (code, report, out) = fuzz(&dir, &["--cases", "100", "--soak", "0"]);
     assert_eq!(code, Some(1));
     let c = case(&report, "fuzz.compactor_contract");
     assert_eq!(c["status"], "fail", "{c}");
     let detail = c["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("always-keep message"), "{detail}");
     assert!(detail.contains("to 1 operation(s)"), "{detail}");
+    // Shrunk to 21 messages: one fewer and the bug is not there.
+    let (text, script) = replay_script(&out);
+    assert_eq!(script.steps.len(), 1, "{text}");
+    let step = &script.steps[0];
+    assert_eq!(
+        step.call.as_deref(),
+        Some("kaged.hook.pre_compact"),
+        "{text}"
+    );
+    let params = step.params.clone().unwrap_or_default();
+    let count = |k: &str| params[k].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        count("messages_being_compacted") + count("messages_remaining"),
+        21,
+        "{text}"
+    );
+    assert!(
+        detail.contains(&format!(
+            "{} being compacted, {} remaining",
+            count("messages_being_compacted"),
+            count("messages_remaining")
+        )),
+        "{detail}"
+    );
 }

@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
-use kaged_host_sim::time::TimeScale;
+use kaged_host_sim::time::{TimeScale, Timeouts};
 use kaged_host_sim::{
     AuditEvent, AuditLog, BrokerHandler, CageMode, CallError, HostConfig, HostSim, PluginSession,
     Transcript,
 };
+use kaged_plugin_protocol::{PluginCallContext, RpcError};
+use serde_json::{json, Value};
 
 use super::plan::Op;
 use super::Property;
@@ -62,6 +64,10 @@ impl Runner {
             handler,
             cage: self.cage,
             config_root: Some(self.config_root.clone()),
+            // How long an interpreter takes to start or exit depends on
+            // how busy the machine is, not on the plugin (and `run`
+            // judges start-up): only the answers' budgets are scaled.
+            adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
             ..HostConfig::default()
         })
     }
@@ -115,6 +121,39 @@ impl Runner {
     }
 }
 
+/// How the plugin ended, for a detail: ` (exit code 70; last stderr
+/// line: "...")`, waiting for its exit at most its shutdown budget.
+async fn ended(session: &PluginSession) -> String {
+    let exit = session.wait_exit(session.timeouts().shutdown).await;
+    let stderr = session.stderr_tail();
+    let last = stderr.iter().rev().find(|l| !l.trim().is_empty());
+    let exit = exit.map_or("not exited".to_string(), |e| e.to_string());
+    match last {
+        Some(line) => format!(" ({exit}; last stderr line: {line:?})"),
+        None => format!(" ({exit}; nothing on stderr)"),
+    }
+}
+
+/// A call's answer: a result or the plugin's error.
+type Answer = Result<Value, Box<RpcError>>;
+
+/// Call `method`; `Err` when no answer came (the property that broke).
+async fn call(
+    session: &PluginSession,
+    method: &str,
+    params: &Value,
+    ctx: Option<&PluginCallContext>,
+) -> Result<Answer, (Property, String)> {
+    match session
+        .call(method, Some(params.clone()), ctx.cloned())
+        .await
+    {
+        Ok(v) => Ok(Ok(v)),
+        Err(CallError::Plugin { error, .. }) => Ok(Err(error)),
+        Err(e) => Err(lost(session, &e, method).await),
+    }
+}
+
 type Outcome = Result<(), (Property, String)>;
 
 /// Do `op`; `Err` names the property it broke.
@@ -126,43 +165,27 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                     futures_util::future::join_all(ops.iter().map(|o| apply(session, o))).await;
                 all.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
             }
-            Op::Ping => session
-                .ping()
-                .await
-                .map(|_| ())
-                .map_err(|e| lost(&e, "ping")),
-            Op::Method { method } => {
-                match session
-                    .call(method, Some(serde_json::json!({})), None)
-                    .await
-                {
-                    Ok(_) | Err(CallError::Plugin { .. }) => Ok(()),
-                    Err(e) => Err(lost(&e, method)),
-                }
-            }
+            Op::Ping => match session.ping().await {
+                Ok(_) => Ok(()),
+                Err(e) => Err(lost(session, &e, "ping").await),
+            },
+            Op::Method { method } => call(session, method, &json!({}), None).await.map(|_| ()),
             Op::Tool {
                 method,
                 args,
                 valid,
                 ctx,
-            } => {
-                let r = session
-                    .call(method, Some(args.clone()), Some(ctx.clone()))
-                    .await;
-                judge(
-                    r,
-                    *valid,
-                    -32602,
-                    method,
-                    Property::ValidArgsAccepted,
-                    Property::InvalidArgsRejected,
-                )
-            }
+            } => judge(
+                call(session, method, args, Some(ctx)).await?,
+                *valid,
+                -32602,
+                method,
+                Property::ValidArgsAccepted,
+                Property::InvalidArgsRejected,
+            ),
             Op::Hook { hook, params, ctx } => {
-                let r = session
-                    .call(hook.method(), Some(params.clone()), Some(ctx.clone()))
-                    .await;
                 let what = hook.method();
+                let r = call(session, what, params, Some(ctx)).await?;
                 if params["role"] == "compactor" {
                     return compactor(params, ctx, r, what);
                 }
@@ -173,36 +196,30 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                             format!("{what}: an answer the spec does not allow: {e}: {answer}"),
                         )
                     }),
-                    Err(CallError::Plugin { error, .. }) => Err((
+                    Err(error) => Err((
                         Property::HookAnswers,
                         format!(
                             "{what}: error {} ({}) instead of an answer",
                             error.code, error.message
                         ),
                     )),
-                    Err(e) => Err(lost(&e, what)),
                 }
             }
-            Op::Config { config, valid } => {
-                let r = session
-                    .call("config.update", Some(config.clone()), None)
-                    .await;
-                judge(
-                    r,
-                    *valid,
-                    -32004,
-                    "config.update",
-                    Property::ValidConfigAccepted,
-                    Property::InvalidConfigRejected,
-                )
-            }
+            Op::Config { config, valid } => judge(
+                call(session, "config.update", config, None).await?,
+                *valid,
+                -32004,
+                "config.update",
+                Property::ValidConfigAccepted,
+                Property::InvalidConfigRejected,
+            ),
         }
     }
     .boxed()
 }
 
 fn judge(
-    r: Result<serde_json::Value, CallError>,
+    r: Answer,
     valid: bool,
     code: i64,
     what: &str,
@@ -215,7 +232,7 @@ fn judge(
             invalid_property,
             format!("{what}: accepted input its schema refuses, answering {v}"),
         )),
-        Err(CallError::Plugin { error, .. }) => match (valid, error.code == code) {
+        Err(error) => match (valid, error.code == code) {
             (true, true) => Err((
                 valid_property,
                 format!(
@@ -232,22 +249,16 @@ fn judge(
             )),
             _ => Ok(()),
         },
-        Err(e) => Err(lost(&e, what)),
     }
 }
 
 /// The designated compactor's `pre_compact` answer, held to the contract
 /// (ADDENDUM §5-6): every always-keep message kept, only compacted ones
 /// superseded.
-fn compactor(
-    params: &serde_json::Value,
-    ctx: &kaged_plugin_protocol::PluginCallContext,
-    r: Result<serde_json::Value, CallError>,
-    what: &str,
-) -> Outcome {
+fn compactor(params: &Value, ctx: &PluginCallContext, r: Answer, what: &str) -> Outcome {
     let answer = match r {
         Ok(a) => a,
-        Err(CallError::Plugin { error, .. }) => {
+        Err(error) => {
             return Err((
                 Property::CompactorContract,
                 format!(
@@ -256,7 +267,6 @@ fn compactor(
                 ),
             ))
         }
-        Err(e) => return Err(lost(&e, what)),
     };
     let mut full = params.clone();
     full[kaged_plugin_protocol::CONTEXT_KEY] = serde_json::to_value(ctx).unwrap_or_default();
@@ -285,7 +295,7 @@ fn compactor(
 }
 
 /// Whether `answer` is a shape the spec allows for `hook` from an observer.
-fn shape(hook: kaged_plugin_protocol::HookName, answer: &serde_json::Value) -> Result<(), String> {
+fn shape(hook: kaged_plugin_protocol::HookName, answer: &Value) -> Result<(), String> {
     use kaged_plugin_protocol::HookName as H;
     match hook {
         H::OnSessionStart => kaged_plugin_protocol::parse_session_start_answer(answer).map(|_| ()),
@@ -296,11 +306,13 @@ fn shape(hook: kaged_plugin_protocol::HookName, answer: &serde_json::Value) -> R
     }
 }
 
-/// A call that got no answer: a timeout, or the process gone.
-fn lost(e: &CallError, what: &str) -> (Property, String) {
+/// A call that got no answer: a timeout, or the process gone (with its
+/// exit status and last stderr line).
+async fn lost(session: &PluginSession, e: &CallError, what: &str) -> (Property, String) {
     let detail = format!("{what}: {}", kaged_plugin_protocol::error_chain::chain(e));
     match e {
         CallError::Timeout { .. } => (Property::AnswersInTime, detail),
+        CallError::Closed { .. } => (Property::NoCrash, detail + &ended(session).await),
         _ => (Property::NoCrash, detail),
     }
 }

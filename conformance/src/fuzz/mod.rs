@@ -1,21 +1,30 @@
 //! `kaged-conformance fuzz`: property-based testing of any plugin from its
 //! manifest (issue 20), as Schemathesis does for HTTP APIs. A seeded
-//! generator ([`plan`]) makes sequences of tool calls (arguments from
-//! `parameters_schema`, valid and broken), custom methods, `config.update`
-//! (configs from `config_schema`, valid and broken), pings and several of
-//! these at once; each sequence runs on a fresh plugin process and every
-//! [`Property`] is checked after every operation ([`exec`]). A failing
-//! sequence is shrunk (proptest's value trees) to a minimal one, written as
-//! a `kaged-host-sim session` script that replays it without the fuzzer.
-//! A soak at the end calls one operation many times on one process and
-//! reports its memory slope.
+//! generator (`plan.rs`) makes sequences of tool calls (arguments from
+//! `parameters_schema`, valid and broken, reaching the schema's edges),
+//! custom methods, `config.update` (configs from `config_schema`, valid
+//! and broken), hooks, pings and several of these at once; each sequence
+//! runs on a fresh plugin process and every [`Property`] is checked after
+//! every operation (`exec.rs`). A property no operation exercised is
+//! skipped with the reason ([`Coverage`]). A failing sequence is shrunk
+//! (`shrink.rs`: proptest's value trees, then inside the operations) to a
+//! minimal one, written as a YAML `kaged-host-sim session` script that
+//! replays it without the fuzzer (`replay.rs`). A soak at the end calls one
+//! operation many times on one process and reports its memory slope.
+//! Every bound is a count (`--cases`, `--calls`, the shrink's runs) or,
+//! for people at a terminal, a time (`--duration`).
 
+mod coverage;
 mod exec;
+mod judge;
 mod knobs;
 mod plan;
 mod properties;
+mod reduce;
+mod replay;
 mod report;
 mod schema_gen;
+mod shrink;
 mod soak;
 
 use std::path::{Path, PathBuf};
@@ -27,24 +36,29 @@ use kaged_plugin_protocol::manifest::Manifest;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
+pub use coverage::Coverage;
 pub use exec::Broken;
 pub use plan::Op;
 pub use properties::Property;
 pub use report::fuzz_report;
-pub use soak::Slope;
+pub use soak::{Slope, SoakStop};
 
-/// How a fuzz run goes.
+/// How a fuzz run goes. The run stops at the first bound reached:
+/// `duration`, `max_cases` or `max_calls` (with none of them, at the
+/// first failure only).
 #[derive(Debug, Clone)]
 pub struct FuzzOptions {
-    /// Stop generating after this long.
-    pub duration: Duration,
-    /// Stop after this many sequences (whichever comes first).
+    /// Stop generating after this long (`None`: the counts alone bound
+    /// the run, the same on a busy machine as on an idle one).
+    pub duration: Option<Duration>,
+    /// Stop after this many sequences.
     pub max_cases: Option<u64>,
-    /// Stop once this many operations ran (whichever comes first).
+    /// Stop once this many operations ran.
     pub max_calls: Option<u64>,
     /// The seed: the same seed makes the same sequences.
     pub seed: u64,
-    /// The time scale of every process.
+    /// The time scale of every answer's budget (start and exit keep
+    /// their spec budgets).
     pub time_scale: TimeScale,
     /// The cage mode.
     pub cage: CageMode,
@@ -52,15 +66,17 @@ pub struct FuzzOptions {
     pub max_ops: usize,
     /// Calls of the memory soak (0: none).
     pub soak_calls: usize,
-    /// The longest shrinking may take (a failure by timeout costs a
-    /// timeout per try).
+    /// Runs of candidate sequences shrinking may make.
+    pub shrink_runs: usize,
+    /// The longest shrinking may take besides (a failure by timeout costs
+    /// a timeout per run).
     pub shrink_budget: Duration,
 }
 
 impl Default for FuzzOptions {
     fn default() -> FuzzOptions {
         FuzzOptions {
-            duration: Duration::from_secs(60),
+            duration: Some(Duration::from_secs(60)),
             max_cases: None,
             max_calls: None,
             seed: 0,
@@ -68,6 +84,7 @@ impl Default for FuzzOptions {
             cage: CageMode::Auto,
             max_ops: 12,
             soak_calls: 2_000,
+            shrink_runs: 500,
             shrink_budget: Duration::from_secs(60),
         }
     }
@@ -84,14 +101,24 @@ pub struct Counterexample {
     pub case: u64,
     /// Operations in the sequence before shrinking.
     pub original_len: usize,
+    /// Candidate sequences run while shrinking.
+    pub shrink_runs: usize,
 }
 
 impl Counterexample {
-    /// The `kaged-host-sim session` script that replays it (JSON, which
-    /// is YAML).
-    pub fn script(&self) -> String {
-        let steps: Vec<serde_json::Value> = self.ops.iter().map(Op::script_step).collect();
-        serde_json::to_string_pretty(&serde_json::json!({ "steps": steps })).unwrap_or_default()
+    /// The `kaged-host-sim session` script that replays it: YAML, with a
+    /// comment saying what it breaks.
+    pub fn script(&self) -> Result<String, FuzzError> {
+        let comment = format!(
+            "kaged-conformance fuzz: {} broken after step {} (sequence {}, shrunk from {} to {} operation(s))\n{}",
+            self.broken.property.id(),
+            self.broken.step,
+            self.case,
+            self.original_len,
+            self.ops.len(),
+            self.broken.detail
+        );
+        replay::to_yaml(&self.ops, &comment).map_err(FuzzError::Replay)
     }
 }
 
@@ -104,8 +131,11 @@ pub struct FuzzOutcome {
     pub seed: u64,
     /// Sequences run (before any shrinking).
     pub cases: u64,
-    /// Operations run in those sequences.
+    /// Operations that ran in those sequences (a failing sequence's up to
+    /// the one that broke; a batch counts once).
     pub ops: u64,
+    /// What those operations exercised.
+    pub coverage: Coverage,
     /// The first failure, shrunk.
     pub failure: Option<Counterexample>,
     /// The memory soak.
@@ -132,6 +162,9 @@ pub enum FuzzError {
     /// A temporary directory could not be made.
     #[error("cannot make a temporary config root")]
     Temp(#[source] std::io::Error),
+    /// The replay script could not be written as YAML.
+    #[error("cannot write the replay script")]
+    Replay(#[source] serde_saphyr::SerializeError),
 }
 
 fn rng(seed: u64) -> TestRunner {
@@ -160,8 +193,9 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
     let mut gen = rng(opts.seed);
     let start = Instant::now();
     let (mut cases, mut ops) = (0u64, 0u64);
+    let mut coverage = Coverage::new(&manifest);
     let mut failure = None;
-    while start.elapsed() < opts.duration
+    while opts.duration.is_none_or(|d| start.elapsed() < d)
         && opts.max_cases.is_none_or(|m| cases < m)
         && opts.max_calls.is_none_or(|m| ops < m)
     {
@@ -170,22 +204,31 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
             .map_err(|e| FuzzError::Generator(e.to_string()))?;
         let seq = tree.current();
         cases += 1;
-        ops += seq.len() as u64;
-        if let Some(broken) = runner.run(&seq).await {
+        let broken = runner.run(&seq).await;
+        let ran = broken.as_ref().map_or(seq.len(), |b| b.step.min(seq.len()));
+        ops += ran as u64;
+        coverage.add(&seq[..ran]);
+        if let Some(broken) = broken {
             let original_len = seq.len();
-            let deadline = Instant::now() + opts.shrink_budget;
-            let (ops, broken) = shrink(&runner, &mut tree, seq, broken, deadline).await;
+            let budget = shrink::Budget {
+                runs: opts.shrink_runs,
+                deadline: Instant::now() + opts.shrink_budget,
+            };
+            let judges = judge::Judges::of(&manifest);
+            let (ops, broken, shrink_runs) =
+                shrink::shrink(&runner, &judges, &mut tree, seq, broken, budget).await;
             failure = Some(Counterexample {
                 ops,
                 broken,
                 case: cases,
                 original_len,
+                shrink_runs,
             });
             break;
         }
     }
     let slope = if failure.is_none() && opts.soak_calls > 0 {
-        soak::soak(&runner, &manifest, opts.soak_calls).await
+        Some(soak::soak(&runner, &manifest, opts.soak_calls).await)
     } else {
         None
     };
@@ -194,42 +237,9 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         seed: opts.seed,
         cases,
         ops,
+        coverage,
         failure,
         slope,
         elapsed: start.elapsed(),
     })
-}
-
-/// The simplest sequence the tree reaches that still breaks the same
-/// property (at most 200 runs, until `deadline`).
-async fn shrink(
-    runner: &exec::Runner,
-    tree: &mut impl ValueTree<Value = Vec<Op>>,
-    seq: Vec<Op>,
-    broken: Broken,
-    deadline: Instant,
-) -> (Vec<Op>, Broken) {
-    let mut best = (seq, broken);
-    let mut runs = 0;
-    let mut still_fails = true;
-    while runs < 200 && Instant::now() < deadline {
-        let moved = if still_fails {
-            tree.simplify()
-        } else {
-            tree.complicate()
-        };
-        if !moved {
-            break;
-        }
-        runs += 1;
-        let candidate = tree.current();
-        match runner.run(&candidate).await {
-            Some(b) if b.property == best.1.property => {
-                best = (candidate, b);
-                still_fails = true;
-            }
-            _ => still_fails = false,
-        }
-    }
-    best
 }

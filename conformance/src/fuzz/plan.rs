@@ -2,14 +2,15 @@
 //! tool calls with arguments from `parameters_schema` (valid and broken),
 //! custom methods, `config.update` with configs from `config_schema`,
 //! pings, and several of these at once. Each is also a step of a
-//! `kaged-host-sim session` script, so a failing sequence replays without
-//! the fuzzer.
+//! `kaged-host-sim session` script ([`super::replay`]), so a failing
+//! sequence replays without the fuzzer.
 
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{HookName, Message, MessageRole, PluginCallContext, PluginRole};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
+use super::judge::Judge;
 use super::knobs::knob_writes;
 use super::schema_gen::{mutated, valid};
 
@@ -68,27 +69,6 @@ fn contexts() -> BoxedStrategy<PluginCallContext> {
             PluginCallContext::agent(project, agent, session, format!("req_fuzz_{n}"))
         })
         .boxed()
-}
-
-/// A schema compiled once, judging every value generated for it (a
-/// schema that does not compile judges every value invalid).
-#[derive(Clone)]
-struct Judge(Option<std::sync::Arc<jsonschema::Validator>>);
-
-impl Judge {
-    fn of(schema: &Value) -> Judge {
-        Judge(
-            jsonschema::validator_for(schema)
-                .ok()
-                .map(std::sync::Arc::new),
-        )
-    }
-
-    fn valid(&self, v: &Value) -> bool {
-        self.0
-            .as_ref()
-            .is_some_and(|validator| validator.is_valid(v))
-    }
 }
 
 /// One operation of `manifest`'s plugin (no `Together`).
@@ -243,39 +223,6 @@ pub fn sequences(manifest: &Manifest, max_len: usize) -> BoxedStrategy<Vec<Op>> 
 }
 
 impl Op {
-    /// The step(s) of a `kaged-host-sim session` script doing this op.
-    pub fn script_step(&self) -> Value {
-        match self {
-            Op::Tool {
-                method,
-                args,
-                valid,
-                ctx,
-            } => {
-                let mut step = json!({"call": method, "params": args, "context": ctx});
-                if !valid {
-                    step["expect"] = json!({"error": -32602});
-                }
-                step
-            }
-            Op::Method { method } => json!({"call": method, "params": {}}),
-            Op::Config { config, valid } => {
-                let mut step = json!({"call": "config.update", "params": config});
-                if !valid {
-                    step["expect"] = json!({"error": -32004});
-                }
-                step
-            }
-            Op::Hook { hook, params, ctx } => {
-                json!({"call": hook.method(), "params": params, "context": ctx})
-            }
-            Op::Ping => json!({"call": "ping"}),
-            Op::Together(ops) => {
-                json!({"calls": ops.iter().map(Op::script_step).collect::<Vec<_>>()})
-            }
-        }
-    }
-
     /// One line for a report.
     pub fn describe(&self) -> String {
         match self {

@@ -6,7 +6,7 @@ use crate::catalogue::Level;
 macro_rules! properties {
     ($($(#[doc = $doc:literal])* $variant:ident => $id:literal, $level:ident, $spec:literal;)*) => {
         /// A property of every step; see each variant.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Property {
             $($(#[doc = $doc])* $variant,)*
         }

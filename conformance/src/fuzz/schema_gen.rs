@@ -1,7 +1,10 @@
 //! Values from a JSON Schema, as proptest strategies (so a failure shrinks
 //! to a small value): [`valid`] leans on the schema's own bounds, and
-//! reaches its edges (empty arrays, the longest strings, the extreme
-//! numbers); [`mutated`] breaks one thing of such a value (a required
+//! reaches its edges: each string and array is at its `minLength` /
+//! `minItems` at least one time in six and at its `maxLength` /
+//! `maxItems` at least one time in six (without a bound, the longest is
+//! 1 200 characters and 25 items; never past 65 536 and 1 024); numbers
+//! at `minimum` and `maximum` one time in three. [`mutated`] breaks one thing of such a value (a required
 //! member dropped, a member of the wrong type, a number or a length past
 //! its bound, an extra member). Which values are valid
 //! is decided by the schema validator, never by how they were built.
@@ -9,10 +12,15 @@
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
-/// Strings may reach this length (past 1 000: a classic plugin bug).
+/// Strings without `maxLength` reach this length (past 1 000: a classic
+/// plugin bug).
 const LONG_STRING: usize = 1_200;
-/// Arrays may reach this length (past 20: another).
+/// Arrays without `maxItems` reach this length (past 20: another).
 const LONG_ARRAY: usize = 25;
+/// The longest string generated, whatever `maxLength` allows.
+const MAX_STRING: usize = 65_536;
+/// The longest array generated, whatever `maxItems` allows.
+const MAX_ARRAY: usize = 1_024;
 
 fn num(schema: &Value, key: &str) -> Option<f64> {
     schema.get(key).and_then(Value::as_f64)
@@ -20,6 +28,14 @@ fn num(schema: &Value, key: &str) -> Option<f64> {
 
 fn size(schema: &Value, key: &str) -> Option<usize> {
     schema.get(key).and_then(Value::as_u64).map(|n| n as usize)
+}
+
+/// The shortest and the longest length `schema` allows by its `min` and
+/// `max` keywords (`default_max` when it gives none, at most `cap`).
+fn lengths(schema: &Value, min: &str, max: &str, default_max: usize, cap: usize) -> (usize, usize) {
+    let lo = size(schema, min).unwrap_or(0).min(cap);
+    let hi = size(schema, max).unwrap_or(default_max).min(cap).max(lo);
+    (lo, hi)
 }
 
 /// A small arbitrary JSON value (for schemas that say nothing).
@@ -95,23 +111,35 @@ fn of_type(t: &str, schema: &Value, depth: u32) -> BoxedStrategy<Value> {
                 .boxed()
         }
         "string" => {
-            let lo = size(schema, "minLength").unwrap_or(0);
-            let hi = size(schema, "maxLength").unwrap_or(LONG_STRING).max(lo);
+            let (lo, hi) = lengths(schema, "minLength", "maxLength", LONG_STRING, MAX_STRING);
             let chars = |n: std::ops::RangeInclusive<usize>| {
                 proptest::collection::vec(proptest::char::range('a', 'z'), n)
                     .prop_map(|cs| Value::String(cs.into_iter().collect()))
             };
-            // Mostly short; sometimes any length up to the bound (a length
-            // shrinks by dropping characters).
-            prop_oneof![3 => chars(lo..=hi.min(lo + 16)), 1 => chars(lo..=hi)].boxed()
+            // The edges (the shortest and the longest allowed), mostly
+            // short, sometimes any length (a length shrinks by dropping
+            // characters, toward the first arm).
+            prop_oneof![
+                1 => chars(lo..=lo),
+                1 => chars(hi..=hi),
+                3 => chars(lo..=hi.min(lo + 16)),
+                1 => chars(lo..=hi),
+            ]
+            .boxed()
         }
         "array" => {
             let items = schema.get("items").cloned().unwrap_or(json!({}));
-            let lo = size(schema, "minItems").unwrap_or(0);
-            let hi = size(schema, "maxItems").unwrap_or(LONG_ARRAY).max(lo);
-            proptest::collection::vec(valid(&items, depth + 1), lo..=hi)
-                .prop_map(Value::Array)
-                .boxed()
+            let (lo, hi) = lengths(schema, "minItems", "maxItems", LONG_ARRAY, MAX_ARRAY);
+            let of = |n: std::ops::RangeInclusive<usize>| {
+                proptest::collection::vec(valid(&items, depth + 1), n).prop_map(Value::Array)
+            };
+            prop_oneof![
+                1 => of(lo..=lo),
+                1 => of(hi..=hi),
+                2 => of(lo..=hi.min(lo + 4)),
+                2 => of(lo..=hi),
+            ]
+            .boxed()
         }
         "object" => object(schema, depth),
         _ => any_json(),
@@ -212,3 +240,7 @@ fn past_bound(schema: &Value, pick: u32) -> Value {
         _ => json!("wrong type"),
     }
 }
+
+#[cfg(test)]
+#[path = "schema_gen_tests.rs"]
+mod tests;

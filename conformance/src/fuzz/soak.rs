@@ -1,5 +1,8 @@
 //! The memory soak: one operation called many times on one process, its
 //! resident memory sampled ten times, the slope fitted by least squares.
+//! A call that fails stops the soak: the plugin broke a property (it
+//! exited, hung or refused a valid call), which the report says with the
+//! exit status and the last stderr line.
 
 use kaged_host_sim::bench::tree_usage;
 use kaged_host_sim::AuditLog;
@@ -9,6 +12,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use super::exec::{apply, Runner};
 use super::plan::Op;
 use super::schema_gen::valid;
+use super::Property;
 
 /// Growth past which memory is judged unbounded: both this many KiB over
 /// the soak and [`MAX_SLOPE_KIB_PER_1K`].
@@ -16,26 +20,45 @@ pub const MAX_GROWTH_KIB: u64 = 4 * 1024;
 /// KiB per 1 000 calls past which memory is judged unbounded.
 pub const MAX_SLOPE_KIB_PER_1K: f64 = 256.0;
 
+/// Why the soak stopped before its last call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoakStop {
+    /// The property the failing call broke ([`Property::NoCrash`] for a
+    /// plugin that exited or did not start).
+    pub property: Property,
+    /// The call (from 1) that failed; 0: the plugin did not start.
+    pub call: usize,
+    /// What happened, with the exit status and the last stderr line.
+    pub detail: String,
+}
+
 /// What the soak measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Slope {
     /// The operation repeated.
     pub op: String,
-    /// Calls made.
+    /// Calls asked for (`--soak N`).
+    pub requested: usize,
+    /// Calls answered: `requested`, unless the soak stopped.
     pub calls: usize,
     /// (calls so far, RSS KiB) samples.
     pub samples: Vec<(usize, u64)>,
-    /// The fitted slope, KiB per 1 000 calls.
+    /// The fitted slope, KiB per 1 000 calls (0 below two samples).
     pub kib_per_1k_calls: f64,
-    /// Why the soak stopped early (an operation failed), if it did.
-    pub stopped: Option<String>,
+    /// Why the soak stopped early, if it did.
+    pub stopped: Option<SoakStop>,
     /// The `kaged-host-sim bench` command that repeats the same call and
     /// prints the plugin's RSS: the soak's reproducer without the fuzzer.
     pub bench: String,
 }
 
 impl Slope {
-    /// Whether memory stayed bounded.
+    /// Whether the samples can show a slope (two at least).
+    pub fn measured(&self) -> bool {
+        self.samples.len() >= 2
+    }
+
+    /// Whether memory stayed bounded (over the samples taken).
     pub fn bounded(&self) -> bool {
         let growth = match (self.samples.first(), self.samples.last()) {
             (Some(a), Some(b)) => b.1.saturating_sub(a.1),
@@ -90,33 +113,60 @@ fn fit(samples: &[(usize, u64)]) -> f64 {
     }
 }
 
-/// Repeat one operation `calls` times on one process; `None` when the
-/// process did not start (the sequences said why).
-pub async fn soak(runner: &Runner, manifest: &Manifest, calls: usize) -> Option<Slope> {
-    let audit = AuditLog::discard();
-    let session = runner.launch(&audit).await.ok()?;
-    let pid = session.pid()?;
+/// Repeat one operation `calls` times on one process, sampling its RSS
+/// ten times; a call that fails stops it ([`Slope::stopped`]).
+pub async fn soak(runner: &Runner, manifest: &Manifest, calls: usize) -> Slope {
     let op = soak_op(manifest);
+    let mut slope = Slope {
+        bench: bench(runner, &op, calls),
+        op: op.describe(),
+        requested: calls,
+        calls: 0,
+        samples: Vec::new(),
+        kib_per_1k_calls: 0.0,
+        stopped: None,
+    };
+    let audit = AuditLog::discard();
+    let session = match runner.launch(&audit).await {
+        Ok(s) => s,
+        Err(e) => {
+            slope.stopped = Some(SoakStop {
+                property: Property::NoCrash,
+                call: 0,
+                detail: format!("the plugin did not start: {e}"),
+            });
+            return slope;
+        }
+    };
+    let pid = session.pid();
+    let rss = || pid.and_then(tree_usage).map(|u| u.rss_kib);
     let every = (calls / 10).max(1);
-    let mut samples = Vec::new();
-    let mut stopped = None;
     for i in 0..calls {
         if i % every == 0 {
-            if let Some(u) = tree_usage(pid) {
-                samples.push((i, u.rss_kib));
-            }
+            slope.samples.extend(rss().map(|kib| (i, kib)));
         }
-        if let Err((_, detail)) = apply(&session, &op).await {
-            stopped = Some(detail);
+        if let Err((property, detail)) = apply(&session, &op).await {
+            slope.stopped = Some(SoakStop {
+                property,
+                call: i + 1,
+                detail,
+            });
             break;
         }
+        slope.calls = i + 1;
     }
-    if let Some(u) = tree_usage(pid) {
-        samples.push((calls, u.rss_kib));
+    if slope.stopped.is_none() {
+        slope.samples.extend(rss().map(|kib| (slope.calls, kib)));
     }
     session.shutdown().await;
+    slope.kib_per_1k_calls = fit(&slope.samples);
+    slope
+}
+
+/// The `kaged-host-sim bench` command repeating `op` `calls` times.
+fn bench(runner: &Runner, op: &Op, calls: usize) -> String {
     let quote = |v: &serde_json::Value| format!("'{}'", v.to_string().replace('\'', "'\\''"));
-    let bench = match &op {
+    match op {
         Op::Tool {
             method, args, ctx, ..
         } => format!(
@@ -129,15 +179,7 @@ pub async fn soak(runner: &Runner, manifest: &Manifest, calls: usize) -> Option<
             "kaged-host-sim bench {} --calls {calls}",
             runner.dir.display()
         ),
-    };
-    Some(Slope {
-        bench,
-        op: op.describe(),
-        calls,
-        kib_per_1k_calls: fit(&samples),
-        samples,
-        stopped,
-    })
+    }
 }
 
 #[cfg(test)]

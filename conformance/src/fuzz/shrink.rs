@@ -1,0 +1,92 @@
+//! Shrinking a failing sequence to a minimal one that breaks the same
+//! property: first proptest's value trees (fewer operations, smaller
+//! numbers, earlier choices), then [`Reducer`] inside the operations
+//! (a batch to the one call, arrays to the fewest items, strings to the
+//! shortest). Bounded by a number of runs (the same result on a busy
+//! machine as on an idle one) and, as a safeguard, by a wall-clock budget
+//! (a failure by timeout costs a timeout per run).
+
+use std::time::Instant;
+
+use proptest::strategy::ValueTree;
+
+use super::exec::{Broken, Runner};
+use super::judge::Judges;
+use super::plan::Op;
+use super::reduce::Reducer;
+
+/// Runs of proptest's phase at most (the rest of the budget is the
+/// reducer's).
+const TREE_RUNS: usize = 200;
+
+/// How long shrinking may go on.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Runs of a candidate sequence, at most.
+    pub runs: usize,
+    /// And no run starts past this.
+    pub deadline: Instant,
+}
+
+impl Budget {
+    fn left(&self, runs: usize) -> bool {
+        runs < self.runs && Instant::now() < self.deadline
+    }
+}
+
+/// A minimal sequence from `seq` that still breaks `broken.property`, the
+/// way it breaks it, and the runs it took.
+pub async fn shrink(
+    runner: &Runner,
+    judges: &Judges,
+    tree: &mut impl ValueTree<Value = Vec<Op>>,
+    seq: Vec<Op>,
+    broken: Broken,
+    budget: Budget,
+) -> (Vec<Op>, Broken, usize) {
+    // The operations after the one that broke never ran.
+    let mut best = (cut_after(seq, &broken), broken);
+    let mut runs = 0;
+    let mut still_fails = true;
+    while runs < TREE_RUNS && budget.left(runs) {
+        let moved = if still_fails {
+            tree.simplify()
+        } else {
+            tree.complicate()
+        };
+        if !moved {
+            break;
+        }
+        runs += 1;
+        let candidate = tree.current();
+        match runner.run(&candidate).await {
+            Some(b) if b.property == best.1.property => {
+                best = (cut_after(candidate, &b), b);
+                still_fails = true;
+            }
+            _ => still_fails = false,
+        }
+    }
+    let (ops, mut broken) = best;
+    let mut reducer = Reducer::new(ops, judges);
+    while budget.left(runs) {
+        let Some(candidate) = reducer.next() else {
+            break;
+        };
+        runs += 1;
+        match runner.run(&candidate).await {
+            Some(b) if b.property == broken.property => {
+                broken = b;
+                reducer.verdict(true);
+            }
+            _ => reducer.verdict(false),
+        }
+    }
+    (reducer.into_best(), broken, runs)
+}
+
+/// `seq` up to the operation that broke.
+fn cut_after(mut seq: Vec<Op>, broken: &Broken) -> Vec<Op> {
+    seq.truncate(broken.step.max(1));
+    seq
+}
