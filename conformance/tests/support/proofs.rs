@@ -11,7 +11,7 @@ use kaged_conformance::catalogue::{
     PROTOCOL_NOT_INITIALIZED, PROTOCOL_PARSE_ERROR, SYSTEM_PROJECTS_ACTIVATED,
     SYSTEM_PROJECTS_DEACTIVATED,
 };
-use kaged_conformance::report::{render_human, Report, Status};
+use kaged_conformance::report::{render_human, KindFor, Report, Status};
 use kaged_conformance::runner::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
 use kaged_conformance::{run_suite, Options};
 use kaged_host_sim::time::Timeouts;
@@ -269,6 +269,20 @@ impl Proof {
         let want: BTreeMap<String, Status> = self.expected().map(|b| (b.id(), b.status)).collect();
         assert_eq!(broken(&r), want, "\n{}", render_human(&r, false, true));
         for b in self.expected() {
+            // Every broken case says why (a failure kind) and what ended it.
+            let c = r.case(&b.id());
+            assert!(
+                c.kind
+                    .is_some_and(|k| k.def().for_status == KindFor::Failure),
+                "{} has no failure kind: {:?}",
+                b.id(),
+                c.kind
+            );
+            assert!(
+                c.ended_by.is_some(),
+                "{} says nothing of what ended it",
+                b.id()
+            );
             if let Some(event) = b.event {
                 let c = r.case(&b.id());
                 assert!(
