@@ -131,15 +131,25 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                 .await
                 .map(|_| ())
                 .map_err(|e| lost(&e, "ping")),
-            Op::Method { method } => {
-                match session
-                    .call(method, Some(serde_json::json!({})), None)
-                    .await
+            Op::Method {
+                method,
+                params,
+                valid,
+            } => match session.call(method, Some(params.clone()), None).await {
+                Err(CallError::Plugin { error, .. })
+                    if *valid == Some(true) && error.code == -32602 =>
                 {
-                    Ok(_) | Err(CallError::Plugin { .. }) => Ok(()),
-                    Err(e) => Err(lost(&e, method)),
+                    Err((
+                        Property::ValidArgsAccepted,
+                        format!(
+                            "{method}: refused params its profile's params_schema allows with -32602: {}",
+                            error.message
+                        ),
+                    ))
                 }
-            }
+                Ok(_) | Err(CallError::Plugin { .. }) => Ok(()),
+                Err(e) => Err(lost(&e, method)),
+            },
             Op::Tool {
                 method,
                 args,

@@ -1,7 +1,8 @@
 //! `kaged-conformance fuzz`: property-based testing of any plugin from its
 //! manifest (issue 20), as Schemathesis does for HTTP APIs. A seeded
 //! generator ([`plan`]) makes sequences of tool calls (arguments from
-//! `parameters_schema`, valid and broken), custom methods, `config.update`
+//! `parameters_schema`, valid and broken), custom methods (params from the
+//! conformance profile's `params_schema`, else `{}`), `config.update`
 //! (configs from `config_schema`, valid and broken), pings and several of
 //! these at once; each sequence runs on a fresh plugin process and every
 //! [`Property`] is checked after every operation ([`exec`]). A failing
@@ -132,6 +133,9 @@ pub enum FuzzError {
     /// A temporary directory could not be made.
     #[error("cannot make a temporary config root")]
     Temp(#[source] std::io::Error),
+    /// The conformance profile beside the manifest does not check.
+    #[error("the conformance profile is invalid")]
+    Profile(#[source] crate::profile::InvalidProfile),
 }
 
 fn rng(seed: u64) -> TestRunner {
@@ -156,7 +160,12 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         cage: opts.cage,
         config_root: config_root.path().to_path_buf(),
     };
-    let strategy = plan::sequences(&manifest, opts.max_ops.max(1));
+    let params = match crate::profile::load(&dir.join(crate::profile::PROFILE_FILE), &manifest) {
+        crate::profile::Loaded::Absent => Default::default(),
+        crate::profile::Loaded::Invalid(e) => return Err(FuzzError::Profile(e)),
+        crate::profile::Loaded::Valid(p) => p.params_schemas(),
+    };
+    let strategy = plan::sequences(&manifest, &params, opts.max_ops.max(1));
     let mut gen = rng(opts.seed);
     let start = Instant::now();
     let (mut cases, mut ops) = (0u64, 0u64);
