@@ -79,6 +79,8 @@ fn bound(id: &str, t: &EffectiveTimeouts) -> Duration {
         PROTOCOL_PING_DURING_SLOW_CALL => init + ping + req,
         PROTOCOL_BATCH_REJECTED | PROTOCOL_PARSE_ERROR => init + req + req + ladder,
         METHODS_ANSWERS
+        | METHODS_EXAMPLES
+        | METHODS_INVALID_PARAMS
         | METHODS_TOOL_VALID_ARGS
         | METHODS_TOOL_INVALID_ARGS
         | CONFIG_UPDATE_ACCEPTED

@@ -150,6 +150,12 @@ pub struct SuiteArgs {
     /// (default: a temporary directory, removed after the run).
     #[arg(long, value_name = "DIR")]
     pub config_root: Option<PathBuf>,
+    /// The conformance profile: per custom method, example params, schemas
+    /// and params to refuse (default: kaged-conformance.yaml beside the
+    /// manifest, if there is one; docs/conformance.md § Conformance
+    /// profiles).
+    #[arg(long, value_name = "FILE")]
+    pub conformance_profile: Option<PathBuf>,
 }
 
 /// `list` options.
@@ -252,6 +258,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         adjust_timeouts: None,
         cage: a.cage,
         config_root: a.config_root.clone(),
+        profile: a.conformance_profile.clone(),
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();

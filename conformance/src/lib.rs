@@ -14,6 +14,7 @@ pub mod fuzz;
 pub mod fuzz_cli;
 pub mod list;
 pub mod pack;
+pub mod profile;
 pub mod report;
 pub mod report_format;
 pub mod runner;

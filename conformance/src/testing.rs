@@ -74,9 +74,9 @@ impl InstalledCopy {
 /// Run the suite against the plugin in `dir` with `binary` as its
 /// executable, packed and installed the way the daemon installs plugins
 /// ([`InstalledCopy`]; nothing is written into `dir`), caged
-/// (`--cage require`); panic with the human report unless no case failed
-/// or warned, and when the plugin cannot be caged here (install
-/// bubblewrap).
+/// (`--cage require`), with `dir`'s conformance profile ([`profile_of`]);
+/// panic with the human report unless no case failed or warned, and when
+/// the plugin cannot be caged here (install bubblewrap).
 pub fn assert_conforms(dir: &Path, binary: impl AsRef<Path>) -> Report {
     let installed = InstalledCopy::new(dir, binary.as_ref()).unwrap_or_else(|e| {
         panic!(
@@ -88,6 +88,7 @@ pub fn assert_conforms(dir: &Path, binary: impl AsRef<Path>) -> Report {
     let options = Options {
         time_scale: TimeScale::new(TEST_TIME_SCALE).expect("a valid time scale"),
         cage: CageMode::Require,
+        profile: profile_of(dir),
         ..Options::default()
     };
     let report = run_suite(installed.dir(), &options)
@@ -108,6 +109,14 @@ pub fn assert_conforms(dir: &Path, binary: impl AsRef<Path>) -> Report {
         self_contained.detail
     );
     report
+}
+
+/// The conformance profile of the plugin directory `dir`
+/// (`kaged-conformance.yaml`), if it has one: packing leaves it out (the
+/// daemon does not read it), so the suite is pointed at it
+/// (`--conformance-profile`).
+pub fn profile_of(dir: &Path) -> Option<PathBuf> {
+    Some(dir.join(crate::profile::PROFILE_FILE)).filter(|p| p.is_file())
 }
 
 impl Report {

@@ -107,6 +107,55 @@ fail_proofs! {
         assert!(detail.contains("status.history") && detail.contains("regenerate"), "{detail}");
     };
 
+    /// The conformance profile names a method the manifest lacks and gives
+    /// an example its own schema refuses: `profile.valid` names both and
+    /// where they are; the methods are then called with `{}` only.
+    profile_invalid: own("profile-invalid") => [fail(PROFILE_VALID)] then |r| {
+        let d = &r.case(PROFILE_VALID.id).detail;
+        assert!(d.starts_with("expected: kaged-conformance.yaml valid for kaged-plugin.yaml; actual: 2 problem(s): "), "{d}");
+        assert!(d.contains(r#"line 9, column 17: methods.status.get.examples[0].params: does not satisfy params_schema: "yes" is not of type "boolean" (at /verbose)"#), "{d}");
+        assert!(d.contains("methods.status.history: not a method of kaged-plugin.yaml (its methods: status.get)"), "{d}");
+        let ex = r.case(&METHODS_EXAMPLES.instance_id("status.get"));
+        assert_eq!(ex.status, Skip);
+        assert!(ex.detail.starts_with("the profile is invalid (see profile.valid)"), "{}", ex.detail);
+    };
+
+    /// Its methods break their profile: `calc.add` answers a result other
+    /// than the declared one, `calc.div` accepts params the profile says it
+    /// refuses; their other profile cases pass.
+    profile_wrong: own("profile-wrong") => [
+        fail(METHODS_EXAMPLES).on("calc.add"),
+        fail(METHODS_INVALID_PARAMS).on("calc.div"),
+    ] then |r| {
+        let d = &r.case(&METHODS_EXAMPLES.instance_id("calc.add")).detail;
+        assert!(
+            d.contains(r#"expected: the result {"sum":3} for calc.add({"a":1,"b":2}); actual: the result {"sum":4}"#),
+            "{d}"
+        );
+        let d = &r.case(&METHODS_INVALID_PARAMS.instance_id("calc.div")).detail;
+        assert!(
+            d.contains(r#"expected: error -32602 for calc.div({"a":1,"b":0}); actual: the result {"quotient":null}"#),
+            "{d}"
+        );
+        assert_eq!(r.case(&METHODS_EXAMPLES.instance_id("calc.div")).status, Pass);
+        assert_eq!(r.case(&METHODS_INVALID_PARAMS.instance_id("calc.add")).status, Pass);
+    };
+
+    /// The program generates a profile (`--print-profile`) whose params
+    /// schema and examples the checked-in one lacks: `profile.current`
+    /// names each and the fix.
+    profile_drift: own("profile-drift") => [warn(PROFILE_CURRENT)] then |r| {
+        let d = &r.case(PROFILE_CURRENT.id).detail;
+        for needle in [
+            "methods.status.get.params_schema: on disk",
+            r#"the generated example {"verbose":true} is absent on disk"#,
+            "./plugin.py --print-profile > kaged-conformance.yaml",
+        ] {
+            assert!(d.contains(needle), "{needle:?} in {d}");
+        }
+        assert_eq!(r.case(&METHODS_EXAMPLES.instance_id("status.get")).status, Pass);
+    };
+
     manifest_warning: own("manifest-warning") => [warn(MANIFEST_NO_WARNINGS)] then |r| {
         assert!(r.case(MANIFEST_NO_WARNINGS.id).detail.contains("homepage"));
     };

@@ -163,7 +163,8 @@ fn handler_step(h: &Handler, krate: &Path) -> TokenStream {
         Kind::Method(lit) => {
             let cl = closure(call, quote!());
             let m = Ident::new("method", span);
-            quote!(.#m(#lit, #cl))
+            let schemas = method_schemas(h, krate);
+            quote!(.#m(#lit, #cl).method_schemas(#lit, #schemas))
         }
         Kind::Tool {
             name, description, ..
@@ -200,6 +201,31 @@ fn handler_step(h: &Handler, krate: &Path) -> TokenStream {
             })
         },
     }
+}
+
+/// For a `#[method]`, what its types say in the conformance profile
+/// (`describe::MethodSchemas`): the schemas of its params and result types,
+/// asked without requiring them (`__private::SchemaProbe`), so that a type
+/// without `JsonSchema` is left out rather than an error.
+fn method_schemas(h: &Handler, krate: &Path) -> TokenStream {
+    let p = quote!(#krate::__private);
+    let params = match &h.sig.params {
+        Some(ty) => quote! {
+            #p::params_schema({
+                use #p::{HasSchema as _, NoSchema as _};
+                (&&#p::SchemaProbe::<#ty>::new()).schema()
+            })
+        },
+        None => quote!(#krate::describe::ParamsSchema::None),
+    };
+    let result = match &h.sig.output {
+        Some(ret) => quote! {{
+            use #p::{HasResultSchema as _, NoResultSchema as _};
+            (&&#p::ResultProbe::<#ret>::new()).result_schema()
+        }},
+        None => quote!(::core::option::Option::None),
+    };
+    quote!(#krate::describe::MethodSchemas::new(#params, #result))
 }
 
 /// `tokens` with every span set to `span` (hygiene is unchanged: both are

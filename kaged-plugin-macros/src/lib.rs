@@ -45,6 +45,12 @@ use kaged_plugin_protocol::names as rules;
 /// }
 /// ```
 ///
+/// A `#[method]`'s params and result types that derive
+/// `schemars::JsonSchema` also give the plugin's conformance profile
+/// (`--print-profile`: `params_schema`, `result_schema`, and the params
+/// type's `#[schemars(example = ..)]`s as examples); types without it are
+/// left out, without an error.
+///
 /// Arguments: `name = ".."` (required), `version = ".."` (default: the
 /// crate's), `description = ".."`, `notifications(".."..)`, `roles(observer,
 /// compactor)`, `capabilities(".."..)` (reported in `capabilities_used` and

@@ -12,7 +12,9 @@
 //! declares); the runtime's `Plugin::manifest` feeds it a built plugin.
 //! Every SDK plugin binary answers `--print-manifest` with the result; see
 //! [`crate::testing`] for the test that keeps the checked-in
-//! `kaged-plugin.yaml` current.
+//! `kaged-plugin.yaml` current. The conformance profile the code implies
+//! (`--print-profile`: per method, the schemas of its params and result)
+//! is described at [`MethodSchemas`].
 //!
 //! ```
 //! use kaged_plugin_sdk::{plugin, Call, PluginError};
@@ -28,10 +30,13 @@
 //! ```
 
 mod base;
+mod profile;
 
 use serde_json::Value;
 
 pub use base::{parse_base, BaseError, ManifestBase, CODE_DERIVED_FIELDS};
+pub(crate) use profile::{profile_of, profile_yaml};
+pub use profile::{MethodSchemas, ParamsSchema, PRINT_PROFILE_FLAG};
 
 use crate::manifest::{CapabilityEntry, Manifest, ToolDecl};
 use crate::protocol::{names, HookName, PluginRole, API_VERSION};

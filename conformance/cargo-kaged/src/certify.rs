@@ -2,7 +2,9 @@
 //! the packed directory the way the daemon does (a copy in a plugin store,
 //! refused unless self-contained), and run the conformance suite on the
 //! installed copy (caged unless `--cage off`), with every report format of
-//! `kaged-conformance run`.
+//! `kaged-conformance run` and the package's conformance profile
+//! (`kaged-conformance.yaml`, which packing leaves out) unless
+//! `--conformance-profile` names another.
 
 use std::path::Path;
 
@@ -30,5 +32,10 @@ pub fn certify(pack: &PackOptions, suite: &SuiteArgs, cwd: &Path) -> Result<i32,
         pack.profile,
         installed.display()
     );
-    Ok(run_dir(&installed, suite)?)
+    let mut suite = suite.clone();
+    if suite.conformance_profile.is_none() {
+        let package = crate::cargo::find_package(pack.package.as_deref(), cwd)?;
+        suite.conformance_profile = kaged_conformance::testing::profile_of(&package.dir);
+    }
+    Ok(run_dir(&installed, &suite)?)
 }

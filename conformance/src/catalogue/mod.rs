@@ -11,17 +11,21 @@
 //! (`manifest.*`, `launch.*`, `cage.*`, `handshake.*`), the wire `protocol.*`, the
 //! calls a host makes (`methods.*`, `hooks.*`, `compaction.*`, `config.*`)
 //! and the plugin's behaviour over the run (`storage.*`,
-//! `notifications.*`, `lifecycle.*`).
+//! `notifications.*`, `lifecycle.*`); the conformance profile's
+//! (`profile.*`, `methods.examples`, `methods.invalid_params`) are in
+//! `profile`.
 
 mod behaviour;
 mod calls;
 mod case;
+mod profile;
 mod protocol;
 mod startup;
 pub use case::{CaseDef, Level};
 
 pub use behaviour::*;
 pub use calls::*;
+pub use profile::*;
 pub use protocol::*;
 pub use startup::*;
 
@@ -33,6 +37,8 @@ pub const CATALOGUE: &[CaseDef] = &[
     LAUNCH_STARTS,
     LAUNCH_SELF_CONTAINED,
     MANIFEST_CURRENT,
+    PROFILE_VALID,
+    PROFILE_CURRENT,
     CAGE_STARTS_CAGED,
     HANDSHAKE_SILENT_BEFORE_INITIALIZE,
     HANDSHAKE_ANSWERS_IN_TIME,
@@ -62,6 +68,8 @@ pub const CATALOGUE: &[CaseDef] = &[
     METHODS_ANSWERS,
     METHODS_TOOL_VALID_ARGS,
     METHODS_TOOL_INVALID_ARGS,
+    METHODS_EXAMPLES,
+    METHODS_INVALID_PARAMS,
     HOOKS_ANSWERS,
     COMPACTION_COMPACTOR_CONTRACT,
     STORAGE_NO_DENIALS,

@@ -12,7 +12,7 @@ use kaged_host_sim::{
     Transcript,
 };
 use kaged_plugin_protocol::{PluginCallContext, RpcError};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::plan::Op;
 use super::Property;
@@ -169,7 +169,20 @@ pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcom
                 Ok(_) => Ok(()),
                 Err(e) => Err(lost(session, &e, "ping").await),
             },
-            Op::Method { method } => call(session, method, &json!({}), None).await.map(|_| ()),
+            Op::Method {
+                method,
+                params,
+                valid,
+            } => match call(session, method, params, None).await? {
+                Err(error) if *valid == Some(true) && error.code == -32602 => Err((
+                    Property::ValidArgsAccepted,
+                    format!(
+                        "{method}: refused params its profile's params_schema allows with -32602: {}",
+                        error.message
+                    ),
+                )),
+                Ok(_) | Err(_) => Ok(()),
+            },
             Op::Tool {
                 method,
                 args,

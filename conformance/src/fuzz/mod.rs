@@ -2,7 +2,8 @@
 //! manifest (issue 20), as Schemathesis does for HTTP APIs. A seeded
 //! generator (`plan.rs`) makes sequences of tool calls (arguments from
 //! `parameters_schema`, valid and broken, reaching the schema's edges),
-//! custom methods, `config.update` (configs from `config_schema`, valid
+//! custom methods (params from the conformance profile's `params_schema`,
+//! else `{}`), `config.update` (configs from `config_schema`, valid
 //! and broken), hooks, pings and several of these at once; each sequence
 //! runs on a fresh plugin process and every [`Property`] is checked after
 //! every operation (`exec.rs`). A property no operation exercised is
@@ -165,6 +166,9 @@ pub enum FuzzError {
     /// The replay script could not be written as YAML.
     #[error("cannot write the replay script")]
     Replay(#[source] serde_saphyr::SerializeError),
+    /// The conformance profile beside the manifest does not check.
+    #[error("the conformance profile is invalid")]
+    Profile(#[source] crate::profile::InvalidProfile),
 }
 
 fn rng(seed: u64) -> TestRunner {
@@ -189,7 +193,12 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         cage: opts.cage,
         config_root: config_root.path().to_path_buf(),
     };
-    let strategy = plan::sequences(&manifest, opts.max_ops.max(1));
+    let params = match crate::profile::load(&dir.join(crate::profile::PROFILE_FILE), &manifest) {
+        crate::profile::Loaded::Absent => Default::default(),
+        crate::profile::Loaded::Invalid(e) => return Err(FuzzError::Profile(e)),
+        crate::profile::Loaded::Valid(p) => p.params_schemas(),
+    };
+    let strategy = plan::sequences(&manifest, &params, opts.max_ops.max(1));
     let mut gen = rng(opts.seed);
     let start = Instant::now();
     let (mut cases, mut ops) = (0u64, 0u64);

@@ -1,9 +1,13 @@
 //! The operations a fuzz sequence is made of, generated from the manifest:
 //! tool calls with arguments from `parameters_schema` (valid and broken),
-//! custom methods, `config.update` with configs from `config_schema`,
+//! custom methods (with params from the conformance profile's
+//! `params_schema`, valid and broken, else `{}`), `config.update` with
+//! configs from `config_schema`,
 //! pings, and several of these at once. Each is also a step of a
 //! `kaged-host-sim session` script ([`super::replay`]), so a failing
 //! sequence replays without the fuzzer.
+
+use std::collections::BTreeMap;
 
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{HookName, Message, MessageRole, PluginCallContext, PluginRole};
@@ -28,10 +32,16 @@ pub enum Op {
         /// The agent context it runs in.
         ctx: PluginCallContext,
     },
-    /// A custom method, called with `{}`.
+    /// A custom method, called with `{}`, or with params generated from
+    /// the profile's `params_schema`.
     Method {
         /// The method.
         method: String,
+        /// The params.
+        params: Value,
+        /// With a `params_schema`: whether they satisfy it (the
+        /// validator's say); `None` for `{}` without one.
+        valid: Option<bool>,
     },
     /// `config.update`.
     Config {
@@ -71,8 +81,9 @@ fn contexts() -> BoxedStrategy<PluginCallContext> {
         .boxed()
 }
 
-/// One operation of `manifest`'s plugin (no `Together`).
-fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
+/// One operation of `manifest`'s plugin (no `Together`); `params`: the
+/// profile's `params_schema` of custom methods, by method.
+fn single(manifest: &Manifest, params: &BTreeMap<String, Value>) -> BoxedStrategy<Op> {
     let mut arms: Vec<BoxedStrategy<Op>> = vec![Just(Op::Ping).boxed()];
     for tool in &manifest.tools {
         let method = format!("{}.{}", manifest.name, tool.name);
@@ -108,12 +119,38 @@ fn single(manifest: &Manifest) -> BoxedStrategy<Op> {
         .filter(|m| !tools.contains(m))
         .cloned()
         .collect();
-    if !methods.is_empty() {
+    let (profiled, plain): (Vec<String>, Vec<String>) =
+        methods.into_iter().partition(|m| params.contains_key(m));
+    if !plain.is_empty() {
         arms.push(
-            proptest::sample::select(methods)
-                .prop_map(|method| Op::Method { method })
+            proptest::sample::select(plain)
+                .prop_map(|method| Op::Method {
+                    method,
+                    params: json!({}),
+                    valid: None,
+                })
                 .boxed(),
         );
+    }
+    for (method, schema) in profiled.iter().filter_map(|m| Some((m, params.get(m)?))) {
+        let judge = Judge::of(schema);
+        for broken in [false, true] {
+            let (judge, method) = (judge.clone(), method.clone());
+            let values = if broken {
+                mutated(schema)
+            } else {
+                valid(schema, 0)
+            };
+            arms.push(
+                values
+                    .prop_map(move |params| Op::Method {
+                        valid: Some(judge.valid(&params)),
+                        method: method.clone(),
+                        params,
+                    })
+                    .boxed(),
+            );
+        }
     }
     if let Some(schema) = &manifest.config_schema {
         let judge = Judge::of(schema);
@@ -212,9 +249,14 @@ fn hook_params(hook: HookName, role: PluginRole) -> BoxedStrategy<(HookName, Val
     }
 }
 
-/// Sequences of 1 to `max_len` operations, some of them several at once.
-pub fn sequences(manifest: &Manifest, max_len: usize) -> BoxedStrategy<Vec<Op>> {
-    let one = single(manifest);
+/// Sequences of 1 to `max_len` operations, some of them several at once;
+/// `params`: the profile's `params_schema` of custom methods, by method.
+pub fn sequences(
+    manifest: &Manifest,
+    params: &BTreeMap<String, Value>,
+    max_len: usize,
+) -> BoxedStrategy<Vec<Op>> {
+    let one = single(manifest, params);
     let op = prop_oneof![
         4 => one.clone(),
         1 => proptest::collection::vec(one, 2..=4).prop_map(Op::Together),
@@ -232,20 +274,27 @@ impl Op {
                 valid,
                 ctx,
             } => {
-                let text = args.to_string();
-                let text = match text.char_indices().nth(160) {
-                    Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
-                    None => text,
-                };
                 format!(
-                    "{method} {text} ({}, as {} in {}/{})",
+                    "{method} {} ({}, as {} in {}/{})",
+                    cut(&args.to_string()),
                     if *valid { "valid" } else { "invalid" },
                     ctx.agent_path.as_deref().unwrap_or_default(),
                     ctx.project_id.as_deref().unwrap_or_default(),
                     ctx.session_id.as_deref().unwrap_or_default()
                 )
             }
-            Op::Method { method } => format!("{method} {{}}"),
+            Op::Method {
+                method,
+                params,
+                valid,
+            } => match valid {
+                None => format!("{method} {params}"),
+                Some(v) => format!(
+                    "{method} {} ({}, by params_schema)",
+                    cut(&params.to_string()),
+                    if *v { "valid" } else { "invalid" }
+                ),
+            },
             Op::Config { config, valid } => {
                 format!(
                     "config.update {config} ({})",
@@ -268,5 +317,13 @@ impl Op {
                 ops.iter().map(Op::describe).collect::<Vec<_>>().join("; ")
             ),
         }
+    }
+}
+
+/// `text` cut to 160 characters for a report line.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(160) {
+        Some((at, _)) => format!("{}… ({} bytes)", &text[..at], text.len()),
+        None => text.to_string(),
     }
 }

@@ -5,7 +5,6 @@
 //! replay.yaml`). A broken input carries the error it must get.
 
 use kaged_host_sim::scenario::{Expect, Script, Step};
-use serde_json::json;
 
 use super::plan::Op;
 
@@ -33,8 +32,8 @@ pub fn step(op: &Op) -> Step {
             expect: expect(*valid, -32602),
             ..call(method)
         },
-        Op::Method { method } => Step {
-            params: Some(json!({})),
+        Op::Method { method, params, .. } => Step {
+            params: Some(params.clone()),
             ..call(method)
         },
         Op::Config { config, valid } => Step {
@@ -75,7 +74,7 @@ mod tests {
     use super::*;
     use kaged_plugin_protocol::PluginCallContext;
     use proptest::prelude::*;
-    use serde_json::Value;
+    use serde_json::{json, Value};
 
     fn ctx() -> PluginCallContext {
         PluginCallContext::agent("fuzz-project", "primary", "ses_fuzz_1", "req_fuzz_7")

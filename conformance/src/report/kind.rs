@@ -17,7 +17,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
-    /// The manifest breaks a validation rule.
+    /// The manifest (or the conformance profile) breaks a validation rule.
     ManifestInvalid,
     /// The checked-in manifest (or profile) is not what the code generates.
     ManifestDrift,
@@ -107,7 +107,7 @@ macro_rules! kinds {
 }
 
 kinds! {
-    ManifestInvalid "manifest_invalid" Failure "the manifest breaks a validation rule";
+    ManifestInvalid "manifest_invalid" Failure "the manifest or the conformance profile breaks a validation rule";
     ManifestDrift "manifest_drift" Failure "the checked-in manifest or profile is not what the code generates";
     LaunchFailed "launch_failed" Failure "the command does not exist or does not start (also from its installed copy)";
     CageDenied "cage_denied" Failure "the cage refused what the plugin did: a path outside its grants, the network, a refused system call";

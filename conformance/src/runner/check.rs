@@ -75,6 +75,8 @@ pub(crate) enum Per {
     Plugin,
     /// Once per declared method and per tool.
     MethodOrTool,
+    /// Once per declared (custom) method.
+    Method,
     /// Once per tool.
     Tool,
     /// Once per subscribed hook.
@@ -103,6 +105,7 @@ impl Per {
         matches!(
             (self, kind),
             (Per::MethodOrTool, TargetKind::Method | TargetKind::Tool)
+                | (Per::Method, TargetKind::Method)
                 | (Per::Tool, TargetKind::Tool)
                 | (Per::Hook, TargetKind::Hook)
         )
@@ -113,6 +116,7 @@ impl Per {
         match self {
             Per::Plugin => None,
             Per::MethodOrTool | Per::Tool => Some(TargetKind::Tool),
+            Per::Method => Some(TargetKind::Method),
             Per::Hook => Some(TargetKind::Hook),
         }
     }
@@ -123,6 +127,7 @@ impl Per {
         match self {
             Per::Plugin => None,
             Per::MethodOrTool => Some("the manifest declares no methods and no tools"),
+            Per::Method => Some("the manifest declares no methods"),
             Per::Tool => Some("the manifest declares no tools"),
             Per::Hook => Some("the manifest subscribes to no hook"),
         }

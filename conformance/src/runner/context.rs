@@ -18,6 +18,7 @@ use kaged_plugin_protocol::{InitializeParams, API_VERSION};
 
 use super::cage::RunCage;
 use super::options::Options;
+use crate::profile::Loaded;
 
 /// The `daemon_version` the suite announces.
 pub(crate) const DAEMON_VERSION: &str = concat!("kaged-conformance/", env!("CARGO_PKG_VERSION"));
@@ -43,6 +44,10 @@ pub(crate) struct RunContext {
     pub cage: RunCage,
     /// The operator's config root of the run (`config:/` grants).
     pub config_root: PathBuf,
+    /// The conformance profile (`--conformance-profile`, or
+    /// `kaged-conformance.yaml` beside the manifest), loaded and checked
+    /// against the manifest.
+    pub profile: Loaded,
 }
 
 /// Why `command[0]` cannot be started.
@@ -66,6 +71,7 @@ impl RunContext {
         (cage, config_root): (RunCage, PathBuf),
     ) -> RunContext {
         RunContext {
+            profile: crate::profile::load_for_run(options.profile.as_deref(), dir, &manifest),
             cage,
             config_root,
             dir: dir.to_path_buf(),

@@ -1,5 +1,5 @@
 //! [`Options`]: how the suite runs (time scale, selection, baseline,
-//! transcript directory, storage database, cage, config root).
+//! transcript directory, storage database, cage, config root, profile).
 
 use std::path::PathBuf;
 
@@ -39,6 +39,9 @@ pub struct Options {
     /// `--config-root`: the operator's config root that `config:/` grants
     /// resolve under; `None` for a temporary one removed after the run.
     pub config_root: Option<PathBuf>,
+    /// `--conformance-profile`: the conformance profile to read; `None` for
+    /// `kaged-conformance.yaml` beside the manifest, if there is one.
+    pub profile: Option<PathBuf>,
 }
 
 impl Options {

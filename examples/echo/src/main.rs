@@ -4,21 +4,31 @@
 //! The manifest metadata the code cannot know (description, command,
 //! capabilities...) is given to the builder too, so that
 //! `echo --print-manifest` prints the whole `kaged-plugin.yaml`;
-//! `tests/manifest_drift.rs` checks the checked-in one is current.
+//! `tests/manifest_drift.rs` checks the checked-in one is current. The
+//! types of `echo.say` give its conformance profile (`echo --print-profile`,
+//! checked in as `kaged-conformance.yaml`): the suite calls it with the
+//! examples on `Say` and checks the answer against `Said`'s schema.
 
+use kaged_plugin_sdk::describe::MethodSchemas;
 use kaged_plugin_sdk::{plugin, Call, PluginError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `echo.say` params.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    example = serde_json::json!({"text": "hello"}),
+    example = serde_json::json!({"text": "grüß dich, 世界"})
+)]
 struct Say {
+    /// The text to echo.
     text: String,
 }
 
 /// `echo.say` result.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 struct Said {
+    /// The text, as sent.
     said: String,
     /// The agent that asked, when the call came from an agent run.
     agent_path: Option<String>,
@@ -65,6 +75,7 @@ fn main() {
         .capability("net:[]")
         .shutdown_timeout_sec(5)
         .method("echo.say", say)
+        .method_schemas("echo.say", MethodSchemas::of::<Say, Said>())
         .tool(
             "shout",
             "Upper-case the text and add exclamation marks.",

@@ -29,4 +29,15 @@ fn echo_passes_the_conformance_suite() {
     );
     let tool = report.case("methods.tool_invalid_args[echo.shout]");
     assert_eq!(tool.status, Status::Pass, "{}", tool.detail);
+    // Its profile (kaged-conformance.yaml): echo.say is called with real
+    // params, and refuses the ones it lists.
+    for id in [
+        "profile.valid",
+        "profile.current",
+        "methods.examples[echo.say]",
+        "methods.invalid_params[echo.say]",
+    ] {
+        let case = report.case(id);
+        assert_eq!(case.status, Status::Pass, "{id}: {}", case.detail);
+    }
 }

@@ -19,6 +19,8 @@
 //! - [`capability`]: the capability grammar, typed;
 //! - [`manifest`]: the `kaged-plugin.yaml` model and its located YAML
 //!   parser (rule checks live in the host's validator);
+//! - [`profile`]: the conformance profile (`kaged-conformance.yaml`): per
+//!   custom method, example params, schemas and refused params;
 //! - [`error_chain`]: an error and its causes as one line of text.
 //!
 //! `kaged-plugin-sdk` (the plugin side, which re-exports this crate as
@@ -37,6 +39,7 @@ pub mod capability;
 pub mod codec;
 pub mod error_chain;
 pub mod manifest;
+pub mod profile;
 mod wire;
 
 pub use wire::*;

@@ -42,6 +42,8 @@ pub(crate) struct PluginDef {
     pub worker_threads: usize,
     /// Run at `initialized`, before any handler (see [`crate::Migrations`]).
     pub migrations: Option<crate::Migrations>,
+    /// What the conformance profile says of custom methods, by name.
+    pub method_schemas: Vec<(String, crate::describe::MethodSchemas)>,
 }
 
 /// A plugin ready to serve. Build one with [`Plugin::builder`] (or the

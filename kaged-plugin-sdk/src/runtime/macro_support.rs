@@ -12,6 +12,9 @@ use serde::Serialize;
 
 use crate::PluginError;
 
+pub use super::schema_probe::{
+    params_schema, HasResultSchema, HasSchema, NoResultSchema, NoSchema, ResultProbe, SchemaProbe,
+};
 pub use serde_json::Value;
 pub use std::sync::Arc;
 

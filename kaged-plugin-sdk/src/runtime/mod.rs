@@ -7,6 +7,8 @@ pub mod hook_types;
 mod host;
 pub mod macro_support;
 mod metadata;
+mod profile;
+mod schema_probe;
 mod serve;
 pub mod stdio;
 mod writer;
@@ -26,13 +28,15 @@ impl Plugin {
     ///
     /// Started with `--print-manifest`, it prints the manifest its code
     /// implies instead ([`Plugin::manifest_yaml`]) and exits, before
-    /// touching stdio.
+    /// touching stdio; with `--print-profile`, the conformance profile
+    /// ([`Plugin::profile_yaml`]).
     pub fn run(self) -> ! {
-        if std::env::args_os()
-            .skip(1)
-            .any(|a| a == crate::describe::PRINT_MANIFEST_FLAG)
-        {
+        let flag = |f: &str| std::env::args_os().skip(1).any(|a| a == f);
+        if flag(crate::describe::PRINT_MANIFEST_FLAG) {
             std::process::exit(self.print_manifest());
+        }
+        if flag(crate::describe::PRINT_PROFILE_FLAG) {
+            std::process::exit(self.print_profile());
         }
         crate::logging::init();
         let runtime = match self.build_runtime() {
@@ -228,8 +232,8 @@ pub trait KagedPlugin: Sized {
         self.plugin_builder().build()
     }
 
-    /// Build and serve on stdio (or answer `--print-manifest`); see
-    /// [`Plugin::run`].
+    /// Build and serve on stdio (or answer `--print-manifest` or
+    /// `--print-profile`); see [`Plugin::run`].
     fn run(self) -> ! {
         self.plugin_builder().run()
     }

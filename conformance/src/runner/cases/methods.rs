@@ -26,7 +26,7 @@ use crate::schema_args::{args_breaking_schema, args_from_schema};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// Audit events that mean a call went wrong whatever it returned.
-const BAD_EVENTS: [AuditEvent; 4] = [
+pub(super) const BAD_EVENTS: [AuditEvent; 4] = [
     AuditEvent::ProtocolViolation,
     AuditEvent::Crashed,
     AuditEvent::Killed,
@@ -35,7 +35,7 @@ const BAD_EVENTS: [AuditEvent; 4] = [
 
 /// A violation by the plugin's own requests (their ids), judged by
 /// `protocol.request_ids_monotonic`, not by the answer of the call.
-fn about_own_requests(e: &AuditRecord) -> bool {
+pub(super) fn about_own_requests(e: &AuditRecord) -> bool {
     e.get("violation_type").as_str() == Some(Violation::RequestIdNotIncreasing.as_str())
 }
 

@@ -12,6 +12,7 @@ mod busy;
 mod cage;
 mod config;
 mod drift;
+mod examples;
 mod handshake;
 mod hooks;
 mod installed_copy;
@@ -20,6 +21,7 @@ mod lifecycle;
 mod manifest;
 mod methods;
 mod observe;
+mod profile;
 mod projects;
 mod protocol;
 mod timing;
@@ -74,6 +76,8 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(CAGE_STARTS_CAGED, Plugin, Launch(cage::starts_caged)),
     check!(LAUNCH_SELF_CONTAINED, Plugin, Session(launch::self_contained)),
     check!(MANIFEST_CURRENT, Plugin, Session(drift::current)),
+    check!(PROFILE_VALID, Plugin, Session(profile::valid)),
+    check!(PROFILE_CURRENT, Plugin, Session(profile::current)),
     check!(HANDSHAKE_SILENT_BEFORE_INITIALIZE, Plugin, Handshake(handshake::silent_before_initialize)),
     check!(HANDSHAKE_ANSWERS_IN_TIME, Plugin, Handshake(handshake::answers_in_time)),
     check!(HANDSHAKE_WELL_FORMED, Plugin, Handshake(handshake::well_formed)),
@@ -95,6 +99,8 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(METHODS_ANSWERS, MethodOrTool, Session(methods::answers)),
     check!(METHODS_TOOL_VALID_ARGS, Tool, Session(methods::tool_valid_args)),
     check!(METHODS_TOOL_INVALID_ARGS, Tool, Session(methods::tool_invalid_args)),
+    check!(METHODS_EXAMPLES, Method, Session(examples::examples)),
+    check!(METHODS_INVALID_PARAMS, Method, Session(examples::invalid_params)),
     check!(HOOKS_ANSWERS, Hook, Session(hooks::answers)),
     check!(COMPACTION_COMPACTOR_CONTRACT, Plugin, Session(hooks::compactor_contract)),
     check!(CONFIG_UPDATE_ACCEPTED, Plugin, Session(methods::config_update_accepted)),
@@ -174,7 +180,7 @@ mod tests {
         for c in CHECKS {
             let per = match c.per {
                 Per::Plugin => None,
-                Per::MethodOrTool => Some("method"),
+                Per::MethodOrTool | Per::Method => Some("method"),
                 Per::Tool => Some("tool"),
                 Per::Hook => Some("hook"),
             };

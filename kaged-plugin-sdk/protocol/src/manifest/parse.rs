@@ -120,7 +120,8 @@ pub enum PathSegment {
     Index(usize),
 }
 
-fn path_segments(path: &serde_path_to_error::Path) -> Vec<PathSegment> {
+/// The field path of a serde error, as [`PathSegment`]s.
+pub(crate) fn path_segments(path: &serde_path_to_error::Path) -> Vec<PathSegment> {
     use serde_path_to_error::Segment;
     path.iter()
         .filter_map(|s| match s {
