@@ -15,6 +15,7 @@
 
 pub mod browser;
 pub mod chaos;
+pub mod gated;
 
 use std::path::{Path, PathBuf};
 

@@ -222,31 +222,6 @@ async fn notifications_reach_the_host() {
     r.session.shutdown().await;
 }
 
-/// A storage handler that says when each request arrives (its method) and
-/// holds every answer until the test opens the gate.
-struct Gated {
-    broker: kaged_host_sim::BrokerHandler,
-    gate: tokio::sync::watch::Receiver<bool>,
-    arrived: tokio::sync::mpsc::UnboundedSender<String>,
-}
-
-impl kaged_host_sim::PluginRequestHandler for Gated {
-    fn handle(
-        &self,
-        ctx: kaged_host_sim::RequestContext,
-        request: kaged_plugin_sdk::protocol::Request,
-    ) -> futures_util::future::BoxFuture<'static, Result<Value, kaged_plugin_sdk::protocol::RpcError>>
-    {
-        let mut gate = self.gate.clone();
-        let _ = self.arrived.send(request.method.clone());
-        let answer = self.broker.handle(ctx, request);
-        Box::pin(async move {
-            let _ = gate.wait_for(|open| *open).await;
-            answer.await
-        })
-    }
-}
-
 /// Architecture rule 3 over real pipes, on the one-thread blocking loop: a
 /// handler waiting for the host's storage answer never stops the plugin
 /// reading, so pings and other calls are answered while it waits, and its
@@ -258,16 +233,13 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
         env!("CARGO_BIN_EXE_sdk-testbed"),
     )
     .expect("stage the testbed");
-    let (open, gate) = tokio::sync::watch::channel(false);
-    let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let (handler, mut gate) = kaged_host_sim::testing::gated::GatedHandler::new(
+        std::sync::Arc::new(kaged_host_sim::BrokerHandler::temp().expect("a broker")),
+    );
     let host = HostSim::new(HostConfig {
         time_scale: TimeScale::new(0.5).expect("scale"),
         storage_available: true,
-        handler: std::sync::Arc::new(Gated {
-            broker: kaged_host_sim::BrokerHandler::temp().expect("a broker"),
-            gate,
-            arrived,
-        }),
+        handler: std::sync::Arc::new(handler),
         ..HostConfig::default()
     });
     let session = std::sync::Arc::new(host.launch(staged.dir()).await.expect("launch"));
@@ -277,8 +249,8 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
     });
     // The handler's storage request reached the host and is held there:
     // from here on the plugin's handler is waiting on it.
-    let method = arrivals
-        .recv()
+    let method = gate
+        .arrived()
         .await
         .expect("testbed.store sends a storage request");
     assert!(method.starts_with("kaged.storage."), "{method}");
@@ -298,7 +270,7 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
         !waiting.is_finished(),
         "the storage call cannot finish before its answer"
     );
-    open.send_replace(true);
+    gate.open();
     let stored = waiting
         .await
         .expect("task")

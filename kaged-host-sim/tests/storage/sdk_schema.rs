@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::support::host::EASY;
+use kaged_host_sim::testing::gated::GatedHandler;
 use kaged_host_sim::{BrokerHandler, HostConfig, HostSim, PluginSession, StorageBroker, TimeScale};
 use kaged_plugin_sdk::{sql_params, Call, Migrations, Plugin, PluginError};
 use serde_json::{json, Value};
@@ -103,31 +104,6 @@ async fn migrations_run_once_per_store_before_the_first_call() {
     s.shutdown().await;
 }
 
-/// A broker that says when each storage request arrives and holds every
-/// answer until the test opens the gate.
-struct Gated {
-    broker: BrokerHandler,
-    gate: tokio::sync::watch::Receiver<bool>,
-    arrived: tokio::sync::mpsc::UnboundedSender<String>,
-}
-
-impl kaged_host_sim::PluginRequestHandler for Gated {
-    fn handle(
-        &self,
-        ctx: kaged_host_sim::RequestContext,
-        request: kaged_plugin_protocol::Request,
-    ) -> futures_util::future::BoxFuture<'static, Result<Value, kaged_plugin_protocol::RpcError>>
-    {
-        let mut gate = self.gate.clone();
-        let _ = self.arrived.send(request.method.clone());
-        let answer = self.broker.handle(ctx, request);
-        Box::pin(async move {
-            let _ = gate.wait_for(|open| *open).await;
-            answer.await
-        })
-    }
-}
-
 /// The race forced: the migrations' first storage request is held at the
 /// host, a call arrives meanwhile, and it waits for the migrations (and
 /// then succeeds) instead of running against a store without its table.
@@ -135,25 +111,20 @@ impl kaged_host_sim::PluginRequestHandler for Gated {
 async fn a_call_that_arrives_during_the_migrations_waits_for_them() {
     let dir = tempfile::tempdir().expect("tempdir");
     let broker = StorageBroker::open(&dir.path().join("kaged.sqlite3")).expect("broker");
-    let (open, gate) = tokio::sync::watch::channel(false);
-    let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let (handler, mut gate) = GatedHandler::new(Arc::new(BrokerHandler::new(broker)));
     let audit = kaged_host_sim::audit::AuditLog::memory();
     let mut events = audit.subscribe();
     let host = HostSim::new(HostConfig {
         time_scale: TimeScale::new(EASY).expect("scale"),
         storage_available: true,
         audit,
-        handler: Arc::new(Gated {
-            broker: BrokerHandler::new(broker),
-            gate,
-            arrived,
-        }),
+        handler: Arc::new(handler),
         ..HostConfig::default()
     });
     let s = Arc::new(host.connect_plugin(notes(&STEPS)).await.expect("handshake"));
     // The migrations started at `initialized`: their request is held.
-    let first = arrivals
-        .recv()
+    let first = gate
+        .arrived()
         .await
         .expect("the migrations ask for storage");
     assert!(first.starts_with("kaged.storage."), "{first}");
@@ -176,7 +147,7 @@ async fn a_call_that_arrives_during_the_migrations_waits_for_them() {
         !call.is_finished(),
         "the call cannot finish before the migrations"
     );
-    open.send_replace(true);
+    gate.open();
     let added = call.await.expect("task");
     assert_eq!(
         added.expect("the table exists once the call runs"),
