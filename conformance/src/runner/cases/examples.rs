@@ -18,14 +18,13 @@ use kaged_plugin_protocol::profile::{CallAs, MethodProfile, PROFILE_FILE};
 use kaged_plugin_protocol::{ErrorCode, NOT_APPLICABLE, NOT_INITIALIZED};
 use serde_json::Value;
 
-use super::methods::{about_own_requests, BAD_EVENTS};
+use super::methods::call_shared;
 use crate::profile::{Loaded, ValidProfile};
 use crate::runner::call_context::agent_ctx;
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
-use crate::runner::probe::{or_stray, stray_detail};
 use crate::runner::scope::Scope;
-use crate::runner::sessions::{settle_after_call, Sessions};
+use crate::runner::sessions::Sessions;
 use crate::runner::verdict::Verdict;
 use crate::schema_args::args_from_schema;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
@@ -197,26 +196,12 @@ async fn run_calls(
                 ""
             }
         );
-        let mark = ctx.audit.len();
-        let r = match sessions.shared(ctx, scope).await {
-            Err(e) => return Verdict::no_session(e),
-            Ok(s) => match or_stray(&s.raw(), s.call(method, Some(c.params.clone()), call_ctx))
-                .await
-            {
-                Ok(r) => {
-                    settle_after_call(s, &r).await;
-                    r
-                }
-                Err(v) => return Verdict::fail(stray_detail(&format!("an answer to {shown}"), &v)),
-            },
-        };
-        let audited: Vec<&'static str> = ctx
-            .audit
-            .since(mark)
-            .iter()
-            .filter(|e| BAD_EVENTS.contains(&e.event) && !about_own_requests(e))
-            .map(|e| e.event.as_str())
-            .collect();
+        let params = Some(c.params.clone());
+        let (r, audited) =
+            match call_shared(ctx, sessions, scope, method, params, call_ctx, &shown).await {
+                Ok(done) => done,
+                Err(v) => return v,
+            };
         if let Err(CallError::Unavailable { .. }) = &r {
             return Verdict::skip(format!("{method} is marked unavailable by the host: the plugin did not list it in initialize (see handshake.methods_complete)"));
         }

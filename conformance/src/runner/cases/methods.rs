@@ -162,30 +162,54 @@ async fn call(
     call_ctx: Option<PluginCallContext>,
     expect: Expect,
 ) -> Verdict {
-    let mark = ctx.audit.len();
     let args = params
         .as_ref()
         .map(Value::to_string)
         .unwrap_or_else(|| "none".into());
     let shown = format!("{method}({args}) {}", describe(call_ctx.as_ref()));
+    match call_shared(ctx, sessions, scope, method, params, call_ctx, &shown).await {
+        Ok((r, bad)) => judge(method, &shown, r, &expect, &bad),
+        Err(v) => v,
+    }
+}
+
+/// One call of `method` (shown as `shown`) on the shared session, ended
+/// early by a stray answer, settled; with the violations the host audited
+/// meanwhile ([`BAD_EVENTS`], less those about the plugin's own requests).
+/// `Err`: the case's verdict already (no session, or a stray answer).
+pub(super) async fn call_shared(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    method: &str,
+    params: Option<Value>,
+    call_ctx: Option<PluginCallContext>,
+    shown: &str,
+) -> Result<(Result<Value, CallError>, Vec<&'static str>), Verdict> {
+    let mark = ctx.audit.len();
     let r = match sessions.shared(ctx, scope).await {
-        Err(e) => return Verdict::no_session(e),
+        Err(e) => return Err(Verdict::no_session(e)),
         Ok(s) => match or_stray(&s.raw(), s.call(method, params, call_ctx)).await {
             Ok(r) => {
                 settle_after_call(s, &r).await;
                 r
             }
-            Err(v) => return Verdict::fail(stray_detail(&format!("an answer to {shown}"), &v)),
+            Err(v) => {
+                return Err(Verdict::fail(stray_detail(
+                    &format!("an answer to {shown}"),
+                    &v,
+                )))
+            }
         },
     };
-    let bad: Vec<&'static str> = ctx
+    let bad = ctx
         .audit
         .since(mark)
         .iter()
         .filter(|e| BAD_EVENTS.contains(&e.event) && !about_own_requests(e))
         .map(|e| e.event.as_str())
         .collect();
-    judge(method, &shown, r, &expect, &bad)
+    Ok((r, bad))
 }
 
 /// The verdict of one call; `call` shows it (`method(args) as ...`).
