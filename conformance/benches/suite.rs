@@ -26,7 +26,7 @@ use kaged_conformance::catalogue::{self, *};
 use kaged_conformance::report::{EffectiveTimeouts, Report, Status};
 use kaged_conformance::testing::InstalledCopy;
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::TimeScale;
+use kaged_host_core::TimeScale;
 
 /// What the suite may spend on a correct plugin at time scale 1.
 const CORRECT_BUDGET: Duration = Duration::from_secs(3);
@@ -260,7 +260,7 @@ fn main() {
     // only its own directory, so `_lib` is copied into it.
     let staged = tempfile::tempdir().map(|d| {
         let fixtures = root().join("tests/fixtures/plugins");
-        let done = kaged_host_sim::testing::stage_plugin_tree(&fixtures, "_lib", d.path());
+        let done = kaged_host_core::testing::stage_plugin_tree(&fixtures, "_lib", d.path());
         (d, done)
     });
     ok &= match &staged {

@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
-use kaged_host_sim::TimeScale;
+use kaged_host_core::TimeScale;
 
 pub use crate::cli_error::CliError;
 use crate::list;
@@ -135,7 +135,7 @@ pub struct SuiteArgs {
         default_value = "raw",
         requires = "transcript_dir"
     )]
-    pub transcript_form: kaged_host_sim::normal::TranscriptForm,
+    pub transcript_form: kaged_host_core::normal::TranscriptForm,
     /// The storage broker's SQLite database (created if needed; a
     /// temporary database, removed after the run, by default).
     #[arg(long, value_name = "PATH")]
@@ -145,7 +145,7 @@ pub struct SuiteArgs {
     /// report says `"cage": "unavailable"`); `require` exits 2 when it
     /// cannot cage; `off` runs uncaged (`"cage": "off"`).
     #[arg(long, value_name = "MODE", default_value = "auto")]
-    pub cage: kaged_host_sim::CageMode,
+    pub cage: kaged_host_core::CageMode,
     /// The operator's config root that `config:/` grants resolve under
     /// (default: a temporary directory, removed after the run).
     #[arg(long, value_name = "DIR")]
@@ -279,7 +279,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         let _ = out.flush();
     };
     let report = run_suite_streaming(plugin_dir, &options, &mut on_case)?;
-    if report.cage != Some(kaged_host_sim::CageKind::Bwrap) {
+    if report.cage != Some(kaged_host_core::CageKind::Bwrap) {
         if let Some(line) = report.cage_line() {
             eprintln!("kaged-conformance: warning: {line}");
         }

@@ -8,8 +8,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kaged_host_sim::time::TimeScale;
-use kaged_host_sim::CageMode;
+use kaged_host_core::time::TimeScale;
+use kaged_host_core::CageMode;
 
 use crate::cli_error::CliError;
 use crate::fuzz::{fuzz, fuzz_report, FuzzOptions, FuzzOutcome};

@@ -6,16 +6,28 @@
 //!
 //! The library entry is [`run_suite`] (or [`runner::run_suite_streaming`]
 //! to see each case as it finishes).
+//!
+//! Layers, top first (`scripts/module-layers.py` checks that every import
+//! runs down): <!-- layers: cli > fuzz_cli > cli_error testing > fuzz list report_format runner > report > catalogue pack profile schema_args selection -->
+//!
+//! A plugin's own tests depend on this crate with `default-features =
+//! false`: the suite and [`testing::assert_conforms`] without the command
+//! line (`cli`), the fuzzer (`fuzz`) or the JUnit writer (`junit`).
 
 pub mod catalogue;
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
 pub mod cli_error;
+#[cfg(feature = "fuzz")]
 pub mod fuzz;
+#[cfg(feature = "cli")]
 pub mod fuzz_cli;
 pub mod list;
 pub mod pack;
 pub mod profile;
 pub mod report;
+#[cfg(feature = "cli")]
 pub mod report_format;
 pub mod runner;
 pub mod schema_args;

@@ -26,9 +26,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::validate::{command_leaves_plugin_dir, validate_dir};
-use kaged_host_sim::{InstallError, PluginStore};
+use kaged_host_core::audit::AuditLog;
+use kaged_host_core::validate::{command_leaves_plugin_dir, validate_dir};
+use kaged_host_engine::{InstallError, PluginStore};
 use kaged_plugin_protocol::manifest::{Manifest, MANIFEST_FILE};
 
 /// Where a packed plugin's executable goes, inside its directory.

@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::{CageKind, CageMode, TimeScale};
+use kaged_host_core::{CageKind, CageMode, TimeScale};
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 
 use crate::pack::{install_packed, pack, PackInput};

@@ -1,5 +1,5 @@
 //! The suite judges the chaos catalogue (issue 19): for every misbehaviour
-//! of `kaged_host_sim::testing::chaos` that the host classifies, the chaos
+//! of `kaged_test_support::chaos` that the host classifies, the chaos
 //! plugin doing it (alone, at the catalogue's moment) fails the case the
 //! catalogue names (warns, for a SHOULD case); one catalogue serves the
 //! host's chaos suite and the suite's self-test.
@@ -8,7 +8,7 @@ mod support;
 
 use std::path::Path;
 
-use kaged_host_sim::testing::chaos::{stage, Misbehaviour, Plan, When};
+use kaged_test_support::chaos::{stage, Misbehaviour, Plan, When};
 use serde_json::Value;
 use support::cmd;
 

@@ -7,8 +7,8 @@
 
 mod support;
 
-use kaged_host_sim::scenario::{run_steps, Script};
-use kaged_host_sim::{AuditLog, HostConfig, HostSim};
+use kaged_host_core::{AuditLog, HostConfig, HostSim};
+use kaged_host_engine::scenario::{run_steps, Script};
 use serde_json::Value;
 use support::{cmd, own_fixture};
 

@@ -7,7 +7,7 @@
 mod support;
 
 use kaged_conformance::fuzz::{fuzz, FuzzOptions, Op, Property};
-use kaged_host_sim::time::TimeScale;
+use kaged_host_core::time::TimeScale;
 use serde_json::json;
 use support::own_fixture;
 

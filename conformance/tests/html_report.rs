@@ -1,6 +1,6 @@
 //! The HTML report in a real browser: headless Chromium through
 //! ChromeDriver (the browser set-up of the daemon's settings page,
-//! `kaged_host_sim::testing::browser`), driven with fantoccini. The page
+//! `kaged_test_support::browser`), driven with fantoccini. The page
 //! loads without errors, filtering to failures shows exactly the failed
 //! cases, expanding a case shows its wire lines with their directions. A
 //! screenshot is kept under `target/` as an artifact.
@@ -13,7 +13,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use kaged_host_sim::testing::browser::{browser_tools_for, chrome_capabilities, ChromeDriver};
+use kaged_test_support::browser::{browser_tools_for, chrome_capabilities, ChromeDriver};
 use serde_json::Value;
 use support::{cmd, own_fixture};
 

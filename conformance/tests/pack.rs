@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use kaged_conformance::pack::{install_packed, pack, PackError, PackInput};
-use kaged_host_sim::validate::validate_dir;
-use kaged_host_sim::{HostConfig, HostSim};
+use kaged_host_core::validate::validate_dir;
+use kaged_host_core::{HostConfig, HostSim};
 use kaged_plugin_protocol::manifest::Manifest;
 
 /// The spec's shell adapter (bash + jq), as a "built" executable.

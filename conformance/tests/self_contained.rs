@@ -17,7 +17,7 @@ use kaged_conformance::catalogue::{LAUNCH_SELF_CONTAINED, METHODS_ANSWERS};
 use kaged_conformance::report::Status::{Fail, Pass};
 use kaged_conformance::report::{render_human, Report};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::CageMode;
+use kaged_host_core::CageMode;
 use support::{broken, options, own_fixture};
 
 /// The fixture's files, `vendor/` with its module, a `.gitignore` naming
@@ -60,7 +60,7 @@ fn caged(dir: &Path) -> Report {
 
 #[test]
 fn a_gitignored_dependency_dir_is_installed_and_the_copy_starts_caged() {
-    if !kaged_host_sim::testing::cage_available_for_blocking("gitignored_deps_pass") {
+    if !kaged_host_core::testing::cage_available_for_blocking("gitignored_deps_pass") {
         return;
     }
     let plugin = plugin_with_gitignored_deps(None);
@@ -86,7 +86,7 @@ fn a_gitignored_dependency_dir_is_installed_and_the_copy_starts_caged() {
 
 #[test]
 fn a_kagedignored_dependency_fails_the_case_naming_what_the_copy_lacked() {
-    if !kaged_host_sim::testing::cage_available_for_blocking("kagedignored_deps_fail") {
+    if !kaged_host_core::testing::cage_available_for_blocking("kagedignored_deps_fail") {
         return;
     }
     let plugin = plugin_with_gitignored_deps(Some("# tests only\nvendor/\n"));

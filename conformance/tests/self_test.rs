@@ -14,7 +14,7 @@ fn conforming_passes_every_case() {
     let r = run(own_fixture("conforming"));
     // Caged wherever bwrap works (always under CI=true); elsewhere the one
     // case that needs the cage skips, saying why.
-    let caged = r.cage == Some(kaged_host_sim::CageKind::Bwrap);
+    let caged = r.cage == Some(kaged_host_core::CageKind::Bwrap);
     if caged {
         let c = r.case("cage.starts_caged");
         assert_eq!(c.status, Pass, "{}", c.detail);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kaged_conformance::report::Report;
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::time::Timeouts;
+use kaged_host_core::time::Timeouts;
 use support::{host_fixture, options};
 
 const BEGIN: &str = "<!-- BEGIN SHELL ADAPTER VERDICTS -->";
@@ -25,7 +25,7 @@ fn table(r: &Report) -> String {
             .next()
             .unwrap_or_default()
             .replace(&dir.display().to_string(), "<dir>");
-        let why = kaged_host_sim::transcript::cut(&why, 220).replace('|', "\\|");
+        let why = kaged_host_core::transcript::cut(&why, 220).replace('|', "\\|");
         out.push_str(&format!(
             "| `{}` | {} | {} |\n",
             c.id,

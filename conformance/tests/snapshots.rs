@@ -40,14 +40,14 @@ fn redact_dir(v: &mut Value, dir: &str) {
 /// machine with bwrap; without it, a failure under `CI=true`, else a skip.
 #[test]
 fn json_report_of_the_conforming_fixture() {
-    if !kaged_host_sim::testing::cage_available_for_blocking(
+    if !kaged_host_core::testing::cage_available_for_blocking(
         "json_report_of_the_conforming_fixture",
     ) {
         return;
     }
     let dir = own_fixture("conforming");
     let opts = kaged_conformance::Options {
-        cage: kaged_host_sim::CageMode::Require,
+        cage: kaged_host_core::CageMode::Require,
         ..options()
     };
     let report = kaged_conformance::run_suite(&dir, &opts).expect("the suite runs");

@@ -1,5 +1,5 @@
 //! `--transcript-dir DIR --transcript-form normal`: every case's
-//! transcript in the normal form (`kaged_host_sim::normal`), the same
+//! transcript in the normal form (`kaged_host_core::normal`), the same
 //! files run after run.
 
 mod support;

@@ -11,10 +11,8 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::testing::chaos::{
-    replay_command, run_seed, ChaosOptions, MAX_RSS_KIB, SUITE_SCALE,
-};
 use kaged_host_sim::CageMode;
+use kaged_test_support::chaos::{replay_command, run_seed, ChaosOptions, MAX_RSS_KIB, SUITE_SCALE};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()

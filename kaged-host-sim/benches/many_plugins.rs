@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use kaged_host_sim::bench::{process_usage, TreeUsage};
+use kaged_host_sim::probe::{process_usage, TreeUsage};
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{
     AuditEvent, AuditLog, HostConfig, HostSim, PluginState, Supervisor, Timeouts,

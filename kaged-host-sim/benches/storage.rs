@@ -25,7 +25,9 @@ use std::time::{Duration, Instant};
 
 use kaged_host_sim::storage::{rewrite, RewriteCache, StorageClient};
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{BrokerHandler, HostConfig, HostSim, PluginSession, StorageBroker};
+use kaged_host_sim::{
+    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginSession, StorageBroker,
+};
 use kaged_plugin_protocol::StorageMethod;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
 use serde_json::{json, Value};

@@ -35,7 +35,7 @@ mod raw_host;
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::bench::process_usage;
+use kaged_host_sim::probe::process_usage;
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{CageMode, HostConfig, HostSim, PluginSession};
 use pairs::{Measured, Pair, Plugins, WINDOW};

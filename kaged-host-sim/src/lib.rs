@@ -1,43 +1,27 @@
 //! # kaged-host-sim
 //!
-//! A simulated kaged daemon: the only daemon-side code of this workspace.
-//! Its command line (`src/bin/kaged-host-sim/`), the conformance suite and
-//! every test drive it, through the items below.
+//! A simulated kaged daemon and its command line, on top of the host
+//! crates it is built from:
+//!
+//! ```text
+//!  kaged-host-sim      this crate: the `up` daemon (HTTP API, settings
+//!                      page), `bench`, in-process SDK plugins, the CLI
+//!  kaged-host-engine   projects and agents, hook firing, compaction,
+//!                      the plugin store, scenarios
+//!  kaged-host-storage  the SQLite broker behind kaged.storage.*
+//!  kaged-host-core     spawn (in the cage), connection, handshake, calls,
+//!                      shutdown, audit log, transcripts, validation
+//! ```
+//!
+//! The conformance suite and a plugin's own tests need only the crates
+//! below this one (no HTTP server); this crate re-exports their items at
+//! the paths they had before the split, so code written against
+//! `kaged_host_sim::HostSim` keeps compiling (each item is documented once,
+//! in its own crate; CHANGELOG.md lists where each moved).
 //!
 //! ## Layers
 //!
-//! ```text
-//!  kaged-host-sim CLI (src/bin/)    kaged-conformance    tests, examples
-//!              |                            |
-//!              v                            v
-//!  firing      AgentHost: hooks fired on agent paths
-//!              (agents: projects resolved against manifests, pure logic)
-//!  supervisor  Supervisor: one plugin kept alive, restart policy
-//!              |
-//!              v
-//!  host        HostSim: validate, spawn, handshake -> PluginSession
-//!              |
-//!              v
-//!  plugin      session: call, health checks, shutdown; handshake
-//!              connection: JSON-RPC 2.0 over line-delimited stdio
-//!              process, spawn, probe: the OS process and its group
-//!              |
-//!              v
-//!  requests    plugin-to-host requests: PluginRequestHandler,
-//!              BrokerHandler, InFlight
-//!  storage     the SQLite broker behind kaged.storage.*
-//!
-//!  install     the plugin store (install flow), over storage and validate
-//!  cage        manifest -> CagePolicy -> bwrap argv, seccomp, cgroup
-//!  observe     audit log, wire transcript, generated reference (every layer)
-//!  validate    manifest validation        time   every timeout, scaled
-//! ```
-//!
-//! [`HostSim`] launches a plugin directory (validate, spawn, handshake) or
-//! connects to an in-process peer, giving a [`PluginSession`] to call,
-//! notify and shut down. [`time`] holds every timeout (scaled by
-//! `--time-scale`), [`audit`] every audit event name, [`transcript`] the
-//! wire transcript.
+//! <!-- layers: daemon > bench in_process -->
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -50,64 +34,45 @@
 //! # Ok(()) }
 //! ```
 
-pub mod agents;
 pub mod bench;
-pub mod bounds;
-pub mod cage;
 pub mod daemon;
-mod firing;
-mod host;
-mod install;
-mod observe;
-mod plugin;
-mod requests;
-pub mod scenario;
-pub mod storage;
-mod supervisor;
-pub mod testing;
-pub mod time;
-pub mod validate;
+mod in_process;
 
-// Running plugins.
-pub use host::{HostConfig, HostSim, LaunchError};
-pub use plugin::{
-    canonical_capability, group_alive, resolve_command, CallError, ExitInfo, HandshakeError,
-    HandshakeInfo, HealthMonitor, Phase, PluginSession, RawChannel, RequestError, ShutdownOutcome,
-    SpawnError, CONFIG_ROOT_ENV,
+pub use in_process::ConnectPlugin;
+
+// The crates below, whole.
+#[doc(no_inline)]
+pub use kaged_host_core as core;
+#[doc(no_inline)]
+pub use kaged_host_engine as engine;
+#[doc(no_inline)]
+pub use kaged_host_storage as storage;
+
+// Their modules and items, at the paths they had before the split.
+#[doc(no_inline)]
+pub use kaged_host_core::{
+    audit, bounds, cage, golden, normal, probe, reference, testing, time, transcript, validate,
 };
-// The cage every plugin runs in (the whole module is `cage`).
-pub use cage::{CageKind, CageMode, CageStatus};
-pub use supervisor::{PluginState, Supervisor, SupervisorError};
-pub use time::{TimeScale, Timeouts};
-
-// Projects and their hooks.
-pub use firing::{
-    AgentHost, AgentHostError, CompactRequest, CompactionOutcome, FailedPlugin, IdleOutcome,
-    KnobWrite, KnobWriteError, PluginDirs, SessionStart,
+#[doc(no_inline)]
+pub use kaged_host_core::{
+    cage_inputs_for_dir, canonical_capability, group_alive, one_line, resolve_command,
+    validate_dir, AuditEvent, AuditLog, AuditRecord, CageKind, CageMode, CageStatus, CallError,
+    DefaultHandler, Direction, ExitInfo, HandshakeError, HandshakeInfo, HealthMonitor, HostConfig,
+    HostSim, InFlight, InFlightWaiter, LaunchError, Phase, PluginRequestHandler, PluginSession,
+    PluginState, RawChannel, RequestContext, RequestError, ShutdownOutcome, SpawnError, Supervisor,
+    SupervisorError, TimeScale, Timeouts, Transcript, TranscriptRecord, CONFIG_ROOT_ENV,
 };
-
-// Requests from plugins, and storage.
-pub use requests::{
-    BrokerHandler, DefaultHandler, InFlight, InFlightWaiter, PluginRequestHandler, RequestContext,
+#[doc(no_inline)]
+pub use kaged_host_engine::assert_transcript_snapshot;
+#[doc(no_inline)]
+pub use kaged_host_engine::{
+    agents, installed_copy, scenario, AgentHost, AgentHostError, CompactRequest, CompactionOutcome,
+    FailedPlugin, IdleOutcome, InstallError, InstallPlan, InstalledPlugin, InstalledSize,
+    KnobWrite, KnobWriteError, LeftOut, LeftOutReason, PluginDirs, PluginStore, SessionStart,
+    Uninstalled, Upgrade, KAGEDIGNORE_FILE,
 };
-pub use storage::StorageBroker;
-
-// Installing plugins and checking manifests.
-pub use install::{
-    installed_copy, InstallError, InstallPlan, InstalledPlugin, InstalledSize, LeftOut,
-    LeftOutReason, PluginStore, Uninstalled, Upgrade, KAGEDIGNORE_FILE,
-};
-pub use validate::validate_dir;
-
-// What the host records (whole modules: `audit`, `transcript`, and the
-// generated `reference` of docs/protocol.md).
-pub use observe::{audit, golden, normal, reference, transcript};
-pub use observe::{
-    one_line, AuditEvent, AuditLog, AuditRecord, Direction, Transcript, TranscriptRecord,
-};
-
-// Process probes for conformance checks.
-pub use plugin::probe;
+#[doc(no_inline)]
+pub use kaged_host_storage::{BrokerHandler, StorageBroker};
 
 /// The README's examples (the crate's page on crates.io), compiled as
 /// doctests.

@@ -1,13 +1,13 @@
 //! The chaos suite on a fixed seed set (issue 19): a hostile plugin mixing
 //! misbehaviours by seed, and after each seed the host's invariants
-//! (`kaged_host_sim::testing::chaos`). Caged where bwrap cages (always
+//! (`kaged_test_support::chaos`). Caged where bwrap cages (always
 //! under `CI=true`); uncaged elsewhere, with only the misbehaviours process
 //! groups contain. `KAGED_CHAOS_SEEDS=3,17` runs those seeds;
 //! `KAGED_CHAOS_CAGE=off|require` forces the mode. Many seeds:
 //! `cargo bench -p kaged-host-sim --bench chaos -- --seeds 500`.
 
-use kaged_host_sim::testing::chaos::{replay_command, run_seed, ChaosOptions};
 use kaged_host_sim::CageMode;
+use kaged_test_support::chaos::{replay_command, run_seed, ChaosOptions};
 
 /// The fixed set CI runs.
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=16;

@@ -1,5 +1,8 @@
 //! Attribute macros for kaged plugins, re-exported by `kaged-plugin-sdk`.
 //!
+//! Layers, top first (`scripts/module-layers.py` checks that every import
+//! runs down): <!-- layers: check expand > handler > sig > parse -->
+//!
 //! `#[kaged_plugin(..)]` on an `impl` block turns its annotated `async fn`s
 //! into a plugin: `#[method("a.b")]`, `#[tool]`, `#[hook]`, `#[config]` and
 //! `#[shutdown]`. It expands to calls on the SDK's builder API

@@ -1,5 +1,8 @@
 //! # cargo-kaged
 //!
+//! Layers, top first (`scripts/module-layers.py` checks that every import
+//! runs down): <!-- layers: cli > certify > packing scaffold > cargo > error -->
+//!
 //! Cargo subcommands for writing kaged plugins in Rust, from a new package
 //! to a certified, installable plugin directory:
 //!

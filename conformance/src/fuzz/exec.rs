@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
-use kaged_host_sim::time::{TimeScale, Timeouts};
-use kaged_host_sim::{
-    AuditEvent, AuditLog, BrokerHandler, CageMode, CallError, HostConfig, HostSim, PluginSession,
-    Transcript,
+use kaged_host_core::time::{TimeScale, Timeouts};
+use kaged_host_core::{
+    AuditEvent, AuditLog, CageMode, CallError, HostConfig, HostSim, PluginSession, Transcript,
 };
+use kaged_host_storage::BrokerHandler;
 use kaged_plugin_protocol::{PluginCallContext, RpcError};
 use serde_json::Value;
 
@@ -52,9 +52,9 @@ const UNCLEAN: [AuditEvent; 5] = [
 
 impl Runner {
     fn host(&self, audit: &AuditLog) -> HostSim {
-        let handler: Arc<dyn kaged_host_sim::PluginRequestHandler> = match BrokerHandler::temp() {
+        let handler: Arc<dyn kaged_host_core::PluginRequestHandler> = match BrokerHandler::temp() {
             Ok(h) => Arc::new(h),
-            Err(_) => Arc::new(kaged_host_sim::DefaultHandler),
+            Err(_) => Arc::new(kaged_host_core::DefaultHandler),
         };
         HostSim::new(HostConfig {
             time_scale: self.scale,

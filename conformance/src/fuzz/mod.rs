@@ -31,8 +31,8 @@ mod soak;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kaged_host_sim::time::TimeScale;
-use kaged_host_sim::CageMode;
+use kaged_host_core::time::TimeScale;
+use kaged_host_core::CageMode;
 use kaged_plugin_protocol::manifest::Manifest;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};

@@ -4,7 +4,7 @@
 //! replays with the host alone (`kaged-host-sim session DIR --script
 //! replay.yaml`). A broken input carries the error it must get.
 
-use kaged_host_sim::scenario::{Expect, Script, Step};
+use kaged_host_engine::scenario::{Expect, Script, Step};
 
 use super::plan::Op;
 

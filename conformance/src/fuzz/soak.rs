@@ -4,8 +4,8 @@
 //! exited, hung or refused a valid call), which the report says with the
 //! exit status and the last stderr line.
 
-use kaged_host_sim::bench::tree_usage;
-use kaged_host_sim::AuditLog;
+use kaged_host_core::probe::tree_usage;
+use kaged_host_core::AuditLog;
 use kaged_plugin_protocol::manifest::Manifest;
 use proptest::strategy::{Strategy, ValueTree};
 

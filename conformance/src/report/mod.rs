@@ -3,17 +3,19 @@
 
 mod html;
 mod human;
+#[cfg(feature = "junit")]
 mod junit;
 mod kind;
 mod markdown;
 mod tap;
 
-use kaged_host_sim::cage::CageSummary;
-use kaged_host_sim::CageKind;
+use kaged_host_core::cage::CageSummary;
+use kaged_host_core::CageKind;
 use serde::{Deserialize, Serialize};
 
 pub use html::render_html;
 pub use human::{render_case_line, render_human};
+#[cfg(feature = "junit")]
 pub use junit::render_junit;
 pub use kind::{EndedBy, Kind, KindDef, KindFor, KINDS};
 pub use markdown::render_markdown;
@@ -136,7 +138,7 @@ pub struct EffectiveTimeouts {
 
 impl EffectiveTimeouts {
     /// The values of the host-sim's timeouts.
-    pub fn from_timeouts(t: &kaged_host_sim::Timeouts) -> EffectiveTimeouts {
+    pub fn from_timeouts(t: &kaged_host_core::Timeouts) -> EffectiveTimeouts {
         let ms = |d: std::time::Duration| d.as_millis() as u64;
         EffectiveTimeouts {
             initialize_ms: ms(t.initialize),

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kaged_host_sim::cage::{self, CagePolicy, CageSummary};
-use kaged_host_sim::{CageKind, CageMode};
+use kaged_host_core::cage::{self, CagePolicy, CageSummary};
+use kaged_host_core::{CageKind, CageMode};
 use kaged_plugin_protocol::manifest::Manifest;
 
 use super::error::SuiteError;
@@ -59,15 +59,18 @@ impl RunCage {
         if kind == CageKind::Off {
             return run;
         }
-        let compiled = cage::inputs_for_dir(manifest, dir, "info").and_then(|(mut inputs, _)| {
-            let root = std::fs::canonicalize(config_root).unwrap_or_else(|_| config_root.into());
-            inputs.env.insert(
-                kaged_host_sim::CONFIG_ROOT_ENV.to_string(),
-                root.display().to_string(),
-            );
-            inputs.config_root = Some(root);
-            cage::compile(manifest, &inputs)
-        });
+        let compiled = kaged_host_core::cage_inputs_for_dir(manifest, dir, "info").and_then(
+            |(mut inputs, _)| {
+                let root =
+                    std::fs::canonicalize(config_root).unwrap_or_else(|_| config_root.into());
+                inputs.env.insert(
+                    kaged_host_core::CONFIG_ROOT_ENV.to_string(),
+                    root.display().to_string(),
+                );
+                inputs.config_root = Some(root);
+                cage::compile(manifest, &inputs)
+            },
+        );
         match compiled {
             Ok(p) => run.policy = Some(Arc::new(p)),
             Err(e) => run.compile_error = Some(e.to_string()),

@@ -4,8 +4,8 @@
 //! run per method, tool or hook says so ([`Per`]) and gets its [`Target`].
 
 use futures_util::future::LocalBoxFuture;
-use kaged_host_sim::audit::AuditRecord;
-use kaged_host_sim::validate::ValidationReport;
+use kaged_host_core::audit::AuditRecord;
+use kaged_host_core::validate::ValidationReport;
 use kaged_plugin_protocol::HookName;
 use serde_json::Value;
 

@@ -6,13 +6,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::time::Timeouts;
-use kaged_host_sim::transcript::Transcript;
-use kaged_host_sim::PluginRequestHandler;
-use kaged_host_sim::{resolve_command, SpawnError};
-use kaged_host_sim::{HostConfig, HostSim};
-use kaged_host_sim::{InFlight, InFlightWaiter};
+use kaged_host_core::audit::AuditLog;
+use kaged_host_core::time::Timeouts;
+use kaged_host_core::transcript::Transcript;
+use kaged_host_core::PluginRequestHandler;
+use kaged_host_core::{resolve_command, SpawnError};
+use kaged_host_core::{HostConfig, HostSim};
+use kaged_host_core::{InFlight, InFlightWaiter};
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{InitializeParams, API_VERSION};
 

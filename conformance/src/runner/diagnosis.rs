@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{normalize, Access, CagePolicy, NetMode};
+use kaged_host_core::cage::{normalize, Access, CagePolicy, NetMode};
 
 /// An error the cage can cause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +231,7 @@ pub(crate) fn diagnose<'a>(
             return Some(CageDiagnosis {
                 text: format!(
                     "caged, this failure looks caused by the cage: {why} (from: {})",
-                    kaged_host_sim::transcript::cut(line.trim(), 200)
+                    kaged_host_core::transcript::cut(line.trim(), 200)
                 ),
                 grant,
             });

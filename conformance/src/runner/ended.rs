@@ -5,9 +5,9 @@
 //! budget ran out). A case that sent no request ended on the plugin's
 //! exit, the host's kill (a budget ran out), or without waiting.
 
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::transcript::Direction;
-use kaged_host_sim::{AuditRecord, TranscriptRecord};
+use kaged_host_core::audit::AuditEvent;
+use kaged_host_core::transcript::Direction;
+use kaged_host_core::{AuditRecord, TranscriptRecord};
 use serde_json::Value;
 
 use crate::report::EndedBy;

@@ -27,7 +27,7 @@ pub enum SuiteError {
         path: Option<PathBuf>,
         /// The cause.
         #[source]
-        source: kaged_host_sim::storage::BrokerError,
+        source: kaged_host_storage::BrokerError,
     },
     /// `--cage require`, and plugins cannot be caged here.
     #[error("--cage require: plugins cannot be caged here: {0}")]

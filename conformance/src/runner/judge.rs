@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kaged_host_sim::audit::AuditLog;
+use kaged_host_core::audit::AuditLog;
 use kaged_plugin_protocol::manifest::Manifest;
 
 use super::cases::CHECKS;

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kaged_host_sim::audit::{AuditEvent, AuditRecord};
-use kaged_host_sim::transcript::{Direction, TranscriptRecord};
+use kaged_host_core::audit::{AuditEvent, AuditRecord};
+use kaged_host_core::transcript::{Direction, TranscriptRecord};
 use kaged_plugin_protocol::manifest::Manifest;
 
 use super::context::RunContext;

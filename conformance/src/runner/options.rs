@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::normal::TranscriptForm;
-use kaged_host_sim::time::{TimeScale, Timeouts};
-use kaged_host_sim::CageMode;
+use kaged_host_core::normal::TranscriptForm;
+use kaged_host_core::time::{TimeScale, Timeouts};
+use kaged_host_core::CageMode;
 use kaged_plugin_protocol::manifest::Manifest;
 
 use crate::selection::{Baseline, Selection};
@@ -22,7 +22,7 @@ pub struct Options {
     /// `--transcript-dir`: one wire transcript per case is written here.
     pub transcript_dir: Option<PathBuf>,
     /// `--transcript-form`: the case transcripts raw, or in the normal
-    /// form (each case one step; `kaged_host_sim::normal`).
+    /// form (each case one step; `kaged_host_core::normal`).
     pub transcript_form: TranscriptForm,
     /// `--storage-db`: the storage broker's database (created if needed);
     /// `None` for a temporary database removed after the run.

@@ -6,12 +6,12 @@
 
 use std::time::{Duration, Instant};
 
-use kaged_host_sim::audit::AuditRecord;
-use kaged_host_sim::time::Timeouts;
-use kaged_host_sim::transcript::Transcript;
-use kaged_host_sim::ExitInfo;
-use kaged_host_sim::PluginSession;
-use kaged_host_sim::{HandshakeError, HandshakeInfo};
+use kaged_host_core::audit::AuditRecord;
+use kaged_host_core::time::Timeouts;
+use kaged_host_core::transcript::Transcript;
+use kaged_host_core::ExitInfo;
+use kaged_host_core::PluginSession;
+use kaged_host_core::{HandshakeError, HandshakeInfo};
 use kaged_plugin_protocol::InitializeResult;
 use serde_json::Value;
 

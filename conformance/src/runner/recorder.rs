@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::cage::CagePolicy;
-use kaged_host_sim::normal::{normal_form, NormalOptions, TranscriptForm};
-use kaged_host_sim::transcript::Direction;
-use kaged_host_sim::TranscriptRecord;
+use kaged_host_core::audit::AuditLog;
+use kaged_host_core::cage::CagePolicy;
+use kaged_host_core::normal::{normal_form, NormalOptions, TranscriptForm};
+use kaged_host_core::transcript::Direction;
+use kaged_host_core::TranscriptRecord;
 
 use super::diagnosis::{diagnose, CageDiagnosis};
 use super::ended::ended_by;
@@ -219,7 +219,7 @@ impl<'a> Recorder<'a> {
         let tail = records
             .iter()
             .skip(records.len().saturating_sub(TAIL))
-            .map(|r| kaged_host_sim::transcript::cut(&r.to_json().to_string(), TAIL_CHARS))
+            .map(|r| kaged_host_core::transcript::cut(&r.to_json().to_string(), TAIL_CHARS))
             .collect();
         let result = CaseResult {
             id: scope.id,

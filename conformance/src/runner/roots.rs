@@ -11,9 +11,9 @@
 //! not run (`blocked`) the start case that failed or the case whose call
 //! the plugin died on.
 
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::transcript::Direction;
-use kaged_host_sim::{AuditRecord, TranscriptRecord};
+use kaged_host_core::audit::AuditEvent;
+use kaged_host_core::transcript::Direction;
+use kaged_host_core::{AuditRecord, TranscriptRecord};
 
 use crate::catalogue::*;
 use crate::report::{CaseResult, EndedBy, Kind, Status};

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use kaged_host_sim::{AuditRecord, Transcript, TranscriptRecord};
+use kaged_host_core::{AuditRecord, Transcript, TranscriptRecord};
 
 use crate::catalogue::CaseDef;
 

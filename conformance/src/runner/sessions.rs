@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kaged_host_sim::group_alive;
-use kaged_host_sim::time::REAP_POLL;
-use kaged_host_sim::transcript::Transcript;
-use kaged_host_sim::CallError;
-use kaged_host_sim::LaunchError;
-use kaged_host_sim::PluginSession;
-use kaged_host_sim::RequestError;
+use kaged_host_core::group_alive;
+use kaged_host_core::time::REAP_POLL;
+use kaged_host_core::transcript::Transcript;
+use kaged_host_core::CallError;
+use kaged_host_core::LaunchError;
+use kaged_host_core::PluginSession;
+use kaged_host_core::RequestError;
 use kaged_plugin_protocol::{methods, InitializeParams};
 use serde_json::{json, Value};
 
@@ -262,7 +262,7 @@ pub(crate) async fn retire(s: PluginSession) -> Option<String> {
 
 /// One line for a launch failure, classified.
 pub(crate) fn describe_launch(e: &LaunchError) -> String {
-    use kaged_host_sim::SpawnError;
+    use kaged_host_core::SpawnError;
     match e {
         LaunchError::InvalidManifest { report, .. } => format!("invalid manifest: {report}"),
         LaunchError::Spawn { source, .. } => match source {

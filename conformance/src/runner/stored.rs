@@ -12,10 +12,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::audit::{AuditRecord, RecordError};
-use kaged_host_sim::cage::CageSummary;
-use kaged_host_sim::transcript::TranscriptRecord;
-use kaged_host_sim::CageKind;
+use kaged_host_core::audit::{AuditRecord, RecordError};
+use kaged_host_core::cage::CageSummary;
+use kaged_host_core::transcript::TranscriptRecord;
+use kaged_host_core::CageKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -12,12 +12,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::storage::StorageBroker;
-use kaged_host_sim::validate::{validate_dir, ValidationReport};
-use kaged_host_sim::BrokerHandler;
-use kaged_host_sim::CageKind;
-use kaged_host_sim::InFlight;
+use kaged_host_core::audit::AuditLog;
+use kaged_host_core::validate::{validate_dir, ValidationReport};
+use kaged_host_core::CageKind;
+use kaged_host_core::InFlight;
+use kaged_host_storage::BrokerHandler;
+use kaged_host_storage::StorageBroker;
 
 use super::cage::{ConfigRoot, RunCage};
 use super::cases::{usable, CHECKS};
@@ -160,8 +160,8 @@ fn store(
         plugin: report.plugin.clone(),
         time_scale: report.time_scale,
         timeouts: report.timeouts.unwrap_or_else(|| {
-            EffectiveTimeouts::from_timeouts(&kaged_host_sim::Timeouts::defaults(
-                kaged_host_sim::TimeScale::FULL,
+            EffectiveTimeouts::from_timeouts(&kaged_host_core::Timeouts::defaults(
+                kaged_host_core::TimeScale::FULL,
             ))
         }),
         cage: report.cage.unwrap_or(CageKind::Off),

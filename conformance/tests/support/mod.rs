@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use kaged_conformance::report::{Report, Status};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::time::{TimeScale, Timeouts};
+use kaged_host_core::time::{TimeScale, Timeouts};
 
 /// The `kaged-conformance` binary of this build.
 pub fn cmd() -> assert_cmd::Command {
@@ -69,7 +69,7 @@ fn staged() -> PathBuf {
             ),
             ("own", here.join("tests/fixtures/plugins")),
         ] {
-            kaged_host_sim::testing::stage_plugin_tree(&source, "_lib", &root.join(name))
+            kaged_host_core::testing::stage_plugin_tree(&source, "_lib", &root.join(name))
                 .expect("stage the fixture plugins");
         }
         std::fs::canonicalize(&root).expect("staged fixtures")

@@ -14,8 +14,8 @@ use kaged_conformance::catalogue::{
 use kaged_conformance::report::{render_human, KindFor, Report, Status};
 use kaged_conformance::runner::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::time::Timeouts;
-use kaged_host_sim::CageMode;
+use kaged_host_core::time::Timeouts;
+use kaged_host_core::CageMode;
 
 use super::{broken, host_fixture, options_at, own_fixture, SCALE};
 
@@ -238,7 +238,7 @@ impl Proof {
         if !matches!(self.fixture.cage, CageMode::Require) {
             return true;
         }
-        kaged_host_sim::testing::cage_available_for_blocking(self.test)
+        kaged_host_core::testing::cage_available_for_blocking(self.test)
     }
 
     /// Run the fixture; assert that exactly the expected cases fail or

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{catalogue, host_without_storage, Omp, Place, WEB_DEV};
-use kaged_host_sim::{HostSim, PluginSession, StorageBroker};
+use kaged_host_sim::{ConnectPlugin, HostSim, PluginSession, StorageBroker};
 use kaged_plugin_sdk::storage::StorageError;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
 use serde_json::{json, Value};

@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use kaged_host_sim::bench::tree_usage;
+use kaged_host_sim::probe::tree_usage;
 use kaged_host_sim::PluginSession;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;

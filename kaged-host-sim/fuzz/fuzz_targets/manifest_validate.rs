@@ -2,7 +2,7 @@
 //! finds free of errors, written back as YAML, is still free of errors.
 #![no_main]
 
-use kaged_host_sim::validate::validate_str;
+use kaged_host_core::validate::validate_str;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -9,7 +9,7 @@
 //! come out refused: SQLite's error then reaches the plugin at execution.
 #![no_main]
 
-use kaged_host_sim::storage::{redact_sql, rewrite};
+use kaged_host_storage::{redact_sql, rewrite};
 use libfuzzer_sys::fuzz_target;
 
 const PREFIX: &str = "plugin_fuzz_";

@@ -12,7 +12,6 @@
 //! # }
 //! ```
 
-mod procfs;
 pub mod reference;
 
 use std::time::{Duration, Instant};
@@ -22,8 +21,8 @@ use kaged_plugin_protocol::PluginCallContext;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::plugin::session::PluginSession;
-pub use procfs::{process_usage, tree_usage, TreeUsage};
+use kaged_host_core::probe::tree_usage;
+use kaged_host_core::PluginSession;
 
 /// What to call, how often.
 #[derive(Debug, Clone)]

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::error::DaemonError;
-use crate::install::PluginStore;
-use crate::observe::audit::AuditLog;
+use kaged_host_core::audit::AuditLog;
+use kaged_host_engine::PluginStore;
 
 /// Where the enabled-plugins list comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use crate::install::InstallError;
-use crate::plugin::session::call::CallError;
-use crate::supervisor::SupervisorError;
+use kaged_host_core::CallError;
+use kaged_host_core::SupervisorError;
+use kaged_host_engine::InstallError;
 
 /// Why a daemon operation was refused (the API maps each to a status).
 #[derive(Debug, thiserror::Error)]

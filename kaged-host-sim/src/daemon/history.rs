@@ -13,7 +13,7 @@ use tokio::sync::broadcast::{error::RecvError, Receiver};
 use tokio::task::JoinHandle;
 
 use super::lines::is_lifecycle;
-use crate::observe::audit::AuditRecord;
+use kaged_host_core::audit::AuditRecord;
 
 /// How many lifecycle records are kept per plugin.
 pub const HISTORY_LEN: usize = 32;
@@ -68,7 +68,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::audit::{AuditEvent, AuditLog};
+    use kaged_host_core::audit::{AuditEvent, AuditLog};
     use serde_json::json;
 
     #[test]

@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 
 use super::error::DaemonError;
 use super::running::{Daemon, Managed};
-use crate::agents::config::merge_config;
-use crate::plugin::session::PluginSession;
+use kaged_host_core::PluginSession;
+use kaged_host_engine::agents::config::merge_config;
 
 /// The config a call's context needs in force.
 #[derive(Debug)]
@@ -91,7 +91,7 @@ pub(super) async fn send_config(
     session: &PluginSession,
     in_force: &mut Option<(u32, Map<String, Value>)>,
     config: Map<String, Value>,
-) -> Result<(), crate::plugin::session::call::CallError> {
+) -> Result<(), kaged_host_core::CallError> {
     session
         .call(
             methods::CONFIG_UPDATE,

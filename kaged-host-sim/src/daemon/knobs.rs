@@ -7,9 +7,9 @@ use serde_json::{json, Map, Value};
 use super::error::DaemonError;
 use super::in_force::{held, send_config};
 use super::running::Daemon;
-use crate::agents::config::merge_config;
-use crate::firing::knobs::{bound_knob, check_knob_value};
-use crate::observe::audit::AuditEvent;
+use kaged_host_core::audit::AuditEvent;
+use kaged_host_engine::agents::config::merge_config;
+use kaged_host_engine::{bound_knob, check_knob_value};
 
 /// One knob as the UI renders it: the manifest's declaration (type, label,
 /// type fields) and the value in force.
@@ -102,11 +102,12 @@ impl Daemon {
             knob: knob.to_string(),
             reason,
         })?;
-        let invalid =
-            |failures: Vec<crate::agents::config::ConfigFailure>| DaemonError::InvalidConfig {
+        let invalid = |failures: Vec<kaged_host_engine::agents::config::ConfigFailure>| {
+            DaemonError::InvalidConfig {
                 knob: knob.to_string(),
                 errors: failures.into_iter().flat_map(|f| f.errors).collect(),
-            };
+            }
+        };
         // Held across the send: two daemon-level writes never interleave.
         let mut daemon_config = managed.config.lock().await;
         let (mut project, system) = match agent {

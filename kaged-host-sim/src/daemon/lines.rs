@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::observe::audit::{AuditEvent, AuditRecord};
+use kaged_host_core::audit::{AuditEvent, AuditRecord};
 
 /// The human line for `record` when it is a lifecycle event (spawned,
 /// initialized, crashed, exited, stopped, killed, health failure, failed,

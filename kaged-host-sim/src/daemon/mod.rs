@@ -1,5 +1,5 @@
 //! The daemon, running (`kaged-host-sim up`): every enabled plugin under
-//! its own [`Supervisor`](crate::Supervisor), one human line per lifecycle
+//! its own [`Supervisor`](kaged_host_core::Supervisor), one human line per lifecycle
 //! event, and the daemon's HTTP API on loopback ([`api`]), which trusts no
 //! caller for being on loopback (a token, `Host` and `Origin` checked:
 //! [`api::guard`]).

@@ -17,8 +17,8 @@ use kaged_plugin_protocol::PluginCallContext;
 use serde_json::{Map, Value};
 
 use super::error::DaemonError;
-use crate::agents::{resolve, ActivePlugin, Catalogue, Project, Resolution};
-use crate::observe::audit::AuditLog;
+use kaged_host_core::audit::AuditLog;
+use kaged_host_engine::agents::{resolve, ActivePlugin, Catalogue, Project, Resolution};
 
 /// The session id of agent calls without `?session=`.
 pub const DEFAULT_API_SESSION: &str = "ses_api";

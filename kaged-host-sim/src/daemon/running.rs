@@ -13,13 +13,13 @@ use tokio::task::JoinHandle;
 use super::error::DaemonError;
 use super::history::History;
 use super::project::DaemonProject;
-use crate::agents::config::merge_config;
-use crate::host::HostConfig;
-use crate::host::HostSim;
-use crate::observe::audit::AuditRecord;
-use crate::plugin::session::PluginSession;
-use crate::supervisor::{PluginState, Supervisor};
-use crate::time::clock::Clock;
+use kaged_host_core::audit::AuditRecord;
+use kaged_host_core::time::clock::Clock;
+use kaged_host_core::HostConfig;
+use kaged_host_core::HostSim;
+use kaged_host_core::PluginSession;
+use kaged_host_core::{PluginState, Supervisor};
+use kaged_host_engine::agents::config::merge_config;
 
 /// One supervised plugin and its daemon-side config.
 #[derive(Debug)]
@@ -196,7 +196,7 @@ impl Daemon {
         &self,
         agent: &str,
         plugin: &str,
-    ) -> Result<(&DaemonProject, &crate::agents::ActivePlugin), DaemonError> {
+    ) -> Result<(&DaemonProject, &kaged_host_engine::agents::ActivePlugin), DaemonError> {
         let project = self
             .project
             .as_ref()
@@ -302,7 +302,7 @@ fn with_initial_config(sup: Supervisor, manifest: Option<&Manifest>) -> Supervis
 
 fn read_manifests(dirs: &[PathBuf]) -> Vec<Option<Manifest>> {
     dirs.iter()
-        .map(|dir| crate::validate::validate_dir(dir).manifest)
+        .map(|dir| kaged_host_core::validate::validate_dir(dir).manifest)
         .collect()
 }
 

@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
-use kaged_host_sim::testing::browser::{browser_tools_for, chrome_capabilities, ChromeDriver};
+use kaged_test_support::browser::{browser_tools_for, chrome_capabilities, ChromeDriver};
 use serde_json::Value;
 
 use crate::harness::{plugins, Up};

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use crate::support::host::{one, EASY};
 use kaged_host_sim::{
-    AuditLog, BrokerHandler, HostConfig, HostSim, PluginSession, StorageBroker, TimeScale,
+    AuditLog, BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginSession, StorageBroker,
+    TimeScale,
 };
 use kaged_plugin_sdk::storage::StorageError;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginBuilder, PluginError};

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use crate::support::host::EASY;
 use kaged_host_sim::testing::gated::GatedHandler;
-use kaged_host_sim::{BrokerHandler, HostConfig, HostSim, PluginSession, StorageBroker, TimeScale};
+use kaged_host_sim::{
+    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginSession, StorageBroker, TimeScale,
+};
 use kaged_plugin_sdk::{sql_params, Call, Migrations, Plugin, PluginError};
 use serde_json::{json, Value};
 

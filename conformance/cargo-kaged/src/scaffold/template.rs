@@ -25,6 +25,20 @@ impl KitSource {
             }
         }
     }
+
+    /// [`dep`](KitSource::dep) without the crate's default features.
+    fn dep_lean(&self, folder: &str) -> String {
+        match self {
+            KitSource::CratesIo(v) => format!("{{ version = \"{v}\", default-features = false }}"),
+            KitSource::Path(kit) => {
+                let p = kit.join(folder).display().to_string();
+                format!(
+                    "{{ path = {}, default-features = false }}",
+                    serde_json::Value::from(p)
+                )
+            }
+        }
+    }
 }
 
 /// `Cargo.toml`; `standalone` adds an empty `[workspace]` (the package is
@@ -55,8 +69,8 @@ serde_json = "1"
         s.push_str("schemars = \"1\"\n");
     }
     s.push_str(&format!(
-        "\n[dev-dependencies]\n# assert_conforms: the conformance suite, from the plugin's own tests.\nkaged-conformance = {}\n",
-        kit.dep("conformance")
+        "\n[dev-dependencies]\n# assert_conforms: the conformance suite, from the plugin's own tests\n# (no command line, fuzzer or JUnit writer: fewer crates to build).\nkaged-conformance = {}\n",
+        kit.dep_lean("conformance")
     ));
     s.push_str(
         "\n# What `cargo kaged pack` ships: no symbols, so the installed copy stays small.\n[profile.release]\nstrip = true\n",

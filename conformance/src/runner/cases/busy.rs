@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use kaged_host_sim::RequestError;
+use kaged_host_core::RequestError;
 use kaged_plugin_protocol::{inject_context, methods};
 use serde_json::{json, Value};
 

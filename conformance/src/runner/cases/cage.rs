@@ -10,7 +10,7 @@
 //! of its own is left to `launch.starts` and `handshake.*` (skipped here,
 //! not blamed twice); uncaged runs skip.
 
-use kaged_host_sim::CageKind;
+use kaged_host_core::CageKind;
 
 use crate::runner::context::RunContext;
 use crate::runner::diagnosis::diagnose;

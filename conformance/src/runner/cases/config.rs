@@ -5,7 +5,7 @@
 //! accepted (ADDENDUM §12). Both on fresh spawns (an accepted bad config
 //! must not poison the shared session).
 
-use kaged_host_sim::{CallError, RequestError};
+use kaged_host_core::{CallError, RequestError};
 use kaged_plugin_protocol::{methods, ErrorCode};
 use serde_json::{json, Value};
 
@@ -55,7 +55,7 @@ pub(crate) async fn invalid_rejected(
         )),
         Ok(Ok(v)) => Verdict::fail(format!(
             "expected: error {code} (config_invalid) for {shown}; actual: accepted (result {})",
-            kaged_host_sim::transcript::cut(&v.to_string(), 200)
+            kaged_host_core::transcript::cut(&v.to_string(), 200)
         )),
         Ok(Err(e)) => Verdict::fail(format!(
             "expected: error {code} (config_invalid) for {shown}; actual: {e}"

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use kaged_host_sim::{canonical_capability, HandshakeError};
+use kaged_host_core::{canonical_capability, HandshakeError};
 use kaged_plugin_protocol::{methods, HookName, API_VERSION};
 
 use crate::runner::context::RunContext;
@@ -103,7 +103,7 @@ pub(crate) fn well_formed(_: &RunContext, p: &Primary) -> Verdict {
         (None, _) => Verdict::skip("no initialize answer was seen"),
         (Some(a), None) => Verdict::fail(format!(
             "expected: an initialize result; actual: {}",
-            kaged_host_sim::transcript::cut(&a.to_string(), 300)
+            kaged_host_core::transcript::cut(&a.to_string(), 300)
         )),
         (Some(_), Some(_)) => Verdict::pass("the initialize result is well-formed"),
     }

@@ -2,17 +2,17 @@
 //! subscribed hook, fired with a full agent `_context`, answers within
 //! `hook_timeout_sec` with a shape ADDENDUM §5-6 allows; a designated
 //! compactor's `pre_compact` answer is a valid `CompactorResult`, judged by
-//! the host's own compaction (`kaged_host_sim::AgentHost`).
+//! the host's own compaction (`kaged_host_engine::AgentHost`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kaged_host_sim::agents::Project;
-use kaged_host_sim::audit::AuditEvent;
-use kaged_host_sim::group_alive;
-use kaged_host_sim::CallError;
-use kaged_host_sim::HostSim;
-use kaged_host_sim::{AgentHost, CompactRequest, PluginDirs};
+use kaged_host_core::audit::AuditEvent;
+use kaged_host_core::group_alive;
+use kaged_host_core::CallError;
+use kaged_host_core::HostSim;
+use kaged_host_engine::agents::Project;
+use kaged_host_engine::{AgentHost, CompactRequest, PluginDirs};
 use kaged_plugin_protocol::{
     parse_observer_answer, parse_session_start_answer, CompactParams, HookName, Message,
     MessageRole, PluginCallContext, PluginRole,
@@ -154,7 +154,7 @@ pub(crate) async fn answers(
         Err(e) => Verdict::fail(format!("expected: a hook answer within {limit:?}; actual: {}", error_chain(&e))),
         Ok(_) if !bad.is_empty() => Verdict::fail(format!("expected: a clean hook answer; actual: the host audited {}", bad.join(", "))),
         Ok(a) => match shape(hook, &a) {
-            Ok(()) => Verdict::pass(format!("{} answered {}", hook.method(), kaged_host_sim::transcript::cut(&a.to_string(), 200))),
+            Ok(()) => Verdict::pass(format!("{} answered {}", hook.method(), kaged_host_core::transcript::cut(&a.to_string(), 200))),
             Err(e) => Verdict::fail_as(crate::report::Kind::WrongAnswer, format!("expected: a {} answer of a shape ADDENDUM §5-6 allows; actual: {a} ({e})\nfix: {} answers {}", hook.as_str(), hook.method(), allowed_answer(hook))),
         },
     }

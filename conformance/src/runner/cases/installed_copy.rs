@@ -7,10 +7,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kaged_host_sim::{
-    resolve_command, InstallPlan, LeftOut, LeftOutReason, PluginSession, RequestError, SpawnError,
-};
-use kaged_host_sim::{HandshakeError, KAGEDIGNORE_FILE};
+use kaged_host_core::{resolve_command, HandshakeError, PluginSession, RequestError, SpawnError};
+use kaged_host_engine::{InstallPlan, LeftOut, LeftOutReason, KAGEDIGNORE_FILE};
 use kaged_plugin_protocol::methods;
 use serde_json::json;
 

@@ -4,9 +4,10 @@
 //! primary spawn ([`crate::runner::primary`]), made before these cases are
 //! judged.
 
-use kaged_host_sim::audit::AuditLog;
-use kaged_host_sim::validate::command_leaves_plugin_dir;
-use kaged_host_sim::{InstallError, PluginStore, SpawnError};
+use kaged_host_core::audit::AuditLog;
+use kaged_host_core::validate::command_leaves_plugin_dir;
+use kaged_host_core::SpawnError;
+use kaged_host_engine::{InstallError, PluginStore};
 
 use super::installed_copy::{self, NotStarted};
 use crate::runner::check::Target;

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::group_alive;
-use kaged_host_sim::probe::{descendants, group_members, ExitWatch};
-use kaged_host_sim::ShutdownOutcome;
+use kaged_host_core::group_alive;
+use kaged_host_core::probe::{descendants, group_members, ExitWatch};
+use kaged_host_core::ShutdownOutcome;
 use rustix::process::Signal;
 
 use crate::runner::check::Target;
@@ -108,7 +108,7 @@ pub(crate) async fn no_orphans(
     let escaped_alive: Vec<u32> = escaped
         .iter()
         .copied()
-        .filter(|p| kaged_host_sim::probe::proc_state(*p).is_some_and(|st| st.is_running()))
+        .filter(|p| kaged_host_core::probe::proc_state(*p).is_some_and(|st| st.is_running()))
         .collect();
     for p in &escaped_alive {
         // Left the plugin's group: the host cannot kill it; we must not leak it.

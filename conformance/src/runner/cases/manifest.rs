@@ -1,7 +1,7 @@
 //! `manifest.*`: the host's validator over `kaged-plugin.yaml`. Errors
 //! fail `manifest.valid`; warnings make `manifest.no_warnings` warn.
 
-use kaged_host_sim::validate::ValidationReport;
+use kaged_host_core::validate::ValidationReport;
 use kaged_plugin_protocol::manifest::Manifest;
 
 use crate::runner::verdict::Verdict;

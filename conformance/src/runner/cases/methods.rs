@@ -8,8 +8,8 @@
 //! from a method that needs a project) still counts as an answer for
 //! `methods.answers`.
 
-use kaged_host_sim::audit::{AuditEvent, AuditRecord, Violation};
-use kaged_host_sim::CallError;
+use kaged_host_core::audit::{AuditEvent, AuditRecord, Violation};
+use kaged_host_core::CallError;
 use kaged_plugin_protocol::{
     methods, ErrorCode, PluginCallContext, INVALID_PARAMS, NOT_APPLICABLE, NOT_INITIALIZED,
 };
@@ -238,7 +238,7 @@ fn judge(
         (Expect::Answer, Err(CallError::Plugin { error, .. })) => {
             Verdict::pass(format!("{call} answered a well-formed error {} {:?}", error.code, error.message))
         }
-        (Expect::Result, Ok(v)) => Verdict::pass(format!("{call} answered {}", kaged_host_sim::transcript::cut(&v.to_string(), 200))),
+        (Expect::Result, Ok(v)) => Verdict::pass(format!("{call} answered {}", kaged_host_core::transcript::cut(&v.to_string(), 200))),
         (Expect::Result, Err(CallError::Plugin { error, .. }))
             if ErrorCode::is_plugin_range(error.code) && ![NOT_APPLICABLE, NOT_INITIALIZED].contains(&error.code) =>
         {
@@ -271,7 +271,7 @@ fn judge(
         )),
         (Expect::InvalidParams { field, how }, Ok(v)) => Verdict::fail(format!(
             "expected: -32602 for {call} ({how} `{field}`); actual: result {}",
-            kaged_host_sim::transcript::cut(&v.to_string(), 200)
+            kaged_host_core::transcript::cut(&v.to_string(), 200)
         )),
         (_, Err(e)) => Verdict::fail(format!("expected: an answer to {method}; actual: {}", error_chain(&e))),
     }

@@ -3,7 +3,7 @@
 //! plugin wrote to stderr, over every spawn of the run. Each returns the
 //! matching audit events of the whole run, which its case reports.
 
-use kaged_host_sim::audit::{AuditEvent, AuditRecord};
+use kaged_host_core::audit::{AuditEvent, AuditRecord};
 use serde_json::Value;
 
 use crate::runner::observations::Observations;
@@ -49,7 +49,7 @@ pub(crate) fn no_jsonrpc_on_stderr(o: &Observations) -> (Verdict, Vec<AuditRecor
         Some(first) => Verdict::fail(format!(
             "expected: logs only on stderr; actual: {} JSON-RPC message(s), first: {}",
             stderr_rpc.len(),
-            kaged_host_sim::transcript::cut(first, 200)
+            kaged_host_core::transcript::cut(first, 200)
         )),
     };
     (v, Vec::new())

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use kaged_host_sim::transcript::cut;
+use kaged_host_core::transcript::cut;
 use kaged_plugin_protocol::profile::{Profile, PROFILE_FILE};
 use serde_json::Value;
 

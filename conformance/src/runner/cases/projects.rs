@@ -3,7 +3,7 @@
 //! (with the plugin's config for it) or unloaded are answered without
 //! error.
 
-use kaged_host_sim::CallError;
+use kaged_host_core::CallError;
 use kaged_plugin_protocol::methods;
 use serde_json::{json, Value};
 

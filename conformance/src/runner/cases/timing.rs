@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use kaged_host_sim::audit::{AuditEvent, AuditRecord};
+use kaged_host_core::audit::{AuditEvent, AuditRecord};
 
 use crate::runner::observations::Observations;
 use crate::runner::verdict::Verdict;

@@ -4,7 +4,7 @@
 //! answers its methods: its storage calls get `-32003` at once). Each
 //! variant is a fresh spawn.
 
-use kaged_host_sim::{CallError, HostSim, PluginSession};
+use kaged_host_core::{CallError, HostSim, PluginSession};
 use serde_json::json;
 
 use crate::runner::call_context::PROJECT;
@@ -40,7 +40,7 @@ async fn storage_less_calls(ctx: &RunContext, s: &PluginSession) -> Option<Strin
     for m in &ctx.manifest.methods {
         match s.call(m, Some(json!({})), None).await {
             Ok(_) | Err(CallError::Plugin { .. }) | Err(CallError::Unavailable { .. }) => {}
-            Err(e) => return Some(kaged_host_sim::one_line(m, &e)),
+            Err(e) => return Some(kaged_host_core::one_line(m, &e)),
         }
     }
     None
@@ -79,7 +79,7 @@ pub(crate) async fn initialize_variants(
     for v in &variants {
         let t = sessions.new_transcript();
         scope.touch_from(&t, 0);
-        let host = HostSim::new(kaged_host_sim::HostConfig {
+        let host = HostSim::new(kaged_host_core::HostConfig {
             projects: v.projects.clone(),
             storage_available: v.storage,
             ..ctx.host_config(t)

@@ -3,7 +3,7 @@
 //! kind (answers to notifications, answers with unknown ids, batches, the
 //! plugin's own request ids).
 
-use kaged_host_sim::audit::{AuditEvent, AuditRecord, Violation};
+use kaged_host_core::audit::{AuditEvent, AuditRecord, Violation};
 
 use crate::runner::observations::Observations;
 use crate::runner::verdict::Verdict;

@@ -59,7 +59,7 @@ pub async fn run(args: &CageArgs, config_root: Option<PathBuf>) -> Result<ExitCo
             )));
         }
     };
-    let (mut inputs, command) = cage::inputs_for_dir(manifest, &args.dir, "info")
+    let (mut inputs, command) = kaged_host_sim::cage_inputs_for_dir(manifest, &args.dir, "info")
         .map_err(|e| CliError::Failed(e.to_string()))?;
     inputs.config_root = config_root.or_else(super::caging::default_config_root);
     inputs.project_root = args.project_root.clone();

@@ -6,8 +6,8 @@ use axum::Json;
 use serde_json::json;
 
 use super::super::error::DaemonError;
-use crate::plugin::session::call::CallError;
-use crate::supervisor::SupervisorError;
+use kaged_host_core::CallError;
+use kaged_host_core::SupervisorError;
 use kaged_plugin_protocol::error_chain::chain;
 
 /// An API error answer.

@@ -8,7 +8,7 @@ use axum::response::{Html, IntoResponse};
 use serde_json::json;
 
 use super::super::lines::is_lifecycle;
-use crate::observe::audit::AuditEvent;
+use kaged_host_core::audit::AuditEvent;
 
 const INDEX: &str = include_str!("page/index.html");
 const CSS: &str = include_str!("page/settings.css");

@@ -1,0 +1,52 @@
+//! The cage: every plugin runs inside bwrap, with a policy compiled from
+//! its capabilities (plugin-host.md § Capability → cage policy
+//! translation; ADDENDUM §13).
+//!
+//! ```text
+//!  Manifest + CageInputs ──compile──▶ CagePolicy ──bwrap_argv──▶ bwrap argv
+//!  (install dir, spawn env,            (mounts, net, exec,        + --seccomp FD
+//!   command, roots, cgroup)             env, seccomp, cgroup)       (seccomp::default_program)
+//! ```
+//!
+//! [`compile_with`] is pure over a [`FsView`] ([`MemFs`] in tests);
+//! [`compile`] uses the real filesystem. [`seccomp`] builds the BPF
+//! program, [`cgroup`] detects and applies the limits.
+//!
+//! The spawner (`plugin::caged`) runs every plugin through it, as
+//! [`CageMode`] says; [`availability`] tells whether bwrap works here;
+//! [`CageStatus`] is what one spawn got (reports and `plugin.spawned`).
+
+mod available;
+mod base;
+mod bwrap;
+pub mod cgroup;
+mod compile;
+mod error;
+mod fs_view;
+mod grants;
+mod inputs;
+pub mod kernel;
+pub mod limits;
+mod merge;
+mod mode;
+mod policy;
+mod render;
+mod resolve;
+pub mod seccomp;
+mod summary;
+
+pub use available::{availability, bwrap_path, BWRAP_ENV};
+pub use base::{ETC_FILES, ETC_NETWORK, SYSTEM_PATHS};
+pub use bwrap::{CageFds, BWRAP, INFO_FD_SLOT, SECCOMP_FD_SLOT};
+pub use cgroup::{CgroupLimits, CgroupPolicy, CgroupState};
+pub use compile::{compile, compile_with, BECAUSE_COMMAND, BECAUSE_INSTALL_DIR};
+pub use error::CageError;
+pub use fs_view::{FsView, HostFs, MemFs, Node};
+pub use grants::{config_grant_dirs, consent_target};
+pub use inputs::CageInputs;
+pub use limits::{CageLimits, Rlimit};
+pub use mode::{CageKind, CageMode, CageModeError, CageStatus};
+pub use policy::{Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING};
+pub use resolve::{normalize, resolve, ResolveFailure, Resolved};
+pub use seccomp::{SeccompPolicy, SeccompProgram};
+pub use summary::CageSummary;

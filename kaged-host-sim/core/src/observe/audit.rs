@@ -1,0 +1,327 @@
+//! Audit events as data, and the audit log (ADDENDUM §9).
+//!
+//! Every event name the host can emit is a variant of [`AuditEvent`]; the
+//! table [`AuditEvent::ALL`] is the one place names are written. It holds
+//! every event of the spec's audit table, plus:
+//!
+//! * `plugin.stopped`, named by "Graceful shutdown" but absent from the table;
+//! * `plugin.initialize_timeout`, `plugin.api_mismatch`,
+//!   `plugin.name_mismatch` and `plugin.version_mismatch`, named by the
+//!   "Handshake failure modes" table (the field table calls the last one
+//!   `initialize.version_mismatch`; we use the `plugin.` form for
+//!   consistency with the other handshake rows) but absent from the audit
+//!   table;
+//! * `plugin.no_sandbox_ignored`, for the daemon's `--no-sandbox` that
+//!   never uncages a plugin (ADDENDUM §13);
+//! * `protocol.oversize_message`, `compaction.failed` and
+//!   `compaction.completed` (ADDENDUM §9).
+//!
+//! ```
+//! use kaged_host_core::{AuditEvent, AuditLog};
+//! let log = AuditLog::memory();
+//! log.emit(AuditEvent::Spawned, "good", serde_json::json!({"version": "1.0.0", "pid": 42}));
+//! assert_eq!(log.names(), ["plugin.spawned"]);
+//! let line = log.events()[0].to_json();
+//! assert_eq!(line["plugin"], "good");
+//! assert_eq!(line["pid"], 42);
+//! assert_eq!(AuditEvent::parse("plugin.killed"), Some(AuditEvent::Killed));
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use serde_json::{Map, Value};
+
+pub use super::violation::Violation;
+
+pub use super::audit_event::AuditEvent;
+
+/// One emitted event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    /// When it was emitted.
+    pub ts: SystemTime,
+    /// The event.
+    pub event: AuditEvent,
+    /// The plugin it concerns.
+    pub plugin: String,
+    /// The event's data (always includes `name`).
+    pub data: Map<String, Value>,
+}
+
+impl AuditRecord {
+    /// The ADDENDUM §9 line: `{"ts", "event", "plugin", ...data}`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert(
+            "ts".into(),
+            Value::String(humantime::format_rfc3339_millis(self.ts).to_string()),
+        );
+        obj.insert("event".into(), Value::String(self.event.as_str().into()));
+        obj.insert("plugin".into(), Value::String(self.plugin.clone()));
+        for (k, v) in &self.data {
+            if !obj.contains_key(k) {
+                obj.insert(k.clone(), v.clone());
+            }
+        }
+        Value::Object(obj)
+    }
+
+    /// A data member, or `Null`.
+    pub fn get(&self, key: &str) -> &Value {
+        self.data.get(key).unwrap_or(&Value::Null)
+    }
+
+    /// Read back a line written by [`AuditRecord::to_json`] (a stored
+    /// audit log, judged offline).
+    ///
+    /// ```
+    /// use kaged_host_core::{AuditEvent, AuditLog, AuditRecord};
+    /// let log = AuditLog::memory();
+    /// log.emit(AuditEvent::Killed, "p", serde_json::json!({"reason": "x"}));
+    /// let line = log.events()[0].to_json();
+    /// let back = AuditRecord::from_json(&line).unwrap();
+    /// assert_eq!(back.event, AuditEvent::Killed);
+    /// assert_eq!(back.get("reason"), "x");
+    /// assert_eq!(back.to_json(), line);
+    /// ```
+    pub fn from_json(v: &Value) -> Result<AuditRecord, RecordError> {
+        let obj = v.as_object().ok_or(RecordError::NotAnObject)?;
+        let text = |k: &'static str| {
+            obj.get(k)
+                .and_then(Value::as_str)
+                .ok_or(RecordError::Missing(k))
+        };
+        let name = text("event")?;
+        let event = AuditEvent::parse(name).ok_or_else(|| RecordError::Unknown {
+            field: "event",
+            value: name.to_string(),
+        })?;
+        let ts = humantime::parse_rfc3339(text("ts")?).map_err(|_| RecordError::Unknown {
+            field: "ts",
+            value: text("ts").unwrap_or_default().to_string(),
+        })?;
+        let plugin = text("plugin")?.to_string();
+        let data = obj
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "ts" | "event" | "plugin"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Ok(AuditRecord {
+            ts,
+            event,
+            plugin,
+            data,
+        })
+    }
+}
+
+/// Why a stored audit or transcript line cannot be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The line is not a JSON object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// A member is missing (or not of its type).
+    #[error("missing member {0:?}")]
+    Missing(&'static str),
+    /// A member has a value no record has.
+    #[error("unknown {field} {value:?}")]
+    Unknown {
+        /// The member.
+        field: &'static str,
+        /// What it held.
+        value: String,
+    },
+}
+
+#[derive(Default)]
+struct Inner {
+    file: Option<File>,
+    memory: Option<Vec<AuditRecord>>,
+    live: Option<tokio::sync::broadcast::Sender<AuditRecord>>,
+}
+
+/// A clonable handle to the audit log: a JSON Lines file, a memory buffer
+/// (for tests), both or neither.
+#[derive(Clone, Default)]
+pub struct AuditLog {
+    inner: Arc<Mutex<Inner>>,
+    /// Whether any sink (file, memory, live subscribers) is set: a log
+    /// with none skips building records ([`AuditLog::emit_with`]).
+    active: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for AuditLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditLog").finish_non_exhaustive()
+    }
+}
+
+impl AuditLog {
+    /// A log that keeps nothing.
+    pub fn discard() -> AuditLog {
+        AuditLog::default()
+    }
+
+    /// A log kept in memory only.
+    pub fn memory() -> AuditLog {
+        let log = AuditLog::default();
+        log.lock().memory = Some(Vec::new());
+        log.active.store(true, Ordering::Release);
+        log
+    }
+
+    /// A log appended to `path` (created if missing).
+    pub fn to_file(path: &Path) -> std::io::Result<AuditLog> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let log = AuditLog::default();
+        log.lock().file = Some(file);
+        log.active.store(true, Ordering::Release);
+        Ok(log)
+    }
+
+    /// Also keep events in memory.
+    pub fn with_memory(self) -> AuditLog {
+        {
+            let mut g = self.lock();
+            if g.memory.is_none() {
+                g.memory = Some(Vec::new());
+            }
+        }
+        self.active.store(true, Ordering::Release);
+        self
+    }
+
+    /// Whether anything keeps or watches the events (a file, memory, a
+    /// subscriber); when not, [`AuditLog::emit_with`] builds nothing.
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// [`AuditLog::emit`] with the data built only when something keeps
+    /// or watches the events: what the per-call paths use, so that a host
+    /// without an audit sink pays nothing for the records it would drop.
+    pub fn emit_with(&self, event: AuditEvent, plugin: &str, data: impl FnOnce() -> Value) {
+        if self.is_active() {
+            self.emit(event, plugin, data());
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Emit `event` for `plugin` with `data` (an object; anything else is
+    /// stored under `"data"`). `name` is added to the data when absent.
+    pub fn emit(&self, event: AuditEvent, plugin: &str, data: Value) {
+        let mut data = match data {
+            Value::Object(o) => o,
+            Value::Null => Map::new(),
+            other => Map::from_iter([("data".to_string(), other)]),
+        };
+        data.entry("name")
+            .or_insert_with(|| Value::String(plugin.to_string()));
+        let record = AuditRecord {
+            ts: SystemTime::now(),
+            event,
+            plugin: plugin.to_string(),
+            data,
+        };
+        tracing::debug!(plugin, event = event.as_str(), "audit");
+        let mut g = self.lock();
+        if let Some(file) = g.file.as_mut() {
+            let mut line = record.to_json().to_string();
+            line.push('\n');
+            if let Err(e) = file.write_all(line.as_bytes()) {
+                tracing::warn!(error = %e, "cannot write the audit log");
+            }
+        }
+        if let Some(live) = g.live.as_ref() {
+            // No receiver left is fine: nobody is watching.
+            let _ = live.send(record.clone());
+        }
+        if let Some(mem) = g.memory.as_mut() {
+            mem.push(record);
+        }
+    }
+
+    /// Every event emitted from now on, as it is emitted (a receiver that
+    /// falls more than 1024 events behind loses the oldest: `Lagged`).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<AuditRecord> {
+        self.active.store(true, Ordering::Release);
+        self.lock()
+            .live
+            .get_or_insert_with(|| tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0)
+            .subscribe()
+    }
+
+    /// Every event kept in memory, in order.
+    pub fn events(&self) -> Vec<AuditRecord> {
+        self.lock().memory.clone().unwrap_or_default()
+    }
+
+    /// The names of the events kept in memory, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.lock()
+            .memory
+            .as_ref()
+            .map(|m| m.iter().map(|r| r.event.as_str()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The events of one kind kept in memory.
+    pub fn of(&self, event: AuditEvent) -> Vec<AuditRecord> {
+        self.lock()
+            .memory
+            .as_ref()
+            .map(|m| m.iter().filter(|r| r.event == event).cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// How many events are kept in memory (a mark for [`AuditLog::since`]).
+    pub fn len(&self) -> usize {
+        self.lock().memory.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Whether no event is kept in memory.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The events kept in memory after the first `mark`.
+    pub fn since(&self, mark: usize) -> Vec<AuditRecord> {
+        self.lock()
+            .memory
+            .as_ref()
+            .map(|m| m.iter().skip(mark).cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_lines_follow_addendum_9() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        let log = AuditLog::to_file(&path).unwrap();
+        log.emit(AuditEvent::Killed, "p", serde_json::json!({"reason": "x"}));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let v: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(v["event"], "plugin.killed");
+        assert_eq!(v["plugin"], "p");
+        assert_eq!(v["reason"], "x");
+        let ts = v["ts"].as_str().unwrap();
+        assert!(
+            humantime::parse_rfc3339(ts).is_ok() && ts.ends_with('Z'),
+            "{ts}"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! What the host records while it runs plugins: the audit log, the wire
+//! transcript, the generated protocol reference, and error chains flattened
+//! to one line.
+
+pub mod audit;
+mod audit_event;
+pub mod golden;
+pub mod normal;
+pub mod reference;
+pub mod transcript;
+pub mod violation;
+
+pub use audit::{AuditEvent, AuditLog, AuditRecord};
+pub use transcript::{Direction, Transcript, TranscriptRecord};

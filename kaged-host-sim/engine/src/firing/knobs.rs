@@ -1,0 +1,306 @@
+//! Operator knob writes (plugin-host.md § Plugin knob schema): the UI
+//! writes a knob's value to the `config.<field>` it binds to; the daemon
+//! validates the value against the knob's type bounds and the new project
+//! config against `config_schema`, sends the plugin the merged config with
+//! `config.update`, and audits `plugin.knob_write`.
+//!
+//! The write changes the declaring agent's project-side config (the
+//! `AgentSpec.plugins.<name>.config` the UI would edit); system config is
+//! never touched. A plugin that rejects the `config.update` leaves the
+//! previous config in force.
+
+use kaged_plugin_protocol::manifest::Knob;
+use kaged_plugin_protocol::methods;
+use serde_json::{json, Value};
+
+use super::{plugins, AgentHost};
+use crate::agents::config::merge_config;
+use kaged_host_core::audit::AuditEvent;
+use kaged_host_core::validate::{KnobBounds, KnobType, KnobValueError};
+use kaged_host_core::CallError;
+
+/// Why a knob write was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum KnobWriteError {
+    /// No such agent.
+    #[error("unknown agent path {0:?}")]
+    UnknownAgent(String),
+    /// The plugin is not active on the agent.
+    #[error("no plugin {plugin:?} is active on {agent_path}")]
+    NotDeclared {
+        /// The agent path.
+        agent_path: String,
+        /// The plugin key or name asked for.
+        plugin: String,
+    },
+    /// The manifest declares no such knob.
+    #[error("{plugin} declares no knob {knob:?}")]
+    UnknownKnob {
+        /// The plugin.
+        plugin: String,
+        /// The knob asked for.
+        knob: String,
+    },
+    /// The value breaks the knob's type bounds.
+    #[error("knob {knob}: {reason}")]
+    OutOfBounds {
+        /// The knob.
+        knob: String,
+        /// What is wrong with the value.
+        reason: String,
+    },
+    /// The new project config does not validate against `config_schema`.
+    #[error("knob {knob}: the project config would not validate: {}", errors.join("; "))]
+    InvalidConfig {
+        /// The knob.
+        knob: String,
+        /// The schema errors.
+        errors: Vec<String>,
+    },
+    /// The plugin refused the `config.update` (or did not answer).
+    #[error("knob {knob}: the plugin refused the new config")]
+    Rejected {
+        /// The knob.
+        knob: String,
+        /// The plugin's answer.
+        #[source]
+        source: CallError,
+    },
+}
+
+/// A knob write that reached the plugin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnobWrite {
+    /// The config field written (`recall_budget` of `config.recall_budget`).
+    pub field: String,
+    /// The request id audited with `plugin.knob_write`.
+    pub request_id: String,
+    /// The merged config sent with `config.update`.
+    pub config: serde_json::Map<String, Value>,
+}
+
+/// The knob `knob` of `manifest` and the config field it binds to (its
+/// `binds_to` less `config.`); `None` when the manifest declares no such
+/// knob or it binds to no config field. Shared by the project knob write
+/// and the daemon's.
+pub fn bound_knob<'m>(
+    manifest: &'m kaged_plugin_protocol::manifest::Manifest,
+    knob: &str,
+) -> Option<(&'m Knob, &'m str)> {
+    let decl = manifest
+        .knobs
+        .iter()
+        .find(|(k, _)| k == knob)
+        .map(|(_, d)| d)?;
+    let field = decl.binds_to.as_deref()?.strip_prefix("config.")?;
+    Some((decl, field))
+}
+
+/// Check `value` against a knob's type bounds (the manifest is valid, so
+/// the knob's own fields are well-formed), with the validator's check
+/// ([`KnobBounds`]); the reason is worded for the operator.
+pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
+    let f = |k: &str| knob.fields.get(k);
+    let strings = |k: &str| -> Vec<&str> {
+        f(k).and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let Some(kind) = KnobType::parse(&knob.kind) else {
+        return Err(format!("unknown knob type {:?}", knob.kind));
+    };
+    let pattern = f("pattern")
+        .and_then(Value::as_str)
+        .filter(|_| kind == KnobType::Text)
+        .map(|p| (p, regex::Regex::new(p)));
+    let mut bounds = KnobBounds::default();
+    match kind {
+        KnobType::Range | KnobType::IntRange => {
+            bounds.min = f("min").and_then(Value::as_f64);
+            bounds.max = f("max").and_then(Value::as_f64);
+        }
+        KnobType::Enum => bounds.values = Some(strings("values")),
+        KnobType::Text | KnobType::Multiline => {
+            bounds.max_length = f("max_length").and_then(Value::as_u64);
+            bounds.pattern = pattern.as_ref().and_then(|(_, re)| re.as_ref().ok());
+        }
+        KnobType::Path => bounds.prefixes = Some(strings("prefixes")),
+        KnobType::Boolean | KnobType::ModelAlias => {}
+    }
+    let reason = match bounds.check_value(kind, value) {
+        Ok(()) => match pattern {
+            // Checked after the length, as a pattern that does not compile
+            // matches nothing.
+            Some((_, Err(e))) => return Err(format!("the knob's pattern does not compile: {e}")),
+            _ => return Ok(()),
+        },
+        Err(e) => e,
+    };
+    let s = value.as_str().unwrap_or_default();
+    Err(match reason {
+        KnobValueError::BelowMin { value, min } => format!("{value} is below min {min}"),
+        KnobValueError::AboveMax { value, max } => format!("{value} is above max {max}"),
+        KnobValueError::NotInteger => format!("{value} is not an integer"),
+        KnobValueError::NotInValues => {
+            let values = f("values")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            format!("{s:?} is not one of {}", Value::Array(values))
+        }
+        KnobValueError::TooLong { max, .. } => format!("longer than max_length {max}"),
+        KnobValueError::NoPatternMatch => {
+            let p = pattern.map(|(p, _)| p).unwrap_or_default();
+            format!("{s:?} does not match pattern {p:?}")
+        }
+        KnobValueError::NoPrefix => {
+            format!("{s:?} does not start with one of {:?}", strings("prefixes"))
+        }
+        KnobValueError::WrongType => format!("{value} is not a valid {} value", kind.as_str()),
+    })
+}
+
+impl AgentHost {
+    /// Write `value` to `knob` of `plugin` (declaration key or manifest
+    /// name) on `agent_path`; see the module docs.
+    pub async fn write_knob(
+        &mut self,
+        agent_path: &str,
+        plugin: &str,
+        knob: &str,
+        value: Value,
+    ) -> Result<KnobWrite, KnobWriteError> {
+        let request_id = format!(
+            "req_knob_{}",
+            self.request_seq
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
+        let agent = self
+            .resolution
+            .agents
+            .iter_mut()
+            .find(|a| a.path == agent_path)
+            .ok_or_else(|| KnobWriteError::UnknownAgent(agent_path.to_string()))?;
+        let not_declared = || KnobWriteError::NotDeclared {
+            agent_path: agent_path.to_string(),
+            plugin: plugin.to_string(),
+        };
+        let active = agent
+            .plugins
+            .iter_mut()
+            .find(|p| p.key == plugin || p.name == plugin)
+            .ok_or_else(not_declared)?;
+        let running = plugins::find(&self.plugins, active).ok_or_else(not_declared)?;
+        let manifest = running.session.manifest();
+        let unknown = || KnobWriteError::UnknownKnob {
+            plugin: active.name.clone(),
+            knob: knob.to_string(),
+        };
+        let (decl, field) = bound_knob(manifest, knob).ok_or_else(unknown)?;
+        let field = field.to_string();
+        check_knob_value(decl, &value).map_err(|reason| KnobWriteError::OutOfBounds {
+            knob: knob.to_string(),
+            reason,
+        })?;
+        let mut project = active.project_config.clone();
+        project.insert(field.clone(), value.clone());
+        let merged = match merge_config(manifest, &project, Some(&active.system_config)) {
+            Ok(m) => m,
+            Err(failures) => {
+                for f in &failures {
+                    self.host.audit().emit(
+                        AuditEvent::ConfigValidationFailed,
+                        &active.name,
+                        json!({"side": f.side.as_str(), "errors": f.errors, "agent_path": agent_path,
+                               "key": active.key, "knob": knob}),
+                    );
+                }
+                return Err(KnobWriteError::InvalidConfig {
+                    knob: knob.to_string(),
+                    errors: failures.into_iter().flat_map(|f| f.errors).collect(),
+                });
+            }
+        };
+        let mut gate = running.gate.lock().await;
+        let params = Value::Object(merged.merged.clone());
+        if let Err(source) = running
+            .session
+            .call(methods::CONFIG_UPDATE, Some(params), None)
+            .await
+        {
+            return Err(KnobWriteError::Rejected {
+                knob: knob.to_string(),
+                source,
+            });
+        }
+        *gate = merged.merged.clone();
+        drop(gate);
+        active.project_config = merged.project;
+        active.config = merged.merged.clone();
+        self.host.audit().emit(
+            AuditEvent::KnobWrite,
+            &active.name,
+            json!({"knob": knob, "agent_path": agent_path, "request_id": request_id, "field": field, "value": value}),
+        );
+        Ok(KnobWrite {
+            field,
+            request_id,
+            config: merged.merged,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(knob: Value, value: Value) -> Result<(), String> {
+        let knob: Knob = serde_json::from_value(knob).expect("a knob");
+        check_knob_value(&knob, &value)
+    }
+
+    #[test]
+    fn refusals_name_the_bound() {
+        let range = json!({"type": "range", "min": 1, "max": 3.5, "step": 1, "default": 2});
+        assert_eq!(check(range.clone(), json!(2)), Ok(()));
+        assert_eq!(
+            check(range.clone(), json!(0)),
+            Err("0 is below min 1".into())
+        );
+        assert_eq!(check(range, json!(4)), Err("4 is above max 3.5".into()));
+        let int = json!({"type": "int_range", "min": 1, "max": 3, "step": 1, "default": 2});
+        assert_eq!(check(int, json!(2.5)), Err("2.5 is not an integer".into()));
+        let level = json!({"type": "enum", "values": ["a", "b"], "default": "a"});
+        assert_eq!(
+            check(level, json!("c")),
+            Err(r#""c" is not one of ["a","b"]"#.into())
+        );
+        let text = json!({"type": "text", "default": "a", "max_length": 3, "pattern": "^a+$"});
+        assert_eq!(
+            check(text.clone(), json!("aaaa")),
+            Err("longer than max_length 3".into())
+        );
+        assert_eq!(
+            check(text, json!("b")),
+            Err(r#""b" does not match pattern "^a+$""#.into())
+        );
+        let broken = json!({"type": "text", "default": "a", "pattern": "(("});
+        assert!(check(broken, json!("a"))
+            .is_err_and(|e| e.starts_with("the knob's pattern does not compile: ")));
+        let path =
+            json!({"type": "path", "default": "project:x", "prefixes": ["project:", "config:"]});
+        assert_eq!(
+            check(path, json!("other")),
+            Err(r#""other" does not start with one of ["project:", "config:"]"#.into())
+        );
+        let flag = json!({"type": "boolean", "default": true});
+        assert_eq!(
+            check(flag, json!("a")),
+            Err(r#""a" is not a valid boolean value"#.into())
+        );
+        assert_eq!(
+            check(json!({"type": "nope"}), json!(1)),
+            Err(r#"unknown knob type "nope""#.into())
+        );
+    }
+}

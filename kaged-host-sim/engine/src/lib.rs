@@ -1,0 +1,39 @@
+//! # kaged-host-engine
+//!
+//! What the kaged daemon does with plugins beyond running one, without its
+//! HTTP front: projects resolved against manifests ([`agents`]), hooks
+//! fired on agent paths and the compactor contract ([`AgentHost`]), the
+//! plugin store and its install flow ([`PluginStore`]). Built on
+//! `kaged-host-core` (running plugins) and `kaged-host-storage` (the
+//! storage broker); `kaged-host-sim` adds the HTTP daemon and the CLI.
+//!
+//! ## Layers
+//!
+//! <!-- layers: scenario > firing install > agents -->
+//!
+//! ```text
+//!  firing   AgentHost: hooks fired on agent paths, compaction, knobs
+//!  install  the plugin store (install flow), over storage and validation
+//!  scenario scripted steps run against a plugin session
+//!  agents   projects resolved against manifests (pure logic)
+//! ```
+
+pub mod agents;
+mod firing;
+mod install;
+pub mod scenario;
+
+// Projects and their hooks.
+pub use firing::{
+    AgentHost, AgentHostError, CompactRequest, CompactionOutcome, FailedPlugin, IdleOutcome,
+    KnobWrite, KnobWriteError, PluginDirs, SessionStart,
+};
+// A knob value checked against its manifest declaration (the `up` API's
+// knob writes use the same check).
+pub use firing::knobs::{bound_knob, check_knob_value};
+
+// Installing plugins.
+pub use install::{
+    installed_copy, InstallError, InstallPlan, InstalledPlugin, InstalledSize, LeftOut,
+    LeftOutReason, PluginStore, Uninstalled, Upgrade, KAGEDIGNORE_FILE,
+};
