@@ -93,6 +93,8 @@ impl fmt::Display for StepError {
     }
 }
 
+impl std::error::Error for StepError {}
+
 fn quoted(keys: &[&str]) -> String {
     keys.iter()
         .map(|k| format!("`{k}`"))
