@@ -8,7 +8,7 @@
 mod support;
 
 use kaged_host_core::{AuditLog, HostConfig, HostSim};
-use kaged_host_engine::scenario::{run_steps, Script};
+use kaged_host_engine::scenario::{run_steps, Script, SessionStep};
 use serde_json::Value;
 use support::{cmd, own_fixture};
 
@@ -138,9 +138,10 @@ fn a_crash_on_three_tags_shrinks_to_one_call_with_exactly_three_tags() {
 
     let (text, script) = replay_script(&out);
     assert_eq!(script.steps.len(), 1, "{text}");
-    let step = &script.steps[0];
-    assert!(step.calls.is_none(), "one call, not a batch: {text}");
-    assert_eq!(step.call.as_deref(), Some("fuzz-three-tags.tag"), "{text}");
+    let SessionStep::Call(step) = &script.steps[0] else {
+        panic!("one call, not a batch: {text}");
+    };
+    assert_eq!(step.call, "fuzz-three-tags.tag", "{text}");
     let params = step.params.clone().unwrap_or_default();
     assert_eq!(
         params,
@@ -271,12 +272,10 @@ fn a_compactor_dropping_an_always_keep_message_past_20_is_found_at_21() {
     // Shrunk to 21 messages: one fewer and the bug is not there.
     let (text, script) = replay_script(&out);
     assert_eq!(script.steps.len(), 1, "{text}");
-    let step = &script.steps[0];
-    assert_eq!(
-        step.call.as_deref(),
-        Some("kaged.hook.pre_compact"),
-        "{text}"
-    );
+    let SessionStep::Call(step) = &script.steps[0] else {
+        panic!("one call: {text}");
+    };
+    assert_eq!(step.call, "kaged.hook.pre_compact", "{text}");
     let params = step.params.clone().unwrap_or_default();
     let count = |k: &str| params[k].as_array().map_or(0, Vec::len);
     assert_eq!(

@@ -4,54 +4,56 @@
 //! replays with the host alone (`kaged-host-sim session DIR --script
 //! replay.yaml`). A broken input carries the error it must get.
 
-use kaged_host_engine::scenario::{Expect, Script, Step};
+use kaged_host_engine::scenario::{CallStep, CallsStep, Expect, Script, SessionStep};
 
 use super::plan::Op;
 
 /// The step doing `op` (`calls` for operations sent at once).
-pub fn step(op: &Op) -> Step {
-    let call = |method: &str| Step {
-        call: Some(method.to_string()),
-        ..Step::default()
-    };
+pub fn step(op: &Op) -> SessionStep {
+    match op {
+        Op::Together(_) => CallsStep { calls: calls(op) }.into(),
+        op => SessionStep::Call(calls(op).remove(0)),
+    }
+}
+
+/// The calls doing `op`: one, or a `Together`'s members (flattened).
+fn calls(op: &Op) -> Vec<CallStep> {
     let expect = |valid: bool, code: i64| {
         (!valid).then_some(Expect {
             result: None,
             error: Some(code),
         })
     };
-    match op {
+    let one = match op {
         Op::Tool {
             method,
             args,
             valid,
             ctx,
-        } => Step {
+        } => CallStep {
             params: Some(args.clone()),
             context: Some(ctx.clone()),
             expect: expect(*valid, -32602),
-            ..call(method)
+            ..CallStep::new(method.as_str())
         },
-        Op::Method { method, params, .. } => Step {
+        Op::Method { method, params, .. } => CallStep {
             params: Some(params.clone()),
-            ..call(method)
+            ..CallStep::new(method.as_str())
         },
-        Op::Config { config, valid } => Step {
+        Op::Config { config, valid } => CallStep {
             params: Some(config.clone()),
             expect: expect(*valid, -32004),
-            ..call("config.update")
+            ..CallStep::new("config.update")
         },
-        Op::Hook { hook, params, ctx } => Step {
+        Op::Hook { hook, params, ctx } => CallStep {
             params: Some(params.clone()),
             context: Some(ctx.clone()),
-            ..call(hook.method())
+            ..CallStep::new(hook.method())
         },
-        Op::Ping => call("ping"),
-        Op::Together(ops) => Step {
-            calls: Some(ops.iter().map(step).collect()),
-            ..Step::default()
-        },
-    }
+        Op::Ping => CallStep::new("ping"),
+        Op::Together(ops) => return ops.iter().flat_map(calls).collect(),
+    };
+    vec![one]
 }
 
 /// The script doing `ops` in order.

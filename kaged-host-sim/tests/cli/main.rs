@@ -11,5 +11,6 @@ mod first_hour;
 mod golden;
 mod plugin;
 mod project;
+mod scripts;
 mod storage;
 mod storage_usage;

@@ -22,7 +22,9 @@ use std::sync::Arc;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::Value;
 
-use super::{run_steps, Script, Step, StepOutcome};
+use super::{
+    run_steps, CallStep, CallsStep, NotifyStep, Script, SessionStep, StepOutcome, WaitStep,
+};
 use kaged_host_core::audit::AuditLog;
 use kaged_host_core::normal::{self, NormalOptions, NormalTranscript};
 use kaged_host_core::time::TimeScale;
@@ -67,9 +69,6 @@ pub enum ScenarioError {
     /// The async runtime could not start.
     #[error("cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
-    /// The script has a step without one action.
-    #[error(transparent)]
-    Script(#[from] super::ScriptError),
 }
 
 /// What a scenario run showed.
@@ -123,27 +122,27 @@ impl Scenario {
         }
     }
 
-    fn step(mut self, step: Step) -> Scenario {
-        self.script.steps.push(step);
+    /// Add a step (any [`SessionStep`], or a step struct such as
+    /// [`ExpectAuditStep`](super::ExpectAuditStep)).
+    pub fn step(mut self, step: impl Into<SessionStep>) -> Scenario {
+        self.script.steps.push(step.into());
         self
     }
 
     /// Call `method` with `params` (daemon-level: no `_context`).
     pub fn call(self, method: &str, params: Value) -> Scenario {
-        self.step(Step {
-            call: Some(method.to_string()),
+        self.step(CallStep {
             params: Some(params),
-            ..Step::default()
+            ..CallStep::new(method)
         })
     }
 
     /// Call `method` with `params` as `ctx` (an agent's call, a tool).
     pub fn call_as(self, method: &str, params: Value, ctx: PluginCallContext) -> Scenario {
-        self.step(Step {
-            call: Some(method.to_string()),
+        self.step(CallStep {
             params: Some(params),
             context: Some(ctx),
-            ..Step::default()
+            ..CallStep::new(method)
         })
     }
 
@@ -151,32 +150,27 @@ impl Scenario {
     pub fn calls<'a>(self, calls: impl IntoIterator<Item = (&'a str, Value)>) -> Scenario {
         let calls = calls
             .into_iter()
-            .map(|(m, p)| Step {
-                call: Some(m.to_string()),
+            .map(|(m, p)| CallStep {
                 params: Some(p),
-                ..Step::default()
+                ..CallStep::new(m)
             })
             .collect();
-        self.step(Step {
-            calls: Some(calls),
-            ..Step::default()
-        })
+        self.step(CallsStep { calls })
     }
 
     /// Send the notification `method`.
     pub fn notify(self, method: &str, params: Value) -> Scenario {
-        self.step(Step {
-            notify: Some(method.to_string()),
+        self.step(NotifyStep {
+            notify: method.to_string(),
             params: Some(params),
-            ..Step::default()
         })
     }
 
     /// Wait for the plugin's notification `method`.
     pub fn wait(self, method: &str) -> Scenario {
-        self.step(Step {
-            wait: Some(method.to_string()),
-            ..Step::default()
+        self.step(WaitStep {
+            wait: method.to_string(),
+            timeout_ms: None,
         })
     }
 
@@ -213,7 +207,6 @@ impl Scenario {
     /// Launch the plugin in `dir` on a fresh host (brokered storage in a
     /// temporary database), run the steps, shut it down.
     pub async fn run(&self, dir: &Path) -> Result<ScenarioRun, ScenarioError> {
-        self.script.check_session_steps()?;
         let audit = AuditLog::memory();
         let transcript = Transcript::memory();
         let broker = BrokerHandler::temp().map_err(ScenarioError::Storage)?;

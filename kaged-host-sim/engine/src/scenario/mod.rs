@@ -24,154 +24,135 @@
 //! ([`Transcript::mark_step`](kaged_host_core::Transcript::mark_step)), so its normal
 //! form ([`kaged_host_core::normal`]) is the same run after run.
 //!
-//! With `session --project`, steps are `start_session`, `idle`, `compact`
-//! and `expect_audit` on agent paths instead (the CLI's project mode).
+//! Each step holds exactly one action; the other keys are those of its
+//! action ([`SessionStep`]). A step with none, two, a project action or a
+//! key its action does not take is refused, naming the step
+//! ([`ScriptError::Step`]).
+//!
+//! With `session --project`, a [`ProjectScript`] runs against a whole
+//! project ([`run_project_steps`], through an [`AgentHost`](crate::AgentHost)):
+//!
+//! ```yaml
+//! steps:
+//!   - start_session: primary          # on_session_start
+//!     session_id: ses_1               # default "ses_1"
+//!     expect: {result: {injects: [{plugin: memory}]}}   # subset of the JSON outcome
+//!   - idle: primary                   # on_session_idle
+//!     transcript: [{id: u1, role: user, content: hi}]
+//!   - compact: primary.subagents.researcher
+//!     messages_being_compacted: [{id: m1, role: user, content: old}]
+//!     messages_remaining: [{id: m2, role: user, content: new}]
+//!     strategy: summarize             # default drop
+//!     trigger: threshold_crossed      # default
+//!     expect: {result: {fallback: false}}
+//!   - expect_audit: compaction.completed
+//!     data: {strategy: compactor}
+//! ```
 
 mod builder;
+mod parse;
+mod project;
 mod run;
+mod step;
 
-use kaged_plugin_protocol::{Message, PluginCallContext};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 pub use builder::{Scenario, ScenarioError, ScenarioRun};
+pub use parse::StepError;
+pub use project::{run_project_steps, ProjectOutcome, DEFAULT_SESSION};
 pub use run::{run_steps, StepOutcome};
+pub use step::{
+    CallStep, CallsStep, CompactStep, Expect, ExpectAuditStep, IdleStep, NotifyStep, ProjectExpect,
+    ProjectStep, SessionStep, StartSessionStep, WaitStep,
+};
 
-/// A scenario file.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A plugin-session script (`session DIR --script FILE`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Script {
     /// The steps, run in order.
-    pub steps: Vec<Step>,
+    pub steps: Vec<SessionStep>,
+}
+
+/// A project script (`session --project FILE --script FILE`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProjectScript {
+    /// The steps, run in order.
+    pub steps: Vec<ProjectStep>,
 }
 
 /// Why a script cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
-    /// The YAML does not parse as a script.
+    /// The YAML does not parse as a script (a map with `steps`, a list of
+    /// maps).
     #[error("invalid script: {0}")]
     Syntax(String),
-    /// A step has no action or more than one.
-    #[error("invalid script: step {index} needs exactly one of {allowed}")]
+    /// A step has no action, more than one, one of the other kind of
+    /// script, or a key or value its action does not take.
+    #[error("invalid script: step {index} {error}")]
     Step {
         /// The step, from 1.
         index: usize,
-        /// What it may hold.
-        allowed: &'static str,
+        /// What is wrong with it.
+        error: StepError,
     },
 }
 
-/// What a plugin-session step may hold.
-const SESSION_ACTIONS: &str =
-    "call, calls, notify, wait, expect_audit (start_session, idle and compact need --project)";
+fn from_yaml<S: parse::StepKind>(text: &str) -> Result<Vec<S>, ScriptError> {
+    let raw: parse::RawScript =
+        serde_saphyr::from_str(text).map_err(|e| ScriptError::Syntax(e.to_string()))?;
+    parse::read_steps(raw.steps).map_err(|(index, error)| ScriptError::Step { index, error })
+}
 
 impl Script {
-    /// Parse a YAML script.
+    /// Parse a YAML plugin-session script.
+    ///
+    /// ```
+    /// use kaged_host_engine::scenario::{Script, SessionStep};
+    /// let script = Script::from_yaml_str("steps:\n  - call: echo.say\n    params: {text: hi}\n").unwrap();
+    /// assert!(matches!(&script.steps[0], SessionStep::Call(c) if c.call == "echo.say"));
+    /// let err = Script::from_yaml_str("steps:\n  - call: a\n  - idle: primary\n").unwrap_err();
+    /// assert!(err.to_string().starts_with("invalid script: step 2 needs exactly one of `call`"));
+    /// ```
     pub fn from_yaml_str(text: &str) -> Result<Script, ScriptError> {
-        serde_saphyr::from_str(text).map_err(|e| ScriptError::Syntax(e.to_string()))
-    }
-
-    /// Check that every step is a plugin-session step with one action.
-    pub fn check_session_steps(&self) -> Result<(), ScriptError> {
-        for (i, step) in self.steps.iter().enumerate() {
-            let actions = [
-                step.call.is_some(),
-                step.calls.is_some(),
-                step.notify.is_some(),
-                step.wait.is_some(),
-                step.expect_audit.is_some(),
-            ]
-            .iter()
-            .filter(|a| **a)
-            .count();
-            let project_only =
-                step.start_session.is_some() || step.idle.is_some() || step.compact.is_some();
-            if actions != 1 || project_only {
-                return Err(ScriptError::Step {
-                    index: i + 1,
-                    allowed: SESSION_ACTIONS,
-                });
-            }
-        }
-        Ok(())
+        Ok(Script {
+            steps: from_yaml(text)?,
+        })
     }
 }
 
-/// One step: exactly one of `call`, `calls`, `notify`, `wait`,
-/// `expect_audit` (a plugin session), or of `start_session`, `idle`,
-/// `compact`, `expect_audit` (`session --project FILE`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    /// Call this method.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub call: Option<String>,
-    /// Send these calls at once (each a step with `call`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub calls: Option<Vec<Step>>,
-    /// Send this notification.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub notify: Option<String>,
-    /// Wait for a notification with this name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wait: Option<String>,
-    /// Expect this audit event to have been emitted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expect_audit: Option<String>,
-    /// Params of `call` / `notify`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub params: Option<Value>,
-    /// Context of `call`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context: Option<PluginCallContext>,
-    /// What `call` must produce.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expect: Option<Expect>,
-    /// `wait` limit in milliseconds (scaled).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
-    /// Data the `expect_audit` event must contain (subset match).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-    /// `--project`: fire `on_session_start` on this agent path.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub start_session: Option<String>,
-    /// `--project`: fire `on_session_idle` on this agent path.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub idle: Option<String>,
-    /// `--project`: compact this agent path's window.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compact: Option<String>,
-    /// `--project`: the session id (default `ses_1`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// `idle`: the transcript.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transcript: Option<Vec<Message>>,
-    /// `compact`: the messages being compacted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub messages_being_compacted: Option<Vec<Message>>,
-    /// `compact`: the messages that stay.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub messages_remaining: Option<Vec<Message>>,
-    /// `compact`: the configured strategy (default `drop`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<String>,
-    /// `compact`: the trigger (default `threshold_crossed`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trigger: Option<String>,
+impl ProjectScript {
+    /// Parse a YAML project script.
+    pub fn from_yaml_str(text: &str) -> Result<ProjectScript, ScriptError> {
+        Ok(ProjectScript {
+            steps: from_yaml(text)?,
+        })
+    }
 }
 
-/// The expected outcome of a call.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Expect {
-    /// The result must contain this (subset match).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Value>,
-    /// The call must fail with this code.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<i64>,
+impl<'de> Deserialize<'de> for Script {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Script, D::Error> {
+        parse::deserialize_script(d).map(|steps| Script { steps })
+    }
+}
+
+impl<'de> Deserialize<'de> for ProjectScript {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProjectScript, D::Error> {
+        parse::deserialize_script(d).map(|steps| ProjectScript { steps })
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionStep {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SessionStep, D::Error> {
+        parse::deserialize_step(d)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProjectStep {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProjectStep, D::Error> {
+        parse::deserialize_step(d)
+    }
 }
 
 /// Whether `actual` contains `expected`: objects by key (recursively), other

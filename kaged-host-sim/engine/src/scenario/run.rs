@@ -7,8 +7,9 @@ use kaged_plugin_protocol::Notification;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::{subset, Script, Step};
-use kaged_host_core::audit::AuditEvent;
+use super::step::{CallStep, ExpectAuditStep, SessionStep, WaitStep};
+use super::{subset, Script};
+use kaged_host_core::audit::{AuditEvent, AuditLog};
 use kaged_host_core::one_line;
 use kaged_host_core::time::SCRIPT_WAIT_SEC;
 use kaged_host_core::HostSim;
@@ -23,9 +24,9 @@ pub struct StepOutcome {
     pub line: String,
 }
 
-/// Run every step of `script` (checked with
-/// [`Script::check_session_steps`]) against `session` of `host`, each
-/// beginning a transcript step; `on_step` sees each outcome as it ends.
+/// Run every step of `script` against `session` of `host`, each beginning
+/// a transcript step; `on_step` sees each outcome (and its index, from 1)
+/// as it ends.
 pub async fn run_steps(
     host: &HostSim,
     session: &PluginSession,
@@ -46,7 +47,8 @@ pub async fn run_steps(
     out
 }
 
-async fn call(session: &PluginSession, step: &Step, method: &str) -> (bool, String) {
+async fn call(session: &PluginSession, step: &CallStep) -> (bool, String) {
+    let method = &step.call;
     let r = session
         .call(method, step.params.clone(), step.context.clone())
         .await;
@@ -69,74 +71,78 @@ async fn call(session: &PluginSession, step: &Step, method: &str) -> (bool, Stri
     }
 }
 
+async fn wait(
+    host: &HostSim,
+    notes: &mut broadcast::Receiver<Notification>,
+    step: &WaitStep,
+) -> (bool, String) {
+    let name = &step.wait;
+    let ms = step.timeout_ms.unwrap_or(SCRIPT_WAIT_SEC * 1000);
+    let limit = host.config().time_scale.apply(Duration::from_millis(ms));
+    let found = tokio::time::timeout(limit, async {
+        loop {
+            match notes.recv().await {
+                Ok(n) if &n.method == name => return Some(n),
+                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    })
+    .await;
+    match found {
+        Ok(Some(n)) => (
+            true,
+            format!("wait {name} -> {}", n.params.unwrap_or(Value::Null)),
+        ),
+        _ => (false, format!("wait {name}: not received within {limit:?}")),
+    }
+}
+
+/// Whether `audit` holds the event `step` expects: its line, or why not.
+pub(super) fn expect_audit(audit: &AuditLog, step: &ExpectAuditStep) -> Result<String, String> {
+    let name = &step.expect_audit;
+    let Some(event) = AuditEvent::parse(name) else {
+        return Err(format!("expect_audit {name}: no such audit event"));
+    };
+    let want = step
+        .data
+        .clone()
+        .unwrap_or(Value::Object(Default::default()));
+    let hit = audit
+        .of(event)
+        .into_iter()
+        .any(|r| subset(&want, &Value::Object(r.data.clone())));
+    match hit {
+        true => Ok(format!("expect_audit {name}")),
+        false => Err(format!("expect_audit {name}: not emitted (with {want})")),
+    }
+}
+
 async fn run_step(
     host: &HostSim,
     session: &PluginSession,
     notes: &mut broadcast::Receiver<Notification>,
-    step: &Step,
+    step: &SessionStep,
 ) -> (bool, String) {
-    if let Some(method) = &step.call {
-        return call(session, step, method).await;
-    }
-    if let Some(calls) = &step.calls {
-        let runs = calls.iter().map(|c| async move {
-            match &c.call {
-                Some(m) => call(session, c, m).await,
-                None => (false, "a `calls` entry needs `call`".to_string()),
+    match step {
+        SessionStep::Call(c) => call(session, c).await,
+        SessionStep::Calls(c) => {
+            let done = join_all(c.calls.iter().map(|c| call(session, c))).await;
+            let ok = done.iter().all(|(ok, _)| *ok);
+            let lines: Vec<String> = done.into_iter().map(|(_, l)| l).collect();
+            (ok, format!("calls [{}]", lines.join("; ")))
+        }
+        SessionStep::Notify(n) => {
+            let method = &n.notify;
+            match session.notify(method, n.params.clone()) {
+                Ok(()) => (true, format!("notify {method}")),
+                Err(e) => (false, one_line(&format!("notify {method}"), &e)),
             }
-        });
-        let done = join_all(runs).await;
-        let ok = done.iter().all(|(ok, _)| *ok);
-        let lines: Vec<String> = done.into_iter().map(|(_, l)| l).collect();
-        return (ok, format!("calls [{}]", lines.join("; ")));
+        }
+        SessionStep::Wait(w) => wait(host, notes, w).await,
+        SessionStep::ExpectAudit(a) => match expect_audit(host.audit(), a) {
+            Ok(line) => (true, line),
+            Err(line) => (false, line),
+        },
     }
-    if let Some(method) = &step.notify {
-        return match session.notify(method, step.params.clone()) {
-            Ok(()) => (true, format!("notify {method}")),
-            Err(e) => (false, one_line(&format!("notify {method}"), &e)),
-        };
-    }
-    if let Some(name) = &step.wait {
-        let ms = step.timeout_ms.unwrap_or(SCRIPT_WAIT_SEC * 1000);
-        let limit = host.config().time_scale.apply(Duration::from_millis(ms));
-        let found = tokio::time::timeout(limit, async {
-            loop {
-                match notes.recv().await {
-                    Ok(n) if &n.method == name => return Some(n),
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
-        })
-        .await;
-        return match found {
-            Ok(Some(n)) => (
-                true,
-                format!("wait {name} -> {}", n.params.unwrap_or(Value::Null)),
-            ),
-            _ => (false, format!("wait {name}: not received within {limit:?}")),
-        };
-    }
-    if let Some(name) = &step.expect_audit {
-        let Some(event) = AuditEvent::parse(name) else {
-            return (false, format!("expect_audit {name}: no such audit event"));
-        };
-        let want = step
-            .data
-            .clone()
-            .unwrap_or(Value::Object(Default::default()));
-        let hit = host
-            .audit()
-            .of(event)
-            .into_iter()
-            .any(|r| subset(&want, &Value::Object(r.data.clone())));
-        return match hit {
-            true => (true, format!("expect_audit {name}")),
-            false => (
-                false,
-                format!("expect_audit {name}: not emitted (with {want})"),
-            ),
-        };
-    }
-    (false, "empty step".to_string())
 }

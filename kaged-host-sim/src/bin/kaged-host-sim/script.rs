@@ -5,33 +5,33 @@
 //! failed. A call without `expect` only has to succeed.
 //!
 //! With `--project`, steps are `start_session`, `idle`, `compact` and
-//! `expect_audit` on agent paths instead (see the `project` module).
+//! `expect_audit` on agent paths instead (see the `project` module and
+//! [`kaged_host_sim::scenario::ProjectScript`]).
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use kaged_host_sim::scenario::{run_steps, Script};
+use kaged_host_sim::scenario::{run_steps, Script, ScriptError};
 use kaged_host_sim::HostSim;
 
 use super::{one_line, CliError};
 
-/// Read and parse the script at `path`.
-pub fn load(path: &Path) -> Result<Script, CliError> {
+/// Read the script at `path` and parse it with `parse`.
+pub fn load<S>(
+    path: &Path,
+    parse: impl FnOnce(&str) -> Result<S, ScriptError>,
+) -> Result<S, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         CliError::Usage(one_line(
             &format!("cannot read script {}", path.display()),
             &e,
         ))
     })?;
-    Script::from_yaml_str(&text)
-        .map_err(|e| CliError::Usage(one_line(&format!("script {}", path.display()), &e)))
+    parse(&text).map_err(|e| CliError::Usage(one_line(&format!("script {}", path.display()), &e)))
 }
 
 pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<ExitCode, CliError> {
-    let script = load(script)?;
-    script
-        .check_session_steps()
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let script = load(script, Script::from_yaml_str)?;
     let session = host.launch(dir).await.map_err(|e| {
         CliError::Failed(one_line(
             &format!("cannot start the plugin in {}", dir.display()),
