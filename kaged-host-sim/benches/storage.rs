@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use kaged_host_sim::storage::{rewrite, RewriteCache, StorageClient};
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{
-    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginSession, StorageBroker,
+    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginHandle, StorageBroker,
 };
 use kaged_plugin_protocol::StorageMethod;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
@@ -152,7 +152,7 @@ fn seed(broker: &StorageBroker) {
     }
 }
 
-async fn connect(host: &HostSim) -> PluginSession {
+async fn connect(host: &HostSim) -> PluginHandle {
     host.connect_plugin(plugin())
         .await
         .unwrap_or_else(|e| fail("connecting the bench plugin", e))

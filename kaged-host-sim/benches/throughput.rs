@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 
 use kaged_host_sim::probe::process_usage;
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{CageMode, HostConfig, HostSim, PluginSession};
+use kaged_host_sim::{CageMode, HostConfig, HostSim, PluginHandle};
 use pairs::{Measured, Pair, Plugins, WINDOW};
 use placement::Layout;
 use raw_host::RawHost;
@@ -251,7 +251,7 @@ async fn run_all(cfg: Settings) -> Result<Outcome, String> {
     }
     // Leave the process unpinned, as it started.
     place(Layout::Free, &allowed, &pids)?;
-    let rss = |s: &PluginSession| s.plugin_pid().and_then(process_usage).map(|u| u.rss_kib);
+    let rss = |s: &PluginHandle| s.plugin_pid().and_then(process_usage).map(|u| u.rss_kib);
     let rss_kib = (rss(&b.plugins.sim_sdk), rss(&b.plugins.sim_raw));
     let Plugins {
         sim_raw,

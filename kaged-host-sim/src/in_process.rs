@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::path::Path;
 
-use kaged_host_core::{HostSim, LaunchError, PluginSession};
+use kaged_host_core::{HostSim, LaunchError, PluginHandle};
 
 /// [`HostSim::connect_plugin`](ConnectPlugin::connect_plugin): test an SDK
 /// plugin end to end without a process.
@@ -31,14 +31,14 @@ pub trait ConnectPlugin {
     fn connect_plugin(
         &self,
         plugin: kaged_plugin_sdk::Plugin,
-    ) -> impl Future<Output = Result<PluginSession, LaunchError>> + Send;
+    ) -> impl Future<Output = Result<PluginHandle, LaunchError>> + Send;
 }
 
 impl ConnectPlugin for HostSim {
     async fn connect_plugin(
         &self,
         plugin: kaged_plugin_sdk::Plugin,
-    ) -> Result<PluginSession, LaunchError> {
+    ) -> Result<PluginHandle, LaunchError> {
         let manifest = plugin.manifest();
         let (host_side, plugin_side) = tokio::io::duplex(1 << 20);
         let (p_read, p_write) = tokio::io::split(plugin_side);

@@ -58,7 +58,7 @@ pub use kaged_host_core::{
     cage_inputs_for_dir, canonical_capability, group_alive, one_line, resolve_command,
     validate_dir, AuditEvent, AuditLog, AuditRecord, CageKind, CageMode, CageStatus, CallError,
     DefaultHandler, Direction, ExitInfo, HandshakeError, HandshakeInfo, HealthMonitor, HostConfig,
-    HostSim, InFlight, InFlightWaiter, LaunchError, Phase, PluginRequestHandler, PluginSession,
+    HostSim, InFlight, InFlightWaiter, LaunchError, Phase, PluginHandle, PluginRequestHandler,
     PluginState, RawChannel, RequestContext, RequestError, ShutdownOutcome, SpawnError, Supervisor,
     SupervisorError, TimeScale, Timeouts, Transcript, TranscriptRecord, CONFIG_ROOT_ENV,
 };
@@ -73,6 +73,14 @@ pub use kaged_host_engine::{
 };
 #[doc(no_inline)]
 pub use kaged_host_storage::{BrokerHandler, StorageBroker};
+
+/// The handle on one running plugin, by its name before the split: a
+/// "session" is an agent's session now, and nothing else.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `PluginHandle` (kaged_host_core::PluginHandle)"
+)]
+pub type PluginSession = PluginHandle;
 
 /// The README's examples (the crate's page on crates.io), compiled as
 /// doctests.

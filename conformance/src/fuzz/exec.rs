@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use kaged_host_core::time::{TimeScale, Timeouts};
 use kaged_host_core::{
-    AuditEvent, AuditLog, CageMode, CallError, HostConfig, HostSim, PluginSession, Transcript,
+    AuditEvent, AuditLog, CageMode, CallError, HostConfig, HostSim, PluginHandle, Transcript,
 };
 use kaged_host_storage::BrokerHandler;
 use kaged_plugin_protocol::{PluginCallContext, RpcError};
@@ -73,7 +73,7 @@ impl Runner {
     }
 
     /// Launch a fresh process (the caller shuts it down).
-    pub async fn launch(&self, audit: &AuditLog) -> Result<PluginSession, String> {
+    pub async fn launch(&self, audit: &AuditLog) -> Result<PluginHandle, String> {
         self.host(audit)
             .launch(Path::new(&self.dir))
             .await
@@ -123,7 +123,7 @@ impl Runner {
 
 /// How the plugin ended, for a detail: ` (exit code 70; last stderr
 /// line: "...")`, waiting for its exit at most its shutdown budget.
-async fn ended(session: &PluginSession) -> String {
+async fn ended(session: &PluginHandle) -> String {
     let exit = session.wait_exit(session.timeouts().shutdown).await;
     let stderr = session.stderr_tail();
     let last = stderr.iter().rev().find(|l| !l.trim().is_empty());
@@ -139,7 +139,7 @@ type Answer = Result<Value, Box<RpcError>>;
 
 /// Call `method`; `Err` when no answer came (the property that broke).
 async fn call(
-    session: &PluginSession,
+    session: &PluginHandle,
     method: &str,
     params: &Value,
     ctx: Option<&PluginCallContext>,
@@ -157,7 +157,7 @@ async fn call(
 type Outcome = Result<(), (Property, String)>;
 
 /// Do `op`; `Err` names the property it broke.
-pub fn apply<'a>(session: &'a PluginSession, op: &'a Op) -> BoxFuture<'a, Outcome> {
+pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome> {
     async move {
         match op {
             Op::Together(ops) => {
@@ -321,7 +321,7 @@ fn shape(hook: kaged_plugin_protocol::HookName, answer: &Value) -> Result<(), St
 
 /// A call that got no answer: a timeout, or the process gone (with its
 /// exit status and last stderr line).
-async fn lost(session: &PluginSession, e: &CallError, what: &str) -> (Property, String) {
+async fn lost(session: &PluginHandle, e: &CallError, what: &str) -> (Property, String) {
     let detail = format!("{what}: {}", kaged_plugin_protocol::error_chain::chain(e));
     match e {
         CallError::Timeout { .. } => (Property::AnswersInTime, detail),

@@ -10,7 +10,7 @@ use kaged_host_core::audit::AuditRecord;
 use kaged_host_core::time::Timeouts;
 use kaged_host_core::transcript::Transcript;
 use kaged_host_core::ExitInfo;
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 use kaged_host_core::{HandshakeError, HandshakeInfo};
 use kaged_plugin_protocol::InitializeResult;
 use serde_json::Value;
@@ -91,11 +91,11 @@ pub(crate) async fn start(ctx: &RunContext, sessions: &mut Sessions) -> Option<P
 /// is audited when the process starts, before the handshake.
 async fn handshake(
     ctx: &RunContext,
-    session: PluginSession,
+    session: PluginHandle,
     transcript: Transcript,
     quiet: QuietWindow,
     mark: usize,
-) -> (Primary, Option<PluginSession>) {
+) -> (Primary, Option<PluginHandle>) {
     let mut rx = session.raw().inbound();
     tokio::time::sleep(quiet.0).await;
     let mut early = Vec::new();

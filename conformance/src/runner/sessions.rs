@@ -11,7 +11,7 @@ use kaged_host_core::time::REAP_POLL;
 use kaged_host_core::transcript::Transcript;
 use kaged_host_core::CallError;
 use kaged_host_core::LaunchError;
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 use kaged_host_core::RequestError;
 use kaged_plugin_protocol::{methods, InitializeParams};
 use serde_json::{json, Value};
@@ -36,7 +36,7 @@ pub(crate) enum Mode {
 /// transcript (kept for the whole-run stderr scan).
 pub(crate) struct Sessions {
     mode: Mode,
-    shared: Option<(PluginSession, Transcript)>,
+    shared: Option<(PluginHandle, Transcript)>,
     transcripts: Vec<Transcript>,
 }
 
@@ -57,7 +57,7 @@ impl Sessions {
 
     /// Get sessions by `mode` from now on; `shared` (the primary spawn,
     /// when its handshake passed) becomes the shared session.
-    pub fn adopt(&mut self, mode: Mode, shared: Option<(PluginSession, Transcript)>) {
+    pub fn adopt(&mut self, mode: Mode, shared: Option<(PluginHandle, Transcript)>) {
         self.mode = mode;
         self.shared = shared;
     }
@@ -86,7 +86,7 @@ impl Sessions {
         &mut self,
         ctx: &RunContext,
         scope: &mut Scope,
-    ) -> Result<PluginSession, String> {
+    ) -> Result<PluginHandle, String> {
         self.spawn_unready_in(ctx, scope, &ctx.dir).await
     }
 
@@ -97,7 +97,7 @@ impl Sessions {
         ctx: &RunContext,
         scope: &mut Scope,
         dir: &Path,
-    ) -> Result<PluginSession, String> {
+    ) -> Result<PluginHandle, String> {
         let t = self.new_transcript();
         scope.touch_from(&t, 0);
         ctx.host(t)
@@ -112,7 +112,7 @@ impl Sessions {
         &mut self,
         ctx: &RunContext,
         scope: &mut Scope,
-    ) -> Result<PluginSession, String> {
+    ) -> Result<PluginHandle, String> {
         self.fresh_in(ctx, scope, &ctx.dir).await
     }
 
@@ -123,7 +123,7 @@ impl Sessions {
         ctx: &RunContext,
         scope: &mut Scope,
         dir: &Path,
-    ) -> Result<PluginSession, String> {
+    ) -> Result<PluginHandle, String> {
         match self.mode.clone() {
             Mode::Unavailable(why) => Err(why),
             Mode::Strict => {
@@ -152,7 +152,7 @@ impl Sessions {
         &mut self,
         ctx: &RunContext,
         scope: &mut Scope,
-    ) -> Result<&PluginSession, String> {
+    ) -> Result<&PluginHandle, String> {
         let alive = self
             .shared
             .as_ref()
@@ -204,7 +204,7 @@ impl Sessions {
 /// `initialize` through the raw channel, accepting any answer (result or
 /// error), then `initialized`.
 async fn lenient_handshake(
-    s: &PluginSession,
+    s: &PluginHandle,
     params: InitializeParams,
     timeout: Duration,
 ) -> Result<(), String> {
@@ -227,7 +227,7 @@ async fn lenient_handshake(
 
 /// After a call that ended the plugin, wait (bounded) until the host has
 /// handled the end, so that the next case starts a new session.
-pub(crate) async fn settle_after_call(s: &PluginSession, r: &Result<Value, CallError>) {
+pub(crate) async fn settle_after_call(s: &PluginHandle, r: &Result<Value, CallError>) {
     if matches!(r, Err(CallError::Closed { .. })) {
         let t = s.timeouts();
         let _ = s
@@ -239,7 +239,7 @@ pub(crate) async fn settle_after_call(s: &PluginSession, r: &Result<Value, CallE
 /// End a spawn: a graceful shutdown when it still runs (bounded by the
 /// scaled shutdown ladder), then make sure its process group is gone.
 /// Returns a note when something had to be forced.
-pub(crate) async fn retire(s: PluginSession) -> Option<String> {
+pub(crate) async fn retire(s: PluginHandle) -> Option<String> {
     if s.is_running() {
         s.shutdown().await;
     }

@@ -6,14 +6,14 @@
 mod common;
 
 use common::{catalogue, host_without_storage, Omp, Place, WEB_DEV};
-use kaged_host_sim::{ConnectPlugin, HostSim, PluginSession, StorageBroker};
+use kaged_host_sim::{ConnectPlugin, HostSim, PluginHandle, StorageBroker};
 use kaged_plugin_sdk::storage::StorageError;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
 use serde_json::{json, Value};
 
 /// An SDK plugin named `name` that runs the SQL it is given and reports
 /// the typed outcome, served in-process on `host` (same broker).
-async fn snooper(host: &HostSim, name: &str) -> PluginSession {
+async fn snooper(host: &HostSim, name: &str) -> PluginHandle {
     let run = |p: Value, c: Call| async move {
         let sql = p["sql"].as_str().unwrap_or_default().to_owned();
         let s = c.host.storage();
@@ -47,7 +47,7 @@ async fn snooper(host: &HostSim, name: &str) -> PluginSession {
         .expect("snooper handshake")
 }
 
-async fn sql(s: &PluginSession, sql: &str, exec: bool) -> Value {
+async fn sql(s: &PluginHandle, sql: &str, exec: bool) -> Value {
     s.call("snoop.sql", Some(json!({"sql": sql, "exec": exec})), None)
         .await
         .expect("snoop.sql answers")

@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{
-    AuditLog, Direction, HostConfig, HostSim, PluginSession, TimeScale, Transcript,
+    AuditLog, Direction, HostConfig, HostSim, PluginHandle, TimeScale, Transcript,
 };
 use serde_json::{json, Value};
 
 struct Running {
     _staged: StagedPlugin,
-    session: PluginSession,
+    session: PluginHandle,
     audit: AuditLog,
     transcript: Transcript,
 }

@@ -5,13 +5,13 @@
 use std::path::PathBuf;
 
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{HostConfig, HostSim, PluginSession, TimeScale};
+use kaged_host_sim::{HostConfig, HostSim, PluginHandle, TimeScale};
 use kaged_plugin_sdk::protocol::{
     parse_observer_answer, validate_compactor_result, CompactParams, MessageRole, PluginCallContext,
 };
 use serde_json::{json, Value};
 
-async fn launch() -> (StagedPlugin, PluginSession) {
+async fn launch() -> (StagedPlugin, PluginHandle) {
     let staged = StagedPlugin::new(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
         env!("CARGO_BIN_EXE_summarizing-compactor"),
@@ -51,7 +51,7 @@ fn params(role: &str) -> Value {
     })
 }
 
-async fn pre_compact(session: &PluginSession, p: &Value) -> Value {
+async fn pre_compact(session: &PluginHandle, p: &Value) -> Value {
     session
         .call("kaged.hook.pre_compact", Some(p.clone()), Some(ctx()))
         .await

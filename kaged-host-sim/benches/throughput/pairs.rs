@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use kaged_host_sim::probe::tree_usage;
-use kaged_host_sim::PluginSession;
+use kaged_host_sim::PluginHandle;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 
@@ -55,8 +55,8 @@ pub type Measured = (f64, Option<f64>);
 /// The running plugins: two under the host-sim, two under the reference
 /// host (each pair has its own process, so no pair warms another's).
 pub struct Plugins {
-    pub sim_raw: PluginSession,
-    pub sim_sdk: PluginSession,
+    pub sim_raw: PluginHandle,
+    pub sim_sdk: PluginHandle,
     pub raw_raw: RawHost,
     pub raw_sdk: RawHost,
 }
@@ -73,12 +73,12 @@ impl Plugins {
     }
 }
 
-fn plugin_cpu(s: &PluginSession) -> Option<std::time::Duration> {
+fn plugin_cpu(s: &PluginHandle) -> Option<std::time::Duration> {
     s.pid().and_then(tree_usage).map(|u| u.cpu)
 }
 
 fn measured(
-    s: &PluginSession,
+    s: &PluginHandle,
     n: usize,
     start: Instant,
     cpu0: Option<std::time::Duration>,
@@ -95,7 +95,7 @@ fn ctx() -> PluginCallContext {
     PluginCallContext::agent("bench", "primary", "ses_bench", "req_bench")
 }
 
-async fn sim_one_at_a_time(s: &PluginSession, n: usize) -> Result<Measured, String> {
+async fn sim_one_at_a_time(s: &PluginHandle, n: usize) -> Result<Measured, String> {
     let ctx = ctx();
     let cpu0 = plugin_cpu(s);
     let start = Instant::now();
@@ -111,7 +111,7 @@ async fn sim_one_at_a_time(s: &PluginSession, n: usize) -> Result<Measured, Stri
     Ok(measured(s, n, start, cpu0))
 }
 
-async fn sim_pipelined(s: &PluginSession, n: usize) -> Result<Measured, String> {
+async fn sim_pipelined(s: &PluginHandle, n: usize) -> Result<Measured, String> {
     let ctx = ctx();
     let cpu0 = plugin_cpu(s);
     let start = Instant::now();

@@ -24,9 +24,9 @@ use crate::cage::{CageMode, CageStatus};
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::observe::transcript::Transcript;
 use crate::plugin::connection::{Connection, ConnectionConfig};
+use crate::plugin::handle::PluginHandle;
 use crate::plugin::handshake::HandshakeError;
 use crate::plugin::process::{become_subreaper, ExitInfo, Lifecycle};
-use crate::plugin::session::PluginSession;
 use crate::plugin::spawn::{spawn_plugin, SpawnError, SpawnOptions};
 use crate::requests::handler::{DefaultHandler, PluginRequestHandler};
 use crate::time::{TimeScale, Timeouts};
@@ -198,16 +198,16 @@ impl HostSim {
 
     /// Validate `dir` (refusing any error), spawn the plugin and run the
     /// handshake. On failure nothing is left running.
-    pub async fn launch(&self, dir: &Path) -> Result<PluginSession, LaunchError> {
+    pub async fn launch(&self, dir: &Path) -> Result<PluginHandle, LaunchError> {
         let session = self.launch_lenient(dir).await?;
         finish_handshake(session).await
     }
 
     /// Validate and spawn, but do not run the handshake: the caller drives
-    /// the plugin through [`PluginSession::raw`] or
-    /// [`PluginSession::handshake`] (for conformance tests that send calls
+    /// the plugin through [`PluginHandle::raw`] or
+    /// [`PluginHandle::handshake`] (for conformance tests that send calls
     /// before `initialized` or malformed input).
-    pub async fn launch_lenient(&self, dir: &Path) -> Result<PluginSession, LaunchError> {
+    pub async fn launch_lenient(&self, dir: &Path) -> Result<PluginHandle, LaunchError> {
         let report = crate::validate::validate_dir(dir);
         let name = report.manifest.as_ref().map_or_else(
             || {
@@ -284,7 +284,7 @@ impl HostSim {
             spawned.runtime,
         );
         let params = self.init_params(&manifest);
-        Ok(PluginSession::new(
+        Ok(PluginHandle::new(
             manifest,
             &spawned.dir,
             life,
@@ -302,7 +302,7 @@ impl HostSim {
         plugin_dir: &Path,
         reader: R,
         writer: W,
-    ) -> Result<PluginSession, LaunchError>
+    ) -> Result<PluginHandle, LaunchError>
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -318,7 +318,7 @@ impl HostSim {
         plugin_dir: &Path,
         reader: R,
         writer: W,
-    ) -> PluginSession
+    ) -> PluginHandle
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
@@ -330,7 +330,7 @@ impl HostSim {
         let conn = Connection::start(cfg, reader, writer, None);
         let life = Lifecycle::in_process(conn, timeouts);
         let params = self.init_params(&manifest);
-        PluginSession::new(
+        PluginHandle::new(
             manifest,
             plugin_dir,
             life,
@@ -361,7 +361,7 @@ fn audit_spawned(
     );
 }
 
-async fn finish_handshake(session: PluginSession) -> Result<PluginSession, LaunchError> {
+async fn finish_handshake(session: PluginHandle) -> Result<PluginHandle, LaunchError> {
     match session.handshake().await {
         Ok(_) => Ok(session),
         Err(HandshakeError::Exited) => Err(LaunchError::ExitedAtOnce {

@@ -18,8 +18,8 @@
 //! ```text
 //!  supervisor  Supervisor: one plugin kept alive, restart policy
 //!  testing     staging a cargo-built plugin for tests
-//!  host        HostSim: validate, spawn, handshake -> PluginSession
-//!  plugin      session: call, health checks, shutdown; handshake;
+//!  host        HostSim: validate, spawn, handshake -> PluginHandle
+//!  plugin      handle: call, health checks, shutdown; handshake;
 //!              connection: JSON-RPC 2.0 over line-delimited stdio;
 //!              process, spawn, probe: the OS process and its group
 //!  requests    plugin-to-host requests: PluginRequestHandler, InFlight
@@ -30,7 +30,7 @@
 //! ```
 //!
 //! [`HostSim`] launches a plugin directory (validate, spawn, handshake) or
-//! connects to an in-process peer, giving a [`PluginSession`] to call,
+//! connects to an in-process peer, giving a [`PluginHandle`] to call,
 //! notify and shut down.
 //!
 //! ```no_run
@@ -61,7 +61,7 @@ pub use cage::{CageKind, CageMode, CageStatus};
 pub use host::{HostConfig, HostSim, LaunchError};
 pub use plugin::{
     cage_inputs_for_dir, canonical_capability, group_alive, resolve_command, CallError, ExitInfo,
-    HandshakeError, HandshakeInfo, HealthMonitor, Phase, PluginSession, RawChannel, RequestError,
+    HandshakeError, HandshakeInfo, HealthMonitor, Phase, PluginHandle, RawChannel, RequestError,
     ShutdownOutcome, SpawnError, CONFIG_ROOT_ENV,
 };
 pub use supervisor::{PluginState, Supervisor, SupervisorError};

@@ -5,7 +5,7 @@
 //! test: nothing here asserts a speed.
 //!
 //! ```no_run
-//! # async fn demo(session: &kaged_host_sim::PluginSession) {
+//! # async fn demo(session: &kaged_host_sim::PluginHandle) {
 //! use kaged_host_sim::bench::{bench, BenchOptions};
 //! let report = bench(session, &BenchOptions::default()).await;
 //! println!("{}", report.to_json());
@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use kaged_host_core::probe::tree_usage;
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 
 /// What to call, how often.
 #[derive(Debug, Clone)]
@@ -179,7 +179,7 @@ impl BenchReport {
     }
 }
 
-async fn one(session: &PluginSession, o: &BenchOptions) -> (Duration, bool) {
+async fn one(session: &PluginHandle, o: &BenchOptions) -> (Duration, bool) {
     let start = Instant::now();
     let ok = session
         .call(&o.method, o.params.clone(), o.context.clone())
@@ -188,7 +188,7 @@ async fn one(session: &PluginSession, o: &BenchOptions) -> (Duration, bool) {
     (start.elapsed(), ok)
 }
 
-async fn phase(session: &PluginSession, o: &BenchOptions, concurrency: usize) -> Phase {
+async fn phase(session: &PluginHandle, o: &BenchOptions, concurrency: usize) -> Phase {
     let pid = session.pid();
     let before = pid.and_then(tree_usage);
     let start = Instant::now();
@@ -231,7 +231,7 @@ async fn phase(session: &PluginSession, o: &BenchOptions, concurrency: usize) ->
 }
 
 /// Warm up, then call one at a time and pipelined.
-pub async fn bench(session: &PluginSession, o: &BenchOptions) -> BenchReport {
+pub async fn bench(session: &PluginHandle, o: &BenchOptions) -> BenchReport {
     for _ in 0..o.warmup {
         let _ = one(session, o).await;
     }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::error::DaemonError;
 use super::running::{Daemon, Managed};
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 use kaged_host_engine::agents::config::merge_config;
 
 /// The config a call's context needs in force.
@@ -76,7 +76,7 @@ impl Daemon {
 /// to what its supervisor sent when the process is new).
 pub(super) fn held<'a>(
     managed: &Managed,
-    session: &PluginSession,
+    session: &PluginHandle,
     in_force: &'a mut Option<(u32, Map<String, Value>)>,
 ) -> &'a mut Option<(u32, Map<String, Value>)> {
     let pid = session.pid().unwrap_or_default();
@@ -88,7 +88,7 @@ pub(super) fn held<'a>(
 
 /// Send `config` with `config.update` and record it as in force.
 pub(super) async fn send_config(
-    session: &PluginSession,
+    session: &PluginHandle,
     in_force: &mut Option<(u32, Map<String, Value>)>,
     config: Map<String, Value>,
 ) -> Result<(), kaged_host_core::CallError> {
@@ -106,7 +106,7 @@ pub(super) async fn send_config(
 /// Put `wanted` in force in the process of `session` (see the module docs).
 pub(super) async fn ensure_config(
     managed: &Managed,
-    session: &PluginSession,
+    session: &PluginHandle,
     in_force: &mut Option<(u32, Map<String, Value>)>,
     wanted: Wanted,
     agent: Option<&str>,

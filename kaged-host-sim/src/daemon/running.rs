@@ -17,7 +17,7 @@ use kaged_host_core::audit::AuditRecord;
 use kaged_host_core::time::clock::Clock;
 use kaged_host_core::HostConfig;
 use kaged_host_core::HostSim;
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 use kaged_host_core::{PluginState, Supervisor};
 use kaged_host_engine::agents::config::merge_config;
 
@@ -212,7 +212,7 @@ impl Daemon {
     }
 
     /// The running session of `name`.
-    pub(super) fn session(&self, name: &str) -> Result<Arc<PluginSession>, DaemonError> {
+    pub(super) fn session(&self, name: &str) -> Result<Arc<PluginHandle>, DaemonError> {
         let sup = &self.managed(name)?.sup;
         sup.current().ok_or_else(|| DaemonError::NotRunning {
             name: name.to_string(),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use kaged_host_sim::cage::{kernel, limits, CageError};
 use kaged_host_sim::{
-    AuditLog, CageMode, HostConfig, HostSim, LaunchError, PluginSession, SpawnError, TimeScale,
+    AuditLog, CageMode, HostConfig, HostSim, LaunchError, PluginHandle, SpawnError, TimeScale,
 };
 use serde_json::{json, Value};
 
@@ -31,7 +31,7 @@ pub(crate) fn host_in(mode: CageMode, config_root: Option<PathBuf>) -> HostSim {
     })
 }
 
-pub(crate) async fn hostile() -> PluginSession {
+pub(crate) async fn hostile() -> PluginHandle {
     let s = host_in(CageMode::Require, None)
         .launch(&fixture("hostile"))
         .await
@@ -40,7 +40,7 @@ pub(crate) async fn hostile() -> PluginSession {
     s
 }
 
-pub(crate) async fn probe(s: &PluginSession, params: Value) -> Value {
+pub(crate) async fn probe(s: &PluginHandle, params: Value) -> Value {
     s.call("hostile.probe", Some(params.clone()), None)
         .await
         .unwrap_or_else(|e| panic!("probe {params}: {e}"))

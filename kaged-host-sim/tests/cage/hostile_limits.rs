@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use kaged_host_sim::cage::{cgroup::CgroupState, limits};
-use kaged_host_sim::PluginSession;
+use kaged_host_sim::PluginHandle;
 use serde_json::json;
 
 use crate::hostile::{caged_here, hostile, probe};
@@ -32,7 +32,7 @@ async fn tmp_and_dev_shm_fill_up_at_their_stated_size() {
 }
 
 /// Whether the cage of `s` applied `limit` (by the applied limits' field).
-fn applied(s: &PluginSession, limit: &str) -> Result<(), String> {
+fn applied(s: &PluginHandle, limit: &str) -> Result<(), String> {
     let status = s.cage().expect("a process");
     let policy = status.policy.as_ref().expect("a policy");
     match &policy.cgroup.state {
@@ -51,7 +51,7 @@ fn applied(s: &PluginSession, limit: &str) -> Result<(), String> {
 /// On a machine with no cgroup to write, the limit is not claimed and the
 /// test says so; CI runs on a machine kind that has one (the v1 pids and
 /// memory controllers), where a missing limit fails.
-fn limit_applies(s: &PluginSession, limit: &str) -> bool {
+fn limit_applies(s: &PluginHandle, limit: &str) -> bool {
     match applied(s, limit) {
         Ok(()) => true,
         Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
@@ -85,7 +85,7 @@ async fn a_fork_bomb_stops_at_the_pids_limit() {
     }
 }
 
-fn cage_cgroups(s: &PluginSession) -> Vec<PathBuf> {
+fn cage_cgroups(s: &PluginHandle) -> Vec<PathBuf> {
     let status = s.cage().expect("a process");
     let policy = status.policy.as_ref().expect("a policy");
     policy

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use kaged_host_sim::cage::CageError;
 use kaged_host_sim::probe::outer_pid;
 use kaged_host_sim::{
-    AuditLog, CageKind, CageMode, HostConfig, HostSim, LaunchError, PluginSession, SpawnError,
+    AuditLog, CageKind, CageMode, HostConfig, HostSim, LaunchError, PluginHandle, SpawnError,
     TimeScale,
 };
 use serde_json::{json, Value};
@@ -68,14 +68,14 @@ fn host(no_sandbox: bool) -> (HostSim, AuditLog) {
     (host, audit)
 }
 
-async fn launch(probe: &Probe) -> PluginSession {
+async fn launch(probe: &Probe) -> PluginHandle {
     let (host, _audit) = host(false);
     let s = host.launch(&probe.dir()).await.expect("launch caged");
     assert!(s.caged(), "{:?}", s.cage());
     s
 }
 
-async fn ask(s: &PluginSession, method: &str, params: Value) -> Value {
+async fn ask(s: &PluginHandle, method: &str, params: Value) -> Value {
     s.call(method, Some(params), None)
         .await
         .unwrap_or_else(|e| panic!("{method}: {e}"))

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::support::host::{assert_group_gone, fixture, host_with, LIMIT, SHORT};
-use kaged_host_sim::{AuditEvent, AuditLog, PluginSession, Timeouts};
+use kaged_host_sim::{AuditEvent, AuditLog, PluginHandle, Timeouts};
 
 #[tokio::test]
 async fn three_failed_pings_kill_the_plugin() {
@@ -160,7 +160,7 @@ async fn a_healthy_answer_resets_the_counter() {
 async fn killed_by_health_checks(
     name: &str,
     adjust: fn(Timeouts) -> Timeouts,
-) -> (Arc<PluginSession>, AuditLog, u32) {
+) -> (Arc<PluginHandle>, AuditLog, u32) {
     let (host, audit, _t) = host_with(adjust);
     let s = Arc::new(host.launch(&fixture(name)).await.expect("launch"));
     let pid = s.pid().expect("pid");

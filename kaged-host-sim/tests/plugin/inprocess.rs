@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::support::host::{host, host_with, one, EASY, LIMIT, SHORT};
 use kaged_host_sim::audit::Violation;
 use kaged_host_sim::{
-    AuditEvent, AuditLog, AuditRecord, HandshakeError, HostSim, LaunchError, PluginSession,
+    AuditEvent, AuditLog, AuditRecord, HandshakeError, HostSim, LaunchError, PluginHandle,
     ShutdownOutcome, Timeouts,
 };
 use kaged_plugin_protocol::manifest::Manifest;
@@ -125,7 +125,7 @@ fn pipes(quirk: Quirk) -> (ReadHalf<DuplexStream>, WriteHalf<DuplexStream>) {
 }
 
 /// A session with the fake plugin, connected in-process.
-async fn connected(host: &HostSim, quirk: Quirk) -> PluginSession {
+async fn connected(host: &HostSim, quirk: Quirk) -> PluginHandle {
     let (r, w) = pipes(quirk);
     host.connect(manifest(), Path::new("/nonexistent/fake"), r, w)
         .await

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::support::host::{one, EASY};
 use kaged_host_sim::{
-    AuditLog, BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginSession, StorageBroker,
+    AuditLog, BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginHandle, StorageBroker,
     TimeScale,
 };
 use kaged_plugin_sdk::storage::StorageError;
@@ -105,7 +105,7 @@ pub(super) fn client(name: &str, capabilities: &[&str]) -> PluginBuilder {
 }
 
 /// Serve `plugin` in-process and connect the host to it.
-pub(super) async fn connect(host: &HostSim, plugin: Plugin) -> PluginSession {
+pub(super) async fn connect(host: &HostSim, plugin: Plugin) -> PluginHandle {
     host.connect_plugin(plugin).await.expect("handshake")
 }
 
@@ -122,7 +122,7 @@ fn host_over(db: &Path) -> (HostSim, AuditLog) {
     (host, audit)
 }
 
-pub(super) async fn call(s: &PluginSession, method: &str, params: Value) -> Value {
+pub(super) async fn call(s: &PluginHandle, method: &str, params: Value) -> Value {
     s.call(method, Some(params), None)
         .await
         .unwrap_or_else(|e| panic!("{method}: {e:?}"))

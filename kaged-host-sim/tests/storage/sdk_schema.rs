@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::support::host::EASY;
 use kaged_host_sim::testing::gated::GatedHandler;
 use kaged_host_sim::{
-    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginSession, StorageBroker, TimeScale,
+    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginHandle, StorageBroker, TimeScale,
 };
 use kaged_plugin_sdk::{sql_params, Call, Migrations, Plugin, PluginError};
 use serde_json::{json, Value};
@@ -66,7 +66,7 @@ fn host_over(db: &Path) -> HostSim {
     })
 }
 
-async fn start(db: &Path, steps: &[&str]) -> PluginSession {
+async fn start(db: &Path, steps: &[&str]) -> PluginHandle {
     host_over(db)
         .connect_plugin(notes(steps))
         .await

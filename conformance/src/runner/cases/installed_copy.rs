@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use kaged_host_core::{resolve_command, HandshakeError, PluginSession, RequestError, SpawnError};
+use kaged_host_core::{resolve_command, HandshakeError, PluginHandle, RequestError, SpawnError};
 use kaged_host_engine::{InstallPlan, LeftOut, LeftOutReason, KAGEDIGNORE_FILE};
 use kaged_plugin_protocol::methods;
 use serde_json::json;
@@ -90,7 +90,7 @@ enum Ended {
     Otherwise(String),
 }
 
-async fn handshake(ctx: &RunContext, s: &PluginSession, strict: bool) -> Result<(), Ended> {
+async fn handshake(ctx: &RunContext, s: &PluginHandle, strict: bool) -> Result<(), Ended> {
     if strict {
         return match s.handshake().await {
             Ok(_) => Ok(()),
@@ -114,7 +114,7 @@ async fn handshake(ctx: &RunContext, s: &PluginSession, strict: bool) -> Result<
 }
 
 /// How the copy's process ended: its exit and its last stderr line.
-async fn ended(ctx: &RunContext, s: &PluginSession) -> String {
+async fn ended(ctx: &RunContext, s: &PluginHandle) -> String {
     // Until the exit is seen and the end handled (stderr read to its end).
     let limit = ctx.timeouts.sigterm_grace.max(Duration::from_secs(1));
     let exit = s.wait_exit(limit).await;

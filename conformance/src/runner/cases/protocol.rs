@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 use kaged_host_core::RequestError;
 use kaged_plugin_protocol::{
     methods, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED, PARSE_ERROR,
@@ -215,7 +215,7 @@ pub(crate) async fn ids_echoed(
     echoes(s, limit).await
 }
 
-async fn echoes(s: &PluginSession, limit: Duration) -> Verdict {
+async fn echoes(s: &PluginHandle, limit: Duration) -> Verdict {
     let ids = [
         json!(9_007_199_254_740_u64),
         json!("conformance-id-\u{e9}-7"),
@@ -275,7 +275,7 @@ pub(crate) async fn concurrent_calls(
     concurrent(s, limit).await
 }
 
-async fn concurrent(s: &PluginSession, limit: Duration) -> Verdict {
+async fn concurrent(s: &PluginHandle, limit: Duration) -> Verdict {
     let ids: Vec<u64> = (880_001..=880_010).collect();
     let raw = s.raw();
     let mut rx = raw.inbound();

@@ -4,7 +4,7 @@
 //! answers its methods: its storage calls get `-32003` at once). Each
 //! variant is a fresh spawn.
 
-use kaged_host_core::{CallError, HostSim, PluginSession};
+use kaged_host_core::{CallError, HostSim, PluginHandle};
 use serde_json::json;
 
 use crate::runner::call_context::PROJECT;
@@ -28,7 +28,7 @@ struct Variant {
 /// its methods (with a result or an error; the host answers its storage
 /// calls `-32003` at once): each declared method, called once with no
 /// arguments, is answered in time. `Some` says which was not.
-async fn storage_less_calls(ctx: &RunContext, s: &PluginSession) -> Option<String> {
+async fn storage_less_calls(ctx: &RunContext, s: &PluginHandle) -> Option<String> {
     let uses_storage = ctx
         .manifest
         .capability_strings()

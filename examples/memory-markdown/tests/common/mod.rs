@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 
 use kaged_example_memory_markdown::entry::Entry;
 use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{HostConfig, HostSim, PluginSession, TimeScale, Transcript};
+use kaged_host_sim::{HostConfig, HostSim, PluginHandle, TimeScale, Transcript};
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::Value;
 
 pub struct Mem {
     pub staged: StagedPlugin,
-    pub session: PluginSession,
+    pub session: PluginHandle,
     /// The config root: holds `memory/`, the store (and nothing else,
     /// unless something escaped it).
     pub tmp: tempfile::TempDir,

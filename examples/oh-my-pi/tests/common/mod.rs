@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use kaged_host_sim::testing::StagedPlugin;
 use kaged_host_sim::{
-    AuditLog, BrokerHandler, DefaultHandler, HostConfig, HostSim, PluginRequestHandler,
-    PluginSession, StorageBroker, TimeScale,
+    AuditLog, BrokerHandler, DefaultHandler, HostConfig, HostSim, PluginHandle,
+    PluginRequestHandler, StorageBroker, TimeScale,
 };
 use kaged_plugin_sdk::protocol::Notification;
 use serde_json::{json, Value};
@@ -72,7 +72,7 @@ pub fn host_without_storage() -> (HostSim, AuditLog) {
 /// The running plugin.
 pub struct Omp {
     pub staged: StagedPlugin,
-    pub session: PluginSession,
+    pub session: PluginHandle,
 }
 
 impl Omp {

@@ -1,7 +1,7 @@
 //! One plugin process as the host runs it, bottom to top: spawning it
 //! ([`spawn`], through the cage: `caged`), its life and end ([`process`]), the JSON-RPC connection
 //! over its stdio ([`connection`]), the handshake ([`handshake`]), and the
-//! [`session`] the rest of the host holds (calls, health checks, graceful
+//! [`handle`] the rest of the host holds (calls, health checks, graceful
 //! shutdown). [`probe`] watches process groups from `/proc` for the
 //! conformance suite.
 
@@ -9,16 +9,16 @@ mod cage_inputs;
 mod caged;
 pub mod connection;
 mod fds;
+pub mod handle;
 pub mod handshake;
 pub mod probe;
 pub mod process;
 mod procfs;
-pub mod session;
 pub mod spawn;
 
 pub use cage_inputs::inputs_for_dir as cage_inputs_for_dir;
 pub use connection::{Phase, RequestError};
+pub use handle::{CallError, HealthMonitor, PluginHandle, RawChannel, ShutdownOutcome};
 pub use handshake::{canonical_capability, HandshakeError, HandshakeInfo};
 pub use process::{group_alive, ExitInfo};
-pub use session::{CallError, HealthMonitor, PluginSession, RawChannel, ShutdownOutcome};
 pub use spawn::{resolve_command, SpawnError, CONFIG_ROOT_ENV};

@@ -12,8 +12,8 @@ use super::inner::{lock, Inner, Slot};
 use super::PluginState;
 use crate::host::LaunchError;
 use crate::observe::audit::AuditEvent;
+use crate::plugin::handle::PluginHandle;
 use crate::plugin::handshake::HandshakeError;
-use crate::plugin::session::PluginSession;
 use crate::time::KILL_CONFIRM_MIN;
 
 /// How one launch attempt ended.
@@ -112,7 +112,7 @@ async fn attempt(inner: &Inner) -> Attempt {
 /// after `initialized`, before any other call), when one was set. A plugin
 /// that refuses it keeps running on its previous (default) config; the
 /// refusal is logged.
-async fn send_config(inner: &Inner, session: &PluginSession) {
+async fn send_config(inner: &Inner, session: &PluginHandle) {
     let Some(config) = lock(&inner.config).clone() else {
         return;
     };
@@ -174,7 +174,7 @@ fn restartable(e: &HandshakeError) -> bool {
 /// Wait until the process ended and its end was audited. Should the end
 /// never be marked (a kill whose caller was cancelled midway), the exit
 /// plus a bound on the clean-up is taken as the end.
-async fn wait_ended(session: &PluginSession) {
+async fn wait_ended(session: &PluginHandle) {
     let life = session.lifecycle();
     let cleanup = session.timeouts().sigterm_grace * 2 + KILL_CONFIRM_MIN;
     tokio::select! {
@@ -187,7 +187,7 @@ async fn wait_ended(session: &PluginSession) {
     }
 }
 
-fn describe_end(session: &PluginSession) -> String {
+fn describe_end(session: &PluginHandle) -> String {
     match session.exit_info() {
         Some(x) => match (x.code, x.signal) {
             (Some(c), _) => format!("exited with code {c}"),

@@ -12,15 +12,15 @@ use super::failures::FailureHistory;
 use super::state::PluginState;
 use crate::host::HostSim;
 use crate::observe::audit::AuditEvent;
+use crate::plugin::handle::health::HealthMonitor;
+use crate::plugin::handle::PluginHandle;
 use crate::plugin::process::ExitInfo;
-use crate::plugin::session::health::HealthMonitor;
-use crate::plugin::session::PluginSession;
 use crate::time::clock::Clock;
 use crate::time::RestartPolicy;
 
 /// The running process and its health monitor.
 pub(super) struct Slot {
-    pub(super) session: Arc<PluginSession>,
+    pub(super) session: Arc<PluginHandle>,
     pub(super) monitor: HealthMonitor,
 }
 
@@ -58,7 +58,7 @@ impl Inner {
     }
 
     /// Take the slot, but only if it still holds `session`.
-    pub(super) fn take_slot_of(&self, session: &Arc<PluginSession>) -> Option<Slot> {
+    pub(super) fn take_slot_of(&self, session: &Arc<PluginHandle>) -> Option<Slot> {
         let mut g = lock(&self.slot);
         match g.as_ref() {
             Some(s) if Arc::ptr_eq(&s.session, session) => g.take(),

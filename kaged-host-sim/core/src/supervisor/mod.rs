@@ -59,9 +59,9 @@ use tokio::task::JoinHandle;
 use crate::host::HostSim;
 use crate::observe::audit::AuditEvent;
 use crate::plugin::connection::Ending;
+use crate::plugin::handle::shutdown::ShutdownOutcome;
+use crate::plugin::handle::PluginHandle;
 use crate::plugin::process::ExitInfo;
-use crate::plugin::session::shutdown::ShutdownOutcome;
-use crate::plugin::session::PluginSession;
 use crate::time::clock::Clock;
 use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
 use failures::FailureHistory;
@@ -152,7 +152,7 @@ impl Supervisor {
 
     /// The session of the current process while one is running (a new one
     /// after every restart).
-    pub fn current(&self) -> Option<Arc<PluginSession>> {
+    pub fn current(&self) -> Option<Arc<PluginHandle>> {
         lock(&self.inner.slot).as_ref().map(|s| s.session.clone())
     }
 
@@ -209,7 +209,7 @@ impl Supervisor {
     }
 
     /// Stop the plugin for good (daemon shutdown): the graceful ladder
-    /// (`shutdown`, SIGTERM, SIGKILL; [`PluginSession::shutdown`]), then
+    /// (`shutdown`, SIGTERM, SIGKILL; [`PluginHandle::shutdown`]), then
     /// `stopped`; never restarted. A pending restart is cancelled. A
     /// `failed` or `disabled` plugin keeps its state. Returns how the
     /// process ended, `None` when none was running.
@@ -285,10 +285,10 @@ impl Supervisor {
     }
 }
 
-/// [`PluginSession::shutdown`], bounded by its own ladder's worst case:
+/// [`PluginHandle::shutdown`], bounded by its own ladder's worst case:
 /// should it still not be done (a kill or shutdown elsewhere was cancelled
 /// midway and will never finish), SIGKILL the group now.
-async fn shutdown_bounded(inner: &Inner, session: &PluginSession) -> ShutdownOutcome {
+async fn shutdown_bounded(inner: &Inner, session: &PluginHandle) -> ShutdownOutcome {
     let t = session.timeouts();
     let bound = t.shutdown + t.sigterm_grace * 4 + KILL_CONFIRM_MIN * 2;
     if let Ok(outcome) = tokio::time::timeout(bound, session.shutdown()).await {
@@ -303,7 +303,7 @@ async fn shutdown_bounded(inner: &Inner, session: &PluginSession) -> ShutdownOut
 /// SIGKILL the group now, without waiting; audit `plugin.killed {reason}`
 /// unless the plugin had already ended (or, without `stalled`, was being
 /// killed by someone else, who audits).
-fn force_kill(inner: &Inner, session: &PluginSession, reason: &str, stalled: bool) {
+fn force_kill(inner: &Inner, session: &PluginHandle, reason: &str, stalled: bool) {
     let conn = session.connection();
     let life = session.lifecycle();
     let audit = || {

@@ -13,7 +13,7 @@
 //! * [`AgentHost::compact`] ([`mod@compact`]): `pre_compact`, compactor or
 //!   strategy, `post_compact`, with the ADDENDUM §5 audit chain.
 //!
-//! Every hook goes through [`PluginSession::call`], which serializes hooks
+//! Every hook goes through [`PluginHandle::call`], which serializes hooks
 //! per plugin, applies `hook_timeout_sec` and audits `plugin.hook.fired` /
 //! `returned` / `timeout` / `failed`. A timeout or an error is treated as
 //! `null` and the operation continues.
@@ -91,7 +91,7 @@ use serde_json::{json, Map, Value};
 use crate::agents::{resolve, ActivePlugin, AgentResolution, Project, Resolution, SystemConfig};
 use kaged_host_core::audit::{AuditEvent, AuditLog, AuditRecord};
 use kaged_host_core::CallError;
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 use kaged_host_core::ShutdownOutcome;
 use kaged_host_core::{HostConfig, HostSim};
 
@@ -205,12 +205,12 @@ impl AgentHost {
     }
 
     /// The running plugin sessions, in launch order.
-    pub fn sessions(&self) -> impl Iterator<Item = &PluginSession> {
+    pub fn sessions(&self) -> impl Iterator<Item = &PluginHandle> {
         self.plugins.iter().map(|r| &r.session)
     }
 
     /// The session of the plugin with this (manifest) name.
-    pub fn session(&self, name: &str) -> Option<&PluginSession> {
+    pub fn session(&self, name: &str) -> Option<&PluginHandle> {
         self.sessions().find(|s| s.name() == name)
     }
 
@@ -222,12 +222,12 @@ impl AgentHost {
 
     /// The process ids (= process group ids) of the running plugins.
     pub fn pids(&self) -> Vec<u32> {
-        self.sessions().filter_map(PluginSession::pid).collect()
+        self.sessions().filter_map(PluginHandle::pid).collect()
     }
 
     /// Unload the project (each running plugin gets `projects.deactivated`),
     /// then shut every plugin down (gracefully, see
-    /// [`PluginSession::shutdown`]), in launch order; returns each plugin's
+    /// [`PluginHandle::shutdown`]), in launch order; returns each plugin's
     /// outcome.
     pub async fn shutdown(self) -> Vec<(String, ShutdownOutcome)> {
         let mut out = Vec::new();

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use super::AgentHostError;
 use crate::agents::{ActivePlugin, Catalogue, Resolution};
 use kaged_host_core::audit::AuditEvent;
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 use kaged_host_core::{HostSim, LaunchError};
 
 /// The plugin directories a project's packages map to.
@@ -47,7 +47,7 @@ pub(super) struct Running {
     pub(super) dir: PathBuf,
     /// The declared packages this process serves.
     packages: Vec<String>,
-    pub(super) session: PluginSession,
+    pub(super) session: PluginHandle,
     /// The config of the first agent declaring the plugin (primary first).
     pub(super) first_config: Map<String, Value>,
     /// Held across `config.update` + hook; holds the last config sent.

@@ -12,7 +12,7 @@
 //! sessions use the plugin (`active_sessions`, the caller's count: it only
 //! decides whether `force` is needed), and the running plugin processes the
 //! caller holds (`running`). Of those, the plugin's own are shut down
-//! ([`PluginSession::shutdown`], the graceful ladder) before its storage is
+//! ([`PluginHandle::shutdown`], the graceful ladder) before its storage is
 //! dropped and its files removed: the spec's "✓ Stopped oh-my-pi".
 //! The store is a directory: `plugins/<name>/` holds each installed copy
 //! and `config.toml` the local-config entries ([`InstalledPlugin`]).
@@ -57,7 +57,7 @@ pub use select::{LeftOut, LeftOutReason};
 
 use kaged_host_core::audit::{AuditEvent, AuditLog};
 use kaged_host_core::validate::{command_leaves_plugin_dir, validate_dir};
-use kaged_host_core::{PluginSession, ShutdownOutcome};
+use kaged_host_core::{PluginHandle, ShutdownOutcome};
 use kaged_host_storage::StorageBroker;
 
 /// What an uninstall stopped and removed.
@@ -285,7 +285,7 @@ impl PluginStore {
         name: &str,
         active_sessions: usize,
         force: bool,
-        running: &[&PluginSession],
+        running: &[&PluginHandle],
         storage: Option<&StorageBroker>,
     ) -> Result<Uninstalled, InstallError> {
         let mut registry = Registry::load(&self.root)?;

@@ -13,7 +13,7 @@ use kaged_host_core::audit::{AuditEvent, AuditLog};
 use kaged_host_core::one_line;
 use kaged_host_core::time::SCRIPT_WAIT_SEC;
 use kaged_host_core::HostSim;
-use kaged_host_core::PluginSession;
+use kaged_host_core::PluginHandle;
 
 /// What one step did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub struct StepOutcome {
 /// as it ends.
 pub async fn run_steps(
     host: &HostSim,
-    session: &PluginSession,
+    session: &PluginHandle,
     script: &Script,
     on_step: &mut dyn FnMut(usize, &StepOutcome),
 ) -> Vec<StepOutcome> {
@@ -47,7 +47,7 @@ pub async fn run_steps(
     out
 }
 
-async fn call(session: &PluginSession, step: &CallStep) -> (bool, String) {
+async fn call(session: &PluginHandle, step: &CallStep) -> (bool, String) {
     let method = &step.call;
     let r = session
         .call(method, step.params.clone(), step.context.clone())
@@ -120,7 +120,7 @@ pub(super) fn expect_audit(audit: &AuditLog, step: &ExpectAuditStep) -> Result<S
 
 async fn run_step(
     host: &HostSim,
-    session: &PluginSession,
+    session: &PluginHandle,
     notes: &mut broadcast::Receiver<Notification>,
     step: &SessionStep,
 ) -> (bool, String) {

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use kaged_host_sim::cage::availability;
-use kaged_host_sim::{CageMode, CageStatus, PluginSession};
+use kaged_host_sim::{CageMode, CageStatus, PluginHandle};
 
 use super::error::CliError;
 
@@ -49,7 +49,7 @@ pub async fn check(mode: CageMode) -> Result<(), CliError> {
 }
 
 /// The `cage: ...` line of a session (`name` prefixes it when given).
-pub fn line(session: &PluginSession, name: Option<&str>) -> String {
+pub fn line(session: &PluginHandle, name: Option<&str>) -> String {
     let text = session
         .cage()
         .map_or_else(|| "cage: none (in-process)".to_string(), CageStatus::line);

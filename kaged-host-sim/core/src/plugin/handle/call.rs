@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::observe::audit::AuditEvent;
 use crate::plugin::connection::RequestError;
-use crate::plugin::session::PluginSession;
+use crate::plugin::handle::PluginHandle;
 
 /// Why a call produced no result.
 #[derive(Debug, thiserror::Error)]
@@ -141,7 +141,7 @@ enum Kind {
     Hook(HookName),
 }
 
-/// System methods callable through [`PluginSession::call`].
+/// System methods callable through [`PluginHandle::call`].
 const CALLABLE_SYSTEM: [&str; 4] = [
     methods::PING,
     methods::CONFIG_UPDATE,
@@ -149,7 +149,7 @@ const CALLABLE_SYSTEM: [&str; 4] = [
     methods::PROJECTS_DEACTIVATED,
 ];
 
-impl PluginSession {
+impl PluginHandle {
     fn classify(&self, method: &str) -> Result<Kind, CallError> {
         let not_declared = || CallError::NotDeclared {
             plugin: self.name().to_string(),

@@ -30,7 +30,7 @@ use crate::time::Timeouts;
 /// its notifications, shut it down. Dropping a session kills the plugin's
 /// whole process group.
 #[derive(Debug)]
-pub struct PluginSession {
+pub struct PluginHandle {
     manifest: Arc<Manifest>,
     dir: PathBuf,
     life: Arc<Lifecycle>,
@@ -87,14 +87,14 @@ impl RawChannel {
     }
 }
 
-impl PluginSession {
+impl PluginHandle {
     pub(crate) fn new(
         manifest: Arc<Manifest>,
         dir: &Path,
         life: Lifecycle,
         audit: AuditLog,
         init_params: InitializeParams,
-    ) -> PluginSession {
+    ) -> PluginHandle {
         let life = Arc::new(life);
         let guard = life.clone();
         let guardian = tokio::spawn(async move {
@@ -102,7 +102,7 @@ impl PluginSession {
             guard.kill(&fatal.reason).await;
         })
         .abort_handle();
-        PluginSession {
+        PluginHandle {
             manifest,
             dir: dir.to_path_buf(),
             life,
@@ -305,7 +305,7 @@ impl PluginSession {
     }
 }
 
-impl Drop for PluginSession {
+impl Drop for PluginHandle {
     fn drop(&mut self) {
         self.guardian.abort();
         let conn = self.connection();

@@ -17,10 +17,10 @@ use serde_json::json;
 
 use crate::observe::audit::AuditEvent;
 use crate::plugin::connection::Ending;
+use crate::plugin::handle::PluginHandle;
 use crate::plugin::process::{audit_crash, kill_and_reap_group, signal_group, ExitInfo};
-use crate::plugin::session::PluginSession;
 
-/// How [`PluginSession::shutdown`] ended.
+/// How [`PluginHandle::shutdown`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShutdownOutcome {
     /// Exited cleanly within `shutdown_timeout_sec`.
@@ -59,7 +59,7 @@ impl std::fmt::Display for ShutdownOutcome {
     }
 }
 
-impl PluginSession {
+impl PluginHandle {
     /// Stop the plugin gracefully; see the module docs for the ladder.
     pub async fn shutdown(&self) -> ShutdownOutcome {
         let life = self.lifecycle();

@@ -6,7 +6,7 @@
 //! the spec's table says, SIGTERM → SIGKILL: SIGTERM to its process group,
 //! `sigterm_grace` (2 s, scaled), then SIGKILL, audited `plugin.killed
 //! {reason: "health_check_failed", via: "sigterm" | "sigkill"}` (see
-//! [`PluginSession::terminate`]). Restarting is the supervisor's business.
+//! [`PluginHandle::terminate`]). Restarting is the supervisor's business.
 
 use std::sync::Weak;
 
@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::task::AbortHandle;
 
 use crate::observe::audit::AuditEvent;
-use crate::plugin::session::PluginSession;
+use crate::plugin::handle::PluginHandle;
 
 /// Consecutive failures that get a plugin killed.
 pub const MAX_HEALTH_FAILURES: u32 = 3;
@@ -32,13 +32,13 @@ impl Drop for HealthMonitor {
     }
 }
 
-impl PluginSession {
+impl PluginHandle {
     /// Start pinging the plugin every `health_interval` (see the module
     /// docs). The monitor holds only a weak reference: it stops when the
     /// session is dropped, when the plugin ends, or when the returned handle
     /// is dropped.
     pub fn start_health_checks(self: &std::sync::Arc<Self>) -> HealthMonitor {
-        let weak: Weak<PluginSession> = std::sync::Arc::downgrade(self);
+        let weak: Weak<PluginHandle> = std::sync::Arc::downgrade(self);
         let interval = self.timeouts().health_interval;
         let task = tokio::spawn(async move {
             let mut failures = 0u32;
