@@ -16,25 +16,35 @@
 
 pub mod catalogue;
 #[cfg(feature = "cli")]
-pub mod cli;
+mod cli;
 #[cfg(feature = "cli")]
-pub mod cli_error;
+mod cli_error;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;
 #[cfg(feature = "cli")]
-pub mod fuzz_cli;
+mod fuzz_cli;
 pub mod list;
 pub mod pack;
 pub mod profile;
 pub mod report;
 #[cfg(feature = "cli")]
-pub mod report_format;
+mod report_format;
 pub mod runner;
-pub mod schema_args;
+mod schema_args;
 pub mod selection;
 pub mod testing;
 
 pub use runner::{run_suite, Options, SuiteError};
+pub use schema_args::{args_breaking_schema, args_from_schema};
+
+// The command line, for the `kaged-conformance` binary and for tools that
+// wrap the suite with the same flags (`cargo kaged test`).
+#[cfg(feature = "cli")]
+pub use cli::{main_with_args, run_dir, ReportArgs, SuiteArgs};
+#[cfg(feature = "cli")]
+pub use cli_error::CliError;
+#[cfg(feature = "cli")]
+pub use report_format::{render, Format};
 
 /// The README's examples (the crate's page on crates.io), compiled as
 /// doctests.

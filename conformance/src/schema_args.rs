@@ -5,7 +5,7 @@
 //! not generate", never a wrong verdict.
 //!
 //! ```
-//! use kaged_conformance::schema_args::{args_breaking_schema, args_from_schema};
+//! use kaged_conformance::{args_breaking_schema, args_from_schema};
 //! let schema = serde_json::json!({"type": "object", "required": ["text"],
 //!     "properties": {"text": {"type": "string", "minLength": 3},
 //!                    "n": {"type": "integer", "minimum": 2, "maximum": 5, "default": 4}}});

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use kaged_conformance::cli::{run_dir, SuiteArgs};
+use kaged_conformance::{run_dir, SuiteArgs};
 use kaged_conformance::pack::install_packed;
 
 use crate::error::KagedError;

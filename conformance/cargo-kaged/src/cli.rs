@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use kaged_conformance::cli::SuiteArgs;
+use kaged_conformance::SuiteArgs;
 use kaged_plugin_protocol::error_chain::chain;
 
 use crate::certify::certify;

@@ -78,7 +78,7 @@ pub enum KagedError {
     Pack(#[from] kaged_conformance::pack::PackError),
     /// The conformance suite could not run.
     #[error(transparent)]
-    Suite(#[from] kaged_conformance::cli::CliError),
+    Suite(#[from] kaged_conformance::CliError),
     /// `cargo kaged new`: the name is not a plugin name.
     #[error("{problem}")]
     BadName {

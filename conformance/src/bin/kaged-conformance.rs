@@ -1,5 +1,5 @@
-//! `kaged-conformance`: see [`kaged_conformance::cli`].
+//! `kaged-conformance`: see [`kaged_conformance::main_with_args`].
 
 fn main() {
-    std::process::exit(kaged_conformance::cli::main_with_args(std::env::args_os()));
+    std::process::exit(kaged_conformance::main_with_args(std::env::args_os()));
 }
