@@ -25,7 +25,7 @@
 //!
 //! Modules: [`protocol`] (the `kaged-plugin-protocol` crate, re-exported:
 //! wire types, name rules, capabilities, shared with the host simulator),
-//! [`codec`] (line framing: the protocol crate's, plus an async reader),
+//! [`codec`] (line framing: the protocol crate's, with its async reader),
 //! [`manifest`] (`kaged-plugin.yaml`, from the protocol crate too), the
 //! runtime ([`Plugin`], [`Call`], [`Host`]), [`storage`], [`tool`],
 //! [`logging`], [`describe`] (the manifest the code implies) and
