@@ -30,6 +30,16 @@
 //! runtime ([`Plugin`], [`Call`], [`Host`]), [`storage`], [`tool`],
 //! [`logging`], [`describe`] (the manifest the code implies) and
 //! [`testing`].
+//!
+//! ## Cargo features
+//!
+//! - `schema-validation` (off by default): tool arguments are validated
+//!   against the whole JSON Schema with the `jsonschema` crate (ranges,
+//!   lengths, patterns) before they deserialize, and [`tool::check_tool`]
+//!   meta-validates schemas. Without it the arguments are validated by
+//!   deserializing the argument type ([`tool::decode_args`]): a missing,
+//!   unexpected or mistyped field answers `-32602` naming the field, and a
+//!   plugin binary links no JSON Schema validator (see [`tool`]).
 
 extern crate self as kaged_plugin_sdk;
 
