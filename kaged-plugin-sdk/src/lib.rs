@@ -25,11 +25,21 @@
 //!
 //! Modules: [`protocol`] (the `kaged-plugin-protocol` crate, re-exported:
 //! wire types, name rules, capabilities, shared with the host simulator),
-//! [`codec`] (line framing: the protocol crate's, plus an async reader),
+//! [`codec`] (line framing: the protocol crate's, with its async reader),
 //! [`manifest`] (`kaged-plugin.yaml`, from the protocol crate too), the
 //! runtime ([`Plugin`], [`Call`], [`Host`]), [`storage`], [`tool`],
 //! [`logging`], [`describe`] (the manifest the code implies) and
 //! [`testing`].
+//!
+//! ## Cargo features
+//!
+//! - `schema-validation` (off by default): tool arguments are validated
+//!   against the whole JSON Schema with the `jsonschema` crate (ranges,
+//!   lengths, patterns) before they deserialize, and [`tool::check_tool`]
+//!   meta-validates schemas. Without it the arguments are validated by
+//!   deserializing the argument type ([`tool::decode_args`]): a missing,
+//!   unexpected or mistyped field answers `-32602` naming the field, and a
+//!   plugin binary links no JSON Schema validator (see [`tool`]).
 
 extern crate self as kaged_plugin_sdk;
 

@@ -40,13 +40,28 @@ struct ShoutArgs {
     /// The text to shout.
     text: String,
     /// How many exclamation marks to add (default 1).
-    #[serde(default = "one")]
+    #[serde(default = "one", deserialize_with = "at_most_ten")]
     #[schemars(range(min = 0, max = 10))]
     bangs: u8,
 }
 
 fn one() -> u8 {
     1
+}
+
+/// The schema's `maximum: 10`, checked as the arguments deserialize: the
+/// SDK validates tool arguments with serde (a plugin links no JSON Schema
+/// validator unless it enables the SDK's `schema-validation` feature), so
+/// a constraint serde cannot see is checked here, and a bad value answers
+/// `-32602` naming `/bangs`.
+fn at_most_ten<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+    let n = u8::deserialize(d)?;
+    if n > 10 {
+        return Err(serde::de::Error::custom(format_args!(
+            "{n} is greater than the maximum of 10"
+        )));
+    }
+    Ok(n)
 }
 
 async fn say(p: Say, call: Call) -> Result<Said, PluginError> {

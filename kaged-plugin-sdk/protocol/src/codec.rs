@@ -1,11 +1,17 @@
 //! Line framing: one JSON message per `\n`-terminated line, at most 4 MiB.
 //!
 //! Written once and used by both the plugin runtime and the host simulator.
-//! No I/O here: [`LineDecoder`] splits bytes into frames and [`encode_line`]
-//! makes a line; the SDK's `codec::LineReader` reads frames from an async
-//! stream with a decoder.
+//! [`LineDecoder`] splits bytes into frames and [`encode_line`] makes a
+//! line, without any I/O. With the cargo feature `tokio`, `LineReader`
+//! reads frames from an async stream with a decoder and `write_line` writes
+//! one (the SDK turns the feature on; a host enables it too).
 
 use serde::Serialize;
+
+#[cfg(feature = "tokio")]
+mod tokio_io;
+#[cfg(feature = "tokio")]
+pub use tokio_io::{write_line, LineReader};
 
 /// The largest line either side accepts or writes: 4 MiB, newline excluded.
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -26,8 +32,8 @@ pub enum Frame {
 
 /// Splits a byte stream into [`Frame`]s, without doing any I/O: feed it the
 /// bytes as they arrive, in chunks of any size. Partial lines are kept until
-/// their newline arrives; memory use is bounded by the limit. The SDK's
-/// async `LineReader` drives one over a reader.
+/// their newline arrives; memory use is bounded by the limit. The async
+/// `LineReader` (feature `tokio`) drives one over a reader.
 ///
 /// ```
 /// use kaged_plugin_protocol::codec::{Frame, LineDecoder};

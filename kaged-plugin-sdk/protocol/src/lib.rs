@@ -4,7 +4,8 @@
 //! plugin connection must agree on, and nothing about how either side runs.
 //! Like `nu-plugin-protocol` next to nushell's plugin engine, or
 //! `jsonrpsee-types` under jsonrpsee's client and server, it is types only:
-//! no async runtime, no processes, no I/O.
+//! no async runtime, no processes, no I/O (but for the opt-in `tokio`
+//! feature: the async line reader and writer both sides use).
 //!
 //! - the wire types, at the crate root: JSON-RPC 2.0 envelopes
 //!   ([`RpcMessage`], [`Request`], [`Response`], [`Notification`], [`Id`]),
@@ -15,7 +16,9 @@
 //! - [`methods`]: the system method names; [`names`]: the name rules
 //!   (methods, tools, plugins, knobs, hooks, roles, the storage prefix);
 //! - [`codec`]: line framing (one JSON message per line, at most 4 MiB), as
-//!   a decoder fed bytes and an encoder;
+//!   a decoder fed bytes and an encoder; with the cargo feature `tokio`,
+//!   also `codec::LineReader` and `codec::write_line` over tokio's async
+//!   I/O traits (tokio with `io-util` only: no runtime is started here);
 //! - [`capability`]: the capability grammar, typed;
 //! - [`manifest`]: the `kaged-plugin.yaml` model and its located YAML
 //!   parser (rule checks live in the host's validator);

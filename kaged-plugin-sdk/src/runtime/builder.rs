@@ -8,7 +8,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::handler::{decode, erase, BoxFut, Call, ConfigHandler, Route, ShutdownHandler};
+use super::handler::{
+    decode, erase, erase_tool, BoxFut, Call, ConfigHandler, Route, ShutdownHandler,
+};
 use super::macro_support::{HandlerParams, SchemaParams};
 use super::Host;
 use crate::describe::ManifestBase;
@@ -17,7 +19,7 @@ use crate::protocol::{
     names, CompactParams, ErrorCode, HookName, PluginRole, ProjectActivatedParams,
     ProjectDeactivatedParams, SessionIdleParams, SessionStartParams, SessionStartResult,
 };
-use crate::tool::{schema_for, ArgsValidator, ToolSpec};
+use crate::tool::{schema_for, ToolSpec};
 
 /// Everything a plugin declares; built by [`PluginBuilder`].
 #[derive(Default)]
@@ -148,7 +150,9 @@ impl PluginBuilder {
 
     /// A tool, called as `<plugin>.<name>` (ADDENDUM §1). Its
     /// `parameters_schema` comes from `A`'s `JsonSchema`; arguments are
-    /// validated against it before `A` is deserialized.
+    /// validated by deserializing `A` (a bad one answers `-32602` naming
+    /// the field), and with the `schema-validation` feature against the
+    /// whole schema first (see [`crate::tool`]).
     pub fn tool<A, R, F, Fut>(mut self, name: &str, description: &str, handler: F) -> Self
     where
         A: SchemaParams,
@@ -163,18 +167,14 @@ impl PluginBuilder {
             return self;
         }
         let schema = schema_for::<A>();
-        let validator = Arc::new(ArgsValidator::new(&schema));
+        let handler = erase_tool(handler, &schema);
         self.def.tools.push(ToolSpec {
             name: name.into(),
             description: description.into(),
             parameters_schema: schema,
         });
         let full = names::prefixed_tool_name(&self.def.name, name);
-        self.add_route(
-            full,
-            Route::Tool(erase(handler, ErrorCode::InvalidParams), validator),
-            true,
-        );
+        self.add_route(full, Route::Tool(handler), true);
         self
     }
 

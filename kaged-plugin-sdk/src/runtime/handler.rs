@@ -13,7 +13,6 @@ use serde_json::{Map, Value};
 use super::Host;
 use crate::error::PluginError;
 use crate::protocol::{take_context, ErrorCode, PluginCallContext, RpcError};
-use crate::tool::ArgsValidator;
 
 /// What a handler receives besides its arguments.
 #[derive(Debug, Clone)]
@@ -35,8 +34,10 @@ pub(crate) type Erased = Arc<dyn Fn(Value, Call) -> BoxFut<Result<Value, RpcErro
 pub(crate) enum Route {
     /// A custom method: params minus `_context`, deserialized.
     Method(Erased),
-    /// A tool: arguments validated against the schema first.
-    Tool(Erased, Arc<ArgsValidator>),
+    /// A tool: params minus `_context`, decoded (and, with the
+    /// `schema-validation` feature, validated against the schema first) by
+    /// [`erase_tool`].
+    Tool(Erased),
     /// A hook: the whole params (with `_context`) deserialized.
     Hook(Erased),
 }
@@ -67,11 +68,48 @@ where
     F: Fn(P, Call) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<R, PluginError>> + Send + 'static,
 {
+    erase_with(f, move |params| decode(params, code))
+}
+
+/// Erase a tool handler: its arguments decoded with
+/// [`crate::tool::decode_args`] (errors name the field as a JSON pointer),
+/// after validation against `schema` with the `schema-validation` feature.
+pub(crate) fn erase_tool<A, R, F, Fut>(f: F, schema: &Value) -> Erased
+where
+    A: DeserializeOwned + Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(A, Call) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, PluginError>> + Send + 'static,
+{
+    #[cfg(feature = "schema-validation")]
+    let validator = crate::tool::ArgsValidator::new(schema);
+    #[cfg(not(feature = "schema-validation"))]
+    let _ = schema;
+    erase_with(f, move |args: Value| {
+        #[cfg(feature = "schema-validation")]
+        validator
+            .validate(&args)
+            .map_err(crate::tool::ArgsError::into_rpc)?;
+        crate::tool::decode_args(args).map_err(crate::tool::ArgsError::into_rpc)
+    })
+}
+
+/// Erase a typed async handler whose params `decode` makes.
+fn erase_with<P, R, F, Fut, D>(f: F, decode: D) -> Erased
+where
+    P: Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(P, Call) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, PluginError>> + Send + 'static,
+    D: Fn(Value) -> Result<P, RpcError> + Send + Sync + 'static,
+{
     let f = Arc::new(f);
+    let decode = Arc::new(decode);
     Arc::new(move |params: Value, call: Call| {
         let f = Arc::clone(&f);
+        let decode = Arc::clone(&decode);
         Box::pin(async move {
-            let p: P = decode(params, code)?;
+            let p: P = decode(params)?;
             let r = f(p, call).await.map_err(PluginError::into_rpc)?;
             serde_json::to_value(r).map_err(|e| {
                 RpcError::new(
@@ -120,18 +158,7 @@ impl Route {
             method: method.to_owned(),
         };
         let fut = match self {
-            Route::Method(h) | Route::Hook(h) => h(params, call),
-            Route::Tool(h, validator) => {
-                validator.validate(&params).map_err(|e| match e {
-                    crate::tool::ArgsError::BadSchema(_) => {
-                        RpcError::new(ErrorCode::InternalError, e.to_string())
-                    }
-                    crate::tool::ArgsError::Invalid { .. } => {
-                        RpcError::new(ErrorCode::InvalidParams, e.to_string())
-                    }
-                })?;
-                h(params, call)
-            }
+            Route::Method(h) | Route::Hook(h) | Route::Tool(h) => h(params, call),
         };
         match AssertUnwindSafe(fut).catch_unwind().await {
             Ok(r) => r,
