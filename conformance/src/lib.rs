@@ -8,7 +8,7 @@
 //! to see each case as it finishes).
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: cli > fuzz_cli > cli_error testing > fuzz list report_format runner > report > catalogue pack profile schema_args selection -->
+//! runs down): <!-- layers: cli > fuzz_cli > cli_error testing > fuzz list report_format runner > report > catalogue pack printed profile schema_args selection -->
 //!
 //! A plugin's own tests depend on this crate with `default-features =
 //! false`: the suite and [`testing::assert_conforms`] without the command
@@ -25,6 +25,7 @@ pub mod fuzz;
 mod fuzz_cli;
 pub mod list;
 pub mod pack;
+mod printed;
 pub mod profile;
 pub mod report;
 #[cfg(feature = "cli")]
@@ -34,6 +35,7 @@ mod schema_args;
 pub mod selection;
 pub mod testing;
 
+pub use printed::{answers_flag, print_flag, PrintError};
 pub use runner::{run_suite, Options, SuiteError};
 pub use schema_args::{args_breaking_schema, args_from_schema};
 

@@ -42,8 +42,7 @@ use crate::manifest::{CapabilityEntry, Manifest, ToolDecl};
 use crate::protocol::{names, HookName, PluginRole, API_VERSION};
 use crate::tool::ToolSpec;
 
-/// The command-line flag every SDK plugin answers with its manifest.
-pub const PRINT_MANIFEST_FLAG: &str = "--print-manifest";
+pub use crate::protocol::manifest::PRINT_MANIFEST_FLAG;
 
 /// What a plugin's code declares, as plain data: the input of
 /// [`manifest_of`] (the runtime fills it from a built plugin).

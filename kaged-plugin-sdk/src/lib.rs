@@ -5,6 +5,9 @@
 //! hooks, notifications, the storage proxy, stderr-only logging, ping and
 //! shutdown) so that a plugin is its handlers and nothing else.
 //!
+//! Layers, top first (`scripts/module-layers.py` checks that every import
+//! runs down): <!-- layers: migrations > storage testing > runtime > describe > codec error logging tool -->
+//!
 //! ```no_run
 //! use kaged_plugin_sdk::{plugin, Call, PluginError};
 //!

@@ -33,7 +33,10 @@
 //! # let _ = plugin;
 //! ```
 
+use std::sync::Arc;
+
 use crate::error::PluginError;
+use crate::runtime::PluginBuilder;
 use crate::sql_params;
 use crate::storage::{Storage, StorageError};
 
@@ -61,6 +64,23 @@ pub struct MigrationError {
 impl From<MigrationError> for PluginError {
     fn from(e: MigrationError) -> PluginError {
         PluginError::from_error(&e)
+    }
+}
+
+impl PluginBuilder {
+    /// The plugin's schema on brokered storage: steps run once each, in
+    /// order, right after `initialized` and before any handler (see
+    /// [`Migrations`]). Needs the `kaged:storage:write` capability.
+    pub fn migrations(self, migrations: Migrations) -> Self {
+        self.schema_task(Arc::new(move |host| {
+            let migrations = migrations.clone();
+            Box::pin(async move {
+                migrations.run(&host.storage()).await.map_err(|e| {
+                    tracing::error!("{}", crate::protocol::error_chain::chain(&e));
+                    PluginError::from(e)
+                })
+            })
+        }))
     }
 }
 

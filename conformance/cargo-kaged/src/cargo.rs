@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use kaged_plugin_protocol::manifest::PRINT_MANIFEST_FLAG;
+
 use serde_json::Value;
 
 use crate::error::KagedError;
@@ -166,44 +168,12 @@ pub fn build(package: &str, bin: &str, profile: &str, cwd: &Path) -> Result<Path
 /// What `binary --print-manifest` printed on stdout, or why there is
 /// nothing (it failed, timed out or printed nothing).
 pub fn print_manifest(binary: &Path) -> Result<String, String> {
-    let child = Command::new(binary)
-        .arg("--print-manifest")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run it: {e}"))?;
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = match rx.recv_timeout(PRINT_MANIFEST_LIMIT) {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(format!("cannot run it: {e}")),
-        Err(_) => {
-            if let Some(pid) = i32::try_from(pid)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-            {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    kaged_conformance::print_flag(binary, PRINT_MANIFEST_FLAG, None, PRINT_MANIFEST_LIMIT).map_err(
+        |e| match e {
+            kaged_conformance::PrintError::Empty => {
+                "it printed nothing (a plugin built on kaged-plugin-sdk prints its manifest)".into()
             }
-            return Err(format!(
-                "it printed no manifest within {}s",
-                PRINT_MANIFEST_LIMIT.as_secs()
-            ));
-        }
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let last = stderr.lines().last().unwrap_or_default();
-        return Err(format!("it exited with {} ({last})", out.status));
-    }
-    if stdout.trim().is_empty() {
-        return Err(
-            "it printed nothing (a plugin built on kaged-plugin-sdk prints its manifest)".into(),
-        );
-    }
-    Ok(stdout)
+            e => e.to_string(),
+        },
+    )
 }

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use kaged_conformance::{run_dir, SuiteArgs};
 use kaged_conformance::pack::install_packed;
+use kaged_conformance::{run_dir, SuiteArgs};
 
 use crate::error::KagedError;
 use crate::packing::{build_and_pack, PackOptions};

@@ -3,7 +3,7 @@
 //! bound says what happens when a plugin reaches it. `docs/protocol.md`'s
 //! generated reference lists them ([`ALL`]).
 
-pub use kaged_plugin_sdk::codec::MAX_LINE_BYTES;
+pub use kaged_plugin_protocol::codec::MAX_LINE_BYTES;
 
 /// Bytes kept of one stderr line (in the transcript, the tracing log and
 /// the `last_stderr` ring); the rest is cut, marked `…`. A stderr line

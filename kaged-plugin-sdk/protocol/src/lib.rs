@@ -7,6 +7,9 @@
 //! no async runtime, no processes, no I/O (but for the opt-in `tokio`
 //! feature: the async line reader and writer both sides use).
 //!
+//! Layers, top first (`scripts/module-layers.py` checks that every import
+//! runs down): <!-- layers: profile > manifest > capability codec error_chain wire -->
+//!
 //! - the wire types, at the crate root: JSON-RPC 2.0 envelopes
 //!   ([`RpcMessage`], [`Request`], [`Response`], [`Notification`], [`Id`]),
 //!   [`ErrorCode`]s, the handshake ([`InitializeParams`],
@@ -45,7 +48,20 @@ pub mod manifest;
 pub mod profile;
 mod wire;
 
-pub use wire::*;
+pub use wire::{
+    always_keep_ids, drop_fallback, inject_context, json_kind, methods, names,
+    parse_observer_answer, parse_session_start_answer, take_context, validate_compactor_result,
+    wrap_inject, CompactParams, CompactorPlan, CompactorResult, CompactorViolation,
+    ConfigUpdateParams, DropOutcome, ErrorCode, ExecResult, HookName, Id, IdValue,
+    InitializeParams, InitializeResult, InitializedParams, Message, MessageError, MessageRole,
+    Notification, ObserverResult, OtherId, PartialContext, PluginCallContext, PluginRole,
+    ProjectActivatedParams, ProjectDeactivatedParams, QueryResult, RateLimitedParams, Request,
+    Response, ResponsePayload, RpcError, RpcMessage, SchemaResult, SessionIdleParams,
+    SessionStartParams, SessionStartResult, SqlValue, StatusOk, StorageMethod, StorageParams,
+    Transcript, Version, API_VERSION, CAPABILITY_DENIED, CONFIG_INVALID, CONTEXT_KEY,
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_APPLICABLE,
+    NOT_INITIALIZED, PARSE_ERROR, PLUGIN_ERROR, RESOURCE_BUSY, STORAGE_ACCESS_DENIED,
+};
 
 /// The README's example, compiled as a doctest.
 #[cfg(doctest)]

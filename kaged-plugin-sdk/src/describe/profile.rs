@@ -10,8 +10,7 @@ use serde_json::{json, Value};
 use crate::protocol::profile::{Example, MethodProfile, Profile, PROFILE_FILE};
 use crate::tool::schema_for;
 
-/// The command-line flag every SDK plugin answers with its profile.
-pub const PRINT_PROFILE_FLAG: &str = "--print-profile";
+pub use crate::protocol::profile::PRINT_PROFILE_FLAG;
 
 /// What the code knows of a method's params.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,6 +21,15 @@ use crate::protocol::{
 };
 use crate::tool::{schema_for, ToolSpec};
 
+/// Work run once at `initialized`, before any handler answers: bringing
+/// the plugin's storage schema up to date. `Ok(version)` is the schema's
+/// version after it; an error fails every later call with its answer.
+pub(crate) type SchemaTask = Arc<
+    dyn Fn(Host) -> futures_util::future::BoxFuture<'static, Result<usize, PluginError>>
+        + Send
+        + Sync,
+>;
+
 /// Everything a plugin declares; built by [`PluginBuilder`].
 #[derive(Default)]
 pub(crate) struct PluginDef {
@@ -42,8 +51,9 @@ pub(crate) struct PluginDef {
     pub base: ManifestBase,
     /// 0: [`Plugin::run`] serves on one thread; n: on n worker threads.
     pub worker_threads: usize,
-    /// Run at `initialized`, before any handler (see [`crate::Migrations`]).
-    pub migrations: Option<crate::Migrations>,
+    /// Run at `initialized`, before any handler: the schema migrations
+    /// (`PluginBuilder::migrations`, in `migrations.rs`).
+    pub migrations: Option<SchemaTask>,
     /// What the conformance profile says of custom methods, by name.
     pub method_schemas: Vec<(String, crate::describe::MethodSchemas)>,
 }
@@ -316,11 +326,10 @@ impl PluginBuilder {
         self
     }
 
-    /// The plugin's schema on brokered storage: steps run once each, in
-    /// order, right after `initialized` and before any handler (see
-    /// [`crate::Migrations`]). Needs the `kaged:storage:write` capability.
-    pub fn migrations(mut self, migrations: crate::Migrations) -> Self {
-        self.def.migrations = Some(migrations);
+    /// Run `task` at `initialized`, before any handler (the builder's
+    /// `migrations`, which lives with the migrations).
+    pub(crate) fn schema_task(mut self, task: SchemaTask) -> Self {
+        self.def.migrations = Some(task);
         self
     }
 

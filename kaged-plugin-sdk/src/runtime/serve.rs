@@ -195,17 +195,12 @@ impl Plugin {
                     host.set_schema(Schema::Migrating);
                     let host = host.clone();
                     tokio::spawn(async move {
-                        match migrations.run(&host.storage()).await {
+                        match migrations(host.clone()).await {
                             Ok(version) => {
                                 tracing::debug!(version, "schema migrations done");
                                 host.set_schema(Schema::Ready);
                             }
-                            Err(e) => {
-                                tracing::error!("{}", crate::protocol::error_chain::chain(&e));
-                                host.set_schema(Schema::Failed(
-                                    crate::PluginError::from(e).into_rpc(),
-                                ));
-                            }
+                            Err(e) => host.set_schema(Schema::Failed(e.into_rpc())),
                         }
                     });
                 }

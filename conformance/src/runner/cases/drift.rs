@@ -8,30 +8,17 @@
 //! it can answer it, with no input, in the plugin directory, and it must
 //! answer within the initialize timeout. Any other program is skipped.
 
-use std::path::Path;
-use std::process::Stdio;
-
 use kaged_plugin_protocol::manifest::Manifest;
 use serde_json::Value;
 
+use crate::printed::{answers_flag, print_flag_async, PRINT_MANIFEST_FLAG};
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
 use crate::runner::scope::Scope;
 use crate::runner::sessions::Sessions;
 use crate::runner::verdict::Verdict;
 
-/// The flag SDK plugins answer with their manifest.
-const FLAG: &str = "--print-manifest";
-
-/// Whether `path` is an executable (ELF or `#!` script) that mentions
-/// [`FLAG`].
-fn answers_flag(path: &Path) -> bool {
-    let Ok(bytes) = std::fs::read(path) else {
-        return false;
-    };
-    (bytes.starts_with(b"\x7fELF") || bytes.starts_with(b"#!"))
-        && bytes.windows(FLAG.len()).any(|w| w == FLAG.as_bytes())
-}
+const FLAG: &str = PRINT_MANIFEST_FLAG;
 
 /// The manifest as a JSON object without `command` (what packing rewrites).
 fn comparable(m: &Manifest) -> serde_json::Map<String, Value> {
@@ -57,39 +44,21 @@ pub(crate) async fn current(
             "command[0] does not resolve (see launch.command_exists)",
         );
     };
-    if !answers_flag(&bin) {
+    if !answers_flag(&bin, FLAG) {
         return Verdict::skip(format!(
             "{} does not answer {FLAG} (not built on the SDK): nothing to compare",
             bin.display()
         ));
     }
-    let child = tokio::process::Command::new(&bin)
-        .arg(FLAG)
-        .current_dir(&ctx.dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
-    let child = match child {
-        Ok(c) => c,
-        Err(e) => return Verdict::skip(format!("cannot run {} {FLAG}: {e}", bin.display())),
-    };
-    let limit = ctx.timeouts.initialize;
-    let out = match tokio::time::timeout(limit, child.wait_with_output()).await {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Verdict::skip(format!("cannot run {} {FLAG}: {e}", bin.display())),
-        Err(_) => {
-            return Verdict::skip(format!(
-                "{} {FLAG} did not answer within {limit:?}: nothing to compare",
-                bin.display()
-            ))
+    let text = match print_flag_async(&bin, FLAG, &ctx.dir, ctx.timeouts.initialize).await {
+        Ok(text) => text,
+        Err(e) => {
+            return Verdict::skip(format!("{} {FLAG}: {e}: nothing to compare", bin.display()))
         }
     };
-    let text = String::from_utf8_lossy(&out.stdout);
-    let generated = match (out.status.success(), Manifest::from_yaml_str(&text)) {
-        (true, Ok(m)) => m,
-        _ => {
+    let generated = match Manifest::from_yaml_str(&text) {
+        Ok(m) => m,
+        Err(_) => {
             return Verdict::skip(format!(
                 "{} {FLAG} printed no manifest: nothing to compare",
                 bin.display()

@@ -10,12 +10,12 @@
 //! types have no schema): only what the code generates must be there.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use kaged_host_core::transcript::cut;
 use kaged_plugin_protocol::profile::{Profile, PROFILE_FILE};
 use serde_json::Value;
 
+use crate::printed::{answers_flag, print_flag_async, PRINT_PROFILE_FLAG};
 use crate::profile::{unprofiled, Loaded};
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
@@ -23,8 +23,7 @@ use crate::runner::scope::Scope;
 use crate::runner::sessions::Sessions;
 use crate::runner::verdict::Verdict;
 
-/// The flag SDK plugins answer with their profile.
-const FLAG: &str = "--print-profile";
+const FLAG: &str = PRINT_PROFILE_FLAG;
 
 /// `profile.valid` (a session case only to run with `profile.current`,
 /// after the start: it reads the run context alone).
@@ -73,46 +72,17 @@ pub(crate) async fn valid(
     }
 }
 
-/// Whether `path` is an executable (ELF or `#!` script) that mentions
-/// [`FLAG`].
-fn answers_flag(path: &Path) -> bool {
-    let Ok(bytes) = std::fs::read(path) else {
-        return false;
-    };
-    (bytes.starts_with(b"\x7fELF") || bytes.starts_with(b"#!"))
-        && bytes.windows(FLAG.len()).any(|w| w == FLAG.as_bytes())
-}
-
 /// What `bin --print-profile` prints, parsed; `Err` is why there is none.
 async fn generated(ctx: &RunContext, bin: &Path) -> Result<Profile, String> {
-    let child = tokio::process::Command::new(bin)
-        .arg(FLAG)
-        .current_dir(&ctx.dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot run {} {FLAG}: {e}", bin.display()))?;
-    let limit = ctx.timeouts.initialize;
-    let out = match tokio::time::timeout(limit, child.wait_with_output()).await {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Err(format!("cannot run {} {FLAG}: {e}", bin.display())),
-        Err(_) => {
-            return Err(format!(
-                "{} {FLAG} did not answer within {limit:?}: nothing to compare",
-                bin.display()
-            ))
-        }
-    };
-    let text = String::from_utf8_lossy(&out.stdout);
-    match (out.status.success(), Profile::from_yaml_str(&text)) {
-        (true, Ok(p)) => Ok(p),
-        _ => Err(format!(
+    let text = print_flag_async(bin, FLAG, &ctx.dir, ctx.timeouts.initialize)
+        .await
+        .map_err(|e| format!("{} {FLAG}: {e}: nothing to compare", bin.display()))?;
+    Profile::from_yaml_str(&text).map_err(|_| {
+        format!(
             "{} {FLAG} printed no profile: nothing to compare",
             bin.display()
-        )),
-    }
+        )
+    })
 }
 
 /// What of `code` (generated) `disk` lacks or says otherwise.
@@ -158,7 +128,7 @@ pub(crate) async fn current(
     let Ok(bin) = ctx.command() else {
         return Verdict::skip("command[0] does not resolve (see launch.command_exists)");
     };
-    if !answers_flag(&bin) {
+    if !answers_flag(&bin, FLAG) {
         return Verdict::skip(format!(
             "{} does not answer {FLAG} (not built on the SDK): nothing to compare",
             bin.display()

@@ -13,7 +13,6 @@ pub mod handle;
 pub mod handshake;
 pub mod probe;
 pub mod process;
-mod procfs;
 pub mod spawn;
 
 pub use cage_inputs::inputs_for_dir as cage_inputs_for_dir;

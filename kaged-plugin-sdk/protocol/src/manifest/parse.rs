@@ -12,6 +12,10 @@ use super::{parse_yaml, Manifest, Pos, YamlNode};
 /// The manifest's file name inside a plugin directory.
 pub const MANIFEST_FILE: &str = "kaged-plugin.yaml";
 
+/// The command-line flag every SDK plugin answers with its manifest
+/// (printed on stdout, the plugin not started).
+pub const PRINT_MANIFEST_FLAG: &str = "--print-manifest";
+
 /// Why a manifest could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {

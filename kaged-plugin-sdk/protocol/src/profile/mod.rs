@@ -41,6 +41,10 @@ pub const PROFILE_FILE: &str = "kaged-conformance.yaml";
 /// The profile format version this crate reads and writes (`profile: 1`).
 pub const PROFILE_VERSION: u64 = 1;
 
+/// The command-line flag every SDK plugin answers with its profile
+/// (printed on stdout, the plugin not started).
+pub const PRINT_PROFILE_FLAG: &str = "--print-profile";
+
 /// A parsed `kaged-conformance.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -16,11 +16,27 @@ pub mod names;
 mod storage;
 mod system;
 
-pub use codes::*;
-pub use compaction::*;
-pub use context::*;
-pub use handshake::*;
-pub use hooks::*;
-pub use jsonrpc::*;
-pub use storage::*;
-pub use system::*;
+pub use codes::{
+    ErrorCode, CAPABILITY_DENIED, CONFIG_INVALID, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
+    METHOD_NOT_FOUND, NOT_APPLICABLE, NOT_INITIALIZED, PARSE_ERROR, PLUGIN_ERROR, RESOURCE_BUSY,
+    STORAGE_ACCESS_DENIED,
+};
+pub use compaction::{
+    always_keep_ids, drop_fallback, parse_observer_answer, parse_session_start_answer,
+    validate_compactor_result, wrap_inject, CompactorPlan, CompactorViolation, DropOutcome,
+};
+pub use context::{inject_context, take_context, PartialContext, PluginCallContext, CONTEXT_KEY};
+pub use handshake::{InitializeParams, InitializeResult, InitializedParams, API_VERSION};
+pub use hooks::{
+    CompactParams, CompactorResult, HookName, Message, MessageRole, ObserverResult, PluginRole,
+    SessionIdleParams, SessionStartParams, SessionStartResult, Transcript,
+};
+pub use jsonrpc::{
+    json_kind, Id, IdValue, MessageError, Notification, OtherId, Request, Response,
+    ResponsePayload, RpcError, RpcMessage, Version,
+};
+pub use storage::{ExecResult, QueryResult, SchemaResult, SqlValue, StorageMethod, StorageParams};
+pub use system::{
+    ConfigUpdateParams, ProjectActivatedParams, ProjectDeactivatedParams, RateLimitedParams,
+    StatusOk,
+};

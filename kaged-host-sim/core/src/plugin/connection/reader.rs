@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use kaged_plugin_protocol::codec::{encode_line, Frame, LineDecoder, LineReader, MAX_LINE_BYTES};
 use kaged_plugin_protocol::{
     methods, ErrorCode, MessageError, Notification, RateLimitedParams, Request, Response, RpcError,
     RpcMessage, StorageMethod,
 };
-use kaged_plugin_sdk::codec::{encode_line, Frame, LineDecoder, LineReader, MAX_LINE_BYTES};
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, BufReader};
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use kaged_plugin_sdk::codec::{write_line, Frame, LineDecoder, LineReader};
+use kaged_plugin_protocol::codec::{write_line, Frame, LineDecoder, LineReader};
 use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 

@@ -27,7 +27,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use super::procfs::{process_usage, tree_usage, TreeUsage};
+mod usage;
+
+pub use usage::{process_usage, tree_usage, TreeUsage};
 
 /// One line of `/proc/PID/stat`, the fields the probes need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::plugin::probe::descendants;
+use super::descendants;
 
 /// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on
 /// every Linux architecture the kit runs on).
