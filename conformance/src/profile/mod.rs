@@ -1,7 +1,7 @@
 //! The conformance profile as the suite uses it: `kaged-conformance.yaml`
 //! beside the manifest (or the file `--conformance-profile` names), whose
 //! model is `kaged_plugin_protocol::profile`. [`load`] reads it, checks it against
-//! the manifest and JSON Schema ([`check`]) and compiles its schemas once;
+//! the manifest and JSON Schema (`check.rs`) and compiles its schemas once;
 //! the cases `profile.valid`, `methods.examples[..]` and
 //! `methods.invalid_params[..]` and the fuzzer read the result.
 //!

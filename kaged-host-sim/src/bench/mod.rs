@@ -96,7 +96,7 @@ pub struct BenchReport {
     /// process tree); `None` without `/proc`.
     pub plugin_rss_kib: Option<u64>,
     /// The host's own cost, measured against the reference plugin
-    /// ([`reference`]) under the same host and cage; `None` when not
+    /// ([`reference`](mod@reference)) under the same host and cage; `None` when not
     /// calibrated.
     pub host: Option<HostCost>,
 }
