@@ -44,7 +44,8 @@ mod tests {
     fn a_failure_shows_both_streams() {
         let mut c = Command::new("sh");
         c.args(["-c", "echo said; echo complained >&2; exit 3"]);
-        let panic = std::panic::catch_unwind(move || run_ok(&mut c)).expect_err("it failed");
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || run_ok(&mut c)))
+            .expect_err("it failed");
         let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
         assert!(text.contains("exit status: 3"), "{text}");
         assert!(
