@@ -9,6 +9,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
+use kaged_test_support::command::assert_success;
 use serde_json::{json, Value};
 use support::own_fixture;
 
@@ -212,11 +213,7 @@ fn the_run_step_writes_the_reports_and_the_job_summary() {
         cmd.env(k, value);
     }
     let out = cmd.output().expect("bash");
-    assert!(
-        out.status.success(),
-        "the step itself must not fail: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success("the action's step (it must not fail itself)", &out);
     let outputs = std::fs::read_to_string(&output).expect("$GITHUB_OUTPUT");
     assert!(outputs.contains("exit-code=1\n"), "{outputs}");
     let dir = outputs

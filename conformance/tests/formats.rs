@@ -3,6 +3,7 @@
 
 mod support;
 
+use kaged_test_support::command::run_ok;
 use serde_json::Value;
 use support::{cmd, own_fixture};
 
@@ -217,12 +218,7 @@ fn node_tap_parser(file: &std::path::Path) -> Result<std::process::Command, Stri
 }
 
 fn run_json(mut c: std::process::Command) -> Value {
-    let out = c.output().expect("run the TAP consumer");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_ok(&mut c);
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }

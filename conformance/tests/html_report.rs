@@ -12,8 +12,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder, Locator};
-use kaged_test_support::browser::{browser_tools_for, chrome_capabilities, ChromeDriver};
+use fantoccini::{Client, Locator};
+use kaged_test_support::browser::{browser_tools_for, Browser};
 use serde_json::Value;
 use support::{cmd, own_fixture};
 
@@ -60,17 +60,12 @@ async fn the_html_report_in_a_real_browser() {
     let failed = ids_of("fail");
     assert!(!failed.is_empty(), "a failing run");
 
-    let driver = ChromeDriver::start(&tools, LIMIT).expect("chromedriver starts");
-    let profile = tempfile::tempdir().expect("a browser profile dir");
-    let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(chrome_capabilities(&tools, profile.path()))
-        .connect(driver.url())
-        .await
-        .expect("a headless Chromium session");
+    let browser = Browser::open(&tools, LIMIT).await;
+    let c = browser.client();
     c.goto(&format!("file://{}", html.display()))
         .await
         .expect("open the report");
-    assert_eq!(shown_ids(&c).await, ids_of("all"));
+    assert_eq!(shown_ids(c).await, ids_of("all"));
 
     // Filter to the failures: exactly the failed cases.
     c.execute(
@@ -80,7 +75,7 @@ async fn the_html_report_in_a_real_browser() {
     )
     .await
     .expect("filter");
-    assert_eq!(shown_ids(&c).await, failed);
+    assert_eq!(shown_ids(c).await, failed);
     let shown = c
         .find(Locator::Id("shown"))
         .await
@@ -143,16 +138,8 @@ async fn the_html_report_in_a_real_browser() {
         .into_iter()
         .filter(|i| i.contains("hooks."))
         .collect();
-    assert_eq!(shown_ids(&c).await, hooks);
+    assert_eq!(shown_ids(c).await, hooks);
 
-    let errors = c
-        .execute("return window.kagedErrors;", vec![])
-        .await
-        .expect("the page's errors");
-    assert_eq!(errors, serde_json::json!([]), "the page met errors");
-    let png = c.screenshot().await.expect("a screenshot");
     let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-report.png");
-    std::fs::write(&shot, png).expect("write the screenshot");
-    eprintln!("screenshot: {}", shot.display());
-    c.close().await.expect("close the browser");
+    browser.finish(&shot).await;
 }

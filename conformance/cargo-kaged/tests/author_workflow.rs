@@ -14,7 +14,9 @@
 //! what is tested is the workflow, not the optimiser.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
+
+use kaged_test_support::command::run_ok as ok;
 
 /// The checkout this test runs in.
 fn kit() -> PathBuf {
@@ -79,19 +81,6 @@ fn cargo_kaged(cwd: &Path, target: &Path) -> Command {
     let mut c = with_env(Command::new(env!("CARGO_BIN_EXE_cargo-kaged")), target);
     c.arg("kaged").current_dir(cwd);
     c
-}
-
-/// Run, and fail with both streams unless it succeeded.
-fn ok(c: &mut Command) -> Output {
-    let out = c.output().expect("run");
-    assert!(
-        out.status.success(),
-        "{c:?} exited {}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 #[test]

@@ -16,6 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use kaged_test_support::command::assert_success;
+
 /// The checkout this test runs in.
 fn kit() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -205,12 +207,7 @@ fn the_first_hour_runs_as_written() {
                     .env_remove("KAGED_HOME")
                     .output()
                     .expect("bash");
-                assert!(
-                    out.status.success(),
-                    "the guide's step failed:\n{script}\n--- stdout\n{}\n--- stderr\n{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
+                assert_success(format_args!("the guide's step\n{script}\n"), &out);
             }
         }
     }

@@ -4,6 +4,7 @@
 //! and id, each case expandable to its detail, audit events and the wire
 //! lines that end it, host and plugin directions told apart.
 
+use super::escape::{escape_html, Html};
 use super::{CaseResult, Report, Status};
 
 const CSS: &str = include_str!("html/report.css");
@@ -161,18 +162,7 @@ fn wire_line(line: &str) -> String {
 
 /// Text made safe for HTML element content and quoted attributes.
 fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    escape_html(s, Html::Attribute)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! (`$GITHUB_STEP_SUMMARY`) or a pull-request comment. Deterministic: no
 //! durations, no times, the cases in run order.
 
+use super::escape::{escape_html, Html};
 use super::{CaseResult, Report, Status};
 
 /// The longest detail shown in the table (characters); the full detail is
@@ -125,9 +126,7 @@ fn short(s: &str) -> String {
 }
 
 fn html(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    escape_html(s, Html::Text)
 }
 
 /// A fenced code block whose fence is longer than any backtick run inside.

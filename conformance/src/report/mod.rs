@@ -1,6 +1,7 @@
 //! The conformance report: the JSON object of ADDENDUM §11 and its
 //! renderings (human, JUnit, TAP, Markdown, HTML).
 
+mod escape;
 mod html;
 mod human;
 #[cfg(feature = "junit")]

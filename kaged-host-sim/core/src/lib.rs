@@ -13,7 +13,7 @@
 //! (`scripts/module-layers.py` checks it in CI); the line below is what it
 //! reads.
 //!
-//! <!-- layers: supervisor testing > host > plugin > requests > cage > observe > validate > time bounds -->
+//! <!-- layers: supervisor testing > host > plugin > requests > cage > observe > validate > time bounds names -->
 //!
 //! ```text
 //!  supervisor  Supervisor: one plugin kept alive, restart policy
@@ -27,6 +27,7 @@
 //!  observe     audit log, wire transcript, generated reference
 //!  validate    manifest validation
 //!  time        every timeout, scaled     bounds   every size limit
+//!  names       name_table!: enums whose variants are names (audit, rules)
 //! ```
 //!
 //! [`HostSim`] launches a plugin directory (validate, spawn, handshake) or
@@ -47,6 +48,7 @@
 pub mod bounds;
 pub mod cage;
 mod host;
+mod names;
 mod observe;
 mod plugin;
 mod requests;

@@ -1,8 +1,8 @@
 //! Headless Chromium for browser tests (the settings page of `up`, the
 //! HTML report): finding Debian's `chromium` and `chromium-driver`,
 //! starting ChromeDriver on a free loopback port, and the capabilities of
-//! a fresh headless session. The WebDriver client itself (fantoccini) is
-//! the test's own dev-dependency.
+//! a fresh headless session, and a session of it ([`Browser`]: a
+//! fantoccini client) a test drives and closes with the page's checks.
 //!
 //! Like the cage tests, a browser test never passes silently: under
 //! `CI=true` a missing browser is a panic (`.ci/run` installs both
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::{Client, ClientBuilder};
 use serde_json::{json, Map, Value};
 
 /// The browser and its WebDriver server.
@@ -169,5 +170,55 @@ pub fn chrome_capabilities(tools: &BrowserTools, profile_dir: &Path) -> Map<Stri
     match caps {
         Value::Object(m) => m,
         _ => Map::new(),
+    }
+}
+
+/// A headless Chromium session through its own ChromeDriver, with a fresh
+/// profile; the driver is killed and the profile removed when dropped.
+#[derive(Debug)]
+pub struct Browser {
+    client: Client,
+    // Dropped after the client: the session's driver and profile.
+    _driver: ChromeDriver,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Start ChromeDriver (waiting at most `limit`) and open a session;
+    /// panics when either fails (the browser is there: [`browser_tools_for`]).
+    pub async fn open(tools: &BrowserTools, limit: Duration) -> Browser {
+        let driver = ChromeDriver::start(tools, limit).expect("chromedriver starts");
+        let profile = tempfile::tempdir().expect("a browser profile dir");
+        let client = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(chrome_capabilities(tools, profile.path()))
+            .connect(driver.url())
+            .await
+            .expect("a headless Chromium session");
+        Browser {
+            client,
+            _driver: driver,
+            _profile: profile,
+        }
+    }
+
+    /// The WebDriver client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// End the test's page: assert that it met no script error (the pages
+    /// collect them in `window.kagedErrors`), keep a screenshot at `shot`
+    /// (an artifact; its path is said on stderr) and close the session.
+    pub async fn finish(self, shot: &Path) {
+        let c = self.client;
+        let errors = c
+            .execute("return window.kagedErrors;", vec![])
+            .await
+            .expect("the page's errors");
+        assert_eq!(errors, json!([]), "the page met errors");
+        let png = c.screenshot().await.expect("a screenshot");
+        std::fs::write(shot, png).expect("write the screenshot");
+        eprintln!("screenshot: {}", shot.display());
+        c.close().await.expect("close the browser");
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::support::host::fixture;
 use assert_cmd::Command;
+use kaged_test_support::command::assert_success;
 use serde_json::Value;
 
 fn cli(store: &std::path::Path) -> Command {
@@ -15,11 +16,7 @@ fn cli(store: &std::path::Path) -> Command {
 
 fn stdout(c: &mut Command) -> String {
     let out = c.output().expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(format_args!("{c:?}"), &out);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

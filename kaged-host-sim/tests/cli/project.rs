@@ -6,6 +6,7 @@ use std::process::Output;
 use crate::support::firing::{fixtures, FIXTURES};
 use assert_cmd::Command;
 use kaged_host_sim::group_alive;
+use kaged_test_support::command::assert_success;
 use serde_json::Value;
 
 fn cli() -> Command {
@@ -167,13 +168,8 @@ fn a_plugin_that_cannot_launch_is_named_and_the_others_run() {
             .arg(format!("@kaged/{name}={}", plugin.display()));
     }
     let out = cmd.output().expect("run");
+    assert_success("the session", &out);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{stderr}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-    );
     let warning = stderr
         .lines()
         .find(|l| l.contains("plugin missing-command"))

@@ -12,8 +12,8 @@
 
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder, Locator};
-use kaged_test_support::browser::{browser_tools_for, chrome_capabilities, ChromeDriver};
+use fantoccini::{Client, Locator};
+use kaged_test_support::browser::{browser_tools_for, Browser};
 use serde_json::Value;
 
 use crate::harness::{plugins, Up};
@@ -95,19 +95,14 @@ async fn the_settings_page_in_a_real_browser() {
     let Some(tools) = browser_tools_for("the settings page in a real browser") else {
         return;
     };
-    let driver = ChromeDriver::start(&tools, LIMIT).expect("chromedriver starts");
-    let profile = tempfile::tempdir().expect("a browser profile dir");
+    let browser = Browser::open(&tools, LIMIT).await;
     let dir = plugins(&["settings", "good"]);
     let up = tokio::task::block_in_place(|| {
         let up = Up::start(dir.path());
         up.wait_plugin("settings", |p| p["state"] == "running");
         up
     });
-    let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(chrome_capabilities(&tools, profile.path()))
-        .connect(driver.url())
-        .await
-        .expect("a headless Chromium session");
+    let c = browser.client();
     // The URL `up` printed: its `?token=` becomes the page's cookie, and
     // the 303 takes the token out of the address bar.
     c.goto(&up.settings_url).await.expect("open the page");
@@ -116,7 +111,7 @@ async fn the_settings_page_in_a_real_browser() {
 
     // A knob of every type, rendered from the knob schema.
     let types = wait_js(
-        &c,
+        c,
         "the knob panel",
         r#"return [...document.querySelectorAll('.plugin[data-plugin="settings"] .knob')]
                .map(k => k.dataset.type);"#,
@@ -155,7 +150,7 @@ async fn the_settings_page_in_a_real_browser() {
     assert_eq!(shown, "3");
     // The plugin without knobs says so.
     wait_js(
-        &c,
+        c,
         "the good plugin's empty panel",
         r#"const p = document.querySelector('.plugin[data-plugin="good"] .knobs');
            return p ? p.textContent : '';"#,
@@ -164,8 +159,8 @@ async fn the_settings_page_in_a_real_browser() {
     .await;
 
     // A change reaches the plugin as config.update.
-    set_knob(&c, "retain_every", "7").await;
-    let (class, text) = knob_message(&c, "retain_every").await;
+    set_knob(c, "retain_every", "7").await;
+    let (class, text) = knob_message(c, "retain_every").await;
     assert!(class.contains("ok"), "{class}: {text}");
     // The first config is the one sent right after the handshake (the
     // defaults); the second is the knob write.
@@ -175,12 +170,12 @@ async fn the_settings_page_in_a_real_browser() {
     assert_eq!(configs[1]["retain_every"], 7);
 
     // Out of bounds: the daemon's message, and nothing sent.
-    set_knob(&c, "retain_every", "99").await;
-    let (class, text) = knob_message(&c, "retain_every").await;
+    set_knob(c, "retain_every", "99").await;
+    let (class, text) = knob_message(c, "retain_every").await;
     assert!(class.contains("error"), "{class}: {text}");
     assert!(text.contains("above max 20"), "{text}");
-    set_knob(&c, "title", "Way Too Long A Title").await;
-    let (class, text) = knob_message(&c, "title").await;
+    set_knob(c, "title", "Way Too Long A Title").await;
+    let (class, text) = knob_message(c, "title").await;
     assert!(
         class.contains("error") && text.contains("max_length 12"),
         "{text}"
@@ -192,7 +187,7 @@ async fn the_settings_page_in_a_real_browser() {
     let pid = rustix::process::Pid::from_raw(first as i32).expect("a pid");
     rustix::process::kill_process(pid, rustix::process::Signal::KILL).expect("SIGKILL");
     wait_js(
-        &c,
+        c,
         "the restart on the page",
         r#"const p = document.querySelector('.plugin[data-plugin="settings"]');
            const f = (k) => p.querySelector(`[data-fact="${k}"] dd`).textContent;
@@ -203,7 +198,7 @@ async fn the_settings_page_in_a_real_browser() {
     )
     .await;
     wait_js(
-        &c,
+        c,
         "the crash in the audit tail",
         r#"return !!document.querySelector('#audit li[data-event="plugin.crashed"][data-plugin="settings"]');"#,
         |v| v == &Value::Bool(true),
@@ -215,14 +210,6 @@ async fn the_settings_page_in_a_real_browser() {
     assert_eq!(configs.len(), 1, "{configs:?}");
     assert_eq!(configs[0]["retain_every"], 7);
 
-    let errors = c
-        .execute("return window.kagedErrors;", vec![])
-        .await
-        .expect("the page's errors");
-    assert_eq!(errors, serde_json::json!([]), "the page met errors");
-    let png = c.screenshot().await.expect("a screenshot");
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("settings-page.png");
-    std::fs::write(&out, png).expect("write the screenshot");
-    eprintln!("screenshot: {}", out.display());
-    c.close().await.expect("close the browser");
+    let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("settings-page.png");
+    browser.finish(&shot).await;
 }

@@ -5,6 +5,7 @@
 //! or refuses (`--cage require` by default, the one-shot tools keep
 //! `auto`).
 
+use kaged_test_support::command::run_ok;
 use rustix::process::Signal;
 
 use crate::harness::{plugins, Up};
@@ -88,16 +89,11 @@ fn listen_refuses_a_non_loopback_address() {
 fn a_store_starts_its_enabled_plugins_only() {
     let store = tempfile::tempdir().expect("a store");
     let cli = |args: &[&std::ffi::OsStr]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
-            .args(args)
-            .arg("--store")
-            .arg(store.path())
-            .output()
-            .expect("run kaged-host-sim");
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        run_ok(
+            std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+                .args(args)
+                .arg("--store")
+                .arg(store.path()),
         );
     };
     for name in ["good", "knobs"] {

@@ -27,14 +27,14 @@
 //! assert_eq!(AuditEvent::parse("plugin.killed"), Some(AuditEvent::Killed));
 //! ```
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::time::SystemTime;
 
 use serde_json::{Map, Value};
+
+use super::jsonl::{JsonLine, JsonlSink, Open, Sink};
 
 pub use super::violation::Violation;
 
@@ -120,6 +120,12 @@ impl AuditRecord {
     }
 }
 
+impl JsonLine for AuditRecord {
+    fn to_json_line(&self) -> Value {
+        self.to_json()
+    }
+}
+
 /// Why a stored audit or transcript line cannot be read back.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordError {
@@ -139,21 +145,26 @@ pub enum RecordError {
     },
 }
 
-#[derive(Default)]
-struct Inner {
-    file: Option<File>,
-    memory: Option<Vec<AuditRecord>>,
-    live: Option<tokio::sync::broadcast::Sender<AuditRecord>>,
-}
+/// Live subscribers, kept with the sink under its lock.
+type Live = Option<tokio::sync::broadcast::Sender<AuditRecord>>;
 
 /// A clonable handle to the audit log: a JSON Lines file, a memory buffer
 /// (for tests), both or neither.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct AuditLog {
-    inner: Arc<Mutex<Inner>>,
+    sink: JsonlSink<AuditRecord, Live>,
     /// Whether any sink (file, memory, live subscribers) is set: a log
     /// with none skips building records ([`AuditLog::emit_with`]).
     active: Arc<AtomicBool>,
+}
+
+impl Default for AuditLog {
+    fn default() -> AuditLog {
+        AuditLog {
+            sink: JsonlSink::new("audit log", None),
+            active: Arc::default(),
+        }
+    }
 }
 
 impl std::fmt::Debug for AuditLog {
@@ -171,28 +182,22 @@ impl AuditLog {
     /// A log kept in memory only.
     pub fn memory() -> AuditLog {
         let log = AuditLog::default();
-        log.lock().memory = Some(Vec::new());
+        log.lock().keep_in_memory();
         log.active.store(true, Ordering::Release);
         log
     }
 
     /// A log appended to `path` (created if missing).
     pub fn to_file(path: &Path) -> std::io::Result<AuditLog> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
         let log = AuditLog::default();
-        log.lock().file = Some(file);
+        log.lock().open(path, Open::Append)?;
         log.active.store(true, Ordering::Release);
         Ok(log)
     }
 
     /// Also keep events in memory.
     pub fn with_memory(self) -> AuditLog {
-        {
-            let mut g = self.lock();
-            if g.memory.is_none() {
-                g.memory = Some(Vec::new());
-            }
-        }
+        self.lock().keep_in_memory();
         self.active.store(true, Ordering::Release);
         self
     }
@@ -212,8 +217,8 @@ impl AuditLog {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Sink<AuditRecord, Live>> {
+        self.sink.lock()
     }
 
     /// Emit `event` for `plugin` with `data` (an object; anything else is
@@ -234,20 +239,11 @@ impl AuditLog {
         };
         tracing::debug!(plugin, event = event.as_str(), "audit");
         let mut g = self.lock();
-        if let Some(file) = g.file.as_mut() {
-            let mut line = record.to_json().to_string();
-            line.push('\n');
-            if let Err(e) = file.write_all(line.as_bytes()) {
-                tracing::warn!(error = %e, "cannot write the audit log");
-            }
-        }
-        if let Some(live) = g.live.as_ref() {
+        if let Some(live) = g.extra.as_ref() {
             // No receiver left is fine: nobody is watching.
             let _ = live.send(record.clone());
         }
-        if let Some(mem) = g.memory.as_mut() {
-            mem.push(record);
-        }
+        g.write(record, 0);
     }
 
     /// Every event emitted from now on, as it is emitted (a receiver that
@@ -255,37 +251,33 @@ impl AuditLog {
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<AuditRecord> {
         self.active.store(true, Ordering::Release);
         self.lock()
-            .live
+            .extra
             .get_or_insert_with(|| tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0)
             .subscribe()
     }
 
     /// Every event kept in memory, in order.
     pub fn events(&self) -> Vec<AuditRecord> {
-        self.lock().memory.clone().unwrap_or_default()
+        self.lock().memory().cloned().collect()
     }
 
     /// The names of the events kept in memory, in order.
     pub fn names(&self) -> Vec<&'static str> {
-        self.lock()
-            .memory
-            .as_ref()
-            .map(|m| m.iter().map(|r| r.event.as_str()).collect())
-            .unwrap_or_default()
+        self.lock().memory().map(|r| r.event.as_str()).collect()
     }
 
     /// The events of one kind kept in memory.
     pub fn of(&self, event: AuditEvent) -> Vec<AuditRecord> {
         self.lock()
-            .memory
-            .as_ref()
-            .map(|m| m.iter().filter(|r| r.event == event).cloned().collect())
-            .unwrap_or_default()
+            .memory()
+            .filter(|r| r.event == event)
+            .cloned()
+            .collect()
     }
 
     /// How many events are kept in memory (a mark for [`AuditLog::since`]).
     pub fn len(&self) -> usize {
-        self.lock().memory.as_ref().map_or(0, Vec::len)
+        self.lock().len()
     }
 
     /// Whether no event is kept in memory.
@@ -295,11 +287,7 @@ impl AuditLog {
 
     /// The events kept in memory after the first `mark`.
     pub fn since(&self, mark: usize) -> Vec<AuditRecord> {
-        self.lock()
-            .memory
-            .as_ref()
-            .map(|m| m.iter().skip(mark).cloned().collect())
-            .unwrap_or_default()
+        self.lock().memory().skip(mark).cloned().collect()
     }
 }
 

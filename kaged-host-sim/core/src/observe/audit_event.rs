@@ -2,37 +2,20 @@
 //! [`AuditEvent::ALL`], the one place the names are written (see the
 //! `audit` module for what the table holds beyond the spec's).
 
-macro_rules! audit_events {
-    ($($(#[doc = $doc:literal])* $variant:ident => $name:literal,)*) => {
-        /// An audit event name.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum AuditEvent {
-            $($(#[doc = $doc])* $variant,)*
-        }
-
-        impl AuditEvent {
-            /// Every event, in table order.
-            pub const ALL: &'static [AuditEvent] = &[$(AuditEvent::$variant,)*];
-
-            /// The event name as written in the log (`plugin.spawned`).
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $(AuditEvent::$variant => $name,)*
-                }
-            }
-
-            /// When the event is emitted and its data (the doc comment).
-            pub fn description(self) -> &'static str {
-                match self {
-                    $(AuditEvent::$variant => concat!($($doc),*),)*
-                }
-                .trim()
-            }
-        }
-    };
-}
-
-audit_events! {
+crate::names::name_table! {
+    /// An audit event name.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum AuditEvent {
+        /// Every event, in table order.
+        const ALL;
+        /// The event name as written in the log (`plugin.spawned`).
+        fn as_str;
+        /// When the event is emitted and its data (the doc comment).
+        fn description = trim;
+        /// The event with this name.
+        fn parse;
+        impl Display;
+    }
     /// Plugin process started (name, version, pid, cage_id; `cage`: bwrap, unavailable or off).
     Spawned => "plugin.spawned",
     /// Handshake completed (name, methods_count, capabilities_count).
@@ -113,17 +96,4 @@ audit_events! {
     CompactionFailed => "compaction.failed",
     /// Compaction finished (ADDENDUM §5, §9).
     CompactionCompleted => "compaction.completed",
-}
-
-impl AuditEvent {
-    /// The event with this name.
-    pub fn parse(name: &str) -> Option<AuditEvent> {
-        AuditEvent::ALL.iter().copied().find(|e| e.as_str() == name)
-    }
-}
-
-impl std::fmt::Display for AuditEvent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
 }

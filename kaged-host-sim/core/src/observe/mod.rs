@@ -5,6 +5,7 @@
 pub mod audit;
 mod audit_event;
 pub mod golden;
+mod jsonl;
 pub mod normal;
 pub mod reference;
 pub mod transcript;

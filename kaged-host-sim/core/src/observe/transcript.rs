@@ -13,17 +13,15 @@
 //! assert_eq!(recs[1].seq, 2);
 //! ```
 
-use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 use crate::bounds::{TRANSCRIPT_MEMORY_BYTES, TRANSCRIPT_MEMORY_RECORDS};
 
 use serde_json::{json, Value};
 
 use super::audit::RecordError;
+use super::jsonl::{Bounds, JsonLine, JsonlSink, Open, Sink};
 
 /// Which way a line went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,44 +100,39 @@ impl TranscriptRecord {
     }
 }
 
+impl JsonLine for TranscriptRecord {
+    fn to_json_line(&self) -> Value {
+        self.to_json()
+    }
+}
+
+/// What orders the records, kept with the sink under its lock.
 #[derive(Default)]
-struct Inner {
+struct Steps {
+    /// The last `seq` given.
     seq: u64,
-    file: Option<File>,
-    memory: Option<VecDeque<TranscriptRecord>>,
-    /// The approximate bytes of each record kept in memory, in order.
-    sizes: VecDeque<usize>,
-    /// Their sum.
-    bytes: usize,
-    /// Records dropped from memory to stay within the bounds.
-    dropped: u64,
     /// The `seq` after which each step began.
     steps: Vec<u64>,
 }
 
-impl Inner {
-    /// Keep `rec` in memory, dropping the oldest past the bounds.
-    fn keep(&mut self, rec: TranscriptRecord, size: usize) {
-        let Some(mem) = self.memory.as_mut() else {
-            return;
-        };
-        mem.push_back(rec);
-        self.sizes.push_back(size);
-        self.bytes += size;
-        while mem.len() > TRANSCRIPT_MEMORY_RECORDS
-            || (self.bytes > TRANSCRIPT_MEMORY_BYTES && mem.len() > 1)
-        {
-            mem.pop_front();
-            self.bytes -= self.sizes.pop_front().unwrap_or(0);
-            self.dropped += 1;
-        }
-    }
+/// A clonable transcript handle writing to a file, memory, both or neither.
+#[derive(Clone)]
+pub struct Transcript {
+    sink: JsonlSink<TranscriptRecord, Steps>,
 }
 
-/// A clonable transcript handle writing to a file, memory, both or neither.
-#[derive(Clone, Default)]
-pub struct Transcript {
-    inner: Arc<Mutex<Inner>>,
+impl Default for Transcript {
+    fn default() -> Transcript {
+        Transcript {
+            sink: JsonlSink::new(
+                "transcript",
+                Some(Bounds {
+                    records: TRANSCRIPT_MEMORY_RECORDS,
+                    bytes: TRANSCRIPT_MEMORY_BYTES,
+                }),
+            ),
+        }
+    }
 }
 
 impl std::fmt::Debug for Transcript {
@@ -160,40 +153,29 @@ impl Transcript {
     /// A transcript kept in memory.
     pub fn memory() -> Transcript {
         let t = Transcript::default();
-        t.lock().memory = Some(VecDeque::new());
+        t.lock().keep_in_memory();
         t
     }
 
     /// A transcript written to `path` (truncated).
     pub fn to_file(path: &Path) -> std::io::Result<Transcript> {
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(path)?;
         let t = Transcript::default();
-        t.lock().file = Some(file);
+        t.lock().open(path, Open::Truncate)?;
         Ok(t)
     }
 
     /// Also keep records in memory.
     pub fn with_memory(self) -> Transcript {
-        {
-            let mut g = self.lock();
-            if g.memory.is_none() {
-                g.memory = Some(VecDeque::new());
-            }
-        }
+        self.lock().keep_in_memory();
         self
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Sink<TranscriptRecord, Steps>> {
+        self.sink.lock()
     }
 
     fn enabled(&self) -> bool {
-        let g = self.lock();
-        g.file.is_some() || g.memory.is_some()
+        self.lock().is_enabled()
     }
 
     /// Record one line (without its newline): JSON when it parses, else the
@@ -223,39 +205,26 @@ impl Transcript {
     /// [`TRANSCRIPT_MEMORY_BYTES`].
     fn record_sized(&self, dir: Direction, msg: Value, size: usize) {
         let mut g = self.lock();
-        if g.file.is_none() && g.memory.is_none() {
+        if !g.is_enabled() {
             return;
         }
-        g.seq += 1;
+        g.extra.seq += 1;
         let rec = TranscriptRecord {
-            seq: g.seq,
+            seq: g.extra.seq,
             dir,
             msg,
         };
-        if let Some(file) = g.file.as_mut() {
-            let mut line = rec.to_json().to_string();
-            line.push('\n');
-            if let Err(e) = file.write_all(line.as_bytes()) {
-                tracing::warn!(error = %e, "cannot write the transcript");
-            }
-        }
-        if g.memory.is_some() {
-            g.keep(rec, size);
-        }
+        g.write(rec, size);
     }
 
     /// Records dropped from memory to stay within the bounds.
     pub fn dropped(&self) -> u64 {
-        self.lock().dropped
+        self.lock().dropped()
     }
 
     /// The records kept in memory.
     pub fn records(&self) -> Vec<TranscriptRecord> {
-        self.lock()
-            .memory
-            .as_ref()
-            .map(|m| m.iter().cloned().collect())
-            .unwrap_or_default()
+        self.lock().memory().cloned().collect()
     }
 
     /// Begin a step (a script step, a conformance case): the normal form
@@ -263,15 +232,15 @@ impl Transcript {
     /// to the file.
     pub fn mark_step(&self) {
         let mut g = self.lock();
-        let seq = g.seq;
-        if g.steps.last() != Some(&seq) {
-            g.steps.push(seq);
+        let Steps { seq, steps } = &mut g.extra;
+        if steps.last() != Some(seq) {
+            steps.push(*seq);
         }
     }
 
     /// The `seq` after which each step began, in order.
     pub fn steps(&self) -> Vec<u64> {
-        self.lock().steps.clone()
+        self.lock().extra.steps.clone()
     }
 }
 

@@ -1,0 +1,62 @@
+//! Running a command in a test: a failure shows both its streams, so the
+//! panic message says why without a rerun.
+
+use std::fmt::Display;
+use std::process::{Command, Output};
+
+/// Both streams of a finished command, each under its heading, for a
+/// panic message.
+pub fn streams(out: &Output) -> String {
+    format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Panic, naming `what` and showing both streams, unless `out` is of a
+/// command that succeeded.
+#[track_caller]
+pub fn assert_success(what: impl Display, out: &Output) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({})\n{}",
+        out.status,
+        streams(out)
+    );
+}
+
+/// Run `c` to its end, and panic with both streams unless it succeeded.
+#[track_caller]
+pub fn run_ok(c: &mut Command) -> Output {
+    let out = c
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {c:?}: {e}"));
+    assert_success(format_args!("{c:?}"), &out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_shows_both_streams() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo said; echo complained >&2; exit 3"]);
+        let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || run_ok(&mut c)))
+            .expect_err("it failed");
+        let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(text.contains("exit status: 3"), "{text}");
+        assert!(
+            text.contains("--- stdout\nsaid\n") && text.contains("--- stderr\ncomplained\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_success_gives_the_output() {
+        let out = run_ok(Command::new("sh").args(["-c", "echo hi"]));
+        assert_eq!(out.stdout, b"hi\n");
+    }
+}
