@@ -74,7 +74,7 @@ fn every_shipped_script_parses_as_its_kind_and_not_as_the_other() {
             texts.push((format!("{md} block {i}"), b));
         }
     }
-    for (i, b) in doc_scripts(&read("kaged-host-sim/src/scenario/mod.rs"))
+    for (i, b) in doc_scripts(&read("kaged-host-sim/engine/src/scenario/mod.rs"))
         .into_iter()
         .enumerate()
     {
