@@ -27,53 +27,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub use super::procfs::{process_usage, tree_usage, TreeUsage};
-
-/// One line of `/proc/PID/stat`, the fields the probes need.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcState {
-    /// The process id.
-    pub pid: u32,
-    /// The parent's process id.
-    pub ppid: u32,
-    /// The process group id.
-    pub pgrp: u32,
-    /// The state letter (`R`, `S`, `Z`...).
-    pub state: char,
-}
-
-impl ProcState {
-    /// Whether the process still runs (not a zombie, not dead).
-    pub fn is_running(&self) -> bool {
-        !matches!(self.state, 'Z' | 'X' | 'x')
-    }
-}
-
-/// Read `/proc/PID/stat`; `None` when the process does not exist.
-pub fn proc_state(pid: u32) -> Option<ProcState> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp ...`; comm may contain spaces and parens.
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some(ProcState {
-        pid,
-        ppid,
-        pgrp,
-        state,
-    })
-}
-
-fn all_processes() -> Vec<ProcState> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(proc_state)
-        .collect()
-}
+use super::procfs::all_processes;
+pub use super::procfs::{descendants, proc_state, process_usage, tree_usage, ProcState, TreeUsage};
 
 /// Every running process whose process group is `pgid` (the leader too).
 pub fn group_members(pgid: u32) -> Vec<u32> {
@@ -95,29 +50,6 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect();
     v.sort_unstable();
     v
-}
-
-/// Every running descendant of `pid` (children, grandchildren...), in any
-/// process group: a child that left the plugin's group escapes the host's
-/// group kill.
-pub fn descendants(pid: u32) -> Vec<u32> {
-    let procs = all_processes();
-    let mut found = vec![pid];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            procs
-                .iter()
-                .filter(|p| p.ppid == parent && p.is_running() && !found.contains(&p.pid))
-                .map(|p| p.pid)
-                .collect::<Vec<_>>(),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found.sort_unstable();
-    found
 }
 
 /// The pid, as this host sees it, of the process that `inner` names in

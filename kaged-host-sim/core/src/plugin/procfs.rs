@@ -2,10 +2,80 @@
 //! process and every descendant (a caged plugin runs under bwrap). CPU
 //! time is each thread's on-CPU time from `schedstat` (nanoseconds), or,
 //! where the kernel keeps none, user + system ticks from `stat` (10 ms).
+//! Also the `/proc/PID/stat` reading the probes build on ([`proc_state`],
+//! [`descendants`]).
 
 use std::time::Duration;
 
-use crate::plugin::probe::descendants;
+/// One line of `/proc/PID/stat`, the fields the probes need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcState {
+    /// The process id.
+    pub pid: u32,
+    /// The parent's process id.
+    pub ppid: u32,
+    /// The process group id.
+    pub pgrp: u32,
+    /// The state letter (`R`, `S`, `Z`...).
+    pub state: char,
+}
+
+impl ProcState {
+    /// Whether the process still runs (not a zombie, not dead).
+    pub fn is_running(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// Read `/proc/PID/stat`; `None` when the process does not exist.
+pub fn proc_state(pid: u32) -> Option<ProcState> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp ...`; comm may contain spaces and parens.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some(ProcState {
+        pid,
+        ppid,
+        pgrp,
+        state,
+    })
+}
+
+/// Every process in `/proc`.
+pub(crate) fn all_processes() -> Vec<ProcState> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(proc_state)
+        .collect()
+}
+
+/// Every running descendant of `pid` (children, grandchildren...), in any
+/// process group: a child that left the plugin's group escapes the host's
+/// group kill.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let procs = all_processes();
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            procs
+                .iter()
+                .filter(|p| p.ppid == parent && p.is_running() && !found.contains(&p.pid))
+                .map(|p| p.pid)
+                .collect::<Vec<_>>(),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found.sort_unstable();
+    found
+}
 
 /// Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`, 100 on
 /// every Linux architecture the kit runs on).
