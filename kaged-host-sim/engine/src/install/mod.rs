@@ -37,6 +37,7 @@
 mod copy;
 mod error;
 mod kagedignore;
+mod packed;
 mod plan;
 mod registry;
 mod select;
@@ -49,6 +50,7 @@ use serde_json::json;
 
 pub use copy::InstalledSize;
 pub use kagedignore::KAGEDIGNORE_FILE;
+pub use packed::{cargo_target_dir, package_packed_dir, packed_dir};
 pub use plan::{InstallPlan, Upgrade};
 use registry::Registry;
 pub use registry::{installed_copy, InstalledPlugin};
