@@ -39,7 +39,7 @@ fn reported(pkg: &Path, target: Option<&Path>) -> (PathBuf, PathBuf) {
     let line = |key: &str| {
         stdout
             .lines()
-            .find_map(|l| l.strip_prefix(key))
+            .find_map(|l| l.split_once(key).map(|(_, path)| path))
             .map(PathBuf::from)
             .unwrap_or_else(|| panic!("no {key} line in:\n{stdout}"))
     };

@@ -51,7 +51,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kaged_host_core::{AgentHost, CompactRequest, HostSim, PluginDirs};
+//! use kaged_host_core::HostSim;
+//! use kaged_host_engine::{AgentHost, CompactRequest, PluginDirs};
 //! use kaged_plugin_protocol::{Message, MessageRole};
 //!
 //! let agents = AgentHost::from_files(

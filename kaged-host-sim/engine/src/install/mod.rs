@@ -19,7 +19,8 @@
 //! Audits `plugin.installed`, `plugin.upgraded` and `plugin.uninstalled`.
 //!
 //! ```
-//! use kaged_host_core::{AuditLog, PluginStore};
+//! use kaged_host_core::AuditLog;
+//! use kaged_host_engine::PluginStore;
 //! let src = tempfile::tempdir().unwrap();
 //! std::fs::write(src.path().join("kaged-plugin.yaml"),
 //!     "name: demo\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [./run]\ncapabilities: ['net:[]']\n").unwrap();
