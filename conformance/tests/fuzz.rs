@@ -60,10 +60,7 @@ fn replay_script(out: &tempfile::TempDir) -> (String, Script) {
 fn replay_with_the_host(dir: &std::path::Path, script: &Script) -> (bool, Vec<&'static str>) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
     let audit = AuditLog::memory();
-    let host = HostSim::new(HostConfig {
-        audit: audit.clone(),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(HostConfig::default().with_audit(audit.clone()));
     let outcomes = rt.block_on(async {
         let session = host.launch(dir).await.expect("launch");
         let outcomes = run_steps(&host, &session, script, &mut |_, _| {}).await;

@@ -45,10 +45,7 @@ fn echo_bin() -> Result<PathBuf, String> {
 
 /// Spawn and handshake once under `mode`; the time it took.
 async fn handshake(mode: CageMode, dir: &Path) -> Result<Duration, String> {
-    let host = HostSim::new(HostConfig {
-        cage: mode,
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(HostConfig::default().with_cage(mode));
     let start = Instant::now();
     let session = host
         .launch(dir)

@@ -110,11 +110,11 @@ async fn measure(kind: &str, dir: &Path, n: usize) {
     let sups: Vec<Supervisor> = audits
         .iter()
         .map(|audit| {
-            let host = HostSim::new(HostConfig {
-                audit: audit.clone(),
-                adjust_timeouts: Some(health_every_250ms),
-                ..HostConfig::default()
-            });
+            let host = HostSim::new(
+                HostConfig::default()
+                    .with_audit(audit.clone())
+                    .with_adjust_timeouts(Some(health_every_250ms)),
+            );
             Supervisor::new(host, dir)
         })
         .collect();

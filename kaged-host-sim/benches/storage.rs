@@ -168,11 +168,8 @@ async fn oh_my_pi(broker_dir: &Path) -> Option<f64> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/oh-my-pi");
     let staged = StagedPlugin::new(&src, &bin).ok()?;
     let broker = StorageBroker::open(&broker_dir.join("omp.sqlite3")).ok()?;
-    let host = HostSim::new(HostConfig {
-        storage_available: true,
-        handler: Arc::new(BrokerHandler::new(broker)),
-        ..HostConfig::default()
-    });
+    let host =
+        HostSim::new(HostConfig::default().with_storage(Arc::new(BrokerHandler::new(broker))));
     let s = host.launch(staged.dir()).await.ok()?;
     let spec = json!({"version": "1.0.0", "description": "bench"});
     s.call(
@@ -232,14 +229,10 @@ fn main() {
         .build()
         .unwrap_or_else(|e| fail("tokio runtime", e));
     let (stack, omp) = rt.block_on(async {
-        let host = HostSim::new(HostConfig {
-            storage_available: true,
-            handler: Arc::new(BrokerHandler::new(
-                StorageBroker::open(&dir.path().join("kaged.sqlite3"))
-                    .unwrap_or_else(|e| fail("broker", e)),
-            )),
-            ..HostConfig::default()
-        });
+        let broker = StorageBroker::open(&dir.path().join("kaged.sqlite3"))
+            .unwrap_or_else(|e| fail("broker", e));
+        let host =
+            HostSim::new(HostConfig::default().with_storage(Arc::new(BrokerHandler::new(broker))));
         let s = connect(&host).await;
         let stack = per_call(|i| {
             let s = &s;

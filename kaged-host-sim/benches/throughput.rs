@@ -85,10 +85,7 @@ async fn launch() -> Result<Bench, String> {
     };
     let sdk = stage("examples/echo", "echo")?;
     let raw = stage("examples/raw-baseline", "raw-baseline")?;
-    let host = HostSim::new(HostConfig {
-        cage: CageMode::Off,
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(HostConfig::default().with_cage(CageMode::Off));
     let plugins = Plugins {
         sim_raw: host.launch(raw.dir()).await.map_err(|e| e.to_string())?,
         sim_sdk: host.launch(sdk.dir()).await.map_err(|e| e.to_string())?,

@@ -26,7 +26,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use kaged_host_sim::{HostConfig, HostSim, TimeScale};
-//! let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.1)?, ..HostConfig::default() });
+//! let host = HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.1)?));
 //! let session = host.launch("plugins/echo".as_ref()).await?;
 //! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
 //! println!("{out}");
@@ -68,8 +68,8 @@ pub use kaged_host_engine::assert_transcript_snapshot;
 pub use kaged_host_engine::{
     agents, installed_copy, scenario, AgentHost, AgentHostError, CompactRequest, CompactionOutcome,
     FailedPlugin, IdleOutcome, InstallError, InstallPlan, InstalledPlugin, InstalledSize,
-    KnobWrite, KnobWriteError, LeftOut, LeftOutReason, PluginDirs, PluginStore, SessionStart,
-    Uninstalled, Upgrade, KAGEDIGNORE_FILE,
+    KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten, LeftOut, LeftOutReason, PluginDirs,
+    PluginStore, SessionStart, Uninstalled, Upgrade, KAGEDIGNORE_FILE,
 };
 #[doc(no_inline)]
 pub use kaged_host_storage::{BrokerHandler, StorageBroker};

@@ -254,11 +254,11 @@ async fn a_forced_uninstall_stops_the_plugins_running_sessions_first() {
         .install(&fixture("shell-adapter"), true, |_| true)
         .expect("install");
     // One audit log for the store and the host: the order is visible.
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(EASY).expect("scale"),
-        audit: audit.clone(),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_audit(audit.clone()),
+    );
     let installed = host
         .launch(&store.plugin_dir("my-simple-adapter"))
         .await

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use kaged_conformance::pack::{pack, PackInput, Packed};
+use kaged_host_engine::packed_dir;
 use kaged_plugin_protocol::manifest::{Manifest, MANIFEST_FILE};
 
 use crate::cargo::{build, find_package, print_manifest, Package};
@@ -32,20 +33,27 @@ pub fn build_and_pack(options: &PackOptions, cwd: &Path) -> Result<Packed, Kaged
     let name = Manifest::from_yaml_str(&manifest)
         .map(|m| m.name)
         .map_err(kaged_conformance::pack::PackError::Manifest)?;
-    let root = options
-        .out
-        .clone()
-        .unwrap_or_else(|| package.target_dir.join("kaged"));
+    let dir = pack_dir(options.out.as_deref(), &package, &name);
     let input = PackInput {
         manifest: &manifest,
         binary: &binary,
         source_dir: &package.dir,
     };
-    let packed = pack(&input, &root.join(&name))?;
+    let packed = pack(&input, &dir)?;
     for w in &packed.warnings {
         eprintln!("cargo-kaged: warning: {w}");
     }
     Ok(packed)
+}
+
+/// Where plugin `name` of `package` is packed: `OUT/<name>` with `--out`,
+/// else the engine's [`packed_dir`] under the package's target directory
+/// (`cargo metadata`'s `target_directory`), where install looks for it.
+pub fn pack_dir(out: Option<&Path>, package: &Package, name: &str) -> PathBuf {
+    match out {
+        Some(out) => out.join(name),
+        None => packed_dir(&package.target_dir, name),
+    }
 }
 
 /// The manifest to pack: what the built plugin prints with

@@ -56,20 +56,19 @@ impl Runner {
             Ok(h) => Arc::new(h),
             Err(_) => Arc::new(kaged_host_core::DefaultHandler),
         };
-        HostSim::new(HostConfig {
-            time_scale: self.scale,
-            audit: audit.clone(),
-            transcript: Transcript::discard(),
-            storage_available: true,
-            handler,
-            cage: self.cage,
-            config_root: Some(self.config_root.clone()),
-            // How long an interpreter takes to start or exit depends on
-            // how busy the machine is, not on the plugin (and `run`
-            // judges start-up): only the answers' budgets are scaled.
-            adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
-            ..HostConfig::default()
-        })
+        HostSim::new(
+            HostConfig::default()
+                .with_time_scale(self.scale)
+                .with_audit(audit.clone())
+                .with_transcript(Transcript::discard())
+                .with_storage(handler)
+                .with_cage(self.cage)
+                .with_config_root(self.config_root.clone())
+                // How long an interpreter takes to start or exit depends on
+                // how busy the machine is, not on the plugin (and `run`
+                // judges start-up): only the answers' budgets are scaled.
+                .with_adjust_timeouts(Some(Timeouts::with_spec_startup_and_exit)),
+        )
     }
 
     /// Launch a fresh process (the caller shuts it down).

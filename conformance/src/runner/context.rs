@@ -14,7 +14,7 @@ use kaged_host_core::{resolve_command, SpawnError};
 use kaged_host_core::{HostConfig, HostSim};
 use kaged_host_core::{InFlight, InFlightWaiter};
 use kaged_plugin_protocol::manifest::Manifest;
-use kaged_plugin_protocol::{InitializeParams, API_VERSION};
+use kaged_plugin_protocol::InitializeParams;
 
 use super::cage::RunCage;
 use super::options::Options;
@@ -93,29 +93,22 @@ impl RunContext {
     /// [`RunContext::host`]'s configuration, to vary (the `initialize`
     /// params: `projects`, `storage_available`).
     pub fn host_config(&self, transcript: Transcript) -> HostConfig {
-        HostConfig {
-            time_scale: self.options.time_scale,
-            adjust_timeouts: self.options.adjust_timeouts,
-            audit: self.audit.clone(),
-            transcript,
-            daemon_version: DAEMON_VERSION.to_string(),
-            handler: self.storage.clone(),
-            storage_available: true,
-            cage: self.options.cage,
-            config_root: Some(self.config_root.clone()),
-            ..HostConfig::default()
-        }
+        HostConfig::default()
+            .with_time_scale(self.options.time_scale)
+            .with_adjust_timeouts(self.options.adjust_timeouts)
+            .with_audit(self.audit.clone())
+            .with_transcript(transcript)
+            .with_daemon_version(DAEMON_VERSION)
+            .with_storage(self.storage.clone())
+            .with_cage(self.options.cage)
+            .with_config_root(self.config_root.clone())
     }
 
-    /// The `initialize` params a host would send this plugin.
+    /// The `initialize` params a host would send this plugin: those of
+    /// [`RunContext::host`] ([`HostConfig::init_params`]).
     pub fn init_params(&self) -> InitializeParams {
-        InitializeParams {
-            daemon_version: DAEMON_VERSION.to_string(),
-            api_version: API_VERSION,
-            plugin_name: self.manifest.name.clone(),
-            storage_available: true,
-            projects: Vec::new(),
-        }
+        self.host_config(Transcript::discard())
+            .init_params(&self.manifest)
     }
 
     /// `command[0]` resolved from the plugin directory, as the host

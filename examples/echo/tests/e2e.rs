@@ -21,12 +21,12 @@ fn stage() -> StagedPlugin {
 fn host(scale: f64) -> (HostSim, AuditLog, Transcript) {
     let audit = AuditLog::memory();
     let transcript = Transcript::memory();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(scale).expect("scale"),
-        audit: audit.clone(),
-        transcript: transcript.clone(),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(scale).expect("scale"))
+            .with_audit(audit.clone())
+            .with_transcript(transcript.clone()),
+    );
     (host, audit, transcript)
 }
 

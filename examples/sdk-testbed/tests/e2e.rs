@@ -25,12 +25,12 @@ async fn launch() -> Running {
     .expect("stage the testbed");
     let audit = AuditLog::memory();
     let transcript = Transcript::memory();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(0.5).expect("scale"),
-        audit: audit.clone(),
-        transcript: transcript.clone(),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(0.5).expect("scale"))
+            .with_audit(audit.clone())
+            .with_transcript(transcript.clone()),
+    );
     let session = host.launch(staged.dir()).await.expect("launch the testbed");
     Running {
         _staged: staged,
@@ -186,10 +186,8 @@ async fn a_call_before_initialized_gets_not_initialized() {
         env!("CARGO_BIN_EXE_sdk-testbed"),
     )
     .expect("stage");
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(0.5).expect("scale"),
-        ..HostConfig::default()
-    });
+    let host =
+        HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.5).expect("scale")));
     let session = host.launch_lenient(staged.dir()).await.expect("spawn");
     let raw = session.raw();
     let mut rx = raw.inbound();
@@ -236,12 +234,11 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
     let (handler, mut gate) = kaged_host_sim::testing::gated::GatedHandler::new(
         std::sync::Arc::new(kaged_host_sim::BrokerHandler::temp().expect("a broker")),
     );
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(0.5).expect("scale"),
-        storage_available: true,
-        handler: std::sync::Arc::new(handler),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(0.5).expect("scale"))
+            .with_storage(std::sync::Arc::new(handler)),
+    );
     let session = std::sync::Arc::new(host.launch(staged.dir()).await.expect("launch"));
     let waiting = tokio::spawn({
         let s = session.clone();

@@ -17,10 +17,8 @@ async fn launch() -> (StagedPlugin, PluginHandle) {
         env!("CARGO_BIN_EXE_summarizing-compactor"),
     )
     .expect("stage");
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(0.5).expect("scale"),
-        ..HostConfig::default()
-    });
+    let host =
+        HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.5).expect("scale")));
     let session = host.launch(staged.dir()).await.expect("launch");
     (staged, session)
 }

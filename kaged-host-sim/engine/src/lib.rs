@@ -26,14 +26,12 @@ pub mod scenario;
 // Projects and their hooks.
 pub use firing::{
     AgentHost, AgentHostError, CompactRequest, CompactionOutcome, FailedPlugin, IdleOutcome,
-    KnobWrite, KnobWriteError, PluginDirs, SessionStart,
+    KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten, PluginDirs, SessionStart,
 };
-// A knob value checked against its manifest declaration (the `up` API's
-// knob writes use the same check).
-pub use firing::knobs::{bound_knob, check_knob_value};
 
 // Installing plugins.
 pub use install::{
-    installed_copy, InstallError, InstallPlan, InstalledPlugin, InstalledSize, LeftOut,
-    LeftOutReason, PluginStore, Uninstalled, Upgrade, KAGEDIGNORE_FILE,
+    cargo_target_dir, installed_copy, package_packed_dir, packed_dir, InstallError, InstallPlan,
+    InstalledPlugin, InstalledSize, LeftOut, LeftOutReason, PluginStore, Uninstalled, Upgrade,
+    KAGEDIGNORE_FILE,
 };

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use kaged_host_core::CallError;
 use kaged_host_core::SupervisorError;
-use kaged_host_engine::InstallError;
+use kaged_host_engine::{InstallError, KnobWriteError};
 
 /// Why a daemon operation was refused (the API maps each to a status).
 #[derive(Debug, thiserror::Error)]
@@ -89,37 +89,9 @@ pub enum DaemonError {
     /// `?agent=PATH` was given but the daemon runs no project.
     #[error("agent {0:?}: no project is loaded (agent contexts need --project)")]
     NoProject(String),
-    /// The manifest declares no such knob (or it binds to no config field).
-    #[error("plugin {plugin:?} declares no knob {knob:?}")]
-    UnknownKnob {
-        /// The plugin.
-        plugin: String,
-        /// The knob asked for.
-        knob: String,
-    },
-    /// The value breaks the knob's bounds; nothing was sent.
-    #[error("knob {knob}: {reason}")]
-    OutOfBounds {
-        /// The knob.
-        knob: String,
-        /// The violated bound, worded for the operator.
-        reason: String,
-    },
-    /// The new config would not validate against `config_schema`.
-    #[error("knob {knob}: the config would not validate: {}", errors.join("; "))]
-    InvalidConfig {
-        /// The knob.
-        knob: String,
-        /// The schema errors.
-        errors: Vec<String>,
-    },
-    /// The plugin refused the `config.update`; the old config stays.
-    #[error("knob {knob}: the plugin refused the new config")]
-    Rejected {
-        /// The knob.
-        knob: String,
-        /// The plugin's answer.
-        #[source]
-        source: CallError,
-    },
+    /// A knob write was refused (no such knob, a value out of bounds, a
+    /// config that would not validate: nothing was sent) or the plugin
+    /// refused the `config.update` (the old config stays).
+    #[error(transparent)]
+    Knob(#[from] KnobWriteError),
 }

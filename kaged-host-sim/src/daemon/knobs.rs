@@ -2,14 +2,13 @@
 //! (plugin-host.md § Plugin knob schema).
 
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::error::DaemonError;
 use super::in_force::{held, send_config};
 use super::running::Daemon;
-use kaged_host_core::audit::AuditEvent;
 use kaged_host_engine::agents::config::merge_config;
-use kaged_host_engine::{bound_knob, check_knob_value};
+use kaged_host_engine::KnobWriteRequest;
 
 /// One knob as the UI renders it: the manifest's declaration (type, label,
 /// type fields) and the value in force.
@@ -80,9 +79,10 @@ impl Daemon {
     }
 
     /// Write `value` to `knob` of `name`, at daemon level or for `agent`:
-    /// checked against the knob's bounds and `config_schema` (nothing is
-    /// sent when either refuses), sent with `config.update`, audited
-    /// `plugin.knob_write`. Returns the merged config in force.
+    /// the engine's [`KnobWriteRequest`] checks it against the knob's
+    /// bounds and `config_schema` (nothing is sent when either refuses),
+    /// sends it with `config.update` and audits `plugin.knob_write`.
+    /// Returns the merged config in force.
     pub async fn write_knob(
         &self,
         name: &str,
@@ -93,60 +93,43 @@ impl Daemon {
         let managed = self.managed(name)?;
         let plugin = managed.sup.name();
         let manifest = managed.manifest()?;
-        let unknown = || DaemonError::UnknownKnob {
-            plugin: name.to_string(),
-            knob: knob.to_string(),
-        };
-        let (decl, field) = bound_knob(manifest, knob).ok_or_else(unknown)?;
-        check_knob_value(decl, &value).map_err(|reason| DaemonError::OutOfBounds {
-            knob: knob.to_string(),
-            reason,
-        })?;
-        let invalid = |failures: Vec<kaged_host_engine::agents::config::ConfigFailure>| {
-            DaemonError::InvalidConfig {
-                knob: knob.to_string(),
-                errors: failures.into_iter().flat_map(|f| f.errors).collect(),
-            }
-        };
         // Held across the send: two daemon-level writes never interleave.
         let mut daemon_config = managed.config.lock().await;
-        let (mut project, system) = match agent {
+        let (project, active) = match agent {
             None => (daemon_config.clone(), None),
             Some(agent) => {
                 let (p, active) = self.agent_plugin(agent, plugin)?;
-                (
-                    p.project_config(agent, plugin).await,
-                    Some(&active.system_config),
-                )
+                (p.project_config(agent, plugin).await, Some(active))
             }
         };
-        project.insert(field.to_string(), value.clone());
-        let merged = merge_config(manifest, &project, system).map_err(invalid)?;
         let session = self.session(name)?;
-        let mut in_force = managed.in_force.lock().await;
-        let held = held(managed, &session, &mut in_force);
-        if let Err(source) = send_config(&session, held, merged.merged.clone()).await {
-            return Err(DaemonError::Rejected {
-                knob: knob.to_string(),
-                source,
-            });
-        }
-        drop(in_force);
+        let request = KnobWriteRequest {
+            manifest,
+            plugin: name,
+            knob,
+            value,
+            project,
+            system: active.map(|a| &a.system_config),
+            agent_path: agent,
+            key: active.map(|a| a.key.as_str()),
+        };
+        let written = request
+            .write(self.host().audit(), |merged| async {
+                let mut in_force = managed.in_force.lock().await;
+                let held = held(managed, &session, &mut in_force);
+                send_config(&session, held, merged).await?;
+                Ok(session.next_request_id())
+            })
+            .await?;
         match (agent, &self.project) {
-            (Some(agent), Some(p)) => p.set_project_config(agent, plugin, project).await,
+            (Some(agent), Some(p)) => p.set_project_config(agent, plugin, written.project).await,
             _ => {
-                *daemon_config = project;
+                *daemon_config = written.project;
                 // A new process gets it right after its handshake.
-                managed.sup.set_config(Some(merged.merged.clone()));
+                managed.sup.set_config(Some(written.merged.clone()));
             }
         }
         drop(daemon_config);
-        let request_id = session.next_request_id();
-        self.host().audit().emit(
-            AuditEvent::KnobWrite,
-            name,
-            json!({"knob": knob, "field": field, "value": value, "agent_path": agent, "request_id": request_id}),
-        );
-        Ok(merged.merged)
+        Ok(written.merged)
     }
 }

@@ -15,7 +15,6 @@ use super::history::History;
 use super::project::DaemonProject;
 use kaged_host_core::audit::AuditRecord;
 use kaged_host_core::time::clock::Clock;
-use kaged_host_core::HostConfig;
 use kaged_host_core::HostSim;
 use kaged_host_core::PluginHandle;
 use kaged_host_core::{PluginState, Supervisor};
@@ -112,10 +111,11 @@ impl Daemon {
             None => (host, None),
             Some(file) => {
                 let project = DaemonProject::load(file, manifests.iter().flatten(), host.audit())?;
-                let host = HostSim::new(HostConfig {
-                    projects: vec![project.id().to_string()],
-                    ..host.config().clone()
-                });
+                let host = HostSim::new(
+                    host.config()
+                        .clone()
+                        .with_projects(vec![project.id().to_string()]),
+                );
                 (host, Some(project))
             }
         };

@@ -7,7 +7,8 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! use std::sync::Arc;
-//! use kaged_host_core::{AuditLog, BrokerHandler, PluginRequestHandler, RequestContext};
+//! use kaged_host_core::{AuditLog, PluginRequestHandler, RequestContext};
+//! use kaged_host_storage::BrokerHandler;
 //! use kaged_plugin_protocol::Request;
 //! let m = kaged_plugin_protocol::manifest::Manifest::from_yaml_str(
 //!     "name: p\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [x]\ncapabilities: [kaged:storage:read]\n").unwrap();

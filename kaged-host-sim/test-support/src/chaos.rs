@@ -289,15 +289,14 @@ pub async fn run_seed(opts: &ChaosOptions, seed: u64) -> SeedOutcome {
             return outcome(plan, start, Vec::new(), failures);
         }
     };
-    let host = HostSim::new(HostConfig {
-        time_scale: opts.scale,
-        audit: audit.clone(),
-        transcript: Transcript::discard(),
-        storage_available: true,
-        handler: std::sync::Arc::new(handler),
-        cage: opts.cage,
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(opts.scale)
+            .with_audit(audit.clone())
+            .with_transcript(Transcript::discard())
+            .with_storage(std::sync::Arc::new(handler))
+            .with_cage(opts.cage),
+    );
     let limit = seed_limit(opts.scale);
     let drive = async {
         // A launch that fails is judged by the checks below like any end.

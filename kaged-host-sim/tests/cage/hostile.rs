@@ -22,13 +22,13 @@ pub(crate) async fn caged_here() -> bool {
 }
 
 pub(crate) fn host_in(mode: CageMode, config_root: Option<PathBuf>) -> HostSim {
-    HostSim::new(HostConfig {
-        time_scale: TimeScale::new(EASY).expect("scale"),
-        audit: AuditLog::memory(),
-        cage: mode,
-        config_root,
-        ..HostConfig::default()
-    })
+    HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_audit(AuditLog::memory())
+            .with_cage(mode)
+            .with_config_root(config_root),
+    )
 }
 
 pub(crate) async fn hostile() -> PluginHandle {

@@ -58,13 +58,13 @@ impl Probe {
 
 fn host(no_sandbox: bool) -> (HostSim, AuditLog) {
     let audit = AuditLog::memory();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(EASY).expect("scale"),
-        audit: audit.clone(),
-        cage: CageMode::Require,
-        no_sandbox,
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_audit(audit.clone())
+            .with_cage(CageMode::Require)
+            .with_no_sandbox(no_sandbox),
+    );
     (host, audit)
 }
 

@@ -152,9 +152,12 @@ async fn a_packed_layout_installs_in_place_of_the_development_directory() {
     let plan = store.plan(d).expect("the development directory installs");
     assert_eq!((plan.source.as_path(), plan.version.as_str()), (d, "0.0.9"));
 
-    // ... until `cargo kaged pack` has written its packed layout: that
-    // installs instead, and nothing of the development directory ships.
-    let packed = d.join("target/kaged/my-simple-adapter");
+    // ... until `cargo kaged pack` has written its packed layout (in
+    // cargo's target directory: `target/kaged/<name>` unless
+    // CARGO_TARGET_DIR moves it): that installs instead, and nothing of
+    // the development directory ships.
+    let packed = kaged_host_sim::engine::package_packed_dir(d, "my-simple-adapter");
+    let _outside = RemoveOnDrop(Some(packed.clone()).filter(|p| !p.starts_with(d)));
     std::fs::create_dir_all(&packed).expect("mkdir");
     for f in ["kaged-plugin.yaml", "plugin.sh"] {
         std::fs::copy(adapter.join(f), packed.join(f)).expect("copy");
@@ -176,4 +179,15 @@ async fn a_packed_layout_installs_in_place_of_the_development_directory() {
     let pid = session.pid().expect("pid");
     session.shutdown().await;
     assert_group_gone(pid);
+}
+
+/// Removes a directory created outside a test's temporary directory.
+struct RemoveOnDrop(Option<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.0 {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }

@@ -15,7 +15,7 @@ use kaged_host_sim::bounds::{
     STDERR_LINE_KEEP,
 };
 use kaged_host_sim::{
-    AuditEvent, AuditLog, CallError, HostConfig, HostSim, PluginRequestHandler, RequestContext,
+    AuditEvent, AuditLog, CallError, HostSim, PluginRequestHandler, RequestContext,
 };
 use kaged_plugin_protocol::{Request, RpcError};
 use serde_json::{json, Value};
@@ -134,11 +134,7 @@ impl PluginRequestHandler for Holding {
 #[tokio::test]
 async fn a_request_storm_is_answered_resource_busy_past_the_in_flight_bound() {
     let (base, audit, _t) = host(EASY);
-    let host = HostSim::new(HostConfig {
-        handler: Arc::new(Holding),
-        storage_available: true,
-        ..base.config().clone()
-    });
+    let host = HostSim::new(base.config().clone().with_storage(Arc::new(Holding)));
     let s = host
         .launch(&fixture("request-storm"))
         .await

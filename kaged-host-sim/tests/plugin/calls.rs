@@ -2,7 +2,7 @@
 //! plugin-to-host requests, notifications, hooks, timeouts, crashes.
 
 use crate::support::host::{assert_group_gone, fixture, host, host_with, one, EASY, LIMIT, SHORT};
-use kaged_host_sim::{CallError, HostConfig, HostSim, Timeouts};
+use kaged_host_sim::{CallError, HostSim, Timeouts};
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 
@@ -111,10 +111,7 @@ async fn ten_concurrent_calls_all_get_their_own_answers() {
 async fn plugin_to_host_storage_request_is_answered_during_a_call() {
     // Storage said available, but no broker: the default handler answers.
     let (host, _audit, _t) = host(EASY);
-    let host = HostSim::new(HostConfig {
-        storage_available: true,
-        ..host.config().clone()
-    });
+    let host = HostSim::new(host.config().clone().with_storage_available(true));
     let s = host.launch(&fixture("good")).await.expect("launch");
     let v = s.call("storage.try", None, None).await.expect("call");
     assert_eq!(v["host_answer"]["id"], 1);

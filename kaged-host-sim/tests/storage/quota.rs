@@ -222,13 +222,12 @@ async fn a_plugin_past_its_quota_gets_minus_32003_and_the_operator_an_audit() {
     let audit = AuditLog::memory();
     let db = dir.path().join("kaged.sqlite3");
     let broker = StorageBroker::open(&db).expect("broker").with_quota(QUOTA);
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(EASY).expect("scale"),
-        audit: audit.clone(),
-        storage_available: true,
-        handler: Arc::new(BrokerHandler::new(broker)),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_audit(audit.clone())
+            .with_storage(Arc::new(BrokerHandler::new(broker))),
+    );
     let rw = ["kaged:storage:read", "kaged:storage:write"];
     let s = connect(&host, client("quota-hog", &rw).build().expect("plugin")).await;
     let exec = |sql: &str| json!({ "sql": sql });

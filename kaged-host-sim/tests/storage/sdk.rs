@@ -112,13 +112,12 @@ pub(super) async fn connect(host: &HostSim, plugin: Plugin) -> PluginHandle {
 fn host_over(db: &Path) -> (HostSim, AuditLog) {
     let audit = AuditLog::memory();
     let broker = StorageBroker::open(db).expect("broker");
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(EASY).expect("scale"),
-        audit: audit.clone(),
-        storage_available: true,
-        handler: Arc::new(BrokerHandler::new(broker)),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_audit(audit.clone())
+            .with_storage(Arc::new(BrokerHandler::new(broker))),
+    );
     (host, audit)
 }
 

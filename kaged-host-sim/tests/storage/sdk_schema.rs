@@ -58,12 +58,11 @@ fn notes(steps: &[&str]) -> Plugin {
 
 fn host_over(db: &Path) -> HostSim {
     let broker = StorageBroker::open(db).expect("broker");
-    HostSim::new(HostConfig {
-        time_scale: TimeScale::new(EASY).expect("scale"),
-        storage_available: true,
-        handler: Arc::new(BrokerHandler::new(broker)),
-        ..HostConfig::default()
-    })
+    HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_storage(Arc::new(BrokerHandler::new(broker))),
+    )
 }
 
 async fn start(db: &Path, steps: &[&str]) -> PluginHandle {
@@ -116,13 +115,12 @@ async fn a_call_that_arrives_during_the_migrations_waits_for_them() {
     let (handler, mut gate) = GatedHandler::new(Arc::new(BrokerHandler::new(broker)));
     let audit = kaged_host_sim::audit::AuditLog::memory();
     let mut events = audit.subscribe();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(EASY).expect("scale"),
-        storage_available: true,
-        audit,
-        handler: Arc::new(handler),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_audit(audit)
+            .with_storage(Arc::new(handler)),
+    );
     let s = Arc::new(host.connect_plugin(notes(&STEPS)).await.expect("handshake"));
     // The migrations started at `initialized`: their request is held.
     let first = gate

@@ -54,13 +54,13 @@ pub fn plugin_dirs() -> PluginDirs {
 pub fn host() -> (HostSim, AuditLog, Transcript) {
     let audit = AuditLog::memory();
     let transcript = Transcript::memory();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(SCALE).expect("valid scale"),
-        audit: audit.clone(),
-        transcript: transcript.clone(),
-        adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(SCALE).expect("valid scale"))
+            .with_audit(audit.clone())
+            .with_transcript(transcript.clone())
+            .with_adjust_timeouts(Some(Timeouts::with_spec_startup_and_exit)),
+    );
     (host, audit, transcript)
 }
 

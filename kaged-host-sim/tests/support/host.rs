@@ -60,12 +60,12 @@ pub fn plugins_root() -> PathBuf {
 pub fn host(scale: f64) -> (HostSim, AuditLog, Transcript) {
     let audit = AuditLog::memory();
     let transcript = Transcript::memory();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(scale).expect("valid scale"),
-        audit: audit.clone(),
-        transcript: transcript.clone(),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(scale).expect("valid scale"))
+            .with_audit(audit.clone())
+            .with_transcript(transcript.clone()),
+    );
     (host, audit, transcript)
 }
 
@@ -75,10 +75,11 @@ pub fn host(scale: f64) -> (HostSim, AuditLog, Transcript) {
 /// seconds to, on a busy machine) and exit.
 pub fn host_scaled(scale: f64) -> (HostSim, AuditLog, Transcript) {
     let (host, audit, transcript) = host(scale);
-    let host = HostSim::new(HostConfig {
-        adjust_timeouts: Some(Timeouts::with_spec_startup_and_exit),
-        ..host.config().clone()
-    });
+    let host = HostSim::new(
+        host.config()
+            .clone()
+            .with_adjust_timeouts(Some(Timeouts::with_spec_startup_and_exit)),
+    );
     (host, audit, transcript)
 }
 
@@ -87,10 +88,7 @@ pub fn host_scaled(scale: f64) -> (HostSim, AuditLog, Transcript) {
 /// elapse keeps its spec budget, whatever the machine's speed.
 pub fn host_with(adjust: fn(Timeouts) -> Timeouts) -> (HostSim, AuditLog, Transcript) {
     let (host, audit, transcript) = host(EASY);
-    let host = HostSim::new(HostConfig {
-        adjust_timeouts: Some(adjust),
-        ..host.config().clone()
-    });
+    let host = HostSim::new(host.config().clone().with_adjust_timeouts(Some(adjust)));
     (host, audit, transcript)
 }
 

@@ -79,11 +79,11 @@ pub(crate) async fn initialize_variants(
     for v in &variants {
         let t = sessions.new_transcript();
         scope.touch_from(&t, 0);
-        let host = HostSim::new(kaged_host_core::HostConfig {
-            projects: v.projects.clone(),
-            storage_available: v.storage,
-            ..ctx.host_config(t)
-        });
+        let host = HostSim::new(
+            ctx.host_config(t)
+                .with_projects(v.projects.clone())
+                .with_storage_available(v.storage),
+        );
         match host.launch(&ctx.dir).await {
             Ok(s) => {
                 let unanswered = if v.storage {

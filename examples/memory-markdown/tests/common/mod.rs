@@ -78,12 +78,12 @@ pub async fn launch(config: Value) -> Mem {
     .expect("stage memory-markdown");
     let tmp = tempfile::tempdir().expect("tempdir");
     let transcript = Transcript::memory();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(0.5).expect("scale"),
-        transcript: transcript.clone(),
-        config_root: Some(tmp.path().to_path_buf()),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(0.5).expect("scale"))
+            .with_transcript(transcript.clone())
+            .with_config_root(tmp.path().to_path_buf()),
+    );
     let session = host
         .launch(staged.dir())
         .await

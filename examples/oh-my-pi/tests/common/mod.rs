@@ -54,13 +54,13 @@ impl Place {
 /// A host with `handler` answering plugin requests.
 pub fn host_with(handler: Arc<dyn PluginRequestHandler>, storage: bool) -> (HostSim, AuditLog) {
     let audit = AuditLog::memory();
-    let host = HostSim::new(HostConfig {
-        time_scale: TimeScale::new(SCALE).expect("scale"),
-        audit: audit.clone(),
-        storage_available: storage,
-        handler,
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(SCALE).expect("scale"))
+            .with_audit(audit.clone())
+            .with_storage_available(storage)
+            .with_handler(handler),
+    );
     (host, audit)
 }
 

@@ -14,10 +14,7 @@
 //! use kaged_host_core::{DefaultHandler, HostConfig, HostSim, InFlight};
 //! let tracked = InFlight::new(Arc::new(DefaultHandler));
 //! let waiter = tracked.waiter();
-//! let host = HostSim::new(HostConfig {
-//!     handler: Arc::new(tracked),
-//!     ..HostConfig::default()
-//! });
+//! let host = HostSim::new(HostConfig::default().with_handler(Arc::new(tracked)));
 //! // ... launch plugins on `host` and call them ...
 //! assert!(waiter.settle(Duration::from_secs(1)).await);
 //! # let _ = host;

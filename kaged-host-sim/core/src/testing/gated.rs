@@ -34,10 +34,7 @@ impl GatedHandler {
     /// use std::sync::Arc;
     /// use kaged_host_core::{testing::gated::GatedHandler, DefaultHandler};
     /// let (handler, _gate) = GatedHandler::new(Arc::new(DefaultHandler));
-    /// let _config = kaged_host_core::HostConfig {
-    ///     handler: Arc::new(handler),
-    ///     ..Default::default()
-    /// };
+    /// let _config = kaged_host_core::HostConfig::default().with_handler(Arc::new(handler));
     /// ```
     pub fn new(inner: Arc<dyn PluginRequestHandler>) -> (GatedHandler, Gate) {
         let (open, gate) = watch::channel(false);

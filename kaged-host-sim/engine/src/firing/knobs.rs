@@ -9,13 +9,15 @@
 //! never touched. A plugin that rejects the `config.update` leaves the
 //! previous config in force.
 
-use kaged_plugin_protocol::manifest::Knob;
+use std::future::Future;
+
+use kaged_plugin_protocol::manifest::{Knob, Manifest};
 use kaged_plugin_protocol::methods;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{plugins, AgentHost};
 use crate::agents::config::merge_config;
-use kaged_host_core::audit::AuditEvent;
+use kaged_host_core::audit::{AuditEvent, AuditLog};
 use kaged_host_core::validate::{KnobBounds, KnobType, KnobValueError};
 use kaged_host_core::CallError;
 
@@ -83,10 +85,7 @@ pub struct KnobWrite {
 /// `binds_to` less `config.`); `None` when the manifest declares no such
 /// knob or it binds to no config field. Shared by the project knob write
 /// and the daemon's.
-pub fn bound_knob<'m>(
-    manifest: &'m kaged_plugin_protocol::manifest::Manifest,
-    knob: &str,
-) -> Option<(&'m Knob, &'m str)> {
+pub fn bound_knob<'m>(manifest: &'m Manifest, knob: &str) -> Option<(&'m Knob, &'m str)> {
     let decl = manifest
         .knobs
         .iter()
@@ -160,6 +159,113 @@ pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
     })
 }
 
+/// One knob write (see the module docs), the one implementation behind
+/// [`AgentHost::write_knob`] and the `up` daemon's: find the knob's
+/// declaration, check the value against its bounds, merge the new
+/// project-side config (refusing one that does not validate against
+/// `config_schema`, audited `plugin.config_validation_failed`), send it,
+/// audit `plugin.knob_write`. The caller says how the merged config is
+/// sent ([`KnobWriteRequest::write`]'s `send`) and keeps what it returns.
+#[derive(Debug, Clone)]
+pub struct KnobWriteRequest<'a> {
+    /// The plugin's manifest (its knobs and `config_schema`).
+    pub manifest: &'a Manifest,
+    /// The plugin's name in refusals and audits.
+    pub plugin: &'a str,
+    /// The knob to write.
+    pub knob: &'a str,
+    /// The value to write.
+    pub value: Value,
+    /// The project-side config the write changes.
+    pub project: Map<String, Value>,
+    /// The system-side config merged with it (`None`: none).
+    pub system: Option<&'a Map<String, Value>>,
+    /// The agent whose config changes (`None`: the daemon level).
+    pub agent_path: Option<&'a str>,
+    /// The plugin's declaration key on the agent, audited with a failed
+    /// validation (`None`: no agent).
+    pub key: Option<&'a str>,
+}
+
+/// A knob write that reached the plugin ([`KnobWriteRequest::write`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnobWritten {
+    /// The config field written.
+    pub field: String,
+    /// The new project-side config, for the caller to keep.
+    pub project: Map<String, Value>,
+    /// The merged config the plugin accepted.
+    pub merged: Map<String, Value>,
+    /// The request id audited with `plugin.knob_write`.
+    pub request_id: String,
+}
+
+impl KnobWriteRequest<'_> {
+    /// Check and merge, then `send` the merged config (`config.update`,
+    /// answering the request id to audit); on success audit
+    /// `plugin.knob_write` into `audit`. Nothing is sent when a check
+    /// refuses.
+    pub async fn write<F, Fut>(
+        self,
+        audit: &AuditLog,
+        send: F,
+    ) -> Result<KnobWritten, KnobWriteError>
+    where
+        F: FnOnce(Map<String, Value>) -> Fut,
+        Fut: Future<Output = Result<String, CallError>>,
+    {
+        let knob = self.knob.to_string();
+        let unknown = || KnobWriteError::UnknownKnob {
+            plugin: self.plugin.to_string(),
+            knob: knob.clone(),
+        };
+        let (decl, field) = bound_knob(self.manifest, self.knob).ok_or_else(unknown)?;
+        let field = field.to_string();
+        check_knob_value(decl, &self.value).map_err(|reason| KnobWriteError::OutOfBounds {
+            knob: knob.clone(),
+            reason,
+        })?;
+        let mut project = self.project;
+        project.insert(field.clone(), self.value.clone());
+        let merged = match merge_config(self.manifest, &project, self.system) {
+            Ok(m) => m,
+            Err(failures) => {
+                for f in &failures {
+                    audit.emit(
+                        AuditEvent::ConfigValidationFailed,
+                        self.plugin,
+                        json!({"side": f.side.as_str(), "errors": f.errors, "agent_path": self.agent_path,
+                               "key": self.key, "knob": knob}),
+                    );
+                }
+                return Err(KnobWriteError::InvalidConfig {
+                    knob,
+                    errors: failures.into_iter().flat_map(|f| f.errors).collect(),
+                });
+            }
+        };
+        let request_id =
+            send(merged.merged.clone())
+                .await
+                .map_err(|source| KnobWriteError::Rejected {
+                    knob: knob.clone(),
+                    source,
+                })?;
+        audit.emit(
+            AuditEvent::KnobWrite,
+            self.plugin,
+            json!({"knob": knob, "field": field, "value": self.value,
+                   "agent_path": self.agent_path, "request_id": request_id}),
+        );
+        Ok(KnobWritten {
+            field,
+            project: merged.project,
+            merged: merged.merged,
+            request_id,
+        })
+    }
+}
+
 impl AgentHost {
     /// Write `value` to `knob` of `plugin` (declaration key or manifest
     /// name) on `agent_path`; see the module docs.
@@ -191,61 +297,37 @@ impl AgentHost {
             .find(|p| p.key == plugin || p.name == plugin)
             .ok_or_else(not_declared)?;
         let running = plugins::find(&self.plugins, active).ok_or_else(not_declared)?;
-        let manifest = running.session.manifest();
-        let unknown = || KnobWriteError::UnknownKnob {
-            plugin: active.name.clone(),
-            knob: knob.to_string(),
-        };
-        let (decl, field) = bound_knob(manifest, knob).ok_or_else(unknown)?;
-        let field = field.to_string();
-        check_knob_value(decl, &value).map_err(|reason| KnobWriteError::OutOfBounds {
-            knob: knob.to_string(),
-            reason,
-        })?;
-        let mut project = active.project_config.clone();
-        project.insert(field.clone(), value.clone());
-        let merged = match merge_config(manifest, &project, Some(&active.system_config)) {
-            Ok(m) => m,
-            Err(failures) => {
-                for f in &failures {
-                    self.host.audit().emit(
-                        AuditEvent::ConfigValidationFailed,
-                        &active.name,
-                        json!({"side": f.side.as_str(), "errors": f.errors, "agent_path": agent_path,
-                               "key": active.key, "knob": knob}),
-                    );
-                }
-                return Err(KnobWriteError::InvalidConfig {
-                    knob: knob.to_string(),
-                    errors: failures.into_iter().flat_map(|f| f.errors).collect(),
-                });
-            }
-        };
+        // Held across the send: what the process holds is what `gate` says.
         let mut gate = running.gate.lock().await;
-        let params = Value::Object(merged.merged.clone());
-        if let Err(source) = running
-            .session
-            .call(methods::CONFIG_UPDATE, Some(params), None)
-            .await
-        {
-            return Err(KnobWriteError::Rejected {
-                knob: knob.to_string(),
-                source,
-            });
-        }
-        *gate = merged.merged.clone();
+        let request = KnobWriteRequest {
+            manifest: running.session.manifest(),
+            plugin: &active.name,
+            knob,
+            value,
+            project: active.project_config.clone(),
+            system: Some(&active.system_config),
+            agent_path: Some(agent_path),
+            key: Some(&active.key),
+        };
+        let id = &request_id;
+        let written = request
+            .write(self.host.audit(), |merged| async move {
+                let params = Some(Value::Object(merged));
+                running
+                    .session
+                    .call(methods::CONFIG_UPDATE, params, None)
+                    .await?;
+                Ok(id.clone())
+            })
+            .await?;
+        *gate = written.merged.clone();
         drop(gate);
-        active.project_config = merged.project;
-        active.config = merged.merged.clone();
-        self.host.audit().emit(
-            AuditEvent::KnobWrite,
-            &active.name,
-            json!({"knob": knob, "agent_path": agent_path, "request_id": request_id, "field": field, "value": value}),
-        );
+        active.project_config = written.project;
+        active.config = written.merged.clone();
         Ok(KnobWrite {
-            field,
+            field: written.field,
             request_id,
-            config: merged.merged,
+            config: written.merged,
         })
     }
 }

@@ -51,7 +51,8 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kaged_host_core::{AgentHost, CompactRequest, HostSim, PluginDirs};
+//! use kaged_host_core::HostSim;
+//! use kaged_host_engine::{AgentHost, CompactRequest, PluginDirs};
 //! use kaged_plugin_protocol::{Message, MessageRole};
 //!
 //! let agents = AgentHost::from_files(
@@ -91,12 +92,12 @@ use serde_json::{json, Map, Value};
 use crate::agents::{resolve, ActivePlugin, AgentResolution, Project, Resolution, SystemConfig};
 use kaged_host_core::audit::{AuditEvent, AuditLog, AuditRecord};
 use kaged_host_core::CallError;
+use kaged_host_core::HostSim;
 use kaged_host_core::PluginHandle;
 use kaged_host_core::ShutdownOutcome;
-use kaged_host_core::{HostConfig, HostSim};
 
 pub use compact::{CompactRequest, CompactionOutcome};
-pub use knobs::{KnobWrite, KnobWriteError};
+pub use knobs::{KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten};
 pub use plugins::{FailedPlugin, PluginDirs};
 pub use start::{IdleOutcome, SessionStart};
 
@@ -159,10 +160,11 @@ impl AgentHost {
         resolution.emit_into(host.audit());
         let project_id = project.id.clone();
         // The plugins start for this project: `initialize` lists it.
-        let launching = HostSim::new(HostConfig {
-            projects: vec![project_id.clone()],
-            ..host.config().clone()
-        });
+        let launching = HostSim::new(
+            host.config()
+                .clone()
+                .with_projects(vec![project_id.clone()]),
+        );
         let launched = plugins::launch_all(&launching, &resolution, &found).await?;
         let agents = AgentHost {
             host,

@@ -19,7 +19,8 @@
 //! Audits `plugin.installed`, `plugin.upgraded` and `plugin.uninstalled`.
 //!
 //! ```
-//! use kaged_host_core::{AuditLog, PluginStore};
+//! use kaged_host_core::AuditLog;
+//! use kaged_host_engine::PluginStore;
 //! let src = tempfile::tempdir().unwrap();
 //! std::fs::write(src.path().join("kaged-plugin.yaml"),
 //!     "name: demo\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [./run]\ncapabilities: ['net:[]']\n").unwrap();
@@ -37,6 +38,7 @@
 mod copy;
 mod error;
 mod kagedignore;
+mod packed;
 mod plan;
 mod registry;
 mod select;
@@ -49,6 +51,7 @@ use serde_json::json;
 
 pub use copy::InstalledSize;
 pub use kagedignore::KAGEDIGNORE_FILE;
+pub use packed::{cargo_target_dir, package_packed_dir, packed_dir};
 pub use plan::{InstallPlan, Upgrade};
 use registry::Registry;
 pub use registry::{installed_copy, InstalledPlugin};

@@ -19,6 +19,7 @@ use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 
 use super::error::InstallError;
 use super::kagedignore::KagedIgnore;
+use super::packed::package_packed_dir;
 
 /// Never copied, at any depth: version control history.
 const GIT: &str = ".git";
@@ -80,11 +81,11 @@ pub(crate) struct Selection {
     pub left_out: Vec<LeftOut>,
 }
 
-/// The packed layout `cargo kaged pack` writes inside a development
-/// directory (`target/kaged/<name>/`), when there is one: what installs in
-/// its place.
+/// The packed layout `cargo kaged pack` writes for a Rust package
+/// (`<target dir>/kaged/<name>/`: [`package_packed_dir`]), when there is
+/// one: what installs in place of the development directory.
 pub(crate) fn packed_layout(src: &Path, name: &str) -> Option<PathBuf> {
-    let packed = src.join(TARGET).join("kaged").join(name);
+    let packed = package_packed_dir(src, name);
     packed.join(MANIFEST_FILE).is_file().then_some(packed)
 }
 

@@ -210,16 +210,15 @@ impl Scenario {
         let audit = AuditLog::memory();
         let transcript = Transcript::memory();
         let broker = BrokerHandler::temp().map_err(ScenarioError::Storage)?;
-        let host = HostSim::new(HostConfig {
-            time_scale: self.time_scale,
-            audit: audit.clone(),
-            transcript: transcript.clone(),
-            storage_available: true,
-            handler: Arc::new(broker),
-            cage: self.cage,
-            config_root: self.config_root.clone(),
-            ..HostConfig::default()
-        });
+        let host = HostSim::new(
+            HostConfig::default()
+                .with_time_scale(self.time_scale)
+                .with_audit(audit.clone())
+                .with_transcript(transcript.clone())
+                .with_storage(Arc::new(broker))
+                .with_cage(self.cage)
+                .with_config_root(self.config_root.clone()),
+        );
         let session = host
             .launch(dir)
             .await

@@ -83,20 +83,21 @@ pub(super) fn host_with(
     .with_quota(global.storage_quota);
     let handler = InFlight::new(Arc::new(BrokerHandler::new(broker)));
     let in_flight = handler.waiter();
-    let host = HostSim::new(HostConfig {
-        time_scale: global.time_scale,
-        audit,
-        transcript,
-        storage_available: true,
-        handler: Arc::new(handler),
-        cage: global.cage,
-        no_sandbox: global.no_sandbox,
-        config_root: global
-            .config_root
-            .clone()
-            .or_else(caging::default_config_root),
-        ..HostConfig::default()
-    });
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(global.time_scale)
+            .with_audit(audit)
+            .with_transcript(transcript)
+            .with_storage(Arc::new(handler))
+            .with_cage(global.cage)
+            .with_no_sandbox(global.no_sandbox)
+            .with_config_root(
+                global
+                    .config_root
+                    .clone()
+                    .or_else(caging::default_config_root),
+            ),
+    );
     Ok((host, in_flight))
 }
 

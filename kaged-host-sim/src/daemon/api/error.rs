@@ -8,6 +8,7 @@ use serde_json::json;
 use super::super::error::DaemonError;
 use kaged_host_core::CallError;
 use kaged_host_core::SupervisorError;
+use kaged_host_engine::KnobWriteError;
 use kaged_plugin_protocol::error_chain::chain;
 
 /// An API error answer.
@@ -44,7 +45,6 @@ impl From<DaemonError> for ApiError {
     fn from(e: DaemonError) -> ApiError {
         let (status, code) = match &e {
             DaemonError::UnknownPlugin(_) => (StatusCode::NOT_FOUND, json!("unknown_plugin")),
-            DaemonError::UnknownKnob { .. } => (StatusCode::NOT_FOUND, json!("unknown_knob")),
             // plugin-host.md § Failure modes: "Calls to plugin return 502
             // until restart."
             DaemonError::NotRunning { .. } => (StatusCode::BAD_GATEWAY, json!("not_running")),
@@ -59,13 +59,7 @@ impl From<DaemonError> for ApiError {
             DaemonError::UnknownAgent { .. } => (StatusCode::NOT_FOUND, json!("unknown_agent")),
             DaemonError::NotActive { .. } => (StatusCode::NOT_FOUND, json!("not_active")),
             DaemonError::ConfigRefused { .. } => (StatusCode::BAD_GATEWAY, json!("rejected")),
-            DaemonError::OutOfBounds { .. } => {
-                (StatusCode::UNPROCESSABLE_ENTITY, json!("out_of_bounds"))
-            }
-            DaemonError::InvalidConfig { .. } => {
-                (StatusCode::UNPROCESSABLE_ENTITY, json!("invalid_config"))
-            }
-            DaemonError::Rejected { .. } => (StatusCode::BAD_GATEWAY, json!("rejected")),
+            DaemonError::Knob(k) => knob_status(k),
             DaemonError::Call(c) => return from_call(c),
             DaemonError::Store { .. }
             | DaemonError::PluginsDir { .. }
@@ -76,6 +70,23 @@ impl From<DaemonError> for ApiError {
             code,
             message: chain(&e),
         }
+    }
+}
+
+/// A refused knob write: the caller's (404, 422) unless the plugin refused
+/// the new config (502).
+fn knob_status(e: &KnobWriteError) -> (StatusCode, serde_json::Value) {
+    match e {
+        KnobWriteError::UnknownKnob { .. } => (StatusCode::NOT_FOUND, json!("unknown_knob")),
+        KnobWriteError::UnknownAgent(_) => (StatusCode::NOT_FOUND, json!("unknown_agent")),
+        KnobWriteError::NotDeclared { .. } => (StatusCode::NOT_FOUND, json!("not_active")),
+        KnobWriteError::OutOfBounds { .. } => {
+            (StatusCode::UNPROCESSABLE_ENTITY, json!("out_of_bounds"))
+        }
+        KnobWriteError::InvalidConfig { .. } => {
+            (StatusCode::UNPROCESSABLE_ENTITY, json!("invalid_config"))
+        }
+        KnobWriteError::Rejected { .. } => (StatusCode::BAD_GATEWAY, json!("rejected")),
     }
 }
 

@@ -101,6 +101,22 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The call error of a request for `method` that got no result: the
+    /// plugin's error answer, a timeout, a closed connection or an encoding
+    /// failure. The one place a [`RequestError`] becomes a [`CallError`].
+    pub fn from_request(method: &str, e: RequestError) -> CallError {
+        let method = method.to_string();
+        match e {
+            RequestError::Rpc(error) => CallError::Plugin {
+                method,
+                error: Box::new(error),
+            },
+            RequestError::Timeout(after) => CallError::Timeout { method, after },
+            RequestError::Closed => CallError::Closed { method },
+            RequestError::Encode(source) => CallError::Encode { method, source },
+        }
+    }
+
     /// The JSON-RPC error a caller of the daemon would see: the plugin's own
     /// error, `-32601` for undeclared/unavailable methods, `-32602` for bad
     /// params or context, `-32603` for timeouts and dead plugins.
@@ -288,20 +304,10 @@ impl PluginHandle {
             }
             data
         });
-        let method = method.to_string();
-        match r {
-            Ok(v) => Ok(v),
-            Err(RequestError::Rpc(error)) => Err(CallError::Plugin {
-                method,
-                error: Box::new(error),
-            }),
-            Err(RequestError::Timeout(after)) => {
-                self.kill("request_timeout").await;
-                Err(CallError::Timeout { method, after })
-            }
-            Err(RequestError::Closed) => Err(CallError::Closed { method }),
-            Err(RequestError::Encode(source)) => Err(CallError::Encode { method, source }),
+        if let Err(RequestError::Timeout(_)) = r {
+            self.kill("request_timeout").await;
         }
+        r.map_err(|e| CallError::from_request(method, e))
     }
 
     async fn call_hook(
@@ -348,14 +354,7 @@ impl PluginHandle {
                     json!({"hook": hook.as_str(), "agent_path": ctx.agent_path,
                            "error_code": code, "error_message": message}),
                 );
-                Err(match e {
-                    RequestError::Rpc(error) => CallError::Plugin {
-                        method,
-                        error: Box::new(error),
-                    },
-                    RequestError::Encode(source) => CallError::Encode { method, source },
-                    _ => CallError::Closed { method },
-                })
+                Err(CallError::from_request(&method, e))
             }
         }
     }
@@ -374,13 +373,7 @@ impl PluginHandle {
                 Ok(s) if s.status == "ok" => Ok(()),
                 _ => Err(CallError::BadPing(v)),
             },
-            Err(RequestError::Rpc(error)) => Err(CallError::Plugin {
-                method,
-                error: Box::new(error),
-            }),
-            Err(RequestError::Timeout(after)) => Err(CallError::Timeout { method, after }),
-            Err(RequestError::Encode(source)) => Err(CallError::Encode { method, source }),
-            Err(RequestError::Closed) => Err(CallError::Closed { method }),
+            Err(e) => Err(CallError::from_request(&method, e)),
         }
     }
 }

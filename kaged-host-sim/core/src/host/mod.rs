@@ -4,7 +4,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use kaged_host_core::{HostConfig, HostSim, TimeScale};
-//! let host = HostSim::new(HostConfig { time_scale: TimeScale::new(0.1)?, ..HostConfig::default() });
+//! let host = HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.1)?));
 //! let session = host.launch("plugins/echo".as_ref()).await?;
 //! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
 //! println!("{out}");
@@ -16,91 +16,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kaged_plugin_protocol::manifest::Manifest;
-use kaged_plugin_protocol::{InitializeParams, API_VERSION};
+use kaged_plugin_protocol::InitializeParams;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::cage::{CageMode, CageStatus};
+use crate::cage::CageStatus;
 use crate::observe::audit::{AuditEvent, AuditLog};
-use crate::observe::transcript::Transcript;
 use crate::plugin::connection::{Connection, ConnectionConfig};
 use crate::plugin::handle::PluginHandle;
 use crate::plugin::handshake::HandshakeError;
 use crate::plugin::process::{become_subreaper, ExitInfo, Lifecycle};
 use crate::plugin::spawn::{spawn_plugin, SpawnError, SpawnOptions};
-use crate::requests::handler::{DefaultHandler, PluginRequestHandler};
-use crate::time::{TimeScale, Timeouts};
+use crate::time::Timeouts;
 
-/// How the simulated daemon behaves.
-#[derive(Clone)]
-pub struct HostConfig {
-    /// Multiplies every timeout and interval (ADDENDUM §10).
-    pub time_scale: TimeScale,
-    /// Where audit events go.
-    pub audit: AuditLog,
-    /// Where the wire transcript goes.
-    pub transcript: Transcript,
-    /// `initialize.daemon_version`.
-    pub daemon_version: String,
-    /// `initialize.storage_available`.
-    pub storage_available: bool,
-    /// `initialize.projects`.
-    pub projects: Vec<String>,
-    /// Answers plugin-to-host requests (storage).
-    pub handler: Arc<dyn PluginRequestHandler>,
-    /// `KAGED_LOG_LEVEL` given to plugins.
-    pub log_level: String,
-    /// Sets effective timeouts after scaling, for tests that wait out one
-    /// timeout while every other wait keeps its budget (a short request
-    /// timeout, a full `initialize` budget for a slow machine). `None`
-    /// (the default): each is the spec value × `time_scale`.
-    pub adjust_timeouts: Option<fn(Timeouts) -> Timeouts>,
-    /// Caged or not (ADDENDUM §13; default `auto`).
-    pub cage: CageMode,
-    /// The daemon's `--no-sandbox` was given: recorded
-    /// (`plugin.no_sandbox_ignored`), and changes nothing for plugins.
-    pub no_sandbox: bool,
-    /// The operator's config root: `config:/` grants resolve under it and
-    /// plugins get it as `KAGED_CONFIG_ROOT`. `None`: a plugin with a
-    /// `config:/` grant does not start (its cage does not compile), unless
-    /// the cage is `off`.
-    pub config_root: Option<PathBuf>,
-    /// The project root of `project:/` grants.
-    pub project_root: Option<PathBuf>,
-}
+mod config;
 
-impl Default for HostConfig {
-    fn default() -> HostConfig {
-        HostConfig {
-            time_scale: TimeScale::FULL,
-            audit: AuditLog::discard(),
-            transcript: Transcript::discard(),
-            daemon_version: env!("CARGO_PKG_VERSION").to_string(),
-            storage_available: false,
-            projects: Vec::new(),
-            handler: Arc::new(DefaultHandler),
-            log_level: "info".to_string(),
-            adjust_timeouts: None,
-            cage: CageMode::Auto,
-            no_sandbox: false,
-            config_root: None,
-            project_root: None,
-        }
-    }
-}
-
-impl std::fmt::Debug for HostConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HostConfig")
-            .field("time_scale", &self.time_scale)
-            .field("daemon_version", &self.daemon_version)
-            .field("storage_available", &self.storage_available)
-            .field("projects", &self.projects)
-            .field("adjust_timeouts", &self.adjust_timeouts.is_some())
-            .field("cage", &self.cage)
-            .finish_non_exhaustive()
-    }
-}
+pub use config::HostConfig;
 
 /// Why a plugin could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -175,14 +106,10 @@ impl HostSim {
             .map_or(scaled, |adjust| adjust(scaled))
     }
 
-    fn init_params(&self, m: &Manifest) -> InitializeParams {
-        InitializeParams {
-            daemon_version: self.config.daemon_version.clone(),
-            api_version: API_VERSION,
-            plugin_name: m.name.clone(),
-            storage_available: self.config.storage_available,
-            projects: self.config.projects.clone(),
-        }
+    /// The `initialize` params this host sends the plugin of `manifest`
+    /// ([`HostConfig::init_params`]).
+    pub fn init_params(&self, manifest: &Manifest) -> InitializeParams {
+        self.config.init_params(manifest)
     }
 
     fn conn_config(&self, m: Arc<Manifest>) -> ConnectionConfig {
