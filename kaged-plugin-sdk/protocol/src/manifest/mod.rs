@@ -11,6 +11,12 @@ mod parse;
 mod yaml;
 
 pub use emit::value_to_yaml;
-pub use model::*;
-pub use parse::*;
-pub use yaml::*;
+pub use model::{
+    CapabilityEntry, Knob, Manifest, ToolDecl, DEFAULT_HEALTH_INTERVAL_SEC,
+    DEFAULT_HOOK_TIMEOUT_SEC, DEFAULT_SHUTDOWN_TIMEOUT_SEC,
+};
+pub(crate) use parse::path_segments;
+pub use parse::{
+    locate, render_path, ManifestError, PathSegment, MANIFEST_FILE, PRINT_MANIFEST_FLAG,
+};
+pub use yaml::{parse_yaml, Pos, YamlNode, YamlSyntaxError, YamlValue};
