@@ -216,7 +216,7 @@ impl ChaosOptions {
     /// chaos fixture, [`SUITE_SCALE`], [`MAX_RSS_KIB`].
     pub fn suite(cage: CageMode) -> ChaosOptions {
         ChaosOptions {
-            fixture: Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chaos"),
+            fixture: Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/chaos"),
             scale: TimeScale::new(SUITE_SCALE).unwrap_or_default(),
             cage,
             max_rss_kib: MAX_RSS_KIB,
