@@ -156,6 +156,11 @@ pub struct SuiteArgs {
     /// profiles).
     #[arg(long, value_name = "FILE")]
     pub conformance_profile: Option<PathBuf>,
+    /// Stop after N failed cases: the cases after them are reported
+    /// `skip` ("not run: --max-failures N reached"), for a CI that wants
+    /// the first failures fast.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_failures: Option<u64>,
 }
 
 /// `list` options.
@@ -259,6 +264,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         cage: a.cage,
         config_root: a.config_root.clone(),
         profile: a.conformance_profile.clone(),
+        max_failures: a.max_failures.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();

@@ -451,3 +451,79 @@ fn write_baseline_lists_what_fails_and_a_run_against_it_passes() {
         String::from_utf8_lossy(&second.stdout)
     );
 }
+
+#[test]
+fn max_failures_stops_after_n_failed_cases_and_skips_the_rest() {
+    let dir = own_fixture("wrong-but-prompt");
+    let run = |extra: &[&str]| {
+        let out = cmd()
+            .args(["run", "--format", "json", "--time-scale", "1"])
+            .args(extra)
+            .arg(&dir)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(1), "a MUST case fails");
+        stdout_json(&out)
+    };
+    let statuses = |report: &Value| -> Vec<(String, String, String)> {
+        report["cases"]
+            .as_array()
+            .expect("cases")
+            .iter()
+            .map(|c| {
+                let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+                (s("id"), s("status"), s("detail"))
+            })
+            .collect()
+    };
+    let full = statuses(&run(&[]));
+    let failed = full.iter().filter(|c| c.1 == "fail").count();
+    assert!(failed >= 2, "the fixture fails several cases: {full:?}");
+
+    let cut = run(&["--max-failures", "1"]);
+    let cases = statuses(&cut);
+    // The same cases, in the same order, and none left out.
+    let ids = |v: &[(String, String, String)]| v.iter().map(|c| c.0.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&cases), ids(&full));
+    let first_fail = cases
+        .iter()
+        .position(|c| c.1 == "fail")
+        .expect("one case fails");
+    assert_eq!(cases.iter().filter(|c| c.1 == "fail").count(), 1, "{cases:?}");
+    // Up to the first failure, the verdicts are the full run's.
+    let verdicts = |v: &[(String, String, String)]| {
+        v.iter()
+            .map(|c| (c.0.clone(), c.1.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        verdicts(&cases[..=first_fail]),
+        verdicts(&full[..=first_fail])
+    );
+    // Every case after it is a skip that says why (statuses stay pass,
+    // fail, skip, warn).
+    for (id, status, detail) in &cases[first_fail + 1..] {
+        assert_eq!(status, "skip", "{id}: {detail}");
+        assert_eq!(detail, "not run: --max-failures 1 reached", "{id}");
+    }
+    let kinds: Vec<&str> = cut["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .skip(first_fail + 1)
+        .map(|c| c["kind"].as_str().unwrap_or_default())
+        .collect();
+    assert!(kinds.iter().all(|k| *k == "max_failures"), "{kinds:?}");
+}
+
+#[test]
+fn max_failures_zero_is_refused_with_exit_2() {
+    let out = cmd()
+        .args(["run", "--max-failures", "0"])
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--max-failures"), "{err}");
+}

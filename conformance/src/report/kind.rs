@@ -71,6 +71,8 @@ pub enum Kind {
     Blocked,
     /// `--only`/`--skip` left the case out.
     Deselected,
+    /// `--max-failures N` was reached before the case ran.
+    MaxFailures,
     /// Something the case needs is not available here.
     Unavailable,
 }
@@ -133,6 +135,7 @@ kinds! {
     NotApplicable "not_applicable" Skip "the case does not apply to this plugin (nothing to check)";
     Blocked "blocked" Skip "another case's failure kept this one from running (caused_by names it)";
     Deselected "deselected" Skip "--only or --skip left the case out";
+    MaxFailures "max_failures" Skip "--max-failures N failed cases were reached before this one ran";
     Unavailable "unavailable" Skip "something the case needs is not available on this machine";
 }
 

@@ -42,6 +42,10 @@ pub struct Options {
     /// `--conformance-profile`: the conformance profile to read; `None` for
     /// `kaged-conformance.yaml` beside the manifest, if there is one.
     pub profile: Option<PathBuf>,
+    /// `--max-failures N`: once N cases have failed, every case after them
+    /// is reported `skip` (`not run: --max-failures N reached`) instead of
+    /// run. `None`: every case runs.
+    pub max_failures: Option<usize>,
 }
 
 impl Options {

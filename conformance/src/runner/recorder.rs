@@ -78,12 +78,24 @@ impl<'a> Recorder<'a> {
     }
 
     /// Begin case `id` (of `case`); `None` (and a `skip` result) when the
-    /// selection excludes it.
+    /// selection excludes it or `--max-failures` is reached.
     pub fn begin(&mut self, case: &'static CaseDef, id: String) -> Option<Scope> {
         let scope = Scope::new(case, id, self.audit.len());
         if let Some(why) = self.options.selection.excluded(&scope.id) {
             self.end(scope, Verdict::skip_as(Kind::Deselected, why));
             return None;
+        }
+        if let Some(n) = self.options.max_failures {
+            let failed = self
+                .results
+                .iter()
+                .filter(|r| r.status == Status::Fail)
+                .count();
+            if failed >= n {
+                let why = format!("not run: --max-failures {n} reached");
+                self.end(scope, Verdict::skip_as(Kind::MaxFailures, why));
+                return None;
+            }
         }
         Some(scope)
     }
