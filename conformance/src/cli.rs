@@ -264,7 +264,9 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         cage: a.cage,
         config_root: a.config_root.clone(),
         profile: a.conformance_profile.clone(),
-        max_failures: a.max_failures.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        max_failures: a
+            .max_failures
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();

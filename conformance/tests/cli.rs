@@ -489,7 +489,11 @@ fn max_failures_stops_after_n_failed_cases_and_skips_the_rest() {
         .iter()
         .position(|c| c.1 == "fail")
         .expect("one case fails");
-    assert_eq!(cases.iter().filter(|c| c.1 == "fail").count(), 1, "{cases:?}");
+    assert_eq!(
+        cases.iter().filter(|c| c.1 == "fail").count(),
+        1,
+        "{cases:?}"
+    );
     // Up to the first failure, the verdicts are the full run's.
     let verdicts = |v: &[(String, String, String)]| {
         v.iter()
