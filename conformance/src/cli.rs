@@ -159,8 +159,15 @@ pub struct SuiteArgs {
     /// Stop after N failed cases: the cases after them are reported
     /// `skip` ("not run: --max-failures N reached"), for a CI that wants
     /// the first failures fast.
+    /// With it, session cases run one at a time, in table order.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_failures: Option<u64>,
+    /// How many cases work on their own plugin processes at once (default:
+    /// the available parallelism, which respects CPU quotas). A case whose
+    /// plugin sits idle waiting on a budget gives its place up. Verdicts,
+    /// the report and its order never depend on N.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 /// `list` options.
@@ -267,6 +274,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         max_failures: a
             .max_failures
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        jobs: a.jobs,
     };
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();

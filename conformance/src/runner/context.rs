@@ -84,6 +84,23 @@ impl RunContext {
         }
     }
 
+    /// The context of one lane (`runner::lanes`): the same run, with the
+    /// lane's own audit log and storage handler.
+    pub fn for_lane(&self, audit: AuditLog, storage: InFlight) -> RunContext {
+        RunContext {
+            dir: self.dir.clone(),
+            manifest: self.manifest.clone(),
+            options: self.options.clone(),
+            timeouts: self.timeouts,
+            audit,
+            in_flight: storage.waiter(),
+            storage: Arc::new(storage),
+            cage: self.cage.clone(),
+            config_root: self.config_root.clone(),
+            profile: self.profile.clone(),
+        }
+    }
+
     /// A host writing to the run's audit log and to `transcript`, with the
     /// run's storage broker.
     pub fn host(&self, transcript: Transcript) -> HostSim {

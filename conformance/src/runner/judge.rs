@@ -22,12 +22,13 @@ use kaged_plugin_protocol::manifest::Manifest;
 
 use super::cases::CHECKS;
 use super::check::{CaseFn, Stage};
+use super::direct::rows;
 use super::observations::Observations;
 use super::options::Options;
 use super::plan::{plan, Planned};
 use super::recorder::Recorder;
 use super::stored::{self, StoredError};
-use super::suite::{rows, INVALID_MANIFEST};
+use super::suite::INVALID_MANIFEST;
 use super::verdict::Verdict;
 use crate::catalogue::CaseDef;
 use crate::report::Report;

@@ -20,21 +20,28 @@
 //!   `primary` (the first spawn and its handshake), `observations` (the
 //!   whole run, seen from its end);
 //! - `check` (a row of the table: a case and the function that checks it);
+//! - `direct` (the cases judged without a session of their own);
 //! - `cases/*` (the functions, by area) and `cases/mod.rs` (the table);
-//! - `plan` (a stage's rows expanded per target), then `suite` (the stages);
+//! - `barrier` (the shutdown judgement every session waits for before it
+//!   ends), `lanes` (session cases split to run at once, `--jobs`);
+//! - `plan` (a stage's rows expanded per target), then `started` (the
+//!   stage of sessions, in lanes) and `suite` (the stages);
 //! - `stored` (what `--transcript-dir` keeps of a run) and `judge` (a
 //!   stored run judged again offline, through the same table).
 
+mod barrier;
 mod cage;
 mod call_context;
 mod cases;
 mod check;
 mod context;
 mod diagnosis;
+mod direct;
 mod ended;
 mod error;
 mod judge;
 mod kinds;
+mod lanes;
 mod observations;
 mod options;
 mod plan;
@@ -44,6 +51,7 @@ mod recorder;
 mod roots;
 mod scope;
 mod sessions;
+mod started;
 pub mod stored;
 mod suite;
 mod verdict;

@@ -13,7 +13,6 @@ use kaged_host_core::transcript::{Direction, TranscriptRecord};
 use kaged_plugin_protocol::manifest::Manifest;
 
 use super::context::RunContext;
-use super::sessions::Sessions;
 
 /// The whole run, seen from its end.
 pub(crate) struct Observations {
@@ -28,25 +27,26 @@ pub(crate) struct Observations {
 }
 
 impl Observations {
-    /// End the run's last session, wait (bounded) for the storage requests
-    /// the plugin sent last, then gather what the run showed.
-    pub async fn after_run(ctx: &RunContext, sessions: &mut Sessions) -> Observations {
-        // Observations cover everything the plugin did, so the last spawn
-        // ends first (a message sent just before is still counted).
-        sessions.close_shared().await;
-        let _ = ctx.in_flight.settle(ctx.timeouts.request).await;
-        let wire = sessions
-            .transcripts()
-            .iter()
-            .flat_map(|t| t.records())
-            .collect();
+    /// What the run showed: every audit event of the run (the primary
+    /// spawn's, then each lane's, in lane order) and the records of every
+    /// transcript, in the same order.
+    pub fn gathered(
+        ctx: &RunContext,
+        events: Vec<AuditRecord>,
+        wire: Vec<TranscriptRecord>,
+    ) -> Observations {
         Observations {
             manifest: ctx.manifest.clone(),
             request_budget: ctx.timeouts.request,
             hook_budget: ctx.timeouts.hook,
-            events: ctx.audit.events(),
+            events,
             wire,
         }
+    }
+
+    /// Every audit event of the run.
+    pub fn events(&self) -> &[AuditRecord] {
+        &self.events
     }
 
     /// Observations read back from a stored run.

@@ -46,9 +46,20 @@ pub struct Options {
     /// is reported `skip` (`not run: --max-failures N reached`) instead of
     /// run. `None`: every case runs.
     pub max_failures: Option<usize>,
+    /// `--jobs N`: how many lanes of session cases work at once (`None`:
+    /// the available parallelism). Verdicts never depend on it.
+    pub jobs: Option<std::num::NonZeroUsize>,
 }
 
 impl Options {
+    /// The `--jobs` bound: as given, else
+    /// [`std::thread::available_parallelism`] (which respects CPU quotas).
+    pub fn jobs(&self) -> usize {
+        self.jobs
+            .or_else(|| std::thread::available_parallelism().ok())
+            .map_or(1, std::num::NonZeroUsize::get)
+    }
+
     /// The effective timeouts for `manifest` (the spec defaults without
     /// one): scaled, then [`Options::adjust_timeouts`].
     pub fn timeouts(&self, manifest: Option<&Manifest>) -> Timeouts {

@@ -15,6 +15,7 @@ use kaged_host_core::{HandshakeError, HandshakeInfo};
 use kaged_plugin_protocol::InitializeResult;
 use serde_json::Value;
 
+use super::barrier::end_at_once;
 use super::context::RunContext;
 use super::sessions::{describe_exit, describe_launch, retire, Mode, Sessions};
 
@@ -130,6 +131,11 @@ async fn handshake(
     if ok {
         (primary, Some(session))
     } else {
+        if matches!(primary.outcome, Some(Err(HandshakeError::Timeout(_)))) {
+            // No answer within the initialize budget: the host kills it
+            // (plugin-host.md, failure modes); no shutdown to wait for.
+            end_at_once(&session, "conformance: no answer to initialize in time").await;
+        }
         retire(session).await;
         (primary, None)
     }

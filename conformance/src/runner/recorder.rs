@@ -41,6 +41,8 @@ pub(crate) struct Recorder<'a> {
     config_root: Option<std::path::PathBuf>,
     /// Per result, what its failure would be the root of.
     roots: Vec<Option<RootKey>>,
+    /// How many results failed so far.
+    failed: usize,
 }
 
 impl<'a> Recorder<'a> {
@@ -61,6 +63,7 @@ impl<'a> Recorder<'a> {
             cage: None,
             config_root: None,
             roots: Vec::new(),
+            failed: 0,
         }
     }
 
@@ -81,23 +84,28 @@ impl<'a> Recorder<'a> {
     /// selection excludes it or `--max-failures` is reached.
     pub fn begin(&mut self, case: &'static CaseDef, id: String) -> Option<Scope> {
         let scope = Scope::new(case, id, self.audit.len());
-        if let Some(why) = self.options.selection.excluded(&scope.id) {
-            self.end(scope, Verdict::skip_as(Kind::Deselected, why));
-            return None;
-        }
-        if let Some(n) = self.options.max_failures {
-            let failed = self
-                .results
-                .iter()
-                .filter(|r| r.status == Status::Fail)
-                .count();
-            if failed >= n {
-                let why = format!("not run: --max-failures {n} reached");
-                self.end(scope, Verdict::skip_as(Kind::MaxFailures, why));
-                return None;
+        match self.refusal(&scope.id) {
+            Some(v) => {
+                self.end(scope, v);
+                None
             }
+            None => Some(scope),
         }
-        Some(scope)
+    }
+
+    /// Why case `id` is not run (a `skip` verdict): the selection excludes
+    /// it, or `--max-failures` is reached.
+    pub fn refusal(&self, id: &str) -> Option<Verdict> {
+        if let Some(why) = self.options.selection.excluded(id) {
+            return Some(Verdict::skip_as(Kind::Deselected, why));
+        }
+        match self.options.max_failures {
+            Some(n) if self.failed >= n => Some(Verdict::skip_as(
+                Kind::MaxFailures,
+                format!("not run: --max-failures {n} reached"),
+            )),
+            _ => None,
+        }
     }
 
     /// Record a case whose verdict is already known.
@@ -252,6 +260,9 @@ impl<'a> Recorder<'a> {
             transcript_tail: tail,
         };
         (self.on_case)(&result);
+        if result.status == Status::Fail {
+            self.failed += 1;
+        }
         self.results.push(result);
         self.roots.push(root);
     }

@@ -19,8 +19,9 @@ pub(crate) struct Scope {
     pub start: Instant,
     /// The audit length when it began.
     pub audit_mark: usize,
-    /// Transcripts touched, with the record count when first touched.
-    wires: Vec<(Transcript, usize)>,
+    /// Transcripts touched, with the record count when first touched and,
+    /// once the case ended ([`Scope::freeze`]), when it ended.
+    wires: Vec<(Transcript, usize, Option<usize>)>,
     /// Audit records to report instead of those emitted during the case
     /// (handshake cases share one exchange; observations span the run).
     events: Option<Vec<AuditRecord>>,
@@ -47,7 +48,7 @@ impl Scope {
 
     /// Record that the case's share of `t` starts at record `from`.
     pub fn touch_from(&mut self, t: &Transcript, from: usize) {
-        self.wires.push((t.clone(), from));
+        self.wires.push((t.clone(), from, None));
     }
 
     /// Report the whole of `t` and `events`, and nothing else (a case
@@ -64,6 +65,20 @@ impl Scope {
         self.events = Some(events);
     }
 
+    /// Report `events` as the case's audit events, keeping its transcripts
+    /// (a case run in a lane: the lane's events while it ran).
+    pub fn set_events(&mut self, events: Vec<AuditRecord>) {
+        self.events = Some(events);
+    }
+
+    /// The case ended: its share of each transcript ends here (later cases
+    /// of its lane use the same sessions, and it is recorded later).
+    pub fn freeze(&mut self) {
+        for (t, _, end) in &mut self.wires {
+            *end = Some(t.records().len());
+        }
+    }
+
     /// The attached audit events, if the case reports its own.
     pub fn events(&self) -> Option<&[AuditRecord]> {
         self.events.as_deref()
@@ -72,8 +87,10 @@ impl Scope {
     /// The case's transcript records, renumbered from 1.
     pub fn records(&self) -> Vec<TranscriptRecord> {
         let mut out: Vec<TranscriptRecord> = Vec::new();
-        for (t, from) in &self.wires {
-            out.extend(t.records().into_iter().skip(*from));
+        for (t, from, end) in &self.wires {
+            let records = t.records();
+            let end = end.unwrap_or(records.len()).min(records.len());
+            out.extend(records.into_iter().take(end).skip(*from));
         }
         for (i, r) in out.iter_mut().enumerate() {
             r.seq = i as u64 + 1;

@@ -1,7 +1,9 @@
 //! [`Sessions`]: how cases get a plugin session — the shared session most
 //! cases use, fresh spawns for cases that could poison it, spawns without
 //! a handshake — and retiring a spawn without leaking a process. Case
-//! functions receive the run's `Sessions` as an argument.
+//! functions receive their lane's `Sessions` as an argument (`runner::lanes`);
+//! a spawn whose case is judged is ended through [`Sessions::retire`],
+//! which waits for the shutdown barrier (`runner::barrier`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -16,6 +18,7 @@ use kaged_host_core::RequestError;
 use kaged_plugin_protocol::{methods, InitializeParams};
 use serde_json::{json, Value};
 
+use super::barrier::{end_at_once, Barrier, Shutdown, JUDGED, QUICK_END_NOTE};
 use super::context::RunContext;
 use super::scope::Scope;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
@@ -32,12 +35,17 @@ pub(crate) enum Mode {
     Unavailable(String),
 }
 
-/// The sessions of a run: the mode, the shared session and every
-/// transcript (kept for the whole-run stderr scan).
+/// The sessions of a lane: the mode, the lane's shared session, every
+/// transcript (kept for the whole-run stderr scan), the spawns waiting for
+/// the shutdown barrier before they end, and the notes for the case's
+/// detail.
 pub(crate) struct Sessions {
     mode: Mode,
     shared: Option<(PluginHandle, Transcript)>,
     transcripts: Vec<Transcript>,
+    barrier: Barrier,
+    pending: Vec<PluginHandle>,
+    notes: Vec<String>,
 }
 
 impl Sessions {
@@ -47,7 +55,70 @@ impl Sessions {
             mode: Mode::Unavailable("the plugin was not started".into()),
             shared: None,
             transcripts: Vec::new(),
+            barrier: Barrier::judged(Shutdown::Unjudged),
+            pending: Vec::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// A lane's sessions: had by `mode`, `shared` (if any) as its shared
+    /// session, ended as `barrier` judges.
+    pub fn for_lane(
+        mode: Mode,
+        shared: Option<(PluginHandle, Transcript)>,
+        barrier: Barrier,
+    ) -> Sessions {
+        let mut s = Sessions::new();
+        s.mode = mode;
+        s.barrier = barrier;
+        // The primary spawn's transcript is the run's, not the lane's.
+        s.shared = shared;
+        s
+    }
+
+    /// Take the shared session out (the primary spawn, for a lane).
+    pub fn take_shared(&mut self) -> Option<(PluginHandle, Transcript)> {
+        self.shared.take()
+    }
+
+    /// End `s`, its case judged: held until the case has run and the
+    /// barrier's judgement is in ([`Sessions::finish_pending`]), then ended
+    /// at once when the barrier judged that the plugin ignores `shutdown`,
+    /// else gracefully ([`retire`]). Always held, so that the order of a
+    /// case's audit events never depends on when the judgement came.
+    pub async fn retire(&mut self, s: PluginHandle) {
+        self.pending.push(s);
+    }
+
+    async fn end(&mut self, s: PluginHandle, how: Shutdown) {
+        if how == Shutdown::Ignored && s.is_running() {
+            end_at_once(&s, JUDGED).await;
+            if !self.notes.iter().any(|n| n == QUICK_END_NOTE) {
+                self.notes.push(QUICK_END_NOTE.to_string());
+            }
+        }
+        retire(s).await;
+    }
+
+    /// Whether spawns wait for the barrier's judgement.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Wait for the barrier's judgement and end the spawns held for it.
+    pub async fn finish_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let how = self.barrier.wait().await;
+        for s in std::mem::take(&mut self.pending) {
+            self.end(s, how).await;
+        }
+    }
+
+    /// The notes for the detail of the case that just ran.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// How sessions are had from now on.
@@ -139,7 +210,7 @@ impl Sessions {
                 match lenient_handshake(&s, ctx.init_params(), ctx.timeouts.initialize).await {
                     Ok(()) => Ok(s),
                     Err(e) => {
-                        retire(s).await;
+                        self.retire(s).await;
                         Err(e)
                     }
                 }
@@ -159,7 +230,7 @@ impl Sessions {
             .is_some_and(|(s, _)| s.is_running() && s.exit_info().is_none());
         if !alive {
             if let Some((old, _)) = self.shared.take() {
-                retire(old).await;
+                self.retire(old).await;
             }
             let t = self.new_transcript();
             scope.touch_from(&t, 0);
@@ -179,7 +250,7 @@ impl Sessions {
                     if let Err(e) =
                         lenient_handshake(&s, ctx.init_params(), ctx.timeouts.initialize).await
                     {
-                        retire(s).await;
+                        self.retire(s).await;
                         return Err(e);
                     }
                     s
@@ -193,10 +264,10 @@ impl Sessions {
         }
     }
 
-    /// Shut the shared session down, if any.
+    /// Shut the shared session down, if any ([`Sessions::retire`]).
     pub async fn close_shared(&mut self) {
         if let Some((s, _)) = self.shared.take() {
-            retire(s).await;
+            self.retire(s).await;
         }
     }
 }
@@ -236,7 +307,7 @@ pub(crate) async fn settle_after_call(s: &PluginHandle, r: &Result<Value, CallEr
     }
 }
 
-/// End a spawn: a graceful shutdown when it still runs (bounded by the
+/// End a spawn now: a graceful shutdown when it still runs (bounded by the
 /// scaled shutdown ladder), then make sure its process group is gone.
 /// Returns a note when something had to be forced.
 pub(crate) async fn retire(s: PluginHandle) -> Option<String> {

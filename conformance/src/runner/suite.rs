@@ -1,7 +1,9 @@
 //! The suite: runs the table's cases ([`super::cases::CHECKS`]) stage by
-//! stage against one plugin directory and produces a [`Report`]. Cases run
-//! one after another, so that the audit events of each case are exactly
-//! those emitted while it ran.
+//! stage against one plugin directory and produces a [`Report`]. Session
+//! cases run in lanes (`runner::lanes`), at most `--jobs` working at once,
+//! each with its own audit log, so that the audit events of each case are
+//! exactly those its own sessions emitted; results are recorded in table
+//! order whatever order the lanes finish in.
 //!
 //! The stages: the manifest is validated (`manifest.*`); unless it is
 //! usable every case left is skipped; the run context is built and the
@@ -19,17 +21,21 @@ use kaged_host_core::InFlight;
 use kaged_host_storage::BrokerHandler;
 use kaged_host_storage::StorageBroker;
 
+use kaged_host_core::PluginRequestHandler;
+
 use super::cage::{ConfigRoot, RunCage};
-use super::cases::{usable, CHECKS};
-use super::check::{CaseFn, Check, Stage, Target};
+use super::cases::usable;
+use super::check::{CaseFn, Stage};
 use super::context::RunContext;
+use super::direct::{rows, run_case, Inputs};
 use super::error::SuiteError;
 use super::observations::Observations;
 use super::options::Options;
 use super::plan::{plan, Planned};
-use super::primary::{self, Primary, NOT_STARTED};
+use super::primary;
 use super::recorder::Recorder;
 use super::sessions::Sessions;
+use super::started::{run_started, RunStorage};
 use super::stored::{self, StoredRun};
 use super::verdict::Verdict;
 use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report};
@@ -99,7 +105,12 @@ async fn run_checked(
         path: options.storage_db.clone(),
         source,
     })?;
-    let storage = InFlight::new(Arc::new(BrokerHandler::new(broker)));
+    let run_handler: Arc<dyn PluginRequestHandler> = Arc::new(BrokerHandler::new(broker));
+    let lane_storage = match options.storage_db {
+        Some(_) => RunStorage::Shared(run_handler.clone()),
+        None => RunStorage::PerLane,
+    };
+    let storage = InFlight::new(run_handler);
     let (kind, reason) = RunCage::kind(options.cage).await?;
     let config_root = ConfigRoot::for_run(options)?;
     let audit = AuditLog::memory();
@@ -125,7 +136,7 @@ async fn run_checked(
                 storage,
                 run,
             );
-            let observations = run_usable(&ctx, &mut rec).await;
+            let observations = run_usable(&ctx, &mut rec, &lane_storage).await;
             (cage, Some(observations))
         }
         None => {
@@ -142,7 +153,7 @@ async fn run_checked(
     let report = report(dir, options, &validation, rec);
     let report = report.with_cage(cage.kind, cage.reason.clone(), cage.summary());
     if let Some(t) = &options.transcript_dir {
-        store(t, &report, observations.as_ref(), &audit)?;
+        store(t, &report, observations.as_ref())?;
     }
     Ok(report)
 }
@@ -152,7 +163,6 @@ fn store(
     dir: &Path,
     report: &Report,
     observations: Option<&Observations>,
-    audit: &AuditLog,
 ) -> Result<(), SuiteError> {
     let run = StoredRun {
         format: stored::FORMAT,
@@ -170,11 +180,16 @@ fn store(
         manifest: observations.map(|o| o.manifest.to_yaml()),
     };
     let wire = observations.map_or(&[][..], Observations::wire);
-    stored::write(dir, &run, &audit.events(), wire).map_err(SuiteError::Stored)
+    let events = observations.map_or(&[][..], Observations::events);
+    stored::write(dir, &run, events, wire).map_err(SuiteError::Stored)
 }
 
 /// The stages after a usable manifest; what the whole run showed.
-async fn run_usable(ctx: &RunContext, rec: &mut Recorder<'_>) -> Observations {
+async fn run_usable(
+    ctx: &RunContext,
+    rec: &mut Recorder<'_>,
+    storage: &RunStorage,
+) -> Observations {
     let mut sessions = Sessions::new();
     let none = Inputs::default();
     run_stage(Stage::Usable, ctx, &mut sessions, &none, rec).await;
@@ -183,8 +198,19 @@ async fn run_usable(ctx: &RunContext, rec: &mut Recorder<'_>) -> Observations {
         primary: primary.as_ref(),
         observations: None,
     };
-    run_stage(Stage::Started, ctx, &mut sessions, &started, rec).await;
-    let observations = Observations::after_run(ctx, &mut sessions).await;
+    let lanes = run_started(ctx, &mut sessions, &started, rec, storage).await;
+    let _ = ctx.in_flight.settle(ctx.timeouts.request).await;
+    let mut events = ctx.audit.events();
+    let mut wire: Vec<_> = sessions
+        .transcripts()
+        .iter()
+        .flat_map(|t| t.records())
+        .collect();
+    for lane in lanes {
+        events.extend(lane.events);
+        wire.extend(lane.transcripts.iter().flat_map(|t| t.records()));
+    }
+    let observations = Observations::gathered(ctx, events, wire);
     let ended = Inputs {
         primary: primary.as_ref(),
         observations: Some(&observations),
@@ -193,24 +219,10 @@ async fn run_usable(ctx: &RunContext, rec: &mut Recorder<'_>) -> Observations {
     observations
 }
 
-/// What a stage's cases read besides the context and the sessions.
-#[derive(Default)]
-struct Inputs<'a> {
-    primary: Option<&'a Primary>,
-    observations: Option<&'a Observations>,
-}
-
-/// The table's rows of `stage` (contiguous: the table is in stage order).
-pub(crate) fn rows(stage: Stage) -> &'static [Check] {
-    let start = CHECKS.partition_point(|c| c.run.stage() < stage);
-    let end = CHECKS.partition_point(|c| c.run.stage() <= stage);
-    &CHECKS[start..end]
-}
-
 async fn run_stage(
     stage: Stage,
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    _sessions: &mut Sessions,
     inputs: &Inputs<'_>,
     rec: &mut Recorder<'_>,
 ) {
@@ -219,63 +231,7 @@ async fn run_stage(
             Planned::NoTarget(check, why) => {
                 rec.record(check.case, check.case.id.to_string(), Verdict::skip(why));
             }
-            Planned::Run(check, target) => {
-                run_case(check, &target, ctx, sessions, inputs, rec).await;
-            }
-        }
-    }
-}
-
-/// Run one case: begin it, give its function what it reads, attach what
-/// it reports, end it.
-async fn run_case(
-    check: &'static Check,
-    target: &Target,
-    ctx: &RunContext,
-    sessions: &mut Sessions,
-    inputs: &Inputs<'_>,
-    rec: &mut Recorder<'_>,
-) {
-    let case = check.case;
-    let id = target.case_id(case);
-    match check.run {
-        // Judged before the context exists (see `run_checked`).
-        CaseFn::Manifest(_) => {}
-        CaseFn::Context(f) => rec.record(case, id, f(ctx)),
-        CaseFn::Launch(f) => match inputs.primary {
-            None => rec.record(case, id, Verdict::blocked(NOT_STARTED)),
-            Some(p) => {
-                if let Some(mut scope) = rec.begin(case, id) {
-                    scope.start = p.started;
-                    scope.attach_exchange(&p.transcript, p.launch_events.clone());
-                    rec.end(scope, f(ctx, p));
-                }
-            }
-        },
-        // Not reported when the primary spawn was never made.
-        CaseFn::Handshake(f) => {
-            if let Some(p) = inputs.primary {
-                if let Some(mut scope) = rec.begin(case, id) {
-                    scope.attach_exchange(&p.transcript, p.events.clone());
-                    rec.end(scope, f(ctx, p));
-                }
-            }
-        }
-        CaseFn::Session(f) => {
-            if let Some(mut scope) = rec.begin(case, id) {
-                sessions.touch_shared(&mut scope);
-                let v = f(ctx, sessions, &mut scope, target).await;
-                rec.end(scope, v);
-            }
-        }
-        CaseFn::Observed(f) => {
-            if let Some(o) = inputs.observations {
-                if let Some(mut scope) = rec.begin(case, id) {
-                    let (v, events) = f(o);
-                    scope.attach_events(events);
-                    rec.end(scope, v);
-                }
-            }
+            Planned::Run(check, target) => run_case(check, &target, ctx, inputs, rec),
         }
     }
 }

@@ -84,6 +84,19 @@ impl Verdict {
     }
 
     /// The case needs a session and there is none: `why`.
+    /// The verdict with `note` appended to its detail, on a line of its own.
+    pub(crate) fn with_note(mut self, note: &str) -> Verdict {
+        let detail = match &mut self {
+            Verdict::Pass(d) => d,
+            Verdict::Fail(f) | Verdict::Skip(f) => &mut f.detail,
+        };
+        if !detail.is_empty() {
+            detail.push('\n');
+        }
+        detail.push_str(note);
+        self
+    }
+
     pub(crate) fn no_session(why: impl std::fmt::Display) -> Verdict {
         Verdict::blocked(format!("no session: {why}"))
     }

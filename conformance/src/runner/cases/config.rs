@@ -13,7 +13,7 @@ use crate::runner::check::Target;
 use crate::runner::context::RunContext;
 use crate::runner::probe::{or_stray, stray_detail};
 use crate::runner::scope::Scope;
-use crate::runner::sessions::{retire, Sessions};
+use crate::runner::sessions::Sessions;
 use crate::runner::verdict::Verdict;
 use crate::schema_args::{args_breaking_schema, args_from_schema};
 
@@ -61,7 +61,7 @@ pub(crate) async fn invalid_rejected(
             "expected: error {code} (config_invalid) for {shown}; actual: {e}"
         )),
     };
-    retire(s).await;
+    sessions.retire(s).await;
     v
 }
 
@@ -114,6 +114,6 @@ pub(crate) async fn update_in_handshake_window(
             }
         }
     };
-    retire(s).await;
+    sessions.retire(s).await;
     v
 }

@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::runner::context::RunContext;
 use crate::runner::scope::Scope;
-use crate::runner::sessions::{describe_exit, describe_launch, retire, Mode, Sessions};
+use crate::runner::sessions::{describe_exit, describe_launch, Mode, Sessions};
 
 /// How many left-out entries a detail names before "and N more".
 const LEFT_OUT_SHOWN: usize = 5;
@@ -78,7 +78,7 @@ pub(crate) async fn start(
         Err(Ended::OnItsOwn) => Err(NotStarted::Failed(ended(ctx, &s).await)),
         Err(Ended::Otherwise(e)) => Err(NotStarted::Failed(e)),
     };
-    retire(s).await;
+    sessions.retire(s).await;
     outcome
 }
 

@@ -1,6 +1,8 @@
-//! `lifecycle.*`: `shutdown` leads to exit 0 in time (the shared session,
-//! last), stdin EOF leads to exit (a fresh spawn), and nothing of the
-//! plugin outlives it (a fresh spawn watched while it exits).
+//! `lifecycle.*`: `shutdown` leads to exit 0 in time (the primary spawn's
+//! session, first: the run's shutdown barrier, `runner::barrier`), stdin
+//! EOF leads to exit (a fresh spawn), and nothing of the plugin outlives it
+//! (a fresh spawn watched while it exits). Their verdicts are how the
+//! plugin stops, so they end their spawns themselves.
 
 use std::time::Duration;
 
@@ -18,8 +20,8 @@ use crate::runner::verdict::Verdict;
 /// How often the exit watch polls `/proc`.
 const WATCH_POLL: Duration = Duration::from_millis(1);
 
-/// `lifecycle.shutdown_exits_zero`: `shutdown` on the shared session
-/// (last) leads to exit 0 within `shutdown_timeout_sec`.
+/// `lifecycle.shutdown_exits_zero`: `shutdown` on the lane's shared session
+/// (the primary spawn's) leads to exit 0 within `shutdown_timeout_sec`.
 pub(crate) async fn shutdown_exits_zero(
     ctx: &RunContext,
     sessions: &mut Sessions,

@@ -2,11 +2,12 @@
 //! checks it, in run order. The area files hold the functions; this table
 //! is the only place that pairs them with their cases.
 //!
-//! Run order differs from catalogue order in two places: the whole-run
+//! Report order differs from catalogue order in two places: the whole-run
 //! observations (`handshake.no_stdout_noise`, `protocol.no_oversize_lines`,
-//! …) run last, and `lifecycle.shutdown_exits_zero` runs after the other
-//! lifecycle cases (it ends the shared session). Consecutive per-target
-//! rows run target by target (a tool's three `methods.*` cases together).
+//! …) come last, and `lifecycle.shutdown_exits_zero` after the other
+//! lifecycle cases (it is run first, though: `runner::lanes::BARRIER`).
+//! Consecutive per-target rows run target by target (a tool's three
+//! `methods.*` cases together).
 
 mod busy;
 mod cage;

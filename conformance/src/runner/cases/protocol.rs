@@ -17,7 +17,7 @@ use crate::runner::check::Target;
 use crate::runner::context::RunContext;
 use crate::runner::probe::{brief, is_answer, is_stray, or_stray, stray_detail, wait_for, Waited};
 use crate::runner::scope::Scope;
-use crate::runner::sessions::{retire, Sessions};
+use crate::runner::sessions::Sessions;
 use crate::runner::verdict::Verdict;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
@@ -110,7 +110,7 @@ pub(crate) async fn not_initialized(
         }
         Err(e) => Verdict::skip(format!("initialize was not answered: {e}")),
     };
-    retire(s).await;
+    sessions.retire(s).await;
     verdict
 }
 
@@ -196,7 +196,7 @@ async fn rejected_line(
             }
         }
     };
-    retire(s).await;
+    sessions.retire(s).await;
     verdict
 }
 

@@ -11,7 +11,7 @@ use crate::runner::call_context::PROJECT;
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
 use crate::runner::scope::Scope;
-use crate::runner::sessions::{describe_launch, retire, Mode, Sessions};
+use crate::runner::sessions::{describe_launch, Mode, Sessions};
 use crate::runner::verdict::Verdict;
 
 /// One variant of the `initialize` params.
@@ -91,7 +91,7 @@ pub(crate) async fn initialize_variants(
                 } else {
                     storage_less_calls(ctx, &s).await
                 };
-                retire(s).await;
+                sessions.retire(s).await;
                 if let Some(why) = unanswered {
                     return Verdict::fail(format!(
                         "expected: with storage_available: false, its storage calls get an error and its methods still answer; actual: {why}"

@@ -1,0 +1,251 @@
+//! Lanes: how the session cases of a run are split so that they can run
+//! at the same time (`--jobs N`) with verdicts that never depend on N.
+//!
+//! Every session case runs in a lane of its own, on its own plugin
+//! processes, with its own audit log and (unless `--storage-db` names one)
+//! its own storage database; only the cases of [`SHARED_LANES`] share one
+//! lane, in table order. What a lane's cases see therefore does not depend
+//! on what other lanes do, and their results are recorded in table order
+//! whatever order the lanes finish in.
+//!
+//! The barrier case (`lifecycle.shutdown_exits_zero`, [`BARRIER`]) runs
+//! first, on the primary spawn's session; every other session waits for
+//! its judgement before it ends (`runner::barrier`).
+//!
+//! `--jobs N` bounds the lanes that work at once. A lane whose plugin
+//! processes sit idle (waiting on a budget: an answer that does not come)
+//! gives its place up ([`IdleRelease`]), so a plugin that hangs everywhere
+//! is judged in about one budget rather than one budget per case.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kaged_host_core::audit::{AuditEvent, AuditLog, AuditRecord};
+use kaged_host_core::probe::tree_usage;
+use kaged_host_core::{InFlight, PluginHandle, PluginRequestHandler, Transcript};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::barrier::{Barrier, Shutdown};
+use super::check::{CaseFn, Check, Target};
+use super::context::RunContext;
+use super::scope::Scope;
+use super::sessions::{Mode, Sessions};
+use super::verdict::Verdict;
+use crate::catalogue::{
+    CaseDef, LIFECYCLE_SHUTDOWN_EXITS_ZERO, METHODS_EXAMPLES, METHODS_INVALID_PARAMS,
+    SYSTEM_PROJECTS_ACTIVATED, SYSTEM_PROJECTS_DEACTIVATED,
+};
+
+/// The case whose verdict judges the plugin's shutdown for the whole run.
+pub(crate) const BARRIER: &CaseDef = &LIFECYCLE_SHUTDOWN_EXITS_ZERO;
+
+/// Cases that run in one lane, on one session, in table order (every
+/// target's run of them): a project is deactivated after it was
+/// activated, and a profile's examples are one scenario across methods
+/// (`kv.get` answers what `kv.set` stored).
+pub(crate) const SHARED_LANES: &[&[&CaseDef]] = &[
+    &[&SYSTEM_PROJECTS_ACTIVATED, &SYSTEM_PROJECTS_DEACTIVATED],
+    &[&METHODS_EXAMPLES, &METHODS_INVALID_PARAMS],
+];
+
+/// How long a lane works before it may count as waiting.
+const IDLE_AFTER: Duration = Duration::from_millis(200);
+/// The interval over which a lane's processes are measured.
+const IDLE_SAMPLE: Duration = Duration::from_millis(50);
+/// At most this much CPU over [`IDLE_SAMPLE`] counts as idle.
+const IDLE_CPU: Duration = Duration::from_millis(2);
+
+/// One case run in a lane.
+#[derive(Clone)]
+pub(crate) struct LaneCase {
+    /// The table row.
+    pub check: &'static Check,
+    /// What it runs for.
+    pub target: Target,
+    /// Its case id.
+    pub id: String,
+}
+
+/// The lane a case belongs to: its [`SHARED_LANES`] group, else its own.
+fn group_of(case: &CaseDef) -> Option<usize> {
+    SHARED_LANES
+        .iter()
+        .position(|g| g.iter().any(|c| c.id == case.id))
+}
+
+/// Split `cases` (in table order) into lanes, the barrier's first; returns
+/// the lanes and, per case, its (lane, index in lane).
+pub(crate) fn split(cases: &[LaneCase]) -> (Vec<Vec<LaneCase>>, Vec<(usize, usize)>) {
+    let mut lanes: Vec<Vec<LaneCase>> = Vec::new();
+    let mut group_lane: Vec<Option<usize>> = vec![None; SHARED_LANES.len()];
+    let mut at = Vec::with_capacity(cases.len());
+    let barrier_first = cases.iter().position(|c| c.check.case.id == BARRIER.id);
+    if let Some(b) = barrier_first {
+        lanes.push(vec![cases[b].clone()]);
+    }
+    for (i, c) in cases.iter().enumerate() {
+        if Some(i) == barrier_first {
+            at.push((0, 0));
+            continue;
+        }
+        let lane = match group_of(c.check.case) {
+            Some(g) => match group_lane[g] {
+                Some(l) => l,
+                None => {
+                    lanes.push(Vec::new());
+                    group_lane[g] = Some(lanes.len() - 1);
+                    lanes.len() - 1
+                }
+            },
+            None => {
+                lanes.push(Vec::new());
+                lanes.len() - 1
+            }
+        };
+        at.push((lane, lanes[lane].len()));
+        lanes[lane].push(c.clone());
+    }
+    (lanes, at)
+}
+
+/// What a lane leaves: each case's scope and verdict (lane order), and
+/// the lane's audit events and transcripts.
+pub(crate) struct LaneRun {
+    /// Per case, its scope (events attached) and verdict.
+    pub results: Vec<(Scope, Verdict)>,
+    /// Every audit event of the lane.
+    pub events: Vec<AuditRecord>,
+    /// Every transcript of the lane.
+    pub transcripts: Vec<Transcript>,
+}
+
+/// What every lane of a run shares.
+pub(crate) struct LaneShared<'a> {
+    /// The run's context.
+    pub ctx: &'a RunContext,
+    /// How sessions are had.
+    pub mode: Mode,
+    /// The run's shutdown barrier.
+    pub barrier: Barrier,
+    /// The `--jobs` bound.
+    pub jobs: Arc<Semaphore>,
+    /// The storage handler of `--storage-db`, shared by every lane; `None`:
+    /// each lane gets its own temporary database from `storage`.
+    pub storage: Box<dyn Fn() -> Arc<dyn PluginRequestHandler> + 'a>,
+}
+
+/// Run one lane: its cases one after another on its own sessions
+/// (`primary`: the session the barrier lane starts with).
+pub(crate) async fn run_lane(
+    shared: &LaneShared<'_>,
+    cases: &[LaneCase],
+    primary: Option<(PluginHandle, Transcript)>,
+) -> LaneRun {
+    let permit: Rc<RefCell<Option<OwnedSemaphorePermit>>> =
+        Rc::new(RefCell::new(shared.jobs.clone().acquire_owned().await.ok()));
+    // The lane given the primary spawn audits to the run's log, where that
+    // spawn's host writes; every other lane to its own.
+    let audit = match primary {
+        Some(_) => shared.ctx.audit.clone(),
+        None => AuditLog::memory(),
+    };
+    let first = audit.len();
+    let storage = InFlight::new((shared.storage)());
+    let ctx = shared.ctx.for_lane(audit.clone(), storage);
+    let mut sessions = Sessions::for_lane(shared.mode.clone(), primary, shared.barrier.clone());
+    let work = async {
+        let mut results = Vec::with_capacity(cases.len());
+        for (i, c) in cases.iter().enumerate() {
+            let mut scope = Scope::new(c.check.case, c.id.clone(), audit.len());
+            sessions.touch_shared(&mut scope);
+            let CaseFn::Session(f) = c.check.run else {
+                continue;
+            };
+            let mut v = f(&ctx, &mut sessions, &mut scope, &c.target).await;
+            if c.check.case.id == BARRIER.id {
+                shared.barrier.set(judgement(&v));
+            }
+            if i + 1 == cases.len() {
+                sessions.close_shared().await;
+            }
+            if sessions.has_pending() {
+                // Waiting on the barrier: another lane may work meanwhile.
+                permit.borrow_mut().take();
+                sessions.finish_pending().await;
+            }
+            for note in sessions.take_notes() {
+                v = v.with_note(&note);
+            }
+            scope.set_events(audit.since(scope.audit_mark));
+            scope.freeze();
+            results.push((scope, v));
+        }
+        let _ = ctx.in_flight.settle(ctx.timeouts.request).await;
+        results
+    };
+    let results = IdleRelease {
+        audit: &audit,
+        permit: &permit,
+    }
+    .run(work)
+    .await;
+    LaneRun {
+        results,
+        events: audit.since(first),
+        transcripts: sessions.transcripts().to_vec(),
+    }
+}
+
+/// What the barrier case's verdict says of the plugin's shutdown.
+fn judgement(v: &Verdict) -> Shutdown {
+    match v {
+        Verdict::Pass(_) => Shutdown::Honoured,
+        Verdict::Fail(_) => Shutdown::Ignored,
+        Verdict::Skip(_) => Shutdown::Unjudged,
+    }
+}
+
+/// Gives a lane's `--jobs` place up once its plugin processes sit idle
+/// (waiting for an answer or an exit costs no CPU).
+struct IdleRelease<'r> {
+    audit: &'r AuditLog,
+    permit: &'r Rc<RefCell<Option<OwnedSemaphorePermit>>>,
+}
+
+impl IdleRelease<'_> {
+    async fn run<T>(self, work: impl std::future::Future<Output = T>) -> T {
+        tokio::pin!(work);
+        tokio::select! {
+            biased;
+            out = &mut work => out,
+            () = self.until_idle() => {
+                self.permit.borrow_mut().take();
+                work.await
+            }
+        }
+    }
+
+    async fn until_idle(&self) {
+        tokio::time::sleep(IDLE_AFTER).await;
+        loop {
+            let before = self.cpu();
+            tokio::time::sleep(IDLE_SAMPLE).await;
+            if self.cpu().saturating_sub(before) <= IDLE_CPU {
+                return;
+            }
+        }
+    }
+
+    /// The CPU time of the lane's live process groups.
+    fn cpu(&self) -> Duration {
+        self.audit
+            .of(AuditEvent::Spawned)
+            .iter()
+            .filter_map(|r| r.get("pid").as_u64())
+            .filter_map(|pid| tree_usage(pid as u32))
+            .map(|u| u.cpu)
+            .sum()
+    }
+}

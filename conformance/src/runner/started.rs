@@ -1,0 +1,190 @@
+//! The `Started` stage: the primary spawn's cases (judged from its start
+//! and handshake) and the session cases, these run in lanes
+//! (`runner::lanes`), at most `--jobs` at once, each result recorded in
+//! table order whatever order the lanes finish in.
+
+use std::sync::Arc;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::FutureExt;
+use kaged_host_core::PluginRequestHandler;
+use kaged_host_storage::{BrokerHandler, StorageBroker};
+use tokio::sync::Semaphore;
+
+use super::barrier::{Barrier, Shutdown};
+use super::check::{CaseFn, Check, Stage, Target};
+use super::context::RunContext;
+use super::direct::{rows, run_case, Inputs};
+use super::lanes::{run_lane, split, LaneCase, LaneRun, LaneShared, BARRIER};
+use super::plan::{plan, Planned};
+use super::recorder::Recorder;
+use super::scope::Scope;
+use super::sessions::Sessions;
+use super::verdict::Verdict;
+use crate::report::Kind;
+
+/// Where each lane's storage requests go.
+pub(super) enum RunStorage {
+    /// `--storage-db`: one broker for every lane.
+    Shared(Arc<dyn PluginRequestHandler>),
+    /// A temporary database per lane (opened lazily).
+    PerLane,
+}
+
+impl RunStorage {
+    fn handler(&self) -> Arc<dyn PluginRequestHandler> {
+        match self {
+            RunStorage::Shared(h) => h.clone(),
+            RunStorage::PerLane => match StorageBroker::open_temp() {
+                Ok(b) => Arc::new(BrokerHandler::new(b)),
+                // The run's own temporary database opened; should a lane's
+                // not, its storage calls are answered -32003 ("storage not
+                // available"), which `storage.*` cases report.
+                Err(_) => Arc::new(kaged_host_core::DefaultHandler),
+            },
+        }
+    }
+}
+
+/// A finished lane's results, each taken when it is recorded.
+type Outcomes = Vec<Option<(Scope, Verdict)>>;
+
+/// Where a `Started` case is recorded from.
+enum Slot {
+    /// Judged from the primary spawn (`Launch`, `Handshake`).
+    Direct(&'static Check, Target),
+    /// No target: skipped with the reason.
+    NoTarget(&'static Check, &'static str),
+    /// Deselected.
+    Deselected(&'static Check, String),
+    /// Run in a lane: the index into the lane cases.
+    Lane(usize),
+}
+
+/// The `Started` stage: the primary spawn's cases and the session cases,
+/// these in lanes (`runner::lanes`), each result recorded in table order.
+pub(super) async fn run_started(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    inputs: &Inputs<'_>,
+    rec: &mut Recorder<'_>,
+    storage: &RunStorage,
+) -> Vec<LaneRun> {
+    let mut slots = Vec::new();
+    let mut cases = Vec::new();
+    for planned in plan(rows(Stage::Started), &ctx.manifest) {
+        match planned {
+            Planned::NoTarget(check, why) => slots.push(Slot::NoTarget(check, why)),
+            Planned::Run(check, target) if matches!(check.run, CaseFn::Session(_)) => {
+                let id = target.case_id(check.case);
+                if ctx.options.selection.excluded(&id).is_some() {
+                    slots.push(Slot::Deselected(check, id));
+                } else {
+                    slots.push(Slot::Lane(cases.len()));
+                    cases.push(LaneCase { check, target, id });
+                }
+            }
+            Planned::Run(check, target) => slots.push(Slot::Direct(check, target)),
+        }
+    }
+    let (lanes, at) = split(&cases);
+    // With --max-failures, lanes run one at a time, in table order, so that
+    // which cases run never depends on timing.
+    let sequential = ctx.options.max_failures.is_some();
+    let barrier = Barrier::new();
+    if !cases.iter().any(|c| c.check.case.id == BARRIER.id) {
+        barrier.set(Shutdown::Unjudged);
+    }
+    let shared = LaneShared {
+        ctx,
+        mode: sessions.mode().clone(),
+        barrier,
+        jobs: Arc::new(Semaphore::new(if sequential {
+            1
+        } else {
+            ctx.options.jobs()
+        })),
+        storage: Box::new(|| storage.handler()),
+    };
+    // The primary spawn's session goes to the first lane (the barrier's).
+    let mut primary = sessions.take_shared();
+    let mut outcomes: Vec<Option<Outcomes>> = lanes.iter().map(|_| None).collect();
+    let mut refused = vec![false; lanes.len()];
+    let mut runs = Vec::new();
+    let mut running = FuturesUnordered::new();
+    if !sequential {
+        for (l, cases) in lanes.iter().enumerate() {
+            let p = if l == 0 { primary.take() } else { None };
+            let shared = &shared;
+            running.push(async move { (l, run_lane(shared, cases, p).await) }.boxed_local());
+        }
+    } else if lanes
+        .first()
+        .is_some_and(|l| l[0].check.case.id == BARRIER.id)
+    {
+        let run = run_lane(&shared, &lanes[0], primary.take()).await;
+        outcomes[0] = Some(run.results.into_iter().map(Some).collect());
+        runs.push((0, run.events, run.transcripts));
+    }
+    for slot in slots {
+        match slot {
+            Slot::Direct(check, target) => run_case(check, &target, ctx, inputs, rec),
+            Slot::NoTarget(check, why) => {
+                rec.record(check.case, check.case.id.to_string(), Verdict::skip(why));
+            }
+            Slot::Deselected(check, id) => {
+                rec.record(
+                    check.case,
+                    id,
+                    Verdict::skip_as(Kind::Deselected, "deselected"),
+                );
+            }
+            Slot::Lane(i) => {
+                let (l, k) = at[i];
+                if outcomes[l].is_none() && !refused[l] {
+                    if sequential {
+                        if rec.refusal(&lanes[l][0].id).is_some() {
+                            refused[l] = true;
+                        } else {
+                            let p = if l == 0 { primary.take() } else { None };
+                            let run = run_lane(&shared, &lanes[l], p).await;
+                            outcomes[l] = Some(run.results.into_iter().map(Some).collect());
+                            runs.push((l, run.events, run.transcripts));
+                        }
+                    } else {
+                        while outcomes[l].is_none() {
+                            let Some((j, run)) = running.next().await else {
+                                break;
+                            };
+                            outcomes[j] = Some(run.results.into_iter().map(Some).collect());
+                            runs.push((j, run.events, run.transcripts));
+                        }
+                    }
+                }
+                let case = &cases[i];
+                match outcomes[l].as_mut().and_then(|o| o[k].take()) {
+                    Some((scope, v)) => rec.end(scope, v),
+                    None => rec.record(
+                        case.check.case,
+                        case.id.clone(),
+                        Verdict::blocked("not run"),
+                    ),
+                }
+            }
+        }
+    }
+    while let Some((j, run)) = running.next().await {
+        runs.push((j, run.events, run.transcripts));
+    }
+    if let Some((s, _)) = primary {
+        super::sessions::retire(s).await;
+    }
+    runs.sort_by_key(|(l, _, _)| *l);
+    runs.into_iter()
+        .map(|(_, events, transcripts)| LaneRun {
+            results: Vec::new(),
+            events,
+            transcripts,
+        })
+        .collect()
+}
