@@ -575,6 +575,29 @@ fail_proofs! {
         warn(NOTIFICATIONS_NO_FLOOD).audit("plugin.notification_flood"),
     ];
 
+    /// `wrong-but-prompt`'s wrong answers, and it ignores `shutdown`: the
+    /// barrier judges that once, and every other session is ended at once
+    /// (said in its detail) instead of waiting out the budget again.
+    ignores_shutdown: own("ignores-shutdown") => [
+        fail(PROTOCOL_UNKNOWN_METHOD),
+        warn(PROTOCOL_NOT_INITIALIZED),
+        fail(PROTOCOL_BATCH_REJECTED),
+        fail(PROTOCOL_PARSE_ERROR),
+        fail(PROTOCOL_IDS_ECHOED),
+        fail(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS),
+        fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO),
+    ] then |r| {
+        for id in [PROTOCOL_PING.id, PROTOCOL_BATCH_REJECTED.id, LAUNCH_SELF_CONTAINED.id] {
+            let c = r.case(id);
+            assert!(c.detail.contains("ended at once"), "{id}: {}", c.detail);
+            assert!(c.audit_events.iter().any(|e| e == "plugin.killed"), "{id}: {:?}", c.audit_events);
+        }
+        // The cases whose verdict is how the plugin stops wait the ladder.
+        for id in [LIFECYCLE_SHUTDOWN_EXITS_ZERO.id, LIFECYCLE_NO_ORPHANS.id, LIFECYCLE_STDIN_EOF_EXITS.id] {
+            assert!(!r.case(id).detail.contains("ended at once"), "{id}");
+        }
+    };
+
     ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto().budgets(Budgets::SpecStartup) => [
         fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
         fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
