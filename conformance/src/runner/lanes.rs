@@ -164,6 +164,7 @@ pub(crate) async fn run_lane(
                 continue;
             };
             let mut v = f(&ctx, &mut sessions, &mut scope, &c.target).await;
+            scope.stop_clock();
             if c.check.case.id == BARRIER.id {
                 shared.barrier.set(judgement(&v));
             }

@@ -241,13 +241,14 @@ impl<'a> Recorder<'a> {
             .skip(records.len().saturating_sub(TAIL))
             .map(|r| kaged_host_core::transcript::cut(&r.to_json().to_string(), TAIL_CHARS))
             .collect();
+        let took = scope.took();
         let result = CaseResult {
             id: scope.id,
             title: case.title.to_string(),
             level: case.level,
             spec: case.spec.to_string(),
             status,
-            duration_ms: scope.start.elapsed().as_millis() as u64,
+            duration_ms: took.as_millis() as u64,
             detail,
             audit_events: events
                 .iter()

@@ -25,6 +25,8 @@ pub(crate) struct Scope {
     /// Audit records to report instead of those emitted during the case
     /// (handshake cases share one exchange; observations span the run).
     events: Option<Vec<AuditRecord>>,
+    /// How long it ran, once it ended ([`Scope::freeze`]).
+    took: Option<std::time::Duration>,
 }
 
 impl Scope {
@@ -37,6 +39,7 @@ impl Scope {
             audit_mark,
             wires: Vec::new(),
             events: None,
+            took: None,
         }
     }
 
@@ -74,9 +77,21 @@ impl Scope {
     /// The case ended: its share of each transcript ends here (later cases
     /// of its lane use the same sessions, and it is recorded later).
     pub fn freeze(&mut self) {
+        self.stop_clock();
         for (t, _, end) in &mut self.wires {
             *end = Some(t.records().len());
         }
+    }
+
+    /// The case's own work is done (its sessions may still wait for the
+    /// shutdown barrier before they end): its duration ends here.
+    pub fn stop_clock(&mut self) {
+        self.took.get_or_insert_with(|| self.start.elapsed());
+    }
+
+    /// How long the case ran: until [`Scope::stop_clock`], else until now.
+    pub fn took(&self) -> std::time::Duration {
+        self.took.unwrap_or_else(|| self.start.elapsed())
     }
 
     /// The attached audit events, if the case reports its own.
