@@ -109,6 +109,8 @@ fn action_yml_is_valid_composite_action_metadata() {
         "known-failing",
         "strict",
         "cage",
+        "max-failures",
+        "jobs",
     ] {
         assert!(inputs.contains_key(want), "input {want}");
     }
@@ -192,7 +194,7 @@ fn the_run_step_writes_the_reports_and_the_job_summary() {
     );
     let inputs = json!({
         "plugin-dir": own_fixture("hook-errors"), "time-scale": "1", "known-failing": "",
-        "strict": "false", "cage": "auto",
+        "strict": "false", "cage": "auto", "max-failures": "", "jobs": "2",
     });
     let mut cmd = std::process::Command::new("bash");
     cmd.args(["-e", "-c", &script])

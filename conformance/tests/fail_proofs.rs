@@ -194,7 +194,6 @@ fail_proofs! {
         warn(PROTOCOL_NOT_INITIALIZED),
         warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
         warn(SYSTEM_PROJECTS_ACTIVATED),
-        warn(SYSTEM_PROJECTS_DEACTIVATED),
         fail(PROTOCOL_BATCH_REJECTED),
         fail(PROTOCOL_PARSE_ERROR),
         fail(PROTOCOL_IDS_ECHOED),
@@ -219,6 +218,11 @@ fail_proofs! {
         let t = r.timeouts.expect("the report states its timeouts");
         // Scaled by 0.02, but for the spec's 10 s to start (`options_at`).
         assert_eq!((t.request_ms, t.hook_ms, t.initialize_ms), (600, 200, 10_000));
+        // A budget already judged is not waited out again: with no answer
+        // to projects.activated, deactivating is blocked at once.
+        let c = r.case(SYSTEM_PROJECTS_DEACTIVATED.id);
+        assert_eq!(c.status, Skip, "{}", c.detail);
+        assert_eq!(c.caused_by.as_deref(), Some(SYSTEM_PROJECTS_ACTIVATED.id));
     };
 
     ignores_batch: own("ignores-batch") => [fail(PROTOCOL_BATCH_REJECTED)];

@@ -20,16 +20,53 @@ use super::context::RunContext;
 use super::sessions::{describe_exit, describe_launch, retire, Mode, Sessions};
 
 /// How long the suite listens before sending `initialize`, to catch a
-/// plugin that speaks first: a twentieth of the initialize timeout, within
-/// 50-500 ms.
+/// plugin that speaks first: at most a twentieth of the initialize
+/// timeout, within 50-500 ms, and at least [`QUIET_MIN`]; it ends early once
+/// the plugin's processes sit idle (no CPU over [`QUIET_IDLE`]: waiting for
+/// input, it has said what it would say first). A plugin that speaks later
+/// still fails `handshake.silent_before_initialize`: the host's handshake
+/// kills it for a message before the `initialize` answer.
 #[derive(Debug, Clone, Copy)]
 struct QuietWindow(Duration);
 
+/// The shortest quiet window.
+const QUIET_MIN: Duration = Duration::from_millis(50);
+/// How long the plugin must use no CPU to end the window early (twice the
+/// 10 ms clock tick `/proc` counts CPU time in, sampled twice).
+const QUIET_IDLE: Duration = Duration::from_millis(20);
+
 impl QuietWindow {
     fn for_timeouts(t: &Timeouts) -> QuietWindow {
-        QuietWindow(
-            (t.initialize / 20).clamp(Duration::from_millis(50), Duration::from_millis(500)),
-        )
+        QuietWindow((t.initialize / 20).clamp(QUIET_MIN, Duration::from_millis(500)))
+    }
+
+    /// Listen until the window ends: its length, or earlier once the
+    /// process group `pid` sits idle or something arrived.
+    async fn listen(self, pid: Option<u32>, rx: &tokio::sync::broadcast::Receiver<Value>) {
+        let end = tokio::time::Instant::now() + self.0;
+        tokio::time::sleep(QUIET_MIN.min(self.0)).await;
+        let cpu = || {
+            pid.and_then(kaged_host_core::probe::tree_usage)
+                .map(|u| u.cpu)
+        };
+        let mut idle_samples = 0;
+        while tokio::time::Instant::now() < end && rx.is_empty() {
+            let before = cpu();
+            tokio::time::sleep(QUIET_IDLE / 2).await;
+            let after = cpu();
+            match (before, after) {
+                (Some(b), Some(a)) if a == b => idle_samples += 1,
+                // Gone, or not measurable: the full window.
+                (None, _) | (_, None) => {
+                    tokio::time::sleep_until(end).await;
+                    return;
+                }
+                _ => idle_samples = 0,
+            }
+            if idle_samples >= 2 {
+                return;
+            }
+        }
     }
 }
 
@@ -98,7 +135,7 @@ async fn handshake(
     mark: usize,
 ) -> (Primary, Option<PluginHandle>) {
     let mut rx = session.raw().inbound();
-    tokio::time::sleep(quiet.0).await;
+    quiet.listen(session.pid(), &rx).await;
     let mut early = Vec::new();
     while let Ok(v) = rx.try_recv() {
         if v.is_object() || v.is_array() {

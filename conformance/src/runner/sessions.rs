@@ -46,6 +46,7 @@ pub(crate) struct Sessions {
     barrier: Barrier,
     pending: Vec<PluginHandle>,
     notes: Vec<String>,
+    unanswered: Vec<String>,
 }
 
 impl Sessions {
@@ -58,6 +59,7 @@ impl Sessions {
             barrier: Barrier::judged(Shutdown::Unjudged),
             pending: Vec::new(),
             notes: Vec::new(),
+            unanswered: Vec::new(),
         }
     }
 
@@ -114,6 +116,18 @@ impl Sessions {
         for s in std::mem::take(&mut self.pending) {
             self.end(s, how).await;
         }
+    }
+
+    /// `method` got no answer within its budget on this lane's session (a
+    /// later case of the lane that needs its answer is judged blocked at
+    /// once instead of waiting a budget of its own).
+    pub fn note_unanswered(&mut self, method: &str) {
+        self.unanswered.push(method.to_string());
+    }
+
+    /// Whether `method` went unanswered on this lane's session.
+    pub fn was_unanswered(&self, method: &str) -> bool {
+        self.unanswered.iter().any(|m| m == method)
     }
 
     /// The notes for the detail of the case that just ran.
@@ -313,6 +327,11 @@ pub(crate) async fn settle_after_call(s: &PluginHandle, r: &Result<Value, CallEr
 pub(crate) async fn retire(s: PluginHandle) -> Option<String> {
     if s.is_running() {
         s.shutdown().await;
+    } else {
+        // It ended on its own: let the host finish handling the end (its
+        // `plugin.crashed` record), so the case reports it whenever it came.
+        let limit = s.timeouts().sigterm_grace.max(Duration::from_secs(1));
+        let _ = s.wait_exit(limit).await;
     }
     let pgid = s.pid()?;
     let limit = s.timeouts().sigterm_grace.max(Duration::from_millis(500));

@@ -7,6 +7,7 @@ use kaged_host_core::CallError;
 use kaged_plugin_protocol::methods;
 use serde_json::{json, Value};
 
+use crate::catalogue::SYSTEM_PROJECTS_ACTIVATED;
 use crate::runner::call_context::PROJECT;
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
@@ -34,13 +35,23 @@ pub(crate) async fn activated(
 }
 
 /// `system.projects_deactivated`: `projects.deactivated {project}` gets a
-/// result.
+/// result (blocked at once when the activation before it, on the same
+/// session, was never answered: a budget already judged).
 pub(crate) async fn deactivated(
     ctx: &RunContext,
     sessions: &mut Sessions,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
+    if sessions.was_unanswered(methods::PROJECTS_ACTIVATED) {
+        return Verdict::blocked_by(
+            &SYSTEM_PROJECTS_ACTIVATED,
+            format!(
+                "not run: {} was never answered on this session, so there is no activated project to deactivate (and its budget was already waited out)",
+                methods::PROJECTS_ACTIVATED
+            ),
+        );
+    }
     let params = json!({"project": PROJECT});
     system_call(ctx, sessions, scope, methods::PROJECTS_DEACTIVATED, params).await
 }
@@ -57,7 +68,11 @@ async fn system_call(
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
-    match or_stray(&s.raw(), s.call(method, Some(params), None)).await {
+    let answer = or_stray(&s.raw(), s.call(method, Some(params), None)).await;
+    if matches!(answer, Ok(Err(CallError::Timeout { .. }))) {
+        sessions.note_unanswered(method);
+    }
+    match answer {
         Err(v) => Verdict::fail(stray_detail(&format!("an answer to {shown}"), &v)),
         Ok(Ok(_)) => Verdict::pass(format!("{shown} answered with a result")),
         Ok(Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
