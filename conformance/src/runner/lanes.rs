@@ -25,6 +25,7 @@ use std::time::Duration;
 use kaged_host_core::audit::{AuditEvent, AuditLog, AuditRecord};
 use kaged_host_core::probe::tree_usage;
 use kaged_host_core::{InFlight, PluginHandle, PluginRequestHandler, Transcript};
+use kaged_host_storage::{BrokerHandler, StorageBroker};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::barrier::{Barrier, Shutdown};
@@ -131,9 +132,32 @@ pub(crate) struct LaneShared<'a> {
     pub barrier: Barrier,
     /// The `--jobs` bound.
     pub jobs: Arc<Semaphore>,
-    /// The storage handler of `--storage-db`, shared by every lane; `None`:
-    /// each lane gets its own temporary database from `storage`.
-    pub storage: Box<dyn Fn() -> Arc<dyn PluginRequestHandler> + 'a>,
+    /// Where each lane's storage requests go.
+    pub storage: &'a RunStorage,
+}
+
+/// Where each lane's storage requests go.
+pub(crate) enum RunStorage {
+    /// `--storage-db`: one broker for every lane.
+    Shared(Arc<dyn PluginRequestHandler>),
+    /// A temporary database per lane (opened lazily).
+    PerLane,
+}
+
+impl RunStorage {
+    /// The storage handler of a new lane.
+    fn handler(&self) -> Arc<dyn PluginRequestHandler> {
+        match self {
+            RunStorage::Shared(h) => h.clone(),
+            RunStorage::PerLane => match StorageBroker::open_temp() {
+                Ok(b) => Arc::new(BrokerHandler::new(b)),
+                // The run's own temporary database opened; should a lane's
+                // not, its storage calls are answered -32003 ("storage not
+                // available"), which `storage.*` cases report.
+                Err(_) => Arc::new(kaged_host_core::DefaultHandler),
+            },
+        }
+    }
 }
 
 /// Run one lane: its cases one after another on its own sessions
@@ -152,7 +176,7 @@ pub(crate) async fn run_lane(
         None => AuditLog::memory(),
     };
     let first = audit.len();
-    let storage = InFlight::new((shared.storage)());
+    let storage = InFlight::new(shared.storage.handler());
     let ctx = shared.ctx.for_lane(audit.clone(), storage);
     let mut sessions = Sessions::for_lane(shared.mode.clone(), primary, shared.barrier.clone());
     let work = async {

@@ -7,44 +7,19 @@ use std::sync::Arc;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use futures_util::FutureExt;
-use kaged_host_core::PluginRequestHandler;
-use kaged_host_storage::{BrokerHandler, StorageBroker};
 use tokio::sync::Semaphore;
 
 use super::barrier::{Barrier, Shutdown};
 use super::check::{CaseFn, Check, Stage, Target};
 use super::context::RunContext;
 use super::direct::{rows, run_case, Inputs};
-use super::lanes::{run_lane, split, LaneCase, LaneRun, LaneShared, BARRIER};
+use super::lanes::{run_lane, split, LaneCase, LaneRun, LaneShared, RunStorage, BARRIER};
 use super::plan::{plan, Planned};
 use super::recorder::Recorder;
 use super::scope::Scope;
 use super::sessions::Sessions;
 use super::verdict::Verdict;
 use crate::report::Kind;
-
-/// Where each lane's storage requests go.
-pub(super) enum RunStorage {
-    /// `--storage-db`: one broker for every lane.
-    Shared(Arc<dyn PluginRequestHandler>),
-    /// A temporary database per lane (opened lazily).
-    PerLane,
-}
-
-impl RunStorage {
-    fn handler(&self) -> Arc<dyn PluginRequestHandler> {
-        match self {
-            RunStorage::Shared(h) => h.clone(),
-            RunStorage::PerLane => match StorageBroker::open_temp() {
-                Ok(b) => Arc::new(BrokerHandler::new(b)),
-                // The run's own temporary database opened; should a lane's
-                // not, its storage calls are answered -32003 ("storage not
-                // available"), which `storage.*` cases report.
-                Err(_) => Arc::new(kaged_host_core::DefaultHandler),
-            },
-        }
-    }
-}
 
 /// A finished lane's results, each taken when it is recorded.
 type Outcomes = Vec<Option<(Scope, Verdict)>>;
@@ -62,7 +37,8 @@ enum Slot {
 }
 
 /// The `Started` stage: the primary spawn's cases and the session cases,
-/// these in lanes (`runner::lanes`), each result recorded in table order.
+/// these in lanes (`runner::lanes`), each result recorded in table order;
+/// every lane's events and transcripts, in lane order.
 pub(super) async fn run_started(
     ctx: &RunContext,
     sessions: &mut Sessions,
@@ -104,7 +80,7 @@ pub(super) async fn run_started(
         } else {
             ctx.options.jobs()
         })),
-        storage: Box::new(|| storage.handler()),
+        storage,
     };
     // The primary spawn's session goes to the first lane (the barrier's).
     let mut primary = sessions.take_shared();
@@ -123,8 +99,7 @@ pub(super) async fn run_started(
         .is_some_and(|l| l[0].check.case.id == BARRIER.id)
     {
         let run = run_lane(&shared, &lanes[0], primary.take()).await;
-        outcomes[0] = Some(run.results.into_iter().map(Some).collect());
-        runs.push((0, run.events, run.transcripts));
+        keep(0, run, &mut outcomes, &mut runs);
     }
     for slot in slots {
         match slot {
@@ -148,16 +123,14 @@ pub(super) async fn run_started(
                         } else {
                             let p = if l == 0 { primary.take() } else { None };
                             let run = run_lane(&shared, &lanes[l], p).await;
-                            outcomes[l] = Some(run.results.into_iter().map(Some).collect());
-                            runs.push((l, run.events, run.transcripts));
+                            keep(l, run, &mut outcomes, &mut runs);
                         }
                     } else {
                         while outcomes[l].is_none() {
                             let Some((j, run)) = running.next().await else {
                                 break;
                             };
-                            outcomes[j] = Some(run.results.into_iter().map(Some).collect());
-                            runs.push((j, run.events, run.transcripts));
+                            keep(j, run, &mut outcomes, &mut runs);
                         }
                     }
                 }
@@ -174,17 +147,28 @@ pub(super) async fn run_started(
         }
     }
     while let Some((j, run)) = running.next().await {
-        runs.push((j, run.events, run.transcripts));
+        keep(j, run, &mut outcomes, &mut runs);
     }
     if let Some((s, _)) = primary {
         super::sessions::retire(s).await;
     }
-    runs.sort_by_key(|(l, _, _)| *l);
-    runs.into_iter()
-        .map(|(_, events, transcripts)| LaneRun {
-            results: Vec::new(),
-            events,
-            transcripts,
-        })
-        .collect()
+    runs.sort_by_key(|(l, _)| *l);
+    runs.into_iter().map(|(_, run)| run).collect()
+}
+
+/// Keep a finished lane `l`: its results, to be recorded in table order,
+/// and the rest (events, transcripts) for the whole-run observations.
+fn keep(
+    l: usize,
+    mut run: LaneRun,
+    outcomes: &mut [Option<Outcomes>],
+    runs: &mut Vec<(usize, LaneRun)>,
+) {
+    outcomes[l] = Some(
+        std::mem::take(&mut run.results)
+            .into_iter()
+            .map(Some)
+            .collect(),
+    );
+    runs.push((l, run));
 }
