@@ -188,7 +188,7 @@ fail_proofs! {
     /// A plugin that answers `initialize` and nothing else (shutdown, EOF and
     /// SIGTERM ignored): every case that waits on it fails by its timeout, and
     /// the run ends (its duration is measured in `benches/suite.rs`).
-    hangs_everywhere_fails_by_the_timeouts: own("hangs-everywhere").scale(0.02).budgets(Budgets::SpecStartup) => [
+    hangs_everywhere_fails_by_the_timeouts: own("hangs-everywhere").scale(0.02).budgets(Budgets::StartupOnly) => [
         fail(PROTOCOL_PING),
         fail(PROTOCOL_UNKNOWN_METHOD),
         warn(PROTOCOL_NOT_INITIALIZED),
@@ -416,7 +416,7 @@ fail_proofs! {
 
     /// Answers written but never flushed: the handshake times out with
     /// nothing on stdout, and the detail names the likely cause and the fix.
-    unflushed_stdout: own("unflushed-stdout").budgets(Budgets::Scaled) => [
+    unflushed_stdout: own("unflushed-stdout").budgets(Budgets::ExitOnly) => [
         fail(HANDSHAKE_ANSWERS_IN_TIME).audit("plugin.initialize_timeout"),
     ] then |r| {
         let c = r.case(HANDSHAKE_ANSWERS_IN_TIME.id);
@@ -500,7 +500,7 @@ fail_proofs! {
     // The host-sim's fixtures (`kaged-host-sim/tests/fixtures/plugins/`,
     // most on `_lib/kproto.py`).
 
-    silent_times_out_and_the_rest_is_skipped: host("silent").budgets(Budgets::Scaled) => [
+    silent_times_out_and_the_rest_is_skipped: host("silent").budgets(Budgets::ExitOnly) => [
         fail(HANDSHAKE_ANSWERS_IN_TIME).audit("plugin.initialize_timeout"),
     ] then |r| {
         assert!(r
@@ -602,7 +602,7 @@ fail_proofs! {
         }
     };
 
-    ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto().budgets(Budgets::SpecStartup) => [
+    ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto().budgets(Budgets::StartupOnly) => [
         fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
         fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
     ];

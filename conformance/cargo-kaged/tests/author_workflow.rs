@@ -1,99 +1,43 @@
 //! The author's workflow end to end, with the real `cargo-kaged` binary
-//! and real cargo builds:
+//! and real cargo builds, in a temporary directory outside the workspace:
+//! `cargo kaged new x --kit-path <checkout>`, then `cargo test` and
+//! `cargo kaged test` there; then `cargo kaged pack -p x`, `kaged-host-sim
+//! plugin install` of the packed directory, and a call to the installed
+//! copy once the packed directory is gone.
 //!
-//! - `cargo kaged new x --kit-path <checkout>` in a temporary directory
-//!   outside the workspace, then `cargo test` and `cargo kaged test` there,
-//!   building into this workspace's target directory: the crates.io
-//!   dependencies are compiled once, and the kit's crates get artifacts of
-//!   their own (see [`outside_config`]);
-//! - `cargo kaged pack -p kaged-example-oh-my-pi`, `kaged-host-sim plugin
-//!   install` of the packed directory, and a call to the installed copy
-//!   (release builds in this workspace's target directory).
-//!
-//! The release builds run with `opt-level = 0` (`CARGO_PROFILE_RELEASE_*`):
-//! what is tested is the workflow, not the optimiser.
+//! The package reuses this workspace's compiled dependencies
+//! ([`support::outside_config`]), and packs and certifies with the `dev`
+//! profile (`--profile dev`): what is tested is the workflow, not the
+//! optimiser, and a release build would compile every dependency again.
+//! The tools are this workspace's own builds ([`support::tools`]).
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
 
 use kaged_test_support::command::run_ok as ok;
 
-/// The checkout this test runs in.
-fn kit() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("the checkout")
-}
+use support::{kit, outside_config, seed_lock, tools};
 
-/// This build's target directory (`target/debug/cargo-kaged` → `target`).
-fn target_dir() -> PathBuf {
-    let exe = Path::new(env!("CARGO_BIN_EXE_cargo-kaged"));
-    exe.ancestors()
-        .nth(2)
-        .expect("target/<profile>/cargo-kaged")
-        .to_path_buf()
-}
-
-/// The crates of the kit, as an outside package depends on them.
-const KIT_CRATES: [&str; 5] = [
-    "kaged-plugin-protocol",
-    "kaged-plugin-macros",
-    "kaged-plugin-sdk",
-    "kaged-host-sim",
-    "kaged-conformance",
-];
-
-/// `.cargo/config.toml` of the temporary directory the outside package is
-/// created in. Built from another workspace, a path dependency's
-/// fingerprint differs (its source path is no longer workspace-relative),
-/// so cargo would rebuild the kit's crates under the very file names this
-/// workspace's build uses, and this build's later steps (doctests) would
-/// find them changed. A per-package `codegen-units` override gives the
-/// kit's crates other artifact names there; everything from crates.io is
-/// shared. Release builds are unoptimised, as [`with_env`] makes them, and
-/// unstripped (the scaffold's `strip = true` would change every
-/// dependency's fingerprint; the guide test builds it as written).
-fn outside_config() -> String {
-    let mut text = String::from(
-        "[profile.release]\nopt-level = 0\ndebug = false\nincremental = true\nstrip = false\n",
-    );
-    for profile in ["dev", "release"] {
-        for krate in KIT_CRATES {
-            text.push_str(&format!(
-                "\n[profile.{profile}.package.{krate}]\ncodegen-units = 255\n"
-            ));
-        }
-    }
-    text
-}
-
-/// A command building in `target`, release builds unoptimised.
-fn with_env(mut c: Command, target: &Path) -> Command {
-    c.env("CARGO_TARGET_DIR", target)
-        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "true");
-    c
-}
-
-fn cargo_kaged(cwd: &Path, target: &Path) -> Command {
-    let mut c = with_env(Command::new(env!("CARGO_BIN_EXE_cargo-kaged")), target);
-    c.arg("kaged").current_dir(cwd);
+/// `cargo-kaged` with the workspace's `CARGO_TARGET_DIR` removed (the
+/// package builds into its own `target/`).
+fn cargo_kaged(cwd: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cargo-kaged"));
+    c.arg("kaged")
+        .current_dir(cwd)
+        .env_remove("CARGO_TARGET_DIR");
     c
 }
 
 #[test]
-fn new_then_cargo_test_then_cargo_kaged_test_pass_outside_the_workspace() {
+fn new_test_pack_install_call_outside_the_workspace() {
     if !kaged_host_sim::testing::cage_available_for_blocking("the author workflow") {
         return;
     }
     let place = tempfile::tempdir().expect("tempdir");
-    let target = target_dir();
-    std::fs::create_dir(place.path().join(".cargo")).expect("mkdir .cargo");
-    std::fs::write(place.path().join(".cargo/config.toml"), outside_config())
-        .expect("write .cargo/config.toml");
-    let out = ok(cargo_kaged(place.path(), &target)
+    outside_config(place.path());
+    let out = ok(cargo_kaged(place.path())
         .args([
             "new",
             "hello-kit",
@@ -106,6 +50,7 @@ fn new_then_cargo_test_then_cargo_kaged_test_pass_outside_the_workspace() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("Created plugin `hello-kit`"), "{said}");
     let dir = place.path().join("hello-kit");
+    seed_lock(&dir);
     for file in [
         "Cargo.toml",
         "src/main.rs",
@@ -128,9 +73,10 @@ fn new_then_cargo_test_then_cargo_kaged_test_pass_outside_the_workspace() {
     }
 
     // Its own tests: the manifest drift test and assert_conforms.
-    let out = ok(with_env(cargo_kaged::cargo::cargo(), &target)
+    let out = ok(cargo_kaged::cargo::cargo()
         .arg("test")
-        .current_dir(&dir));
+        .current_dir(&dir)
+        .env_remove("CARGO_TARGET_DIR"));
     let text = String::from_utf8_lossy(&out.stdout);
     for test in [
         "passes_the_conformance_suite ... ok",
@@ -140,8 +86,15 @@ fn new_then_cargo_test_then_cargo_kaged_test_pass_outside_the_workspace() {
     }
 
     // Packed, installed, certified; the JSON report on stdout.
-    let out =
-        ok(cargo_kaged(&dir, &target).args(["test", "--format", "json", "--cage", "require"]));
+    let out = ok(cargo_kaged(&dir).args([
+        "test",
+        "--profile",
+        "dev",
+        "--format",
+        "json",
+        "--cage",
+        "require",
+    ]));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
     assert_eq!(report["summary"]["failed"], 0, "{report:#}");
     assert_eq!(report["summary"]["warned"], 0, "{report:#}");
@@ -153,40 +106,31 @@ fn new_then_cargo_test_then_cargo_kaged_test_pass_outside_the_workspace() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("installed a copy at"), "{err}");
+
+    packed_copy_installs_and_answers(place.path(), &dir);
 }
 
-#[test]
-fn a_packed_example_installs_and_its_installed_copy_answers() {
-    let place = tempfile::tempdir().expect("tempdir");
-    let packed_root = place.path().join("packed");
-    let out = ok(cargo_kaged(&kit(), &target_dir())
-        .args(["pack", "-p", "kaged-example-oh-my-pi", "--out"])
+/// `cargo kaged pack -p` (the build `cargo kaged test` just made), install
+/// into a home of its own, enable, then call the installed copy once the
+/// packed directory is gone; the development directory is refused.
+fn packed_copy_installs_and_answers(place: &Path, dir: &Path) {
+    let packed_root = place.join("packed");
+    let out = ok(cargo_kaged(dir)
+        .args(["pack", "-p", "hello-kit", "--profile", "dev", "--out"])
         .arg(&packed_root));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("Packed oh-my-pi 0.1.0 into"), "{said}");
-    assert!(said.contains("command: ./bin/oh-my-pi"), "{said}");
-    let packed = packed_root.join("oh-my-pi");
-    assert!(packed.join("bin/oh-my-pi").is_file());
+    assert!(said.contains("Packed hello-kit 0.1.0 into"), "{said}");
+    assert!(said.contains("command: ./bin/hello-kit"), "{said}");
+    let packed = packed_root.join("hello-kit");
+    assert!(packed.join("bin/hello-kit").is_file());
     let manifest = std::fs::read_to_string(packed.join("kaged-plugin.yaml")).expect("manifest");
     assert!(
-        manifest.contains("command:\n  - ./bin/oh-my-pi\n"),
+        manifest.contains("command:\n  - ./bin/hello-kit\n"),
         "{manifest}"
     );
 
-    // Release (unoptimised), like the plugin: a dev build would replace
-    // the `target/debug/kaged-host-sim` the host-sim's own tests run.
-    ok(with_env(cargo_kaged::cargo::cargo(), &target_dir())
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "kaged-host-sim",
-            "--bin",
-            "kaged-host-sim",
-        ])
-        .current_dir(kit()));
-    let host_sim = target_dir().join("release/kaged-host-sim");
-    let home = place.path().join("home");
+    let [_, (_, host_sim), _] = tools();
+    let home = place.join("home");
     let host = |args: &[&str]| {
         let mut c = Command::new(&host_sim);
         c.env("KAGED_HOME", &home).args(args);
@@ -194,27 +138,32 @@ fn a_packed_example_installs_and_its_installed_copy_answers() {
     };
     let out = ok(host(&["plugin", "install"]).arg(&packed).arg("--yes"));
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("✓ Installed oh-my-pi 0.1.0"), "{said}");
+    assert!(said.contains("✓ Installed hello-kit 0.1.0"), "{said}");
 
     // Enabled (a disabled copy is not started), the installed copy runs on
     // its own: the packed directory can go.
-    ok(&mut host(&["plugin", "enable", "oh-my-pi"]));
+    ok(&mut host(&["plugin", "enable", "hello-kit"]));
     std::fs::remove_dir_all(&packed_root).expect("remove the packed dir");
-    let installed = home.join("plugins/oh-my-pi");
-    let out = ok(host(&["call"])
-        .arg(&installed)
-        .args(["presets.list", "{}", "--json"]));
+    let installed = home.join("plugins/hello-kit");
+    let out = ok(host(&["call"]).arg(&installed).args([
+        "hello_kit.hello",
+        r#"{"name": "kit"}"#,
+        "--json",
+    ]));
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON answer");
-    assert_eq!(answer, serde_json::json!({"presets": [], "revision": 0}));
+    assert_eq!(answer, serde_json::json!("Hello, kit!"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("cage"),
         "the call says whether it was caged: {err}"
     );
 
-    // The development directory is refused, saying to pack first.
+    // Without a packed layout (`target/kaged/hello-kit`: the pack above
+    // went to `--out`) the development directory is refused, saying to pack
+    // first.
+    assert!(!dir.join("target/kaged/hello-kit").exists());
     let out = host(&["plugin", "install"])
-        .arg(kit().join("examples/oh-my-pi"))
+        .arg(dir)
         .arg("--yes")
         .output()
         .expect("run");

@@ -5,26 +5,25 @@
 //! the workspace, with the kit's command-line tools on `PATH`. So the guide
 //! cannot rot: a step that no longer works fails here, naming the step.
 //!
-//! The one change from what an author types: the kit's crates come from
-//! this checkout instead of crates.io (`cargo kaged new … --kit-path`, and a
-//! kit crate's `"0.1"` in an added block becomes a path). The package
-//! builds into its own `target/` (the guide's manifest runs
-//! `./target/debug/notes`, as an author's does), so this test compiles the
-//! kit and its dependencies once more, and `cargo kaged pack` makes a real
-//! (optimised) release build: the installed copy is what an author ships.
+//! The changes from what an author types: the kit's crates come from this
+//! checkout instead of crates.io (`cargo kaged new … --kit-path`, and a kit
+//! crate's `"0.1"` in an added block becomes a path); the package reuses
+//! this workspace's compiled dependencies (this workspace's `Cargo.lock`,
+//! and a `.cargo/config.toml` above it: [`support::outside_config`]; its
+//! own `target/` still holds its
+//! binary, as the guide's manifest expects); and `cargo kaged pack` packs
+//! the `dev` build (`--profile dev`), since a release build would compile
+//! every dependency again to test nothing the guide says. The tools on
+//! `PATH` are this workspace's own builds ([`support::tools`]).
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
 
 use kaged_test_support::command::assert_success;
 
-/// The checkout this test runs in.
-fn kit() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("the checkout")
-}
+use support::{kit, link_tools, outside_config, seed_lock};
 
 /// The kit crates an added block may name, with their folder.
 const KIT_CRATES: [(&str, &str); 3] = [
@@ -95,48 +94,6 @@ fn kit_paths(text: &str) -> String {
     text
 }
 
-/// Build the kit's tools (unoptimised release, as the author workflow test
-/// does) and link them into `bin`.
-fn tools(bin: &Path) {
-    let target = Path::new(env!("CARGO_BIN_EXE_cargo-kaged"))
-        .ancestors()
-        .nth(2)
-        .expect("target/<profile>/cargo-kaged")
-        .to_path_buf();
-    let status = cargo_kaged::cargo::cargo()
-        .env("CARGO_TARGET_DIR", &target)
-        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "true")
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "kaged-host-sim",
-            "-p",
-            "kaged-conformance",
-            "--bins",
-        ])
-        .current_dir(kit())
-        .status()
-        .expect("cargo build");
-    assert!(status.success(), "building the kit's tools failed");
-    std::fs::create_dir_all(bin).expect("mkdir bin");
-    for (name, path) in [
-        (
-            "cargo-kaged",
-            PathBuf::from(env!("CARGO_BIN_EXE_cargo-kaged")),
-        ),
-        ("kaged-host-sim", target.join("release/kaged-host-sim")),
-        (
-            "kaged-conformance",
-            target.join("release/kaged-conformance"),
-        ),
-    ] {
-        std::os::unix::fs::symlink(path, bin.join(name)).expect("link a tool");
-    }
-}
-
 /// The bytes of the files under `dir`.
 fn du(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
@@ -161,9 +118,16 @@ fn the_first_hour_runs_as_written() {
     let guide = std::fs::read_to_string(kit().join("docs/authoring.md")).expect("the guide");
     let steps = steps(&guide);
     assert!(steps.len() >= 8, "the guide's steps: {steps:?}");
+    assert!(
+        steps
+            .iter()
+            .any(|s| matches!(s, Step::Run(script) if script.contains("cargo kaged pack\n"))),
+        "the guide packs with `cargo kaged pack` (this test packs the dev build instead)"
+    );
     let place = tempfile::tempdir().expect("tempdir");
+    outside_config(place.path());
     let bin = place.path().join("bin");
-    tools(&bin);
+    link_tools(&bin);
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -195,10 +159,12 @@ fn the_first_hour_runs_as_written() {
                 std::fs::write(&p, text).expect("add a guide block");
             }
             Step::Run(script) => {
-                let script = script.replace(
-                    "cargo kaged new notes",
-                    &format!("cargo kaged new notes --kit-path {}", kit().display()),
-                );
+                let script = script
+                    .replace(
+                        "cargo kaged new notes",
+                        &format!("cargo kaged new notes --kit-path {}", kit().display()),
+                    )
+                    .replace("cargo kaged pack\n", "cargo kaged pack --profile dev\n");
                 let out = Command::new("bash")
                     .args(["-euo", "pipefail", "-c", &format!("set -x\n{script}")])
                     .current_dir(cwd)
@@ -208,17 +174,21 @@ fn the_first_hour_runs_as_written() {
                     .output()
                     .expect("bash");
                 assert_success(format_args!("the guide's step\n{script}\n"), &out);
+                seed_lock(&package);
             }
         }
     }
     // The end state the guide promises: installed (only what the plugin
-    // needs: under 10 MiB, no `.git/` or `target/`), enabled, certified.
+    // needs: its binary and files of a few KiB, no `.git/` or `target/`),
+    // enabled, certified.
     let copy = package.join("store/plugins/notes");
-    assert!(copy.join("bin/notes").is_file(), "the installed copy");
+    let binary = copy.join("bin/notes");
+    assert!(binary.is_file(), "the installed copy");
     let size = du(&copy);
+    let binary_size = binary.metadata().expect("the binary").len();
     assert!(
-        size < 10 * 1024 * 1024,
-        "the installed copy holds {size} bytes"
+        size < binary_size + 1024 * 1024,
+        "the installed copy holds {size} bytes, its binary {binary_size}"
     );
     for never in [".git", "target"] {
         assert!(!copy.join(never).exists(), "{never} was installed");

@@ -263,14 +263,15 @@ impl IdleRelease<'_> {
         }
     }
 
-    /// The CPU time of the lane's live process groups.
+    /// The time the lane's live process groups spent on a CPU or waiting
+    /// for one ([`TreeUsage::busy`](kaged_host_core::probe::TreeUsage::busy)).
     fn cpu(&self) -> Duration {
         self.audit
             .of(AuditEvent::Spawned)
             .iter()
             .filter_map(|r| r.get("pid").as_u64())
             .filter_map(|pid| tree_usage(pid as u32))
-            .map(|u| u.cpu)
+            .map(|u| u.busy())
             .sum()
     }
 }

@@ -22,8 +22,9 @@ use super::sessions::{describe_exit, describe_launch, retire, Mode, Sessions};
 /// How long the suite listens before sending `initialize`, to catch a
 /// plugin that speaks first: at most a twentieth of the initialize
 /// timeout, within 50-500 ms, and at least [`QUIET_MIN`]; it ends early once
-/// the plugin's processes sit idle (no CPU over [`QUIET_IDLE`]: waiting for
-/// input, it has said what it would say first). A plugin that speaks later
+/// the plugin's processes sit idle (neither on a CPU nor waiting for one
+/// over [`QUIET_IDLE`]: blocked on input, it has said what it would say
+/// first). A plugin that speaks later
 /// still fails `handshake.silent_before_initialize`: the host's handshake
 /// kills it for a message before the `initialize` answer.
 #[derive(Debug, Clone, Copy)]
@@ -45,9 +46,12 @@ impl QuietWindow {
     async fn listen(self, pid: Option<u32>, rx: &tokio::sync::broadcast::Receiver<Value>) {
         let end = tokio::time::Instant::now() + self.0;
         tokio::time::sleep(QUIET_MIN.min(self.0)).await;
+        // On a CPU or waiting for one: a plugin starved on a busy machine
+        // uses no CPU yet has not had its say.
+        // Nor in disk I/O (a starting interpreter reading its modules).
         let cpu = || {
             pid.and_then(kaged_host_core::probe::tree_usage)
-                .map(|u| u.cpu)
+                .map(|u| (u.busy(), u.active_threads))
         };
         let mut idle_samples = 0;
         while tokio::time::Instant::now() < end && rx.is_empty() {
@@ -55,7 +59,7 @@ impl QuietWindow {
             tokio::time::sleep(QUIET_IDLE / 2).await;
             let after = cpu();
             match (before, after) {
-                (Some(b), Some(a)) if a == b => idle_samples += 1,
+                (Some((b, _)), Some((a, 0))) if a == b => idle_samples += 1,
                 // Gone, or not measurable: the full window.
                 (None, _) | (_, None) => {
                     tokio::time::sleep_until(end).await;

@@ -123,23 +123,34 @@ pub struct Fixture {
 pub enum Budgets {
     /// Process start (`initialize`) and exit (`shutdown`): the default
     /// ([`options_at`]); no verdict hangs on how fast the machine is.
-    SpecStartupAndExit,
+    StartupAndExit,
     /// Only process start: for a fixture that ignores `shutdown`, whose
     /// every exit waits out the (scaled) shutdown ladder.
-    SpecStartup,
-    /// None: for a fixture that never answers `initialize` (that timeout
-    /// must elapse; nothing else waits on the process).
-    Scaled,
+    StartupOnly,
+    /// Only exit (`shutdown` and the SIGTERM grace): for a fixture that
+    /// never answers `initialize` (that timeout must elapse), so that how
+    /// each of its sessions ends (on EOF, or by SIGTERM) never depends on
+    /// how busy the machine is.
+    ExitOnly,
 }
 
 impl Budgets {
     /// `Options::adjust_timeouts` for these budgets.
     pub fn adjust(self) -> Option<fn(Timeouts) -> Timeouts> {
         match self {
-            Budgets::SpecStartupAndExit => Some(Timeouts::with_spec_startup_and_exit),
-            Budgets::SpecStartup => Some(spec_startup),
-            Budgets::Scaled => None,
+            Budgets::StartupAndExit => Some(Timeouts::with_spec_startup_and_exit),
+            Budgets::StartupOnly => Some(spec_startup),
+            Budgets::ExitOnly => Some(spec_exit),
         }
+    }
+}
+
+/// `shutdown` and the SIGTERM grace at their spec budgets, everything else
+/// (`initialize` too) scaled.
+fn spec_exit(t: Timeouts) -> Timeouts {
+    Timeouts {
+        initialize: t.initialize,
+        ..t.with_spec_startup_and_exit()
     }
 }
 
@@ -157,7 +168,7 @@ pub const fn own(name: &'static str) -> Fixture {
         plugin: Plugin::Own(name),
         scale: SCALE,
         gaps: &[],
-        budgets: Budgets::SpecStartupAndExit,
+        budgets: Budgets::StartupAndExit,
         cage: CageMode::Auto,
     }
 }

@@ -183,9 +183,12 @@ impl Timeouts {
         }
     }
 
-    /// These timeouts with the two waits that measure the machine more than
-    /// the plugin, process start (`initialize`) and exit (`shutdown`), back
-    /// at their spec budgets (unscaled); every other value keeps its scale.
+    /// These timeouts with the waits that measure the machine more than the
+    /// plugin, process start (`initialize`) and exit (`shutdown` and the
+    /// grace after SIGTERM), back at their spec budgets (unscaled); every
+    /// other value keeps its scale. A plugin that ends on SIGTERM ends at
+    /// once whatever the grace; a scaled grace made "stopped by SIGTERM" or
+    /// "killed" depend on how busy the machine was.
     /// For [`HostConfig::adjust_timeouts`](crate::HostConfig::adjust_timeouts):
     /// tests that wait out a scaled timeout on a busy machine, where an
     /// interpreter may take seconds to start or exit.
@@ -196,6 +199,7 @@ impl Timeouts {
     /// let t = Timeouts::defaults(TimeScale::new(0.05).unwrap()).with_spec_startup_and_exit();
     /// assert_eq!(t.initialize, Duration::from_secs(10));
     /// assert_eq!(t.shutdown, Duration::from_secs(5));
+    /// assert_eq!(t.sigterm_grace, Duration::from_secs(2));
     /// assert_eq!(t.request, Duration::from_millis(1500));
     /// ```
     pub fn with_spec_startup_and_exit(self) -> Timeouts {
@@ -203,6 +207,7 @@ impl Timeouts {
         Timeouts {
             initialize: unscaled(self.initialize),
             shutdown: unscaled(self.shutdown),
+            sigterm_grace: unscaled(self.sigterm_grace),
             ..self
         }
     }

@@ -16,8 +16,23 @@ const USER_HZ: u64 = 100;
 pub struct TreeUsage {
     /// User + system CPU time of every process of the tree.
     pub cpu: Duration,
+    /// Time the tree's threads were runnable but waiting for a CPU
+    /// (`schedstat`; zero where the kernel keeps none).
+    pub waiting: Duration,
+    /// Threads of the tree running, runnable or in uninterruptible sleep
+    /// (disk I/O) when read: none when the tree is blocked on input.
+    pub active_threads: u32,
     /// Resident memory of every process of the tree, in KiB.
     pub rss_kib: u64,
+}
+
+impl TreeUsage {
+    /// Time on a CPU or waiting for one: what a process blocked on input
+    /// does not accumulate. A starved process uses no CPU yet is not idle,
+    /// so "idle" is this not growing, not [`cpu`](Self::cpu).
+    pub fn busy(&self) -> Duration {
+        self.cpu + self.waiting
+    }
 }
 
 /// `utime + stime` (ticks) from a `/proc/<pid>/stat` line.
@@ -31,18 +46,39 @@ fn parse_stat(line: &str) -> Option<u64> {
     Some(utime + stime)
 }
 
-/// On-CPU time of every thread of `pid`, from `/proc/<pid>/task/*/schedstat`
-/// (nanoseconds); `None` where the kernel does not keep it.
-fn schedstat_cpu(pid: u32) -> Option<Duration> {
-    let mut ns = 0u64;
+/// On-CPU time and run-queue wait of every thread of `pid`, from
+/// `/proc/<pid>/task/*/schedstat` (nanoseconds); `None` where the kernel
+/// does not keep it.
+fn schedstat(pid: u32) -> Option<(Duration, Duration)> {
+    let (mut on_cpu, mut waiting) = (0u64, 0u64);
     for t in std::fs::read_dir(format!("/proc/{pid}/task"))
         .ok()?
         .flatten()
     {
         let text = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
-        ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        let mut fields = text.split_whitespace();
+        on_cpu += fields.next()?.parse::<u64>().ok()?;
+        waiting += fields.next()?.parse::<u64>().ok()?;
     }
-    Some(Duration::from_nanos(ns))
+    Some((Duration::from_nanos(on_cpu), Duration::from_nanos(waiting)))
+}
+
+/// The threads of `pid` in state `R` (running or runnable) or `D`
+/// (uninterruptible sleep), from `/proc/<pid>/task/*/stat`.
+fn active_threads(pid: u32) -> u32 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    let active = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        .filter(|line| {
+            line.rfind(')')
+                .and_then(|i| line[i + 1..].split_whitespace().next())
+                .is_some_and(|state| state == "R" || state == "D")
+        })
+        .count();
+    u32::try_from(active).unwrap_or(u32::MAX)
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -62,8 +98,16 @@ fn rss_kib(pid: u32) -> u64 {
 pub fn process_usage(pid: u32) -> Option<TreeUsage> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let ticks = parse_stat(&stat)?;
+    let (cpu, waiting) = schedstat(pid).unwrap_or_else(|| {
+        (
+            Duration::from_millis(ticks * 1000 / USER_HZ),
+            Duration::ZERO,
+        )
+    });
     Some(TreeUsage {
-        cpu: schedstat_cpu(pid).unwrap_or_else(|| Duration::from_millis(ticks * 1000 / USER_HZ)),
+        cpu,
+        waiting,
+        active_threads: active_threads(pid),
         rss_kib: rss_kib(pid),
     })
 }
@@ -76,6 +120,8 @@ pub fn tree_usage(root: u32) -> Option<TreeUsage> {
     for pid in descendants(root) {
         if let Some(u) = process_usage(pid) {
             usage.cpu += u.cpu;
+            usage.waiting += u.waiting;
+            usage.active_threads += u.active_threads;
             usage.rss_kib += u.rss_kib;
         }
     }

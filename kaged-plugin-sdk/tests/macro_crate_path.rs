@@ -30,7 +30,8 @@ impl B {
     }
 }
 
-fn main() {
+#[test]
+fn both_crate_paths_find_the_sdk() {
     use sdk::KagedPlugin;
     assert_eq!(A.build().expect("valid").methods(), ["a.ping"]);
     assert_eq!(B.build().expect("valid").methods(), ["b.ping"]);

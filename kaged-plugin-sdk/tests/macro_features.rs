@@ -15,6 +15,8 @@ struct Query {
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Settings {
+    // Only deserialized: the params type is what is tested.
+    #[allow(dead_code)]
     limit: u32,
 }
 
@@ -105,7 +107,8 @@ impl Small {
     }
 }
 
-fn main() {
+#[test]
+fn every_feature_compiles_and_builds_its_definition() {
     let p = Everything.build().expect("valid");
     assert_eq!(p.version(), "2.0.0");
     assert_eq!(
