@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use kaged_plugin_sdk::{kaged_plugin, Call, KagedPlugin, PluginError};
+use kaged_plugin_sdk::{kaged_plugin, Call, PluginError};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -15,6 +15,12 @@ use serde_json::{json, Value};
 #[derive(Deserialize)]
 struct Bytes {
     bytes: usize,
+}
+
+/// `testbed.store_many` params.
+#[derive(Deserialize)]
+struct Many {
+    n: usize,
 }
 
 /// `testbed.sleep` params.
@@ -82,6 +88,31 @@ impl Testbed {
         Ok(json!({ "rows": rows.rows }))
     }
 
+    /// Make `n` storage requests at once from tasks on both worker
+    /// threads, and answer how many were answered `1`: request ids must
+    /// still reach the host in increasing order.
+    #[method("testbed.store_many")]
+    async fn store_many(&self, p: Many, call: Call) -> Result<usize, PluginError> {
+        let tasks: Vec<_> = (0..p.n)
+            .map(|i| {
+                let host = call.host.clone();
+                tokio::spawn(async move {
+                    host.storage()
+                        .query("SELECT ?1 AS i", kaged_plugin_sdk::sql_params![i as i64])
+                        .await
+                })
+            })
+            .collect();
+        let mut answered = 0;
+        for task in tasks {
+            let rows = task
+                .await
+                .map_err(|e| PluginError::new(format!("storage task: {e}")))??;
+            answered += usize::from(rows.rows.len() == 1);
+        }
+        Ok(answered)
+    }
+
     /// Emit `testbed.poked`.
     #[method("testbed.notify")]
     async fn notify(&self, call: Call) -> Result<&'static str, PluginError> {
@@ -92,5 +123,13 @@ impl Testbed {
 }
 
 fn main() {
-    Testbed.run()
+    // Two worker threads: handlers and the tasks they spawn run in
+    // parallel, as in a plugin that opts into them (`testbed.store_many`).
+    match Testbed.plugin_builder().worker_threads(2).build() {
+        Ok(plugin) => plugin.run(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1)
+        }
+    }
 }

@@ -275,3 +275,67 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
     assert_eq!(stored, json!({"rows": [{"one": 1}]}));
     assert!(session.shutdown().await.is_clean());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_storage_requests_from_worker_threads_reach_the_host_with_increasing_ids() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    let staged = StagedPlugin::new(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        env!("CARGO_BIN_EXE_sdk-testbed"),
+    )
+    .expect("stage the testbed");
+    let audit = AuditLog::memory();
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(0.5).expect("scale"))
+            .with_audit(audit.clone())
+            .with_storage(Arc::new(
+                kaged_host_sim::BrokerHandler::temp().expect("a broker"),
+            )),
+    );
+    let session = host.launch(staged.dir()).await.expect("launch");
+    // Load: more spinning threads than cores, so the plugin's two workers
+    // are preempted between taking a request id and sending the request.
+    // Bounded: they stop with the flag, and are joined below.
+    let stop = Arc::new(AtomicBool::new(false));
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<_> = (0..=cores)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        })
+        .collect();
+    // 48 at a time: under the host's bound on requests in flight (64).
+    let mut answered = Vec::new();
+    for _ in 0..20 {
+        answered.push(
+            session
+                .call("testbed.store_many", Some(json!({"n": 48})), None)
+                .await,
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    for s in spinners {
+        s.join().expect("spinner");
+    }
+    for a in answered {
+        assert_eq!(a.expect("answered"), json!(48));
+    }
+    let violations: Vec<String> = audit
+        .events()
+        .into_iter()
+        .filter(|r| r.event == kaged_host_sim::AuditEvent::ProtocolViolation)
+        .map(|r| serde_json::Value::Object(r.data).to_string())
+        .collect();
+    assert!(
+        violations.is_empty(),
+        "the SDK's request ids must increase on the wire: {violations:?}"
+    );
+    assert!(session.shutdown().await.is_clean());
+}

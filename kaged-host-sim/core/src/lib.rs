@@ -72,7 +72,8 @@ pub use time::{TimeScale, Timeouts};
 
 // Requests from plugins.
 pub use requests::{
-    DefaultHandler, InFlight, InFlightWaiter, PluginRequestHandler, RequestContext,
+    deny_unavailable_storage, DefaultHandler, InFlight, InFlightWaiter, PluginRequestHandler,
+    RequestContext, STORAGE_UNAVAILABLE,
 };
 
 // What the host records: whole modules (`audit`, `transcript`, the

@@ -103,4 +103,9 @@ impl PluginRequestHandler for BrokerHandler {
             }
         })
     }
+
+    /// Literals become `?`, comments go ([`crate::redact_sql`]).
+    fn redact_sql(&self, sql: &str) -> String {
+        crate::redact_sql(sql)
+    }
 }

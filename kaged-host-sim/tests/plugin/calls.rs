@@ -2,7 +2,7 @@
 //! plugin-to-host requests, notifications, hooks, timeouts, crashes.
 
 use crate::support::host::{assert_group_gone, fixture, host, host_with, one, EASY, LIMIT, SHORT};
-use kaged_host_sim::{CallError, HostSim, Timeouts};
+use kaged_host_sim::{AuditEvent, BrokerHandler, CallError, HostSim, Timeouts};
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 
@@ -110,7 +110,7 @@ async fn ten_concurrent_calls_all_get_their_own_answers() {
 #[tokio::test]
 async fn plugin_to_host_storage_request_is_answered_during_a_call() {
     // Storage said available, but no broker: the default handler answers.
-    let (host, _audit, _t) = host(EASY);
+    let (host, audit, _t) = host(EASY);
     let host = HostSim::new(host.config().clone().with_storage_available(true));
     let s = host.launch(&fixture("good")).await.expect("launch");
     let v = s.call("storage.try", None, None).await.expect("call");
@@ -120,6 +120,9 @@ async fn plugin_to_host_storage_request_is_answered_during_a_call() {
         v["host_answer"]["error"]["message"],
         "storage not available"
     );
+    let denied = audit.of(AuditEvent::StorageDenied);
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0].data["reason"], "storage_unavailable");
     s.shutdown().await;
 }
 
@@ -134,7 +137,28 @@ async fn storage_requests_get_a_clear_error_when_initialize_said_unavailable() {
         v["host_answer"]["error"]["message"],
         "storage is not available: the host said storage_available: false in initialize"
     );
-    assert!(!audit.names().contains(&"plugin.storage_denied"));
+    // ADDENDUM §15: every denial is audited, this one included.
+    let denied = audit.of(AuditEvent::StorageDenied);
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0].data["reason"], "storage_unavailable");
+    assert_eq!(denied[0].data["method"], "kaged.storage.query");
+    assert_eq!(denied[0].data["sql"], "<8 bytes of SQL>");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_broker_refusing_for_storage_available_false_audits_the_redacted_sql() {
+    let (host, audit, _t) = host(EASY);
+    let broker = std::sync::Arc::new(BrokerHandler::temp().expect("a broker"));
+    let config = host.config().clone().with_storage(broker);
+    let host = HostSim::new(config.with_storage_available(false));
+    let s = host.launch(&fixture("good")).await.expect("launch");
+    let v = s.call("storage.try", None, None).await.expect("call");
+    assert_eq!(v["host_answer"]["error"]["code"], -32003);
+    let denied = audit.of(AuditEvent::StorageDenied);
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0].data["reason"], "storage_unavailable");
+    assert_eq!(denied[0].data["sql"], "SELECT ?");
     s.shutdown().await;
 }
 

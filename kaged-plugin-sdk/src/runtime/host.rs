@@ -26,6 +26,7 @@ type Pending = HashMap<u64, oneshot::Sender<Result<Value, RpcError>>>;
 struct Inner {
     name: String,
     out: mpsc::UnboundedSender<Outgoing>,
+    /// The next request id; read and advanced only under `held`'s lock.
     next_id: AtomicU64,
     pending: Mutex<Pending>,
     /// Lines held back until the handshake completes (`None` once ready).
@@ -119,20 +120,56 @@ impl Host {
     }
 
     /// Send a request to the host and wait for its answer.
+    ///
+    /// Ids count from 1 and reach the wire in increasing order even when
+    /// tasks on several worker threads ask at once: the id is taken under
+    /// the same lock that queues the line.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, HostCallError> {
-        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let line = encode_line(&Request::new(id, method, Some(params)))
-            .map_err(|e| HostCallError::Sdk(e.into()))?;
         let (tx, rx) = oneshot::channel();
-        lock(&self.inner.pending).insert(id, tx);
-        if let Err(e) = self.send_after_handshake(line) {
-            lock(&self.inner.pending).remove(&id);
-            return Err(HostCallError::Sdk(e));
-        }
+        let mut params = Some(params);
+        let id = self.queue_in_order(|id| {
+            let line = encode_line(&Request::new(id, method, params.take()))
+                .map_err(|e| HostCallError::Sdk(e.into()))?;
+            lock(&self.inner.pending).insert(id, tx);
+            Ok(line)
+        })?;
         match rx.await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(HostCallError::Rpc(e)),
-            Err(_) => Err(HostCallError::Sdk(SdkError::Disconnected)),
+            Err(_) => {
+                lock(&self.inner.pending).remove(&id);
+                Err(HostCallError::Sdk(SdkError::Disconnected))
+            }
+        }
+    }
+
+    /// Take the next request id, build the line for it and queue it (held
+    /// until the handshake completes), all under the `held` lock: the order
+    /// of ids is the order of lines on the wire. An id is used only once
+    /// its line is queued.
+    fn queue_in_order(
+        &self,
+        line_for: impl FnOnce(u64) -> Result<Vec<u8>, HostCallError>,
+    ) -> Result<u64, HostCallError> {
+        let mut held = lock(&self.inner.held);
+        let id = self.inner.next_id.load(Ordering::Relaxed);
+        let line = line_for(id)?;
+        let queued = match held.as_mut() {
+            Some(queue) => {
+                queue.push(line);
+                Ok(())
+            }
+            None => self.send_line(line),
+        };
+        match queued {
+            Ok(()) => {
+                self.inner.next_id.store(id + 1, Ordering::Relaxed);
+                Ok(id)
+            }
+            Err(e) => {
+                lock(&self.inner.pending).remove(&id);
+                Err(HostCallError::Sdk(e))
+            }
         }
     }
 

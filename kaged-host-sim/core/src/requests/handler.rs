@@ -20,9 +20,9 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{ErrorCode, Request, RpcError, StorageMethod};
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use crate::observe::audit::AuditLog;
+use crate::observe::audit::{AuditEvent, AuditLog};
 
 /// What a handler knows about the plugin that asked.
 #[derive(Debug, Clone)]
@@ -44,21 +44,56 @@ pub trait PluginRequestHandler: Send + Sync {
         ctx: RequestContext,
         request: Request,
     ) -> BoxFuture<'static, Result<Value, RpcError>>;
+
+    /// A storage request's SQL as the audit log may show it (the
+    /// `sql` of `plugin.storage_denied`). The default keeps only its
+    /// length; the storage broker redacts literals and keeps the rest.
+    fn redact_sql(&self, sql: &str) -> String {
+        format!("<{} bytes of SQL>", sql.len())
+    }
+}
+
+/// The `reason` of `plugin.storage_denied` when the host has no storage for
+/// the plugin (`initialize` said `storage_available: false`, or no broker
+/// is plugged in).
+pub const STORAGE_UNAVAILABLE: &str = "storage_unavailable";
+
+/// Refuse a storage request because the host has no storage for the
+/// plugin: `-32003` with `message`, and a `plugin.storage_denied` record
+/// with `reason: "storage_unavailable"` (ADDENDUM §15: every denial is
+/// audited), its `method` and its SQL as `handler` redacts it.
+pub fn deny_unavailable_storage(
+    handler: &dyn PluginRequestHandler,
+    ctx: &RequestContext,
+    request: &Request,
+    message: &str,
+) -> RpcError {
+    ctx.audit.emit_with(AuditEvent::StorageDenied, &ctx.plugin, || {
+        let sql = request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("sql"))
+            .and_then(Value::as_str)
+            .map(|sql| handler.redact_sql(sql));
+        json!({"sql": sql, "reason": STORAGE_UNAVAILABLE, "method": request.method})
+    });
+    RpcError::new(ErrorCode::StorageAccessDenied, message)
 }
 
 /// The handler used until a storage broker is plugged in: storage methods
-/// answer `-32003` "storage not available", anything else `-32601`.
+/// answer `-32003` "storage not available" (audited, see
+/// [`deny_unavailable_storage`]), anything else `-32601`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DefaultHandler;
 
 impl PluginRequestHandler for DefaultHandler {
     fn handle(
         &self,
-        _ctx: RequestContext,
+        ctx: RequestContext,
         request: Request,
     ) -> BoxFuture<'static, Result<Value, RpcError>> {
         let answer = match StorageMethod::parse(&request.method) {
-            Some(_) => RpcError::new(ErrorCode::StorageAccessDenied, "storage not available"),
+            Some(_) => deny_unavailable_storage(self, &ctx, &request, "storage not available"),
             None => RpcError::new(
                 ErrorCode::MethodNotFound,
                 format!("Method not found: {}", request.method),

@@ -87,6 +87,10 @@ impl PluginRequestHandler for InFlight {
             fut.await
         })
     }
+
+    fn redact_sql(&self, sql: &str) -> String {
+        self.inner.redact_sql(sql)
+    }
 }
 
 /// Waits until an [`InFlight`] handler has no request left.

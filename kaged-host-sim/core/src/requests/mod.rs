@@ -6,5 +6,8 @@
 pub mod handler;
 pub mod in_flight;
 
-pub use handler::{DefaultHandler, PluginRequestHandler, RequestContext};
+pub use handler::{
+    deny_unavailable_storage, DefaultHandler, PluginRequestHandler, RequestContext,
+    STORAGE_UNAVAILABLE,
+};
 pub use in_flight::{InFlight, InFlightWaiter};

@@ -77,4 +77,8 @@ impl PluginRequestHandler for GatedHandler {
             answer.await
         })
     }
+
+    fn redact_sql(&self, sql: &str) -> String {
+        self.inner.redact_sql(sql)
+    }
 }

@@ -17,7 +17,7 @@
 //! | answer with an id the host never sent, or a second answer | `plugin.protocol_violation` (`unknown_response_id`), **not** killed |
 //! | answer with id null or none, after the handshake | tapped when a raw line could have prompted it (a malformed line, a batch, an open raw request); otherwise `plugin.protocol_violation` (`answer_to_notification`) |
 //! | request whose id is not an integer greater than the last (first: 1) | `plugin.protocol_violation` (`request_id_not_increasing`), still handled |
-//! | storage request while `initialize` said `storage_available: false` | answered `-32003` "storage is not available", never reaches the handler |
+//! | storage request while `initialize` said `storage_available: false` | answered `-32003` "storage is not available" and audited `plugin.storage_denied` (`reason: "storage_unavailable"`); never reaches the handler |
 //! | invalid JSON-RPC after the handshake | `plugin.protocol_violation`; the matching call fails with `-32603`, otherwise answered `-32600` |
 //! | notification | rate limited, `plugin.notification`, delivered to subscribers |
 //! | request | handled by the [`PluginRequestHandler`](crate::PluginRequestHandler) in its own task |

@@ -21,7 +21,7 @@ use super::{Fatal, Phase, Shared};
 use crate::observe::audit::AuditEvent;
 use crate::observe::transcript::Direction;
 use crate::observe::violation::Violation;
-use crate::requests::handler::RequestContext;
+use crate::requests::handler::deny_unavailable_storage;
 
 use crate::bounds::MAX_PLUGIN_REQUESTS_IN_FLIGHT;
 pub use crate::bounds::NOISE_CHARS;
@@ -251,8 +251,10 @@ fn request(shared: &Arc<Shared>, r: Request) {
         );
     }
     if !shared.cfg.storage_available && StorageMethod::parse(&r.method).is_some() {
-        let e = RpcError::new(
-            ErrorCode::StorageAccessDenied,
+        let e = deny_unavailable_storage(
+            shared.cfg.handler.as_ref(),
+            &shared.request_context(),
+            &r,
             "storage is not available: the host said storage_available: false in initialize",
         );
         if let Ok(line) = encode_line(&Response::err(r.id, e)) {
@@ -282,12 +284,7 @@ fn request(shared: &Arc<Shared>, r: Request) {
         }
         return;
     }
-    let ctx = RequestContext {
-        plugin: shared.plugin.clone(),
-        manifest: shared.cfg.manifest.clone(),
-        audit: shared.cfg.audit.clone(),
-    };
-    let fut = shared.cfg.handler.handle(ctx, r.clone());
+    let fut = shared.cfg.handler.handle(shared.request_context(), r.clone());
     let shared = shared.clone();
     tokio::spawn(async move {
         let resp = match fut.await {

@@ -19,7 +19,7 @@ use crate::bounds::MAX_STDIN_BACKLOG_BYTES;
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::observe::transcript::{Direction, Transcript};
 use crate::observe::violation::Violation;
-use crate::requests::handler::PluginRequestHandler;
+use crate::requests::handler::{PluginRequestHandler, RequestContext};
 use crate::time::Timeouts;
 
 pub use crate::bounds::STDERR_RING;
@@ -77,6 +77,15 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// What a request handler is told about this plugin.
+    pub(super) fn request_context(&self) -> RequestContext {
+        RequestContext {
+            plugin: self.plugin.clone(),
+            manifest: self.cfg.manifest.clone(),
+            audit: self.cfg.audit.clone(),
+        }
+    }
+
     pub(super) fn phase(&self) -> Phase {
         match self.phase.load(Ordering::SeqCst) {
             0 => Phase::Spawned,
