@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod audit_fields;
 mod audit_names;
 mod bounds;
 mod calls;

@@ -20,7 +20,7 @@ use kaged_plugin_protocol::InitializeParams;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::cage::CageStatus;
+use crate::cage::{CageMode, CageStatus};
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::plugin::connection::{Connection, ConnectionConfig};
 use crate::plugin::handle::PluginHandle;
@@ -82,8 +82,13 @@ pub struct HostSim {
 }
 
 impl HostSim {
-    /// A host with `config`.
-    pub fn new(config: HostConfig) -> HostSim {
+    /// A host with `config`. With [`CageMode::Off`] every audit record it
+    /// emits carries `"cage": "off"` (ADDENDUM §15), not only
+    /// `plugin.spawned`.
+    pub fn new(mut config: HostConfig) -> HostSim {
+        if config.cage == CageMode::Off {
+            config.audit = config.audit.tagged("cage", CageMode::Off.as_str());
+        }
         HostSim { config }
     }
 

@@ -156,6 +156,9 @@ pub struct AuditLog {
     /// Whether any sink (file, memory, live subscribers) is set: a log
     /// with none skips building records ([`AuditLog::emit_with`]).
     active: Arc<AtomicBool>,
+    /// Fields this handle adds to every record it emits (see
+    /// [`AuditLog::tagged`]); other handles of the same log are unaffected.
+    tags: Arc<Map<String, Value>>,
 }
 
 impl Default for AuditLog {
@@ -163,6 +166,7 @@ impl Default for AuditLog {
         AuditLog {
             sink: JsonlSink::new("audit log", None),
             active: Arc::default(),
+            tags: Arc::default(),
         }
     }
 }
@@ -193,6 +197,29 @@ impl AuditLog {
         log.lock().open(path, Open::Append)?;
         log.active.store(true, Ordering::Release);
         Ok(log)
+    }
+
+    /// A handle to the same log that adds `key: value` to the data of every
+    /// record it emits, unless the record sets `key` itself. A host running
+    /// its plugins with `--cage off` audits through
+    /// `audit.tagged("cage", "off")` (ADDENDUM §15).
+    ///
+    /// ```
+    /// use kaged_host_core::{AuditEvent, AuditLog};
+    /// let log = AuditLog::memory();
+    /// log.tagged("cage", "off").emit(AuditEvent::Stopped, "p", serde_json::json!({}));
+    /// log.emit(AuditEvent::Stopped, "q", serde_json::json!({}));
+    /// let events = log.events();
+    /// assert_eq!(events[0].data["cage"], "off");
+    /// assert!(events[1].data.get("cage").is_none());
+    /// ```
+    pub fn tagged(&self, key: &str, value: impl Into<Value>) -> AuditLog {
+        let mut tags = (*self.tags).clone();
+        tags.insert(key.to_string(), value.into());
+        AuditLog {
+            tags: Arc::new(tags),
+            ..self.clone()
+        }
     }
 
     /// Also keep events in memory.
@@ -231,6 +258,9 @@ impl AuditLog {
         };
         data.entry("name")
             .or_insert_with(|| Value::String(plugin.to_string()));
+        for (key, value) in self.tags.iter() {
+            data.entry(key).or_insert_with(|| value.clone());
+        }
         let record = AuditRecord {
             ts: SystemTime::now(),
             event,
