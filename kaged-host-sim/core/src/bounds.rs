@@ -44,7 +44,7 @@ pub const TRANSCRIPT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 /// Every bound: (name, value, unit, what happens at it), for the generated
 /// reference.
 pub const ALL: &[(&str, usize, &str, &str)] = &[
-    ("MAX_LINE_BYTES", MAX_LINE_BYTES, "bytes", "a stdout line passing it kills the plugin at once (`plugin.oversize_message`), newline or not; a stderr line passing it is discarded"),
+    ("MAX_LINE_BYTES", MAX_LINE_BYTES, "bytes", "a stdout line passing it kills the plugin at once (`protocol.oversize_message`), newline or not; a stderr line passing it is discarded"),
     ("STDERR_LINE_KEEP", STDERR_LINE_KEEP, "bytes", "the rest of a stderr line is cut"),
     ("STDERR_RING", STDERR_RING, "lines", "older stderr lines leave `last_stderr`"),
     ("NOISE_CHARS", NOISE_CHARS, "chars", "the rest of a noise line is cut in `plugin.stdout_noise`"),
@@ -55,3 +55,31 @@ pub const ALL: &[(&str, usize, &str, &str)] = &[
     ("TRANSCRIPT_MEMORY_RECORDS", TRANSCRIPT_MEMORY_RECORDS, "records", "an in-memory transcript drops its oldest"),
     ("TRANSCRIPT_MEMORY_BYTES", TRANSCRIPT_MEMORY_BYTES, "bytes", "an in-memory transcript drops its oldest"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::observe::audit::AuditEvent;
+
+    /// Every event the table names (a backticked `a.b` word) is an audit
+    /// event the host emits, spelled as it emits it.
+    #[test]
+    fn the_events_the_table_names_exist() {
+        let mut named = 0;
+        for (bound, _, _, what) in super::ALL {
+            for word in what.split('`').skip(1).step_by(2) {
+                if word.contains('.')
+                    && word
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || "._".contains(c))
+                {
+                    named += 1;
+                    assert!(
+                        AuditEvent::parse(word).is_some(),
+                        "{bound}: no audit event {word}"
+                    );
+                }
+            }
+        }
+        assert!(named >= 2, "the table names the oversize and flood events");
+    }
+}

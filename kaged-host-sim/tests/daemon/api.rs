@@ -321,3 +321,22 @@ fn the_settings_page_its_assets_and_the_restart_history() {
         (404, Some("unknown_plugin"))
     );
 }
+
+#[test]
+fn a_call_that_times_out_is_answered_like_a_crash() {
+    let dir = plugins(&["good"]);
+    let up = Up::start(dir.path());
+    up.wait_plugin("good", |p| p["state"] == "running");
+    // Answered after a minute: past the request timeout (30 s; 6 s at the
+    // harness's time scale 0.2).
+    let (status, body) = up.http(
+        "POST",
+        "/api/v1/plugins/good/call/delay.echo",
+        Some(r#"{"ms": 60000}"#),
+    );
+    // ADDENDUM §15: like a crash (502), -32603, a message that says so.
+    assert_eq!(status, 502, "{body}");
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("timed out"), "{body}");
+}

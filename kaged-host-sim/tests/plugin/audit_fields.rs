@@ -27,7 +27,13 @@ async fn cage_off_is_on_every_audit_record_of_the_plugin() {
         assert!(names.contains(&name), "{name} missing from {names:?}");
     }
     for r in &events {
-        assert_eq!(r.data.get("cage"), Some(&"off".into()), "{}: {:?}", r.event.as_str(), r.data);
+        assert_eq!(
+            r.data.get("cage"),
+            Some(&"off".into()),
+            "{}: {:?}",
+            r.event.as_str(),
+            r.data
+        );
     }
 }
 
@@ -38,7 +44,12 @@ async fn a_host_that_cages_adds_no_cage_field_but_to_plugin_spawned() {
     assert!(s.shutdown().await.is_clean());
     for r in audit.events() {
         if r.event.as_str() != "plugin.spawned" {
-            assert!(r.data.get("cage").is_none(), "{}: {:?}", r.event.as_str(), r.data);
+            assert!(
+                r.data.get("cage").is_none(),
+                "{}: {:?}",
+                r.event.as_str(),
+                r.data
+            );
         }
     }
 }

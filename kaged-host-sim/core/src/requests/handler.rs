@@ -68,15 +68,16 @@ pub fn deny_unavailable_storage(
     request: &Request,
     message: &str,
 ) -> RpcError {
-    ctx.audit.emit_with(AuditEvent::StorageDenied, &ctx.plugin, || {
-        let sql = request
-            .params
-            .as_ref()
-            .and_then(|p| p.get("sql"))
-            .and_then(Value::as_str)
-            .map(|sql| handler.redact_sql(sql));
-        json!({"sql": sql, "reason": STORAGE_UNAVAILABLE, "method": request.method})
-    });
+    ctx.audit
+        .emit_with(AuditEvent::StorageDenied, &ctx.plugin, || {
+            let sql = request
+                .params
+                .as_ref()
+                .and_then(|p| p.get("sql"))
+                .and_then(Value::as_str)
+                .map(|sql| handler.redact_sql(sql));
+            json!({"sql": sql, "reason": STORAGE_UNAVAILABLE, "method": request.method})
+        });
     RpcError::new(ErrorCode::StorageAccessDenied, message)
 }
 

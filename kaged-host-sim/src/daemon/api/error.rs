@@ -105,8 +105,9 @@ fn from_call(e: &CallError) -> ApiError {
             (StatusCode::NOT_FOUND, json!("unknown_method"))
         }
         // plugin-host.md § Failure modes: "The timed-out request returns
-        // -32603 to caller."
-        CallError::Timeout { .. } => (StatusCode::GATEWAY_TIMEOUT, json!(-32603)),
+        // -32603 to caller", and it is answered like a crash (502,
+        // ADDENDUM §15); the message says it timed out.
+        CallError::Timeout { .. } => (StatusCode::BAD_GATEWAY, json!(-32603)),
         // The process ended under the call: 502 until it is restarted.
         CallError::Closed { .. } => (StatusCode::BAD_GATEWAY, json!("not_running")),
         _ => (StatusCode::BAD_REQUEST, json!("bad_call")),

@@ -284,7 +284,10 @@ fn request(shared: &Arc<Shared>, r: Request) {
         }
         return;
     }
-    let fut = shared.cfg.handler.handle(shared.request_context(), r.clone());
+    let fut = shared
+        .cfg
+        .handler
+        .handle(shared.request_context(), r.clone());
     let shared = shared.clone();
     tokio::spawn(async move {
         let resp = match fut.await {

@@ -73,7 +73,7 @@ pub enum CallError {
         error: Box<RpcError>,
     },
     /// No answer in time (the plugin is killed for a method, not for a hook).
-    #[error("no answer to {method:?} within {after:?}")]
+    #[error("{method:?} timed out: no answer within {after:?}")]
     Timeout {
         /// The method.
         method: String,
