@@ -200,14 +200,24 @@ async fn each_agent_config_reaches_the_shared_process() {
         .await
         .expect("start");
     assert!(s.injects[0].1.contains("tag=primary"), "{:?}", s.injects);
-    // Sent at launch (primary), then before each firing whose agent differs.
+    // Sent at launch (primary; `{}` to the four plugins without a config,
+    // ADDENDUM §15), then before each firing whose agent differs.
     let updates: Vec<_> = sent(&transcript, "config.update")
         .into_iter()
-        .map(|m| m["params"]["tag"].clone())
+        .map(|m| m["params"].clone())
         .collect();
+    let empty = json!({});
     assert_eq!(
         updates,
-        [json!("primary"), json!("researcher"), json!("primary")]
+        [
+            json!({"tag": "primary"}),
+            empty.clone(),
+            empty.clone(),
+            empty.clone(),
+            empty,
+            json!({"tag": "researcher"}),
+            json!({"tag": "primary"})
+        ]
     );
     finish(agents).await;
 }
@@ -371,4 +381,41 @@ async fn plugins_start_for_the_project_and_hear_its_load_and_unload() {
         first("projects.deactivated") < first("shutdown"),
         "the first plugin hears the unload before its shutdown"
     );
+}
+
+#[tokio::test]
+async fn config_update_follows_initialized_before_any_call_even_when_empty() {
+    // ADDENDUM §15: the merged config is always sent right after
+    // `initialized`, `{}` when there is none.
+    let (host, _audit, transcript) = firing::host();
+    let project = kaged_host_sim::agents::Project::from_yaml_str(
+        "primary:\n  plugins:\n    greeter:\n      package: \"@kaged/hooks-greeter\"\n",
+        "inline.yaml",
+    )
+    .expect("parses");
+    let agents = AgentHost::start(host, &project, &plugin_dirs())
+        .await
+        .expect("starts");
+    agents
+        .start_session("primary", "ses_1")
+        .await
+        .expect("start");
+    let methods: Vec<String> = transcript
+        .records()
+        .into_iter()
+        .filter(|r| r.dir == kaged_host_sim::Direction::HostToPlugin)
+        .filter_map(|r| r.msg["method"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        methods[..4],
+        [
+            "initialize",
+            "initialized",
+            "config.update",
+            "projects.activated"
+        ],
+        "{methods:?}"
+    );
+    assert_eq!(sent(&transcript, "config.update")[0]["params"], json!({}));
+    finish(agents).await;
 }

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::helpers::{assert_no_generation_left, names, of, wait_state};
+use crate::helpers::{assert_no_generation_left, lifecycle, names, of, wait_state};
 use crate::support::host::{fixture, host, LIMIT};
 use kaged_host_sim::time::clock::{Clock, ManualClock};
 use kaged_host_sim::{AuditLog, PluginState, Supervisor};
@@ -53,7 +53,7 @@ async fn the_backoff_doubles_from_1_s_to_the_60_s_cap() {
     assert_ne!(sup.state(), PluginState::Failed);
     sup.stop().await;
     assert_eq!(sup.state(), PluginState::Stopped);
-    assert!(of(&audit.events(), "plugin.failed").is_empty());
+    assert!(of(&lifecycle(&audit), "plugin.failed").is_empty());
     assert_no_generation_left(&audit);
 }
 
@@ -71,7 +71,7 @@ async fn five_failures_within_ten_minutes_mark_the_plugin_failed() {
     }
     assert_eq!(delays, [s(1), s(2), s(4), s(8)]);
     wait_state(&sup, PluginState::Failed).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     assert_eq!(of(&ev, "plugin.failed")[0].get("total_failures"), 5);
     assert_eq!(
         names(&ev[ev.len() - 2..]),

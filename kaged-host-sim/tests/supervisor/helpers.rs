@@ -42,6 +42,17 @@ pub fn pid(sup: &Supervisor) -> Option<u32> {
     sup.current().and_then(|s| s.pid())
 }
 
+/// The audit records of `audit` but the `config.update` each process gets
+/// right after its handshake (ADDENDUM §15; its position is tested in
+/// `operator.rs`): what the supervisor's lifecycle tests compare.
+pub fn lifecycle(audit: &AuditLog) -> Vec<AuditRecord> {
+    audit
+        .events()
+        .into_iter()
+        .filter(|r| r.get("method") != "config.update")
+        .collect()
+}
+
 pub fn names(events: &[AuditRecord]) -> Vec<&'static str> {
     events.iter().map(|r| r.event.as_str()).collect()
 }

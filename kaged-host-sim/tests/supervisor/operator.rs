@@ -7,7 +7,7 @@ use kaged_host_sim::{group_alive, PluginState, ShutdownOutcome, SupervisorError}
 use serde_json::json;
 
 use crate::helpers::{
-    assert_no_generation_left, names, of, pid, staged_flaky, supervise, wait_state,
+    assert_no_generation_left, lifecycle, names, of, pid, staged_flaky, supervise, wait_state,
 };
 use crate::support::host::{assert_group_gone, fixture, one, LIMIT};
 
@@ -26,7 +26,7 @@ async fn a_graceful_stop_is_final() {
     assert!(sup.current().is_none());
     assert_eq!(sup.spawn_attempts(), 1);
     assert_eq!(
-        audit.names(),
+        names(&lifecycle(&audit)),
         [
             "plugin.spawned",
             "plugin.initialized",
@@ -37,7 +37,7 @@ async fn a_graceful_stop_is_final() {
     assert_eq!(one(&audit, "plugin.exited").get("exit_code"), 0);
     assert_group_gone(first);
     assert_eq!(sup.stop().await, None);
-    assert_eq!(audit.len(), 4);
+    assert_eq!(lifecycle(&audit).len(), 4);
 }
 
 #[tokio::test]
@@ -47,7 +47,7 @@ async fn enable_after_failed_spawns_afresh() {
     let (sup, audit) = supervise(&dir, 0.1);
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Failed).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     // Each start is recorded when the process starts, then its crash.
     let mut want = ["plugin.spawned", "plugin.crashed"].repeat(5);
     want.extend(["plugin.failed", "plugin.disabled"]);
@@ -61,12 +61,12 @@ async fn enable_after_failed_spawns_afresh() {
     }
     assert_eq!(ev[10].get("total_failures"), 5);
     assert_eq!(sup.consecutive_failures(), 5);
-    let mark = audit.len();
+    let mark = lifecycle(&audit).len();
     sup.enable().await.expect("enable");
     wait_state(&sup, PluginState::Running).await;
     assert_eq!(sup.consecutive_failures(), 0);
     assert_eq!(
-        names(&audit.since(mark)),
+        names(&lifecycle(&audit)[mark..]),
         ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
     );
     assert_eq!(std::fs::read_to_string(&counter).expect("counter"), "6");
@@ -90,7 +90,7 @@ async fn disable_stops_and_only_enable_restarts() {
         .is_clean());
     assert_eq!(sup.state(), PluginState::Disabled);
     assert_eq!(
-        audit.names(),
+        names(&lifecycle(&audit)),
         [
             "plugin.spawned",
             "plugin.initialized",
@@ -111,7 +111,7 @@ async fn disable_stops_and_only_enable_restarts() {
     sup.enable().await.expect("enable");
     wait_state(&sup, PluginState::Running).await;
     assert_eq!(
-        names(&audit.since(5)),
+        names(&lifecycle(&audit)[5..]),
         ["plugin.enabled", "plugin.spawned", "plugin.initialized"]
     );
     sup.stop().await.expect("a process");
@@ -126,7 +126,7 @@ async fn dropping_the_supervisor_kills_the_plugin() {
     let first = pid(&sup).expect("pid");
     drop(sup);
     assert_eq!(
-        audit.names(),
+        names(&lifecycle(&audit)),
         ["plugin.spawned", "plugin.initialized", "plugin.killed"]
     );
     assert_eq!(
@@ -141,7 +141,12 @@ async fn dropping_the_supervisor_kills_the_plugin() {
     })
     .await;
     assert!(gone.is_ok(), "process group {first} survived the drop");
-    assert_eq!(audit.len(), 3, "{:?}", audit.names());
+    assert_eq!(
+        lifecycle(&audit).len(),
+        3,
+        "{:?}",
+        names(&lifecycle(&audit))
+    );
 }
 
 #[tokio::test]
@@ -157,7 +162,7 @@ async fn stop_cancels_a_pending_restart() {
     assert_eq!(sup.consecutive_failures(), 0);
     let starts = sup.spawn_attempts();
     assert!(starts >= 1);
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     let want = ["plugin.spawned", "plugin.crashed"].repeat(starts as usize);
     assert_eq!(names(&ev), want);
     assert_eq!(
@@ -175,7 +180,7 @@ async fn stop_during_the_handshake_kills_the_half_started_process() {
     assert_eq!(sup.state(), PluginState::Spawning);
     // Wait until the process exists (recorded when it starts, caged or not).
     tokio::time::timeout(LIMIT, async {
-        while audit.names().is_empty() {
+        while names(&lifecycle(&audit)).is_empty() {
             tokio::time::sleep(REAP_POLL).await;
         }
     })
@@ -183,7 +188,10 @@ async fn stop_during_the_handshake_kills_the_half_started_process() {
     .expect("the driver runs");
     assert_eq!(sup.stop().await, None);
     assert_eq!(sup.state(), PluginState::Stopped);
-    assert_eq!(audit.names(), ["plugin.spawned", "plugin.killed"]);
+    assert_eq!(
+        names(&lifecycle(&audit)),
+        ["plugin.spawned", "plugin.killed"]
+    );
     let killed = one(&audit, "plugin.killed");
     assert_eq!(killed.get("reason"), "session dropped");
     let first = killed.get("pid").as_u64().expect("pid") as u32;
@@ -194,4 +202,31 @@ async fn stop_during_the_handshake_kills_the_half_started_process() {
     })
     .await;
     assert!(gone.is_ok(), "process group {first} survived the stop");
+}
+
+#[tokio::test]
+async fn the_config_follows_initialized_before_any_call_and_is_empty_when_unset() {
+    // ADDENDUM §12 and §15: config.update right after `initialized`, before
+    // any other call, `{}` when no config was set.
+    let (host, _audit, transcript) = crate::support::host::host_scaled(0.25);
+    let sup = kaged_host_sim::Supervisor::new(host, &fixture("good"));
+    sup.start().await.expect("start");
+    wait_state(&sup, PluginState::Running).await;
+    let session = sup.current().expect("running");
+    session.call("status.get", None, None).await.expect("call");
+    let sent: Vec<serde_json::Value> = transcript
+        .records()
+        .into_iter()
+        .filter(|r| r.dir == kaged_host_sim::Direction::HostToPlugin)
+        .map(|r| r.msg)
+        .collect();
+    let methods: Vec<&str> = sent.iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(
+        methods[..4],
+        ["initialize", "initialized", "config.update", "status.get"],
+        "{methods:?}"
+    );
+    assert_eq!(sent[2]["params"], json!({}));
+    drop(session);
+    assert!(sup.stop().await.is_some());
 }

@@ -6,8 +6,8 @@
 //! process of any generation is left.
 
 use crate::helpers::{
-    assert_no_generation_left, names, of, pid, staged_flaky, supervise, wait_restarted, wait_state,
-    wait_until,
+    assert_no_generation_left, lifecycle, names, of, pid, staged_flaky, supervise, wait_restarted,
+    wait_state, wait_until,
 };
 use crate::support::host::{fixture, one};
 use kaged_host_sim::{PluginState, SupervisorError};
@@ -22,7 +22,7 @@ async fn a_killed_plugin_is_restarted() {
     let pid1 = rustix::process::Pid::from_raw(first as i32).expect("pid");
     rustix::process::kill_process(pid1, rustix::process::Signal::KILL).expect("SIGKILL");
     let second = wait_restarted(&sup, first).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     assert_eq!(
         names(&ev),
         [
@@ -42,7 +42,7 @@ async fn a_killed_plugin_is_restarted() {
     assert!(sup.stop().await.expect("a process").is_clean());
     assert_eq!(sup.state(), PluginState::Stopped);
     assert_eq!(
-        names(&audit.events()[5..]),
+        names(&lifecycle(&audit)[5..]),
         ["plugin.exited", "plugin.stopped"]
     );
     assert_eq!(assert_no_generation_left(&audit), 2);
@@ -53,7 +53,7 @@ async fn five_consecutive_failures_mark_the_plugin_failed() {
     let (sup, audit) = supervise(&fixture("supervisor-crash-after-init"), 0.1);
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Failed).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     let mut want = Vec::new();
     for _ in 0..5 {
         want.extend(["plugin.spawned", "plugin.initialized", "plugin.crashed"]);
@@ -84,7 +84,7 @@ async fn five_consecutive_failures_mark_the_plugin_failed() {
     ));
     assert_eq!(sup.stop().await, None);
     assert_eq!(sup.state(), PluginState::Failed);
-    assert_eq!(audit.len(), want.len());
+    assert_eq!(lifecycle(&audit).len(), want.len());
     assert_eq!(assert_no_generation_left(&audit), 5);
 }
 
@@ -96,7 +96,7 @@ async fn failed_health_checks_kill_and_restart() {
     wait_state(&sup, PluginState::Running).await;
     let first = pid(&sup).expect("pid");
     wait_restarted(&sup, first).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     assert_eq!(
         names(&ev[..8]),
         [
@@ -114,7 +114,7 @@ async fn failed_health_checks_kill_and_restart() {
     assert_eq!(ev[5].get("pid"), first);
     assert!(sup.stop().await.expect("a process").is_clean());
     // The new process may have failed a ping before the stop; nothing else.
-    let rest: Vec<&str> = names(&audit.events()[8..])
+    let rest: Vec<&str> = names(&lifecycle(&audit)[8..])
         .into_iter()
         .filter(|n| *n != "plugin.health_fail")
         .collect();
@@ -137,7 +137,7 @@ async fn a_request_timeout_kills_and_restarts() {
     assert_eq!(err.code(), -32603);
     drop(s);
     wait_restarted(&sup, first).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     assert_eq!(
         names(&ev),
         [
@@ -161,7 +161,7 @@ async fn capability_overreach_fails_at_once() {
     let (sup, audit) = supervise(&fixture("capability-overreach"), 0.25);
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Failed).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     assert_eq!(
         names(&ev),
         [
@@ -191,7 +191,7 @@ async fn identity_mismatches_are_not_restarted() {
         sup.start().await.expect("start");
         wait_state(&sup, PluginState::Failed).await;
         assert_eq!(
-            audit.names(),
+            names(&lifecycle(&audit)),
             [
                 "plugin.spawned",
                 event,
@@ -218,7 +218,7 @@ async fn a_flaky_start_recovers_and_keeps_its_count() {
     .await;
     assert_eq!(sup.state(), PluginState::Running);
     assert_eq!(
-        audit.names(),
+        names(&lifecycle(&audit)),
         [
             "plugin.spawned",
             "plugin.crashed",
@@ -241,7 +241,7 @@ async fn an_invalid_manifest_leaves_the_plugin_disabled() {
     let (sup, audit) = supervise(tmp.path(), 0.25);
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Disabled).await;
-    assert_eq!(audit.names(), ["plugin.disabled"]);
+    assert_eq!(names(&lifecycle(&audit)), ["plugin.disabled"]);
     assert_eq!(
         one(&audit, "plugin.disabled").get("reason"),
         "invalid manifest"
@@ -261,7 +261,7 @@ async fn a_clean_exit_without_shutdown_is_restarted() {
     assert!(s.close_stdin());
     drop(s);
     wait_restarted(&sup, first).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     assert_eq!(
         names(&ev),
         [
@@ -282,7 +282,7 @@ async fn a_spawn_failure_is_not_restarted() {
     let (sup, audit) = supervise(&fixture("missing-command"), 0.25);
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Failed).await;
-    let ev = audit.events();
+    let ev = lifecycle(&audit);
     assert_eq!(names(&ev), ["plugin.failed", "plugin.disabled"]);
     assert_eq!(ev[0].get("reason"), "spawn failed");
     assert_eq!(ev[1].get("reason"), "spawn_failed");

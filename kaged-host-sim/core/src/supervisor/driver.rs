@@ -109,13 +109,11 @@ async fn attempt(inner: &Inner) -> Attempt {
 }
 
 /// Send the config in force with `config.update` (ADDENDUM §12: right
-/// after `initialized`, before any other call), when one was set. A plugin
-/// that refuses it keeps running on its previous (default) config; the
-/// refusal is logged.
+/// after `initialized`, before any other call), `{}` when none was set
+/// (ADDENDUM §15: always sent). A plugin that refuses it keeps running on
+/// its previous (default) config; the refusal is logged.
 async fn send_config(inner: &Inner, session: &PluginHandle) {
-    let Some(config) = lock(&inner.config).clone() else {
-        return;
-    };
+    let config = lock(&inner.config).clone().unwrap_or_default();
     let params = Some(serde_json::Value::Object(config));
     if let Err(e) = session
         .call(kaged_plugin_protocol::methods::CONFIG_UPDATE, params, None)

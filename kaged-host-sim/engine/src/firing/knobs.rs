@@ -320,7 +320,7 @@ impl AgentHost {
                 Ok(id.clone())
             })
             .await?;
-        *gate = written.merged.clone();
+        *gate = Some(written.merged.clone());
         drop(gate);
         active.project_config = written.project;
         active.config = written.merged.clone();

@@ -272,10 +272,12 @@ impl AgentHost {
     async fn ensure_config(
         &self,
         r: &Running,
-        sent: &mut Map<String, Value>,
+        sent: &mut Option<Map<String, Value>>,
         config: &Map<String, Value>,
     ) {
-        if sent == config {
+        // The first is always sent, `{}` included (ADDENDUM §15): a plugin
+        // can rely on a config.update right after `initialized`.
+        if sent.as_ref() == Some(config) {
             return;
         }
         let params = Value::Object(config.clone());
@@ -286,7 +288,7 @@ impl AgentHost {
         {
             tracing::warn!(plugin = r.session.name(), error = %e, "config.update failed");
         }
-        *sent = config.clone();
+        *sent = Some(config.clone());
     }
 
     /// Fire `hook` on `plugin` with `ctx` (made by [`AgentHost::context`]

@@ -50,8 +50,9 @@ pub(super) struct Running {
     pub(super) session: PluginHandle,
     /// The config of the first agent declaring the plugin (primary first).
     pub(super) first_config: Map<String, Value>,
-    /// Held across `config.update` + hook; holds the last config sent.
-    pub(super) gate: tokio::sync::Mutex<Map<String, Value>>,
+    /// Held across `config.update` + hook; holds the last config sent
+    /// (`None` before the first, which is always sent: ADDENDUM §15).
+    pub(super) gate: tokio::sync::Mutex<Option<Map<String, Value>>>,
 }
 
 fn load_manifest(dir: &Path) -> Result<Manifest, AgentHostError> {
@@ -170,7 +171,7 @@ pub(super) async fn launch_all(
                     packages: vec![p.package.clone()],
                     session,
                     first_config: p.config.clone(),
-                    gate: tokio::sync::Mutex::new(Map::new()),
+                    gate: tokio::sync::Mutex::new(None),
                 }),
                 Err(error) => {
                     tracing::warn!(plugin = %p.name, package = %p.package, error = %error_chain::chain(&error), "plugin failed to launch; starting the others");
