@@ -192,8 +192,8 @@ fail_proofs! {
         fail(PROTOCOL_PING),
         fail(PROTOCOL_UNKNOWN_METHOD),
         warn(PROTOCOL_NOT_INITIALIZED),
-        warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
-        warn(SYSTEM_PROJECTS_ACTIVATED),
+        fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
+        fail(SYSTEM_PROJECTS_ACTIVATED),
         fail(PROTOCOL_BATCH_REJECTED),
         fail(PROTOCOL_PARSE_ERROR),
         fail(PROTOCOL_IDS_ECHOED),
@@ -206,7 +206,7 @@ fail_proofs! {
         fail(HOOKS_ANSWERS).on("on_session_start").audit("plugin.hook.timeout"),
         fail(HOOKS_ANSWERS).on("pre_compact").audit("plugin.hook.timeout"),
         fail(COMPACTION_COMPACTOR_CONTRACT).audit("compaction.failed"),
-        warn(CONFIG_UPDATE_ACCEPTED).audit("plugin.killed"),
+        fail(CONFIG_UPDATE_ACCEPTED).audit("plugin.killed"),
         fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
         fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
     ] then |r| {
@@ -247,10 +247,10 @@ fail_proofs! {
         assert!(d.contains("actual: accepted") && d.contains("greeting"), "{d}");
     };
 
-    /// config.update before `initialized` gets -32002 (ADDENDUM §12 says
-    /// accept it).
+    /// config.update before `initialized` gets -32002 (ADDENDUM §12 and
+    /// §15: a plugin must accept it).
     config_after_initialized_only: own("config-after-initialized-only") => [
-        warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
+        fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
     ] then |r| {
         let d = &r.case(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW.id).detail;
         assert!(d.contains("actual: error -32002"), "{d}");
@@ -262,10 +262,11 @@ fail_proofs! {
         assert!(d.contains("projects loaded at start") && d.contains("did not expect projects"), "{d}");
     };
 
-    /// projects.activated / projects.deactivated get -32601.
+    /// projects.activated / projects.deactivated get -32601 (system
+    /// methods are MUST, ADDENDUM §15).
     ignores_projects: own("ignores-projects") => [
-        warn(SYSTEM_PROJECTS_ACTIVATED),
-        warn(SYSTEM_PROJECTS_DEACTIVATED),
+        fail(SYSTEM_PROJECTS_ACTIVATED),
+        fail(SYSTEM_PROJECTS_DEACTIVATED),
     ] then |r| {
         let d = &r.case(SYSTEM_PROJECTS_ACTIVATED.id).detail;
         assert!(d.contains("actual: error -32601"), "{d}");
@@ -349,8 +350,8 @@ fail_proofs! {
     ];
 
     rejects_config: own("rejects-config") => [
-        warn(CONFIG_UPDATE_ACCEPTED).audit("plugin.method_returned"),
-        warn(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
+        fail(CONFIG_UPDATE_ACCEPTED).audit("plugin.method_returned"),
+        fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
     ];
 
     hook_hangs: own("hook-hangs") => [

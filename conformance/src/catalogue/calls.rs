@@ -59,23 +59,25 @@ pub const COMPACTION_COMPACTOR_CONTRACT: CaseDef = CaseDef {
     per: None,
 };
 
-/// `config.update_accepted` (SHOULD): a valid config.update is accepted.
+/// `config.update_accepted` (MUST, ADDENDUM §15): a valid config.update
+/// is answered with a result.
 pub const CONFIG_UPDATE_ACCEPTED: CaseDef = CaseDef {
     id: "config.update_accepted",
     title: "A valid config.update is accepted",
-    level: Should,
-    spec: "plugin-host.md § System methods",
-    sentence: "config.update: The plugin's config has changed. Plugin may return an error if the config is invalid.",
+    level: Must,
+    spec: "plugin-host.md § System methods; ADDENDUM §15",
+    sentence: "System methods are MUST. \"Defined by kaged and implemented by every plugin\": a plugin answers ping, config.update, projects.activated and projects.deactivated with a result.",
     per: None,
 };
 
-/// `config.update_in_handshake_window` (SHOULD): a config.update between
-/// the initialize answer and `initialized` is accepted.
+/// `config.update_in_handshake_window` (MUST, ADDENDUM §15): a
+/// config.update between the initialize answer and `initialized` is
+/// accepted.
 pub const CONFIG_UPDATE_IN_HANDSHAKE_WINDOW: CaseDef = CaseDef {
     id: "config.update_in_handshake_window",
     title: "A config.update before initialized is accepted",
-    level: Should,
-    spec: "ADDENDUM §12",
+    level: Must,
+    spec: "ADDENDUM §12; ADDENDUM §15 (\"Accepting config.update in the §12 window is MUST\")",
     sentence: "config.update is the one daemon call a plugin must also accept in the window between its initialize answer and initialized (a daemon following Merging literally sends it there); every other call in that window still gets -32002.",
     per: None,
 };
@@ -91,24 +93,24 @@ pub const CONFIG_INVALID_REJECTED: CaseDef = CaseDef {
     per: None,
 };
 
-/// `system.projects_activated` (SHOULD): `projects.activated` is answered
-/// without error.
+/// `system.projects_activated` (MUST, ADDENDUM §15): `projects.activated`
+/// is answered without error.
 pub const SYSTEM_PROJECTS_ACTIVATED: CaseDef = CaseDef {
     id: "system.projects_activated",
     title: "projects.activated is answered without error",
-    level: Should,
-    spec: "plugin-host.md § System methods",
+    level: Must,
+    spec: "plugin-host.md § System methods; ADDENDUM §15",
     sentence: "projects.activated daemon → plugin: A project that uses this plugin has been loaded or reloaded. Params: {project: string, config: object}.",
     per: None,
 };
 
-/// `system.projects_deactivated` (SHOULD): `projects.deactivated` is
+/// `system.projects_deactivated` (MUST, ADDENDUM §15): `projects.deactivated` is
 /// answered without error.
 pub const SYSTEM_PROJECTS_DEACTIVATED: CaseDef = CaseDef {
     id: "system.projects_deactivated",
     title: "projects.deactivated is answered without error",
-    level: Should,
-    spec: "plugin-host.md § System methods",
+    level: Must,
+    spec: "plugin-host.md § System methods; ADDENDUM §15",
     sentence: "projects.deactivated daemon → plugin: A project that used this plugin has been unloaded. Params: {project: string}.",
     per: None,
 };

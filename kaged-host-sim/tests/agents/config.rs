@@ -146,3 +146,68 @@ fn defaults_fill_absent_top_level_fields_only() {
     let broken = json!({"type": 12});
     assert!(validate(Some(&broken), &Map::new())[0].contains("does not compile"));
 }
+
+/// A manifest with a `config_schema` and, when `system` is given, a
+/// `system_config_schema` letting any key through.
+fn manifest_with(system: Option<Value>) -> Manifest {
+    let mut yaml = String::from(
+        "name: p\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [x]\ncapabilities: []\n\
+         config_schema: {type: object, properties: {shared: {type: string}, own: {type: string}}}\n",
+    );
+    if let Some(schema) = system {
+        yaml.push_str(&format!("system_config_schema: {schema}\n"));
+    }
+    Manifest::from_yaml_str(&yaml).expect("a manifest")
+}
+
+#[test]
+fn without_a_system_config_schema_no_system_key_is_accepted() {
+    // ADDENDUM §15: "a plugin without one accepts no system-side keys (a
+    // config error naming the key)" — a local.toml key never slips in
+    // unvalidated.
+    let m = manifest_with(None);
+    let system = obj(json!({"own": "from local.toml", "token": "t"}));
+    let failures = merge_config(&m, &obj(json!({"own": "p"})), Some(&system)).unwrap_err();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].side, ConfigSide::System);
+    assert_eq!(failures[0].errors.len(), 2, "{:?}", failures[0].errors);
+    assert!(
+        failures[0].errors[0].starts_with("/own: `own` is not accepted"),
+        "{:?}",
+        failures[0].errors
+    );
+    assert!(
+        failures[0].errors[1].contains("`token`"),
+        "{:?}",
+        failures[0].errors
+    );
+    // No local block, or an empty one: nothing to refuse.
+    assert!(merge_config(&m, &obj(json!({"own": "p"})), None).is_ok());
+    assert!(merge_config(&m, &obj(json!({"own": "p"})), Some(&Map::new())).is_ok());
+}
+
+#[test]
+fn on_a_collision_the_project_value_wins_and_the_key_is_reported() {
+    // ADR-0023: the project block takes precedence; ADDENDUM §15: the
+    // collision is reported.
+    let m = manifest_with(Some(
+        json!({"type": "object", "properties": {"token": {"type": "string"}}}),
+    ));
+    let system = obj(json!({"token": "t", "shared": "from local.toml"}));
+    let merged = merge_config(
+        &m,
+        &obj(json!({"shared": "from the project"})),
+        Some(&system),
+    )
+    .expect("merges");
+    assert_eq!(merged.merged["shared"], "from the project");
+    assert_eq!(merged.merged["token"], "t");
+    assert_eq!(merged.collisions, ["shared"]);
+    let clean = merge_config(
+        &m,
+        &obj(json!({"own": "x"})),
+        Some(&obj(json!({"token": "t"}))),
+    )
+    .expect("merges");
+    assert!(clean.collisions.is_empty());
+}

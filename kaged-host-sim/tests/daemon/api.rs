@@ -340,3 +340,24 @@ fn a_call_that_times_out_is_answered_like_a_crash() {
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("timed out"), "{body}");
 }
+
+#[test]
+fn plugin_stderr_reaches_the_operational_log_tagged_with_its_name() {
+    // plugin-host.md, Transport: "The daemon captures stderr line-by-line
+    // into the operational log tagged with the plugin name" (`up`'s stderr).
+    let dir = plugins(&["crashes-on-call"]);
+    let mut up = Up::start(dir.path());
+    up.wait_plugin("crashes-on-call", |p| p["state"] == "running");
+    let (status, body) = up.http(
+        "POST",
+        "/api/v1/plugins/crashes-on-call/call/crash.now",
+        None,
+    );
+    assert_eq!(status, 502, "{body}");
+    for n in 0..3 {
+        let text = format!("fatal: crash line {n}");
+        let line = up.wait_err_line(|l| l.contains(&text));
+        assert!(line.contains("plugin=crashes-on-call"), "{line}");
+        assert!(line.contains("kaged_plugin_stderr"), "{line}");
+    }
+}

@@ -31,6 +31,9 @@ pub struct Up {
     lines: Receiver<String>,
     /// Every stdout line read so far.
     pub seen: Vec<String>,
+    err_lines: Receiver<String>,
+    /// Every stderr line (the operational log) read so far.
+    pub err_seen: Vec<String>,
     /// The API's `IP:PORT`.
     pub addr: String,
     /// Whether the plugins run caged (`--cage require`).
@@ -79,22 +82,17 @@ impl Up {
             .arg(&token_file)
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn up");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = line_channel(child.stdout.take().expect("stdout"));
+        let err_lines = line_channel(child.stderr.take().expect("stderr"));
         let mut up = Up {
             child,
             lines,
             seen: Vec::new(),
+            err_lines,
+            err_seen: Vec::new(),
             addr: String::new(),
             caged: cage == "require",
             audit,
@@ -152,22 +150,13 @@ impl Up {
 
     /// Wait (bounded by [`LIMIT`]) for a stdout line matching `pred`.
     pub fn wait_line(&mut self, pred: impl Fn(&str) -> bool) -> String {
-        if let Some(l) = self.seen.iter().find(|l| pred(l)) {
-            return l.clone();
-        }
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if pred(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no such line; saw:\n{}", self.seen.join("\n")),
-            }
-        }
+        wait_for_line(&self.lines, &mut self.seen, pred, "stdout")
+    }
+
+    /// Wait (bounded by [`LIMIT`]) for a stderr line (the operational log)
+    /// matching `pred`.
+    pub fn wait_err_line(&mut self, pred: impl Fn(&str) -> bool) -> String {
+        wait_for_line(&self.err_lines, &mut self.err_seen, pred, "stderr")
     }
 
     /// One HTTP request; the status and the JSON body.
@@ -225,6 +214,45 @@ impl Up {
             }
             assert!(Instant::now() < deadline, "up did not exit");
             std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// The lines of `stream`, read on their own thread until it closes.
+fn line_channel(stream: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
+/// The first line of `seen`, then of `lines`, matching `pred` (bounded by
+/// [`LIMIT`]); every line read is kept in `seen`.
+fn wait_for_line(
+    lines: &Receiver<String>,
+    seen: &mut Vec<String>,
+    pred: impl Fn(&str) -> bool,
+    what: &str,
+) -> String {
+    if let Some(l) = seen.iter().find(|l| pred(l)) {
+        return l.clone();
+    }
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                seen.push(line.clone());
+                if pred(&line) {
+                    return line;
+                }
+            }
+            Err(_) => panic!("no such {what} line; saw:\n{}", seen.join("\n")),
         }
     }
 }

@@ -209,7 +209,7 @@ async fn the_config_follows_initialized_before_any_call_and_is_empty_when_unset(
     // ADDENDUM §12 and §15: config.update right after `initialized`, before
     // any other call, `{}` when no config was set.
     let (host, _audit, transcript) = crate::support::host::host_scaled(0.25);
-    let sup = kaged_host_sim::Supervisor::new(host, &fixture("good"));
+    let sup = kaged_host_sim::Supervisor::new(host, fixture("good"));
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Running).await;
     let session = sup.current().expect("running");

@@ -191,7 +191,15 @@ impl Plugin {
             methods::INITIALIZED if *phase == Phase::Answered => {
                 *phase = Phase::Ready;
                 host.mark_ready();
-                if let Some(migrations) = self.def.migrations.clone() {
+                let storage = host.initialize_params().is_none_or(|p| p.storage_available);
+                if self.def.migrations.is_some() && !storage {
+                    // Nothing to migrate: every call the migrations gate
+                    // gets this, and no storage request goes out.
+                    host.set_schema(Schema::Failed(RpcError::new(
+                        ErrorCode::StorageAccessDenied,
+                        "storage is not available (initialize said storage_available: false): the schema migrations did not run",
+                    )));
+                } else if let Some(migrations) = self.def.migrations.clone() {
                     host.set_schema(Schema::Migrating);
                     let host = host.clone();
                     tokio::spawn(async move {

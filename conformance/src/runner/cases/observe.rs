@@ -4,6 +4,7 @@
 //! matching audit events of the whole run, which its case reports.
 
 use kaged_host_core::audit::{AuditEvent, AuditRecord};
+use kaged_host_core::STORAGE_UNAVAILABLE;
 use serde_json::Value;
 
 use crate::runner::observations::Observations;
@@ -55,11 +56,20 @@ pub(crate) fn no_jsonrpc_on_stderr(o: &Observations) -> (Verdict, Vec<AuditRecor
     (v, Vec::new())
 }
 
-/// `storage.no_denials`: no storage access was denied.
+/// `storage.no_denials`: no storage access was denied. Refusals because the
+/// suite itself said `storage_available: false` (`handshake.initialize_variants`)
+/// are the suite's doing and not counted.
 pub(crate) fn no_denials(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
-    let denied = o.of(AuditEvent::StorageDenied);
+    let (denied, unavailable): (Vec<AuditRecord>, Vec<AuditRecord>) = o
+        .of(AuditEvent::StorageDenied)
+        .into_iter()
+        .partition(|r| r.get("reason").as_str() != Some(STORAGE_UNAVAILABLE));
     let v = match denied.first() {
-        None => Verdict::pass("no storage access was denied during the run"),
+        None if unavailable.is_empty() => Verdict::pass("no storage access was denied during the run"),
+        None => Verdict::pass(format!(
+            "no storage access was denied during the run ({} refused while the suite said storage_available: false, not counted)",
+            unavailable.len()
+        )),
         Some(first) => Verdict::fail(format!(
             "expected: no denied storage access; actual: {} denial(s), first: {}",
             denied.len(),

@@ -8,11 +8,14 @@
 //!    `config_schema` with a `default` that the config does not set gets
 //!    that default; then the result is validated against `config_schema`.
 //! 2. **System side** (the package's operator-local block, `{}` when
-//!    absent): defaults from `system_config_schema` the same way, then
-//!    validation against `system_config_schema` (so a `required` secret
-//!    the operator did not provide fails here).
-//! 3. The merged config is the union of the two objects (their keys are
-//!    disjoint once step 1 passed).
+//!    absent): a plugin without `system_config_schema` accepts no key here
+//!    (each is a config error naming it, ADDENDUM §15); otherwise defaults
+//!    from `system_config_schema` the same way, then validation against it
+//!    (so a `required` secret the operator did not provide fails here).
+//! 3. The merged config is the union of the two objects. A field lives on
+//!    one side; where a key is set on both anyway (a system key the schema
+//!    lets through that the project also sets), the project value wins
+//!    (ADR-0023) and the key is reported in [`MergedConfig::collisions`].
 //!
 //! Defaults are applied before validation (only top-level properties): a
 //! schema field that is `required` but has a `default` therefore passes. A
@@ -48,8 +51,12 @@ pub struct MergedConfig {
     pub project: Map<String, Value>,
     /// The system side, defaults applied.
     pub system: Map<String, Value>,
-    /// The union sent with `config.update`.
+    /// The union sent with `config.update`, the project's value where both
+    /// sides set a key.
     pub merged: Map<String, Value>,
+    /// The keys set on both sides (the project's value kept), in the
+    /// system block's order.
+    pub collisions: Vec<String>,
 }
 
 /// One side that failed validation, with readable errors
@@ -144,8 +151,20 @@ pub fn merge_config(
     }
 
     let mut system = system.cloned().unwrap_or_default();
-    apply_defaults(manifest.system_config_schema.as_ref(), &mut system);
-    let system_errors = validate(manifest.system_config_schema.as_ref(), &system);
+    let system_errors = match manifest.system_config_schema.as_ref() {
+        None => system
+            .keys()
+            .map(|k| {
+                format!(
+                    "/{k}: `{k}` is not accepted: the plugin declares no system_config_schema, so it takes no system-side keys"
+                )
+            })
+            .collect(),
+        Some(schema) => {
+            apply_defaults(Some(schema), &mut system);
+            validate(Some(schema), &system)
+        }
+    };
     if !system_errors.is_empty() {
         failures.push(ConfigFailure {
             side: ConfigSide::System,
@@ -157,12 +176,19 @@ pub fn merge_config(
         return Err(failures);
     }
     let mut merged = project.clone();
+    let mut collisions = Vec::new();
     for (k, v) in &system {
-        merged.insert(k.clone(), v.clone());
+        match merged.contains_key(k) {
+            true => collisions.push(k.clone()),
+            false => {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
     }
     Ok(MergedConfig {
         project,
         system,
         merged,
+        collisions,
     })
 }

@@ -232,6 +232,16 @@ pub enum ResolveWarning {
         /// The plugin name (equal to the namespace).
         plugin: String,
     },
+    /// A config key set both in the project and in the operator's local
+    /// block: the project value is used (ADR-0023, ADDENDUM §15).
+    ConfigCollision {
+        /// The agent path.
+        agent_path: String,
+        /// The plugin.
+        plugin: String,
+        /// The keys set on both sides.
+        keys: Vec<String>,
+    },
     /// `compaction.delegate.plugin` names a declared plugin that is not
     /// active on the agent (refused or failed); the agent has no compactor.
     DelegateInactive {

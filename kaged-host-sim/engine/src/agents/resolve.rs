@@ -184,7 +184,18 @@ fn load(
 
     let system = st.project.system.get(&eff.package.value);
     let config = match merge_config(m, &eff.config, system) {
-        Ok(c) => c,
+        Ok(c) => {
+            if !c.collisions.is_empty() {
+                tracing::warn!(plugin = %m.name, agent_path = %path, keys = ?c.collisions,
+                    "config keys set both in the project and in local.toml: the project values are used");
+                st.out.warnings.push(ResolveWarning::ConfigCollision {
+                    agent_path: path.to_string(),
+                    plugin: m.name.clone(),
+                    keys: c.collisions.clone(),
+                });
+            }
+            c
+        }
         Err(failures) => {
             for f in failures {
                 st.event(

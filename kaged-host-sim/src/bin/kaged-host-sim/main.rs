@@ -56,7 +56,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    init_tracing();
+    init_tracing(matches!(cli.command, Command::Up(_)));
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -81,12 +81,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_tracing() {
+/// The operational log on stderr, filtered by `KAGED_HOST_SIM_LOG`. By
+/// default warnings, and for the daemon (`up`) also every stderr line of
+/// its plugins, tagged with the plugin's name (plugin-host.md, Transport:
+/// "captures stderr line-by-line into the operational log tagged with the
+/// plugin name"): `INFO kaged_plugin_stderr: <line> plugin=<name>`.
+fn init_tracing(daemon: bool) {
+    let default = match daemon {
+        true => "warn,kaged_plugin_stderr=info",
+        false => "warn",
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("KAGED_HOST_SIM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colours on a terminal only: a log file gets plain lines.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
