@@ -433,3 +433,107 @@ fn packages_map_to_plugins_by_exact_key_then_by_name() {
     );
     assert_eq!(package_short_name("plain"), "plain");
 }
+
+// ---- version requirements and sources ------------------------------------
+
+#[test]
+fn a_version_requirement_the_installed_plugin_meets_resolves() {
+    // memory-hindsight is installed at 1.0.0.
+    for required in ["1.0.0", "^1", ">=0.9, <2", "=1.0.0"] {
+        let yaml = format!(
+            "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n      version: \"{required}\"\n"
+        );
+        let res = ok(&inline(&yaml));
+        assert!(
+            res.agent("primary").unwrap().plugin("memory").is_some(),
+            "{required}"
+        );
+    }
+}
+
+#[test]
+fn a_version_requirement_the_installed_plugin_misses_is_an_error_naming_both() {
+    // plugin-host.md, Manifest: "The daemon uses this for version
+    // constraint checks when projects declare version: requirements."
+    let e = err(&inline(
+        "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n      version: \"^2.1\"\n",
+    ));
+    match &e.errors[..] {
+        [ResolveError::VersionMismatch {
+            agent_path,
+            key,
+            required,
+            installed,
+            ..
+        }] => {
+            assert_eq!((agent_path.as_str(), key.as_str()), ("primary", "memory"));
+            assert_eq!((required.as_str(), installed.as_str()), ("^2.1", "1.0.0"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = e.to_string();
+    assert!(
+        text.contains("inline.yaml:5:") && text.contains("requires version `^2.1`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_subagent_cannot_loosen_the_primarys_version_requirement() {
+    let e = err(&inline(
+        "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n      isolation: project\n      version: \"^1\"\n  subagents:\n    r:\n      plugins:\n        memory:\n          version: \"*\"\n",
+    ));
+    assert!(
+        matches!(
+            &e.errors[..],
+            [ResolveError::CascadeOverride {
+                field: "version",
+                ..
+            }]
+        ),
+        "{:?}",
+        e.errors
+    );
+}
+
+#[test]
+fn a_version_that_is_not_a_requirement_is_refused_at_load() {
+    let e = kaged_host_sim::agents::Project::from_yaml_str(
+        "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n      version: \"one\"\n",
+        "p.yaml",
+    )
+    .expect_err("not semver");
+    let text = e.to_string();
+    assert!(
+        text.contains("primary.plugins.memory.version")
+            && text.contains("not a semver requirement"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_plugin_names_its_source_resolved_against_the_project_file() {
+    let project = kaged_host_sim::agents::Project::from_yaml_str(
+        "primary:\n  plugins:\n    m:\n      package: \"@nope/missing\"\n      source: ./vendor/missing\n    n:\n      package: \"@nope/other\"\n",
+        "/srv/proj/project.yaml",
+    )
+    .expect("parses");
+    let e = err(&project);
+    let sources: Vec<Option<&str>> = e
+        .errors
+        .iter()
+        .map(|x| match x {
+            ResolveError::UnknownPackage {
+                declared_source, ..
+            } => declared_source.as_deref(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(sources, [Some("/srv/proj/vendor/missing"), None]);
+    let text = e.to_string();
+    assert!(
+        text.contains("source: `/srv/proj/vendor/missing`"),
+        "{text}"
+    );
+    assert!(text.contains("names no source"), "{text}");
+}

@@ -34,6 +34,10 @@ pub(crate) struct Effective<'a> {
     pub pos: Pos,
     /// The package, where it is written.
     pub package: Located<String>,
+    /// The version requirement, where it is written.
+    pub version: Option<Located<String>>,
+    /// The source, where it is written.
+    pub source: Option<Located<String>>,
     /// The isolation.
     pub isolation: Isolation,
     /// The hooks as written (on this agent, or inherited), `None` when
@@ -81,6 +85,8 @@ pub(crate) fn cascade<'a>(
         key: &decl.key,
         pos: decl.pos,
         package,
+        version: decl.version.clone(),
+        source: decl.source.clone(),
         isolation: isolation_of(decl),
         hooks: decl.hooks.as_deref(),
         config: decl.config.clone().unwrap_or_default(),
@@ -119,6 +125,23 @@ fn cascade_from<'a>(
             found: p.value.clone(),
         }));
     }
+    if let Some(v) = decl
+        .version
+        .as_ref()
+        .filter(|v| Some(&v.value) != base.version.as_ref().map(|b| &b.value))
+    {
+        return Err(Box::new(ResolveError::CascadeOverride {
+            at: project.source_pos(v.pos),
+            agent_path: agent.path.clone(),
+            key: decl.key.clone(),
+            field: "version",
+            base: base
+                .version
+                .as_ref()
+                .map_or_else(|| "no version".to_string(), |b| b.value.clone()),
+            found: v.value.clone(),
+        }));
+    }
     if let Some(i) = decl
         .isolation
         .as_ref()
@@ -141,6 +164,8 @@ fn cascade_from<'a>(
         key: &decl.key,
         pos: decl.pos,
         package: base_package,
+        version: base.version.clone(),
+        source: base.source.clone(),
         isolation: Isolation::Project,
         hooks: decl.hooks.as_deref().or(base.hooks.as_deref()),
         config,

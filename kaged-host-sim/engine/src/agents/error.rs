@@ -110,7 +110,7 @@ pub enum ResolveError {
         agent_path: String,
         /// The declaration key.
         key: String,
-        /// `package` or `isolation`.
+        /// `package`, `version` or `isolation`.
         field: &'static str,
         /// The primary's value.
         base: String,
@@ -118,7 +118,7 @@ pub enum ResolveError {
         found: String,
     },
     /// No plugin of the catalogue answers to the declared package.
-    #[error("{at}: agent `{agent_path}`, plugin `{key}`: unknown package `{package}`")]
+    #[error("{at}: agent `{agent_path}`, plugin `{key}`: unknown package `{package}`{}", declared_source.as_ref().map_or_else(|| " (the declaration names no source: install it by hand with `plugin install`)".to_string(), |s| format!(" (source: `{s}`: install it from there with `plugin install`)")))]
     UnknownPackage {
         /// Where `package` is written (or the declaration, when inherited).
         at: SourcePos,
@@ -128,6 +128,27 @@ pub enum ResolveError {
         key: String,
         /// The package string.
         package: String,
+        /// The declaration's `source:`, where the plugin can be installed
+        /// from (a relative path already resolved against the project
+        /// file's directory).
+        declared_source: Option<String>,
+    },
+    /// The installed plugin's version does not meet the declaration's
+    /// `version:` requirement.
+    #[error("{at}: agent `{agent_path}`, plugin `{key}`: `{package}` {installed} is installed, the project requires version `{required}`")]
+    VersionMismatch {
+        /// Where `version` is written.
+        at: SourcePos,
+        /// The agent path.
+        agent_path: String,
+        /// The declaration key.
+        key: String,
+        /// The package.
+        package: String,
+        /// The requirement as written.
+        required: String,
+        /// The installed plugin's manifest version.
+        installed: String,
     },
     /// A declaration lists a hook that is not a defined hook.
     #[error("{at}: agent `{agent_path}`, plugin `{key}`: `{hook}` is not a lifecycle hook")]
@@ -194,6 +215,7 @@ impl ResolveError {
             ResolveError::MissingPackage { agent_path, .. }
             | ResolveError::CascadeOverride { agent_path, .. }
             | ResolveError::UnknownPackage { agent_path, .. }
+            | ResolveError::VersionMismatch { agent_path, .. }
             | ResolveError::UnknownHook { agent_path, .. }
             | ResolveError::UndeclaredHook { agent_path, .. }
             | ResolveError::DelegateUnknown { agent_path, .. }

@@ -157,6 +157,8 @@ impl Parser<'_> {
             key: key.to_string(),
             pos: key_node.pos,
             package: None,
+            version: None,
+            source: None,
             isolation: None,
             hooks: None,
             config: None,
@@ -168,6 +170,21 @@ impl Parser<'_> {
             let fpath = format!("{path}.{field}");
             match field.as_str() {
                 "package" => decl.package = Some(self.string(v, &fpath)?),
+                "version" => {
+                    let s = self.string(v, &fpath)?;
+                    if let Err(e) = semver::VersionReq::parse(&s.value) {
+                        return Err(self.err(
+                            v,
+                            &fpath,
+                            format!(
+                                "`{}` is not a semver requirement (`1.4.2`, `^1.4`, `>=1.2, <2`): {e}",
+                                s.value
+                            ),
+                        ));
+                    }
+                    decl.version = Some(s);
+                }
+                "source" => decl.source = Some(self.string(v, &fpath)?),
                 "isolation" => {
                     let s = self.string(v, &fpath)?;
                     let iso = Isolation::parse(&s.value).ok_or_else(|| {
@@ -207,13 +224,11 @@ impl Parser<'_> {
                         ))
                     }
                 },
-                _ => {
-                    return Err(self.err(
-                        k,
-                        &fpath,
-                        "unknown field (expected package, isolation, hooks or config)",
-                    ))
-                }
+                _ => return Err(self.err(
+                    k,
+                    &fpath,
+                    "unknown field (expected package, version, source, isolation, hooks or config)",
+                )),
             }
         }
         Ok(decl)

@@ -7,6 +7,8 @@
 //!   plugins:                       # ordered: declaration order = hook order
 //!     memory:
 //!       package: "@kaged/memory-hindsight"
+//!       version: "^1.4"            # semver requirement on the installed plugin
+//!       source: ./plugins/memory   # where to install it from (named when missing)
 //!       isolation: project         # agent (default) | project
 //!       hooks: [on_session_start]  # omitted: the manifest's hooks
 //!       config: { recall_budget: mid }
@@ -80,6 +82,12 @@ pub struct PluginDecl {
     pub pos: Pos,
     /// `package:`.
     pub package: Option<Located<String>>,
+    /// `version:`: a semver requirement the installed plugin's version must
+    /// meet (`^1.4`, `>=1.2, <2`); checked when the project is resolved.
+    pub version: Option<Located<String>>,
+    /// `source:`: where the plugin comes from (`./relative/path` from the
+    /// project file's directory, a git URL); named when it is not installed.
+    pub source: Option<Located<String>>,
     /// `isolation:`.
     pub isolation: Option<Located<Isolation>>,
     /// `hooks:` (each hook as written, unchecked).

@@ -141,10 +141,28 @@ fn resolve_agent(
                 agent_path: agent.path.clone(),
                 key: decl.key.clone(),
                 package: eff.package.value.clone(),
+                declared_source: eff
+                    .source
+                    .as_ref()
+                    .map(|s| resolve_source(project, &s.value)),
             });
             st.declared.push((decl.key.clone(), None));
             continue;
         };
+        if let Some(required) = &eff.version {
+            if !version_meets(&manifest.version, &required.value) {
+                errors.push(ResolveError::VersionMismatch {
+                    at: project.source_pos(required.pos),
+                    agent_path: agent.path.clone(),
+                    key: decl.key.clone(),
+                    package: eff.package.value.clone(),
+                    required: required.value.clone(),
+                    installed: manifest.version.clone(),
+                });
+                st.declared.push((decl.key.clone(), None));
+                continue;
+            }
+        }
         st.declared
             .push((decl.key.clone(), Some(manifest.name.clone())));
         if let Err(mut e) = load(&mut st, &eff, manifest) {
@@ -391,5 +409,31 @@ fn designate(st: &mut AgentState<'_>, errors: &mut Vec<ResolveError>) {
         });
     } else {
         st.out.compactor = Some(key);
+    }
+}
+
+/// Whether `installed` (a manifest's semver version) meets `required` (a
+/// semver requirement, checked when the project was loaded); a version
+/// that does not parse meets nothing.
+fn version_meets(installed: &str, required: &str) -> bool {
+    match (
+        semver::Version::parse(installed),
+        semver::VersionReq::parse(required),
+    ) {
+        (Ok(v), Ok(req)) => req.matches(&v),
+        _ => false,
+    }
+}
+
+/// A declaration's `source:` as the operator can use it: a relative path
+/// (`./plugins/x`) joined to the project file's directory, a URL as it is.
+fn resolve_source(project: &Project, source: &str) -> String {
+    let is_path = source.starts_with("./") || source.starts_with("../");
+    match (is_path, std::path::Path::new(&project.file).parent()) {
+        (true, Some(dir)) if !dir.as_os_str().is_empty() => {
+            let relative = source.strip_prefix("./").unwrap_or(source);
+            dir.join(relative).display().to_string()
+        }
+        _ => source.to_string(),
     }
 }
