@@ -69,7 +69,7 @@ pub use kaged_host_engine::{
     agents, installed_copy, scenario, AgentHost, AgentHostError, CompactRequest, CompactionOutcome,
     FailedPlugin, IdleOutcome, InstallError, InstallPlan, InstalledPlugin, InstalledSize,
     KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten, LeftOut, LeftOutReason, PluginDirs,
-    PluginStore, SessionStart, Uninstalled, Upgrade, KAGEDIGNORE_FILE,
+    PluginStore, SessionStart, Uninstalled, Upgrade, UpgradeRestart, KAGEDIGNORE_FILE,
 };
 #[doc(no_inline)]
 pub use kaged_host_storage::{BrokerHandler, StorageBroker};

@@ -1,6 +1,7 @@
 //! The install flow (plugin-host.md § Install flow and the Testing notes'
 //! "Install tests"): manual install, invalid-manifest refusal, upgrade
-//! with a capability diff, uninstall refused with active sessions unless
+//! with a capability diff and the running plugin restarted on the new copy,
+//! uninstall refused with active sessions unless
 //! forced, and cleanup of the plugin's storage on uninstall; what install
 //! copies is in [`copies`].
 
@@ -358,4 +359,109 @@ fn the_consent_prompt_shows_where_path_grants_land() {
         ),
         other => panic!("expected InvalidManifest, got {other}"),
     }
+}
+
+/// A copy of the shell adapter at `version` (its manifest and its
+/// initialize answer both say it).
+fn shell_adapter_at(version: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for file in ["kaged-plugin.yaml", "plugin.sh"] {
+        let text = std::fs::read_to_string(fixture("shell-adapter").join(file)).expect("read");
+        let to = dir.path().join(file);
+        std::fs::write(&to, text.replace("0.1.0", version)).expect("write");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.path().join("plugin.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
+
+#[tokio::test]
+async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
+    // plugin-host.md § Upgrade: "Plugin was running; restarting... ✓
+    // oh-my-pi restarted".
+    let (_root, store, audit) = store();
+    let v1 = shell_adapter_at("0.1.0");
+    store
+        .install(v1.path(), true, |_| true)
+        .expect("install 0.1.0");
+    let host = HostSim::new(
+        HostConfig::default()
+            .with_time_scale(TimeScale::new(EASY).expect("scale"))
+            .with_audit(audit.clone()),
+    );
+    let dir = store.plugin_dir("my-simple-adapter");
+    let sup = kaged_host_sim::Supervisor::new(host.clone(), &dir);
+    let other = kaged_host_sim::Supervisor::new(host, fixture("good"));
+    for s in [&sup, &other] {
+        s.start().await.expect("start");
+        s.subscribe()
+            .wait_for(|s| *s == kaged_host_sim::PluginState::Running)
+            .await
+            .expect("running");
+    }
+    let old_pid = sup.current().and_then(|s| s.pid()).expect("pid");
+    let other_pid = other.current().and_then(|s| s.pid());
+
+    let v2 = shell_adapter_at("0.2.0");
+    store.install(v2.path(), true, |_| true).expect("upgrade");
+    let restarted = store
+        .restart_upgraded("my-simple-adapter", &[&sup, &other])
+        .await;
+    match &restarted[..] {
+        [kaged_host_sim::UpgradeRestart::Restarted { pid, version }] => {
+            assert_eq!(version, "0.2.0");
+            assert_ne!(*pid, Some(old_pid));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_group_gone(old_pid);
+    assert_eq!(
+        other.current().and_then(|s| s.pid()),
+        other_pid,
+        "another plugin is left alone"
+    );
+    // Upgraded, the old process stopped gracefully, the new one spawned.
+    let trail: Vec<(&str, serde_json::Value)> = audit
+        .events()
+        .iter()
+        .filter(|r| r.plugin == "my-simple-adapter" && r.get("method") != "config.update")
+        .map(|r| (r.event.as_str(), r.get("version").clone()))
+        .collect();
+    let names: Vec<&str> = trail.iter().map(|(n, _)| *n).collect();
+    let upgraded = names
+        .iter()
+        .position(|n| *n == "plugin.upgraded")
+        .expect("upgraded");
+    assert_eq!(
+        names[upgraded..],
+        [
+            "plugin.upgraded",
+            "plugin.exited",
+            "plugin.stopped",
+            "plugin.spawned",
+            "plugin.initialized"
+        ],
+        "{names:?}"
+    );
+    let spawned = trail
+        .iter()
+        .rfind(|t| t.0 == "plugin.spawned")
+        .expect("spawned");
+    assert_eq!(spawned.1, "0.2.0");
+    sup.stop().await;
+    other.stop().await;
+    // A plugin that is not running is left as it is.
+    let v3 = shell_adapter_at("0.3.0");
+    store.install(v3.path(), true, |_| true).expect("upgrade");
+    let left = store.restart_upgraded("my-simple-adapter", &[&sup]).await;
+    assert!(
+        matches!(
+            &left[..],
+            [kaged_host_sim::UpgradeRestart::NotRunning(
+                kaged_host_sim::PluginState::Stopped
+            )]
+        ),
+        "{left:?}"
+    );
 }

@@ -32,6 +32,8 @@ fn sdk_testbed_passes_the_conformance_suite() {
             "methods.invalid_params[testbed.sleep]",
             "methods.examples[testbed.store]",
             "methods.invalid_params[testbed.store]",
+            "methods.examples[testbed.store_many]",
+            "methods.invalid_params[testbed.store_many]",
             "methods.examples[testbed.notify]",
             "methods.invalid_params[testbed.notify]",
             "methods.tool_valid_args",

@@ -32,6 +32,7 @@ fn printed_manifest_lists_every_method_in_declaration_order() {
             "testbed.big",
             "testbed.sleep",
             "testbed.store",
+            "testbed.store_many",
             "testbed.notify"
         ]
     );

@@ -33,5 +33,5 @@ pub use firing::{
 pub use install::{
     cargo_target_dir, installed_copy, package_packed_dir, packed_dir, InstallError, InstallPlan,
     InstalledPlugin, InstalledSize, LeftOut, LeftOutReason, PluginStore, Uninstalled, Upgrade,
-    KAGEDIGNORE_FILE,
+    UpgradeRestart, KAGEDIGNORE_FILE,
 };

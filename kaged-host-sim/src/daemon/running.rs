@@ -290,7 +290,8 @@ impl Daemon {
 /// Merging (plugin-host.md § Project config vs system config): at every
 /// initialization the daemon sends the merged config with `config.update`
 /// (ADDENDUM §12: right after `initialized`). A plugin that declares no
-/// config schema has no config, and is sent none.
+/// config schema has no config: the supervisor sends it `{}` (ADDENDUM
+/// §15: always sent).
 fn with_initial_config(sup: Supervisor, manifest: Option<&Manifest>) -> Supervisor {
     let config = manifest
         .filter(|m| m.config_schema.is_some() || m.system_config_schema.is_some())

@@ -41,6 +41,7 @@ mod kagedignore;
 mod packed;
 mod plan;
 mod registry;
+mod restart;
 mod select;
 pub use error::InstallError;
 
@@ -55,6 +56,7 @@ pub use packed::{cargo_target_dir, package_packed_dir, packed_dir};
 pub use plan::{InstallPlan, Upgrade};
 use registry::Registry;
 pub use registry::{installed_copy, InstalledPlugin};
+pub use restart::UpgradeRestart;
 use select::packed_layout;
 pub use select::{LeftOut, LeftOutReason};
 
