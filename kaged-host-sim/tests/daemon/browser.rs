@@ -158,6 +158,39 @@ async fn the_settings_page_in_a_real_browser() {
     )
     .await;
 
+    // The good plugin's live notifications, from its WebSocket (the
+    // cookie rides on the upgrade).
+    wait_js(
+        c,
+        "the good plugin's notification socket",
+        r#"return document.querySelector('.plugin[data-plugin="good"] .badge.socket').textContent;"#,
+        |v| v == "live",
+    )
+    .await;
+    let (status, body) = tokio::task::block_in_place(|| {
+        up.http(
+            "POST",
+            "/api/v1/plugins/good/call/notify.emit",
+            Some(r#"{"n": 5}"#),
+        )
+    });
+    assert_eq!(status, 200, "{body}");
+    wait_js(
+        c,
+        "the notification on the page",
+        r#"return [...document.querySelectorAll('.plugin[data-plugin="good"] .notifications li')]
+               .map(li => li.textContent);"#,
+        |v| {
+            v.as_array().is_some_and(|a| {
+                a.iter().any(|t| {
+                    t.as_str()
+                        .is_some_and(|t| t.contains(r#"echo.done {"n":5}"#))
+                })
+            })
+        },
+    )
+    .await;
+
     // A change reaches the plugin as config.update.
     set_knob(c, "retain_every", "7").await;
     let (class, text) = knob_message(c, "retain_every").await;

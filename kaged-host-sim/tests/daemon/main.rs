@@ -10,4 +10,5 @@ mod callers;
 mod guard;
 mod harness;
 mod lifecycle;
+mod notifications;
 mod project;

@@ -94,6 +94,7 @@ async fn attempt(inner: &Inner) -> Attempt {
         Ok(s) => Arc::new(s),
         Err(e) => return classify(e),
     };
+    inner.forward_notifications(&session);
     send_config(inner, &session).await;
     let monitor = session.start_health_checks();
     *lock(&inner.slot) = Some(Slot {

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use kaged_plugin_protocol::Notification;
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use super::failures::FailureHistory;
 use super::state::PluginState;
@@ -41,6 +42,9 @@ pub(crate) struct Inner {
     /// The config sent with `config.update` right after every handshake
     /// (ADDENDUM §12), before the process is offered to any caller.
     pub(super) config: Mutex<Option<serde_json::Map<String, Value>>>,
+    /// Every notification of every process, forwarded from each one right
+    /// after its launch ([`super::Supervisor::notifications`]).
+    pub(super) notifications: broadcast::Sender<Notification>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -55,6 +59,24 @@ impl Inner {
 
     pub(super) fn audit(&self, event: AuditEvent, data: Value) {
         self.host.audit().emit(event, &self.name, data);
+    }
+
+    /// Forward `session`'s notifications to the supervisor's subscribers
+    /// until its connection ends (a lagging forwarder skips what it missed).
+    pub(super) fn forward_notifications(&self, session: &PluginHandle) {
+        let mut rx = session.notifications();
+        let tx = self.notifications.clone();
+        tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(n) => {
+                        let _ = tx.send(n);
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
     }
 
     /// Take the slot, but only if it still holds `session`.

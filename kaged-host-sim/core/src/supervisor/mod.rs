@@ -119,10 +119,22 @@ impl Supervisor {
                 last_exit: Mutex::new(None),
                 clock,
                 config: Mutex::new(None),
+                notifications: tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0,
             }),
             ops: tokio::sync::Mutex::new(()),
             driver: Mutex::new(None),
         }
+    }
+
+    /// Every notification the plugin emits from now on, from every process
+    /// the supervisor starts (after the rate limit): a subscription that
+    /// outlives restarts. A subscriber more than
+    /// [`FANOUT_QUEUE`](crate::bounds::FANOUT_QUEUE) behind misses the
+    /// oldest (`Lagged`).
+    pub fn notifications(
+        &self,
+    ) -> tokio::sync::broadcast::Receiver<kaged_plugin_protocol::Notification> {
+        self.inner.notifications.subscribe()
     }
 
     /// The plugin's name.

@@ -14,12 +14,14 @@
 //! | `PUT /api/v1/plugins/<name>/knobs/<knob>` `{"value": V}` | `{"config": ..}`; out of bounds: 422 |
 //! | `POST /api/v1/plugins/<name>/enable\|disable\|restart` | the plugin's status |
 //! | `GET /api/v1/plugins/<name>/history` | `{"plugin", "history": [..]}`: its last lifecycle audit records |
+//! | `GET /api/v1/plugins/<name>/notifications` | a WebSocket: one frame per notification of the plugin ([`notifications`]) |
 //! | `GET /api/v1/audit/stream` | server-sent events, one audit record each |
 //! | `GET /` | the settings page ([`page`]) |
 
 mod error;
 pub mod guard;
 mod handlers;
+pub mod notifications;
 pub mod page;
 pub mod reserved;
 pub mod token;
@@ -65,6 +67,10 @@ pub fn router(daemon: Arc<Daemon>, guard: Guard) -> Router {
         .route(
             "/api/v1/plugins/{name}/knobs/{knob}",
             put(handlers::write_knob),
+        )
+        .route(
+            "/api/v1/plugins/{name}/notifications",
+            get(notifications::subscribe),
         )
         .route("/api/v1/plugins/{name}/{action}", post(handlers::operate))
         .route("/api/v1/audit/stream", get(handlers::audit_stream))

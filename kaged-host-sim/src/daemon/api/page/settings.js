@@ -1,6 +1,6 @@
 // The settings page of `kaged-host-sim up`: plugin states and restart
-// history, knob panels rendered from each plugin's knob schema, and a live
-// audit tail. Plain JavaScript, no build step, no external assets.
+// history, knob panels rendered from each plugin's knob schema, each
+// plugin's live notifications (its WebSocket) and a live audit tail. Plain JavaScript, no build step, no external assets.
 "use strict";
 
 // Every error the page meets (read by the browser test).
@@ -14,6 +14,7 @@ const NAMES = JSON.parse(document.getElementById("audit-events").textContent);
 const AUDIT_EVENTS = NAMES.all;
 const LIFECYCLE = new Set(NAMES.lifecycle);
 const AUDIT_KEEP = 200;
+const NOTIFICATIONS_KEEP = 20;
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -82,14 +83,19 @@ function card(p) {
       history: el("ol", { class: "history", "aria-label": "restart history" }),
       knobs: el("form", { class: "knobs", "aria-label": `${p.name} knobs` }),
       knobsLoaded: false,
+      notifications: el("ol", { class: "notifications", reversed: true,
+        "aria-label": `${p.name} live notifications` }),
+      socketState: el("span", { class: "badge socket", text: "connecting" }),
     };
     c.knobs.addEventListener("submit", (e) => e.preventDefault());
     c.root.append(
       el("header", {}, el("h2", { text: p.name }), c.state,
         el("div", { class: "actions" }, action("enable"), action("disable"), action("restart"))),
-      c.facts, c.history, c.knobs);
+      c.facts, c.history,
+      el("h3", {}, "Live notifications ", c.socketState), c.notifications, c.knobs);
     cards.set(p.name, c);
     document.getElementById("plugins").append(c.root);
+    listen(p.name, c);
   }
   c.state.textContent = p.state;
   c.state.dataset.state = p.state;
@@ -129,6 +135,30 @@ async function refresh() {
     loadHistory(p.name);
     if (!c.knobsLoaded) loadKnobs(p.name);
   }
+}
+
+// ---- live notifications ----------------------------------------------------
+
+// The plugin's notifications WebSocket (same origin: the browser sends the
+// token cookie with the upgrade); reconnects after a drop.
+function listen(name, c) {
+  const url = new URL(`/api/v1/plugins/${encodeURIComponent(name)}/notifications`, location.href);
+  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(url);
+  ws.onopen = () => { c.socketState.textContent = "live"; };
+  ws.onclose = () => {
+    c.socketState.textContent = "reconnecting";
+    setTimeout(() => listen(name, c), 1000);
+  };
+  ws.onmessage = (e) => {
+    const n = JSON.parse(e.data);
+    const t = new Date().toISOString().replace(/^.*T/, "").replace(/Z$/, "");
+    const text = n.missed !== undefined
+      ? `${t} (${n.missed} missed)`
+      : `${t} ${n.method} ${JSON.stringify(n.params ?? null)}`;
+    c.notifications.prepend(el("li", { "data-method": n.method, text }));
+    while (c.notifications.children.length > NOTIFICATIONS_KEEP) c.notifications.lastChild.remove();
+  };
 }
 
 // ---- knobs -----------------------------------------------------------------
