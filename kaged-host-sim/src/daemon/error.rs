@@ -94,4 +94,8 @@ pub enum DaemonError {
     /// refused the `config.update` (the old config stays).
     #[error(transparent)]
     Knob(#[from] KnobWriteError),
+    /// A knob write for an agent reached the plugin (the value is in force)
+    /// but could not be written into the project file.
+    #[error("the knob is in force but the project file was not updated")]
+    ProjectNotSaved(#[source] kaged_host_engine::agents::persist::PersistError),
 }

@@ -122,7 +122,10 @@ impl Daemon {
             })
             .await?;
         match (agent, &self.project) {
-            (Some(agent), Some(p)) => p.set_project_config(agent, plugin, written.project).await,
+            (Some(agent), Some(p)) => {
+                p.set_project_config(agent, plugin, &written.field, written.project)
+                    .await?
+            }
             _ => {
                 *daemon_config = written.project;
                 // A new process gets it right after its handshake.

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::error::DaemonError;
 use kaged_host_core::audit::AuditLog;
-use kaged_host_engine::agents::{resolve, ActivePlugin, Catalogue, Project, Resolution};
+use kaged_host_engine::agents::{persist, resolve, ActivePlugin, Catalogue, Project, Resolution};
 
 /// The session id of agent calls without `?session=`.
 pub const DEFAULT_API_SESSION: &str = "ses_api";
@@ -121,15 +121,44 @@ impl DaemonProject {
             .unwrap_or_default()
     }
 
-    /// Replace the project-side config of `plugin` on `agent`.
+    /// Replace the project-side config of `plugin` on `agent` after a knob
+    /// write of `field`, and write that field into the project file
+    /// (plugin-host.md § Plugin knob schema: "Knob changes write to
+    /// project.yaml's AgentSpec.plugins.<name>.config"; see
+    /// [`kaged_host_engine::agents::persist`]). The file is replaced whole
+    /// (a temporary file renamed over it), under the configs' lock.
     pub(super) async fn set_project_config(
         &self,
         agent: &str,
         plugin: &str,
+        field: &str,
         config: Map<String, Value>,
-    ) {
+    ) -> Result<(), DaemonError> {
         let mut configs = self.configs.lock().await;
+        let value = config.get(field).cloned().unwrap_or(Value::Null);
         configs.insert((agent.to_string(), plugin.to_string()), config);
+        let key = self.active(agent, plugin)?.key.clone();
+        let file = self.file.display().to_string();
+        let failed = |reason: String| {
+            DaemonError::ProjectNotSaved(persist::PersistError {
+                file: file.clone(),
+                agent_path: agent.to_string(),
+                key: key.clone(),
+                field: field.to_string(),
+                reason,
+            })
+        };
+        let text = std::fs::read_to_string(&self.file)
+            .map_err(|e| failed(format!("cannot read it: {e}")))?;
+        let out = persist::set_config_field(&text, &file, agent, &key, field, &value)
+            .map_err(DaemonError::ProjectNotSaved)?;
+        let tmp = self.file.with_extension("yaml.kaged-tmp");
+        std::fs::write(&tmp, out)
+            .and_then(|()| std::fs::rename(&tmp, &self.file))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                failed(format!("cannot write it: {e}"))
+            })
     }
 
     /// A full agent context with a fresh request id.

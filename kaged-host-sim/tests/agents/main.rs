@@ -5,6 +5,7 @@
 mod support;
 
 mod config;
+mod persist;
 mod project;
 mod resolve;
 mod roles;

@@ -45,7 +45,10 @@ fn last_seen(up: &Up, agent: Option<&str>) -> Value {
 #[test]
 fn each_agent_has_its_config_and_its_context() {
     let dir = plugins(&["knobs", "good"]);
-    let file = project_file();
+    // A copy: a knob write for an agent is written into the project file.
+    let copy = tempfile::tempdir().expect("tempdir");
+    let file = copy.path().join("project.yaml");
+    std::fs::copy(project_file(), &file).expect("copy the project");
     let mut up = Up::start_with(dir.path(), &[OsStr::new("--project"), file.as_os_str()]);
     let line = up.wait_line(|l| l.starts_with("project: "));
     assert!(
@@ -97,6 +100,19 @@ fn each_agent_has_its_config_and_its_context() {
         .collect();
     assert_eq!(writes.len(), 1);
     assert_eq!(writes[0]["agent_path"], "primary");
+    // plugin-host.md § Plugin knob schema: "Knob changes write to
+    // project.yaml's AgentSpec.plugins.<name>.config": the primary's
+    // declaration holds the new value, every other line is as it was.
+    let saved = std::fs::read_to_string(&file).expect("the project file");
+    let original = std::fs::read_to_string(project_file()).expect("the fixture");
+    assert_eq!(
+        saved,
+        original.replacen(
+            "      config:\n        retain_every: 5\n",
+            "      config: {\"retain_every\":11}\n",
+            1
+        )
+    );
 
     // Bad agents, named.
     let (status, body) = up.http("GET", "/api/v1/plugins/knobs/knobs?agent=nope", None);

@@ -11,6 +11,7 @@
 //! * [`cascade`]: the `isolation: project` cascade rules;
 //! * [`config`]: project/system config validation and merge;
 //! * [`tools`]: the per-agent tool registry;
+//! * [`persist`]: a knob change written back into the project file;
 //! * [`mod@resolve`]: the per-agent resolution rules; [`resolve()`] gives a
 //!   [`Resolution`].
 //!
@@ -46,6 +47,7 @@ pub mod error;
 mod event;
 mod load;
 pub mod local;
+pub mod persist;
 pub mod project;
 mod resolution;
 pub mod resolve;

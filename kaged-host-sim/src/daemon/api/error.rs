@@ -61,6 +61,10 @@ impl From<DaemonError> for ApiError {
             DaemonError::ConfigRefused { .. } => (StatusCode::BAD_GATEWAY, json!("rejected")),
             DaemonError::Knob(k) => knob_status(k),
             DaemonError::Call(c) => return from_call(c),
+            DaemonError::ProjectNotSaved(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!("project_not_saved"),
+            ),
             DaemonError::Store { .. }
             | DaemonError::PluginsDir { .. }
             | DaemonError::Project { .. } => (StatusCode::INTERNAL_SERVER_ERROR, json!("internal")),
