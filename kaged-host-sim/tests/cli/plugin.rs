@@ -166,3 +166,63 @@ fn a_development_dir_whose_command_leaves_it_is_refused_with_a_hint_to_pack() {
     assert!(stdout(cli(store.path()).arg("list")).is_empty());
     assert!(!store.path().join("plugins/oh-my-pi").exists());
 }
+
+#[test]
+fn install_project_installs_what_the_project_lacks_from_its_sources() {
+    // plugin-host.md § Install flow, "Project-load-driven install" and
+    // "Source resolution".
+    let store = tempfile::tempdir().expect("tempdir");
+    let proj = tempfile::tempdir().expect("tempdir");
+    let vendor = proj.path().join("vendor/adapter");
+    std::fs::create_dir_all(&vendor).expect("mkdir");
+    for file in ["kaged-plugin.yaml", "plugin.sh"] {
+        std::fs::copy(fixture("shell-adapter").join(file), vendor.join(file)).expect("copy");
+    }
+    let project = proj.path().join("project.yaml");
+    std::fs::write(
+        &project,
+        "primary:\n  plugins:\n    adapter:\n      package: \"@kaged/my-simple-adapter\"\n      version: \"^0.1\"\n      source: ./vendor/adapter\n    other:\n      package: \"@kaged/not-here\"\n    remote:\n      package: \"@kaged/remote\"\n      source: https://github.com/example/remote\n",
+    )
+    .expect("write the project");
+    let run = |extra: &[&str]| {
+        let mut c = cli(store.path());
+        c.arg("install-project").arg(&project).args(extra);
+        c.output().expect("run")
+    };
+
+    // Without consent (no terminal, no --yes) nothing is installed.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("pass --yes"), "{text}");
+    assert!(stdout(cli(store.path()).arg("list")).is_empty());
+
+    let out = run(&["--yes"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let source = vendor.display().to_string();
+    for want in [
+        format!("@kaged/my-simple-adapter: not installed; source {source}"),
+        "✓ Installed my-simple-adapter 0.1.0 for the project (project-driven: local = false)".into(),
+        "@kaged/not-here: not installed; source not specified".into(),
+        "@kaged/remote: not installed; source https://github.com/example/remote: fetching git sources is not simulated".into(),
+        "2 plugin(s) pending".into(),
+    ] {
+        assert!(text.contains(&want), "{want:?} in\n{text}");
+    }
+    let list = stdout(cli(store.path()).arg("list"));
+    assert!(
+        list.starts_with("my-simple-adapter\t0.1.0\tdisabled\tproject\t"),
+        "{list}"
+    );
+
+    // Installed now; a version requirement it misses keeps it pending.
+    let text = std::fs::read_to_string(&project).expect("read");
+    std::fs::write(&project, text.replace("\"^0.1\"", "\"^2\"")).expect("write");
+    let out = run(&["--yes"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("@kaged/my-simple-adapter: 0.1.0 is installed, the project requires `^2`"),
+        "{text}"
+    );
+}

@@ -59,6 +59,6 @@ pub use config::{ConfigSide, MergedConfig};
 pub use error::{ProjectError, ResolveError, ResolveErrors, ResolveWarning, SourcePos};
 pub use event::HostEvent;
 pub use local::SystemConfig;
-pub use project::{AgentSpec, Isolation, Located, PluginDecl, Project, PRIMARY};
+pub use project::{AgentSpec, DeclaredPackage, Isolation, Located, PluginDecl, Project, PRIMARY};
 pub use resolution::{ActivePlugin, AgentResolution, Resolution};
 pub use resolve::resolve;

@@ -171,6 +171,59 @@ impl Project {
         self.agents().into_iter().find(|a| a.path == path)
     }
 
+    /// A declaration's `source:` as the operator can use it: a relative
+    /// path (`./plugins/x`, `../x`) joined to the project file's directory,
+    /// anything else (a URL) as written.
+    ///
+    /// ```
+    /// use kaged_host_engine::agents::Project;
+    /// let p = Project::from_yaml_str("primary: {}\n", "/srv/proj/project.yaml").unwrap();
+    /// assert_eq!(p.resolve_source("./vendor/x"), "/srv/proj/vendor/x");
+    /// assert_eq!(p.resolve_source("https://github.com/o/x"), "https://github.com/o/x");
+    /// ```
+    pub fn resolve_source(&self, source: &str) -> String {
+        let is_path = source.starts_with("./") || source.starts_with("../");
+        match (is_path, std::path::Path::new(&self.file).parent()) {
+            (true, Some(dir)) if !dir.as_os_str().is_empty() => {
+                let relative = source.strip_prefix("./").unwrap_or(source);
+                dir.join(relative).display().to_string()
+            }
+            _ => source.to_string(),
+        }
+    }
+
+    /// Every package the project declares, once each, in declaration order
+    /// (primary first, then depth-first), with the first `version:` and
+    /// `source:` written for it (a source resolved with
+    /// [`Project::resolve_source`]).
+    pub fn declared_packages(&self) -> Vec<DeclaredPackage> {
+        let mut out: Vec<DeclaredPackage> = Vec::new();
+        for agent in self.agents() {
+            for d in &agent.plugins {
+                let Some(package) = &d.package else { continue };
+                let i = match out.iter().position(|p| p.package == package.value) {
+                    Some(i) => i,
+                    None => {
+                        out.push(DeclaredPackage {
+                            package: package.value.clone(),
+                            version: None,
+                            source: None,
+                        });
+                        out.len() - 1
+                    }
+                };
+                let p = &mut out[i];
+                if p.version.is_none() {
+                    p.version = d.version.as_ref().map(|v| v.value.clone());
+                }
+                if p.source.is_none() {
+                    p.source = d.source.as_ref().map(|s| self.resolve_source(&s.value));
+                }
+            }
+        }
+        out
+    }
+
     /// A position in this project's file.
     pub fn source_pos(&self, pos: Pos) -> SourcePos {
         SourcePos {
@@ -178,5 +231,24 @@ impl Project {
             line: pos.line,
             column: pos.column,
         }
+    }
+}
+
+/// A package a project declares ([`Project::declared_packages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredPackage {
+    /// The package (`@kaged/notes`).
+    pub package: String,
+    /// Its `version:` requirement, if any declaration gives one.
+    pub version: Option<String>,
+    /// Its `source:`, resolved, if any declaration gives one.
+    pub source: Option<String>,
+}
+
+impl DeclaredPackage {
+    /// The plugin name the package answers to: its last `/` segment
+    /// (`@kaged/notes` → `notes`), the whole package without one.
+    pub fn plugin_name(&self) -> &str {
+        self.package.rsplit('/').next().unwrap_or(&self.package)
     }
 }

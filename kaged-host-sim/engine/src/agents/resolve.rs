@@ -144,7 +144,7 @@ fn resolve_agent(
                 declared_source: eff
                     .source
                     .as_ref()
-                    .map(|s| resolve_source(project, &s.value)),
+                    .map(|s| project.resolve_source(&s.value)),
             });
             st.declared.push((decl.key.clone(), None));
             continue;
@@ -415,25 +415,18 @@ fn designate(st: &mut AgentState<'_>, errors: &mut Vec<ResolveError>) {
 /// Whether `installed` (a manifest's semver version) meets `required` (a
 /// semver requirement, checked when the project was loaded); a version
 /// that does not parse meets nothing.
-fn version_meets(installed: &str, required: &str) -> bool {
+///
+/// ```
+/// use kaged_host_engine::agents::resolve::version_meets;
+/// assert!(version_meets("1.4.2", "^1.4"));
+/// assert!(!version_meets("2.0.0", "^1.4"));
+/// ```
+pub fn version_meets(installed: &str, required: &str) -> bool {
     match (
         semver::Version::parse(installed),
         semver::VersionReq::parse(required),
     ) {
         (Ok(v), Ok(req)) => req.matches(&v),
         _ => false,
-    }
-}
-
-/// A declaration's `source:` as the operator can use it: a relative path
-/// (`./plugins/x`) joined to the project file's directory, a URL as it is.
-fn resolve_source(project: &Project, source: &str) -> String {
-    let is_path = source.starts_with("./") || source.starts_with("../");
-    match (is_path, std::path::Path::new(&project.file).parent()) {
-        (true, Some(dir)) if !dir.as_os_str().is_empty() => {
-            let relative = source.strip_prefix("./").unwrap_or(source);
-            dir.join(relative).display().to_string()
-        }
-        _ => source.to_string(),
     }
 }

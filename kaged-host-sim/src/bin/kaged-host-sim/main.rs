@@ -15,6 +15,7 @@ mod cage;
 mod caging;
 mod call;
 mod error;
+mod install_project;
 mod plugin;
 mod project;
 mod script;

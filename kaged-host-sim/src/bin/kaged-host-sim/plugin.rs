@@ -51,6 +51,22 @@ pub enum PluginCommand {
         #[arg(long)]
         for_project: bool,
     },
+    /// Project-load-driven install: every package the project FILE declares
+    /// that the store lacks is installed from the declaration's `source:`
+    /// (a path relative to the project file) on consent, as a
+    /// project-driven install (`local = false`); one without a source, or
+    /// with a git source (not fetched here), is left pending. Exit 1 while
+    /// any is pending or misses its `version:` requirement.
+    InstallProject {
+        /// The project file.
+        project: PathBuf,
+        /// The plugin store (default: $KAGED_HOME).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+        /// Consent to every install without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
     /// Remove an installed plugin, its local-config entry and (with
     /// --storage-db) every storage object with its prefix.
     Uninstall {
@@ -120,7 +136,7 @@ fn open_store(store: Option<&Path>, audit: &AuditLog) -> Result<PluginStore, Cli
 }
 
 /// Ask on the terminal; `None` when there is no terminal to ask.
-fn ask(plan: &InstallPlan) -> Option<bool> {
+pub(super) fn ask(plan: &InstallPlan) -> Option<bool> {
     if !std::io::stdin().is_terminal() {
         return None;
     }
@@ -208,6 +224,14 @@ pub async fn run(
                 )),
                 Err(e) => Err(failed("install", e)),
             }
+        }
+        PluginCommand::InstallProject {
+            project,
+            store,
+            yes,
+        } => {
+            let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
+            super::install_project::run(project, &store, *yes)
         }
         PluginCommand::Uninstall {
             name,
