@@ -40,6 +40,10 @@ pub const SCRIPT_WAIT_SEC: u64 = 5;
 pub const KILL_CONFIRM_MIN: Duration = Duration::from_secs(1);
 /// How often a killed process group is polled until it is gone. Not scaled.
 pub const REAP_POLL: Duration = Duration::from_millis(5);
+
+/// Between two reads of a plugin's state over a daemon's API, waiting for
+/// a restart it was asked for to settle (`plugin install` after an upgrade).
+pub const API_STATE_POLL: Duration = Duration::from_millis(50);
 /// Seconds before the first restart after a failure (Restart policy); the
 /// delay doubles with each consecutive failure: 1 s, 2 s, 4 s ... (scaled).
 pub const RESTART_BACKOFF_INITIAL_SEC: u64 = 1;

@@ -27,6 +27,7 @@ mod history;
 mod in_force;
 mod knobs;
 mod lines;
+pub mod link;
 mod project;
 mod running;
 

@@ -311,7 +311,11 @@ fn status_of(m: &Managed) -> PluginStatus {
     let session = m.sup.current();
     PluginStatus {
         name: m.sup.name().to_string(),
-        version: m.version.clone(),
+        // The running process's own (an upgraded copy restarted since the
+        // daemon started reports its new version).
+        version: session
+            .as_ref()
+            .map_or_else(|| m.version.clone(), |s| s.manifest().version.clone()),
         state: m.sup.state().to_string(),
         pid: session.as_ref().and_then(|s| s.pid()),
         restarts: m.sup.spawn_attempts().saturating_sub(1),

@@ -12,3 +12,4 @@ mod harness;
 mod lifecycle;
 mod notifications;
 mod project;
+mod upgrade;

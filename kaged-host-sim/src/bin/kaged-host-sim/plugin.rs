@@ -30,6 +30,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::{one_line, CliError};
+use kaged_host_sim::daemon::link::{DaemonLink, LinkError, Restart};
 use kaged_host_sim::{AuditLog, InstallError, InstallPlan, PluginStore};
 
 /// The `plugin` subcommands.
@@ -183,7 +184,9 @@ pub async fn run(
             let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
             println!("Validating manifest...");
             let mut no_terminal = false;
+            let mut upgrade = false;
             let result = store.install(path, !for_project, |plan| {
+                upgrade = plan.upgrade.is_some();
                 print!("{}", plan.render());
                 if *yes {
                     return true;
@@ -215,6 +218,9 @@ pub async fn run(
                             entry.name,
                             store.root().display()
                         );
+                    }
+                    if upgrade {
+                        restart_in_daemon(store.root(), &entry.name).await?;
                     }
                     Ok(ExitCode::SUCCESS)
                 }
@@ -284,5 +290,30 @@ pub async fn run(
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// After an upgrade: restart the plugin in the `up` serving this store, when
+/// one runs it (plugin-host.md § Upgrade; `daemon::link`).
+async fn restart_in_daemon(store: &Path, name: &str) -> Result<(), CliError> {
+    let Some(link) = DaemonLink::read(store) else {
+        return Ok(());
+    };
+    match link.restart_if_running(name).await {
+        Ok(Restart::NotRunning) => Ok(()),
+        Ok(Restart::Restarted { state, version }) => {
+            println!("  Plugin was running; restarting...");
+            match state.as_str() {
+                "running" => println!("✓ {name} restarted ({version})"),
+                other => println!("  {name} is {other} after the restart (see the daemon's log)"),
+            }
+            Ok(())
+        }
+        // A daemon that went away without removing its file: nothing runs.
+        Err(LinkError::Unreachable { .. }) => Ok(()),
+        Err(e) => Err(CliError::Failed(one_line(
+            &format!("upgraded, but the running daemon did not restart {name}"),
+            &e,
+        ))),
     }
 }

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
+use kaged_host_sim::daemon::link::{DaemonLink, DAEMON_FILE};
 use kaged_host_sim::daemon::{api, discover, lifecycle_line, Daemon, DaemonOptions, PluginSource};
 use kaged_host_sim::{one_line, CageMode, HostSim};
 use tokio::signal::unix::{signal, SignalKind};
@@ -114,6 +115,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
             p.resolution().agent_paths().join(", ")
         );
     }
+    let mut published = None;
     let server = match listen {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr)
@@ -135,6 +137,20 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
                 );
             }
             println!("settings: http://{local}/?token={}", token.reveal());
+            // `plugin install` on this store reaches this daemon (an
+            // upgrade restarts the running plugin): see daemon::link.
+            if let PluginSource::Store(store) = &source {
+                let link = DaemonLink {
+                    addr: local.to_string(),
+                    token: token.reveal().to_string(),
+                };
+                match link.publish(store) {
+                    Ok(guard) => published = Some(guard),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot write {} into the store", DAEMON_FILE)
+                    }
+                }
+            }
             Some(tokio::spawn(api::serve(
                 Arc::clone(&daemon),
                 listener,
@@ -168,6 +184,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         server.abort();
     }
     daemon.shutdown().await;
+    drop(published);
     while let Ok(r) = events.try_recv() {
         print_line(&r);
     }
