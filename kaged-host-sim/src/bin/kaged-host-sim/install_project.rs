@@ -24,7 +24,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::plugin::ask;
+use super::consent::ask;
 use super::{one_line, CliError};
 use kaged_host_sim::agents::resolve::version_meets;
 use kaged_host_sim::agents::{DeclaredPackage, Project};

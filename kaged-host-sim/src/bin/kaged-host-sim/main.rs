@@ -14,6 +14,7 @@ mod bench;
 mod cage;
 mod caging;
 mod call;
+mod consent;
 mod error;
 mod install_project;
 mod plugin;

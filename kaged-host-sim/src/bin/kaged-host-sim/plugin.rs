@@ -23,15 +23,15 @@
 //! terminal; without either the install is refused (exit 2), so CI never
 //! hangs on a prompt.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Subcommand;
 
+use super::consent::ask;
 use super::{one_line, CliError};
 use kaged_host_sim::daemon::link::{DaemonLink, LinkError, Restart};
-use kaged_host_sim::{AuditLog, InstallError, InstallPlan, PluginStore};
+use kaged_host_sim::{AuditLog, InstallError, PluginStore};
 
 /// The `plugin` subcommands.
 #[derive(Debug, Subcommand)]
@@ -134,18 +134,6 @@ fn open_store(store: Option<&Path>, audit: &AuditLog) -> Result<PluginStore, Cli
             &e,
         ))
     })
-}
-
-/// Ask on the terminal; `None` when there is no terminal to ask.
-pub(super) fn ask(plan: &InstallPlan) -> Option<bool> {
-    if !std::io::stdin().is_terminal() {
-        return None;
-    }
-    print!("{} [y/N] ", plan.question());
-    let _ = std::io::stdout().flush();
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer).ok()?;
-    Some(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 fn failed(what: &str, e: InstallError) -> CliError {
