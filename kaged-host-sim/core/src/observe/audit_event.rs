@@ -28,7 +28,7 @@ crate::names::name_table! {
     Notification => "plugin.notification",
     /// The plugin exceeded the notification rate limit (name, rate).
     NotificationFlood => "plugin.notification_flood",
-    /// The plugin had more requests in flight than the host answers at once; the excess is answered -32005 (name, limit). Audited once until it is back under the limit.
+    /// The plugin had more requests in flight than the host answers at once; the excess is answered -32005 (name, limit). Audited once until it is back under the limit. A kit addition: the spec bounds nothing here and names no event.
     RequestFlood => "plugin.request_flood",
     /// The plugin wrote non-JSON to stdout (name, line cut to 200 chars).
     StdoutNoise => "plugin.stdout_noise",
@@ -88,7 +88,7 @@ crate::names::name_table! {
     NameMismatch => "plugin.name_mismatch",
     /// `version` mismatch (spec: `initialize.version_mismatch`; not in the audit table).
     VersionMismatch => "plugin.version_mismatch",
-    /// The host was started with `--no-sandbox`, which does not affect plugins: this one runs as `cage` says (name, cage, cage_id; ADDENDUM §13; not in the audit table).
+    /// The host was started with `--no-sandbox`, which does not affect plugins: this one runs as `cage` says (name, cage, cage_id; ADDENDUM §13). A kit addition: ADDENDUM §13 asks for a record and names no event.
     NoSandboxIgnored => "plugin.no_sandbox_ignored",
     /// A line over 4 MiB (ADDENDUM §9).
     OversizeMessage => "protocol.oversize_message",
