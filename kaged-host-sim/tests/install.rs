@@ -361,21 +361,6 @@ fn the_consent_prompt_shows_where_path_grants_land() {
     }
 }
 
-/// A copy of the shell adapter at `version` (its manifest and its
-/// initialize answer both say it).
-fn shell_adapter_at(version: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    for file in ["kaged-plugin.yaml", "plugin.sh"] {
-        let text = std::fs::read_to_string(fixture("shell-adapter").join(file)).expect("read");
-        let to = dir.path().join(file);
-        std::fs::write(&to, text.replace("0.1.0", version)).expect("write");
-    }
-    use std::os::unix::fs::PermissionsExt;
-    let script = dir.path().join("plugin.sh");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    dir
-}
-
 #[tokio::test]
 async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
     // plugin-host.md § Upgrade: "Plugin was running; restarting... ✓

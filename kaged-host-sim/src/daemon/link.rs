@@ -104,12 +104,11 @@ impl DaemonLink {
 
     /// Restart `name` in the daemon when it runs it.
     pub async fn restart_if_running(&self, name: &str) -> Result<Restart, LinkError> {
-        let list = self.request("GET", "/api/v1/plugins").await?;
-        let running = list
-            .as_array()
-            .and_then(|a| a.iter().find(|p| p["name"] == name))
-            .is_some_and(|p| p["state"] == "running");
-        if !running {
+        if !self
+            .row(name)
+            .await?
+            .is_some_and(|p| p["state"] == "running")
+        {
             return Ok(Restart::NotRunning);
         }
         let path = format!("/api/v1/plugins/{name}/restart");
@@ -120,18 +119,23 @@ impl DaemonLink {
         let deadline = std::time::Instant::now() + Duration::from_secs(INITIALIZE_TIMEOUT_SEC);
         while row["state"] == "spawning" && std::time::Instant::now() < deadline {
             tokio::time::sleep(API_STATE_POLL).await;
-            let list = self.request("GET", "/api/v1/plugins").await?;
-            if let Some(p) = list
-                .as_array()
-                .and_then(|a| a.iter().find(|p| p["name"] == name))
-            {
-                row = p.clone();
+            if let Some(now) = self.row(name).await? {
+                row = now;
             }
         }
         Ok(Restart::Restarted {
             state: row["state"].as_str().unwrap_or("?").to_string(),
             version: row["version"].as_str().unwrap_or("?").to_string(),
         })
+    }
+
+    /// `name`'s row of the daemon's plugin list, if it runs it.
+    async fn row(&self, name: &str) -> Result<Option<Value>, LinkError> {
+        let list = self.request("GET", "/api/v1/plugins").await?;
+        Ok(list
+            .as_array()
+            .and_then(|a| a.iter().find(|p| p["name"] == name))
+            .cloned())
     }
 
     /// One request with no body (`Connection: close`); the JSON answer.

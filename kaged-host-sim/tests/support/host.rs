@@ -119,3 +119,17 @@ pub fn process_exists(pid: u32) -> bool {
 
 /// A bound for waits in tests; never asserted as a duration.
 pub const LIMIT: Duration = Duration::from_secs(10);
+
+/// A copy of the `shell-adapter` fixture at `version` (its manifest and its
+/// initialize answer both say it), for upgrade tests.
+pub fn shell_adapter_at(version: &str) -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for file in ["kaged-plugin.yaml", "plugin.sh"] {
+        let text = std::fs::read_to_string(fixture("shell-adapter").join(file)).expect("read");
+        std::fs::write(dir.path().join(file), text.replace("0.1.0", version)).expect("write");
+    }
+    let script = dir.path().join("plugin.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}

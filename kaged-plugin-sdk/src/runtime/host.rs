@@ -126,55 +126,33 @@ impl Host {
     /// the same lock that queues the line.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, HostCallError> {
         let (tx, rx) = oneshot::channel();
-        let mut params = Some(params);
-        let id = self.queue_in_order(|id| {
-            let line = encode_line(&Request::new(id, method, params.take()))
+        {
+            let mut held = lock(&self.inner.held);
+            let id = self.inner.next_id.load(Ordering::Relaxed);
+            let line = encode_line(&Request::new(id, method, Some(params)))
                 .map_err(|e| HostCallError::Sdk(e.into()))?;
             lock(&self.inner.pending).insert(id, tx);
-            Ok(line)
-        })?;
+            if let Err(e) = self.queue(&mut held, line) {
+                lock(&self.inner.pending).remove(&id);
+                return Err(HostCallError::Sdk(e));
+            }
+            // An id is used only once its line is queued.
+            self.inner.next_id.store(id + 1, Ordering::Relaxed);
+        }
         match rx.await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(HostCallError::Rpc(e)),
-            Err(_) => {
-                lock(&self.inner.pending).remove(&id);
-                Err(HostCallError::Sdk(SdkError::Disconnected))
-            }
-        }
-    }
-
-    /// Take the next request id, build the line for it and queue it (held
-    /// until the handshake completes), all under the `held` lock: the order
-    /// of ids is the order of lines on the wire. An id is used only once
-    /// its line is queued.
-    fn queue_in_order(
-        &self,
-        line_for: impl FnOnce(u64) -> Result<Vec<u8>, HostCallError>,
-    ) -> Result<u64, HostCallError> {
-        let mut held = lock(&self.inner.held);
-        let id = self.inner.next_id.load(Ordering::Relaxed);
-        let line = line_for(id)?;
-        let queued = match held.as_mut() {
-            Some(queue) => {
-                queue.push(line);
-                Ok(())
-            }
-            None => self.send_line(line),
-        };
-        match queued {
-            Ok(()) => {
-                self.inner.next_id.store(id + 1, Ordering::Relaxed);
-                Ok(id)
-            }
-            Err(e) => {
-                lock(&self.inner.pending).remove(&id);
-                Err(HostCallError::Sdk(e))
-            }
+            Err(_) => Err(HostCallError::Sdk(SdkError::Disconnected)),
         }
     }
 
     fn send_after_handshake(&self, line: Vec<u8>) -> Result<(), SdkError> {
-        let mut held = lock(&self.inner.held);
+        self.queue(&mut lock(&self.inner.held), line)
+    }
+
+    /// Hold `line` until the handshake completes, or send it now; `held` is
+    /// the locked hold queue, so lines leave in the order they are queued.
+    fn queue(&self, held: &mut Option<Vec<Vec<u8>>>, line: Vec<u8>) -> Result<(), SdkError> {
         match held.as_mut() {
             Some(queue) => {
                 queue.push(line);

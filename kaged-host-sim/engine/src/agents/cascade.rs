@@ -111,50 +111,50 @@ fn cascade_from<'a>(
             reason: "the primary's base declaration has no package".to_string(),
         }));
     };
+    // A field the subagent's block writes with another value than the base.
+    let overridden = |field: &'static str, pos: Pos, base: String, found: String| {
+        Box::new(ResolveError::CascadeOverride {
+            at: project.source_pos(pos),
+            agent_path: agent.path.clone(),
+            key: decl.key.clone(),
+            field,
+            base,
+            found,
+        })
+    };
     if let Some(p) = decl
         .package
         .as_ref()
         .filter(|p| p.value != base_package.value)
     {
-        return Err(Box::new(ResolveError::CascadeOverride {
-            at: project.source_pos(p.pos),
-            agent_path: agent.path.clone(),
-            key: decl.key.clone(),
-            field: "package",
-            base: base_package.value,
-            found: p.value.clone(),
-        }));
+        return Err(overridden(
+            "package",
+            p.pos,
+            base_package.value,
+            p.value.clone(),
+        ));
     }
+    let base_version = base.version.as_ref().map(|b| &b.value);
     if let Some(v) = decl
         .version
         .as_ref()
-        .filter(|v| Some(&v.value) != base.version.as_ref().map(|b| &b.value))
+        .filter(|v| Some(&v.value) != base_version)
     {
-        return Err(Box::new(ResolveError::CascadeOverride {
-            at: project.source_pos(v.pos),
-            agent_path: agent.path.clone(),
-            key: decl.key.clone(),
-            field: "version",
-            base: base
-                .version
-                .as_ref()
-                .map_or_else(|| "no version".to_string(), |b| b.value.clone()),
-            found: v.value.clone(),
-        }));
+        let base = base_version.map_or_else(|| "no version".to_string(), String::clone);
+        return Err(overridden("version", v.pos, base, v.value.clone()));
     }
     if let Some(i) = decl
         .isolation
         .as_ref()
         .filter(|i| i.value != Isolation::Project)
     {
-        return Err(Box::new(ResolveError::CascadeOverride {
-            at: project.source_pos(i.pos),
-            agent_path: agent.path.clone(),
-            key: decl.key.clone(),
-            field: "isolation",
-            base: Isolation::Project.as_str().to_string(),
-            found: i.value.as_str().to_string(),
-        }));
+        let base = Isolation::Project.as_str().to_string();
+        return Err(overridden(
+            "isolation",
+            i.pos,
+            base,
+            i.value.as_str().to_string(),
+        ));
     }
     let mut config = base.config.clone().unwrap_or_default();
     for (k, v) in decl.config.iter().flatten() {
