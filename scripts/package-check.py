@@ -23,12 +23,18 @@ only another declares, the per-crate builds already cover: the protocol
 and host core alone (the fuzz targets' check), a plugin and its
 dev-dependency on the suite (the author-workflow and guide tests).
 
-`--keep` keeps the throwaway workspace and its target directory (by
-default both go, so that `target/` stays small).
+It builds into the workspace's own `target/`, with the workspace's
+`[profile.dev]` (copied into the throwaway manifest): every dependency
+whose features come out the same is checked once for both, and the build
+scripts (SQLite's C among them) run once. `cargo package` runs offline
+after a `cargo fetch`: online it asks the index again for every crate.
+
+`--keep` keeps the throwaway workspace (by default it goes).
 """
 
 import json
 import pathlib
+import tomllib
 import shutil
 import subprocess
 import sys
@@ -51,6 +57,26 @@ def workspace_members():
     return json.loads(out)["packages"]
 
 
+def dev_profile():
+    """The workspace's `[profile.dev]` (and its per-package overrides) as
+    TOML lines: another profile would give every dependency another
+    fingerprint, and nothing the tests or clippy built would be reused."""
+    profile = tomllib.loads((ROOT / "Cargo.toml").read_text())["profile"]["dev"]
+    lines = []
+
+    def table(name, values):
+        lines.append(f"[{name}]")
+        for key, value in values.items():
+            if not isinstance(value, dict):
+                lines.append(f"{key} = {json.dumps(value)}")
+        lines.append("")
+
+    table("profile.dev", profile)
+    for pkg, values in profile.get("package", {}).items():
+        table(f"profile.dev.package.{json.dumps(pkg)}", values)
+    return lines
+
+
 def main():
     keep = "--keep" in sys.argv[1:]
     packages = workspace_members()
@@ -60,7 +86,8 @@ def main():
     for p in packages:
         if p["name"] not in crates:
             excluded += ["--exclude", p["name"]]
-    run("cargo", "package", "--workspace", "--locked", "--no-verify", *excluded)
+    run("cargo", "fetch", "--locked", "--quiet")
+    run("cargo", "package", "--workspace", "--locked", "--offline", "--no-verify", *excluded)
 
     place = ROOT / "target" / "package-check"
     ws = place / "workspace"
@@ -79,12 +106,13 @@ def main():
     manifest += [
         f'{name} = {{ path = "{name}-{version}" }}' for name, version in sorted(crates.items())
     ]
+    manifest += ["", *dev_profile()]
     (ws / "Cargo.toml").write_text("\n".join(manifest) + "\n")
     # The workspace's versions; cargo drops the entries nothing here uses.
     shutil.copy(ROOT / "Cargo.lock", ws / "Cargo.lock")
 
     run("cargo", "check", "--workspace", "--lib", "--bins", "--quiet",
-        "--target-dir", str(place / "target"), cwd=ws)
+        "--target-dir", str(ROOT / "target"), cwd=ws)
     print(f"package check: {len(unpacked)} crates build from their .crate files "
           f"({', '.join(sorted(crates))})", flush=True)
     if not keep:

@@ -3,7 +3,9 @@
 //! `cargo kaged new x --kit-path <checkout>`, then `cargo test` and
 //! `cargo kaged test` there; then `cargo kaged pack -p x`, `kaged-host-sim
 //! plugin install` of the packed directory, and a call to the installed
-//! copy once the packed directory is gone.
+//! copy once the packed directory is gone. The package's build shows no
+//! warning, in it or in the kit's crates it compiles (the lean suite among
+//! them): `.ci/run` has no separate lean build.
 //!
 //! The package reuses this workspace's compiled dependencies
 //! ([`support::outside_config`]), and packs and certifies with the `dev`
@@ -77,6 +79,20 @@ fn new_test_pack_install_call_outside_the_workspace() {
         .arg("test")
         .current_dir(&dir)
         .env_remove("CARGO_TARGET_DIR"));
+    // The kit's crates are path dependencies here, so rustc's warnings show:
+    // the package and everything it builds (the SDK, and the suite without
+    // its command line, as a plugin's dev-dependency) compile without one.
+    // This is `.ci/run`'s check of the lean build.
+    let built = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = built
+        .lines()
+        .filter(|l| l.trim_start().starts_with("warning"))
+        .collect();
+    assert!(
+        warnings.is_empty(),
+        "the new plugin's build warns:\n{}\n\nfull output:\n{built}",
+        warnings.join("\n")
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     for test in [
         "passes_the_conformance_suite ... ok",
