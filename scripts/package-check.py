@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that the kit's crates build from their `.crate` files.
 
-Usage: scripts/package-check.py [--keep]
+Usage: scripts/package-check.py [--keep]   (`.ci/run` runs it after clippy)
 
 `cargo package --no-verify` writes every publishable crate's `.crate` (the
 examples and the kit's own test crates are `publish = false` and left out),
@@ -19,20 +19,26 @@ together, in one build, where `cargo package` builds each alone: on two
 cores that is minutes instead of seven, since each crate alone compiled
 the kit's crates below it again (the kit's crates once each here). What
 the together-build could hide, a dependency feature one crate uses but
-only another declares, the per-crate builds already cover: the protocol
-and host core alone (the fuzz targets' check), a plugin and its
-dev-dependency on the suite (the author-workflow and guide tests).
+only another declares, the author-workflow and guide tests cover: they
+build the protocol, the SDK, the host crates and the suite as a plugin
+and its dev-dependencies do, each with only the features it declares.
 
-It builds into the workspace's own `target/`, with the workspace's
-`[profile.dev]` (copied into the throwaway manifest): every dependency
-whose features come out the same is checked once for both, and the build
-scripts (SQLite's C among them) run once. `cargo package` runs offline
-after a `cargo fetch`: online it asks the index again for every crate.
+The fuzz targets (`*/fuzz`, their own workspaces for `cargo fuzz`) are
+checked here too, against the unpacked crates they fuzz, with their lock
+files' versions (libFuzzer's C++ is not built: a check links nothing).
+
+It runs after clippy and builds into the workspace's own `target/`, with
+the workspace's `[profile.dev]`; a member that depends on every crate the
+workspace resolves, with the features it resolves them with, makes every
+dependency come out as clippy checked it: only the kit's crates are
+checked again. `cargo package` runs offline after a `cargo fetch`: online
+it asks the index again for every crate.
 
 `--keep` keeps the throwaway workspace (by default it goes).
 """
 
 import json
+import os
 import pathlib
 import tomllib
 import shutil
@@ -41,6 +47,12 @@ import sys
 import tarfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# The fuzz targets' workspaces, checked with the crates.
+FUZZ = ["kaged-plugin-sdk/protocol/fuzz", "kaged-host-sim/fuzz"]
+
+# The member that gives every dependency the workspace's features.
+FEATURES = "kaged-package-check-features"
 
 
 def run(*args, cwd=ROOT):
@@ -77,6 +89,71 @@ def dev_profile():
     return lines
 
 
+def toml_value(v):
+    """A TOML value (strings, booleans, lists, inline tables) as text."""
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+def features_manifest():
+    """A package depending on every crate the workspace resolves (Linux
+    only), each with the features the workspace resolves it with."""
+    meta = json.loads(subprocess.run(
+        ["cargo", "metadata", "--locked", "--offline", "--format-version", "1",
+         "--filter-platform", "x86_64-unknown-linux-gnu"],
+        cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+    packages = {p["id"]: p for p in meta["packages"]}
+    lines = ["[package]", f'name = "{FEATURES}"', 'version = "0.0.0"',
+             'edition = "2021"', "publish = false", "", "[dependencies]"]
+    for i, node in enumerate(meta["resolve"]["nodes"]):
+        p = packages[node["id"]]
+        if p["source"] is None:
+            continue
+        dep = {"package": p["name"], "version": f'={p["version"]}',
+               "default-features": False, "features": node["features"]}
+        lines.append(f"dep{i} = {toml_value(dep)}")
+    return lines
+
+
+def fuzz_manifest(fuzz_dir, crates):
+    """A fuzz crate's manifest as a member of the throwaway workspace: its
+    path dependencies (the kit's crates) on their unpacked copies, no
+    `[workspace]` or profile of its own."""
+    m = tomllib.loads((ROOT / fuzz_dir / "Cargo.toml").read_text())
+    lines = ["[package]"]
+    lines += [f"{k} = {toml_value(v)}" for k, v in m["package"].items() if k != "metadata"]
+    lines += ["", "[dependencies]"]
+    for name, spec in m["dependencies"].items():
+        if isinstance(spec, dict) and "path" in spec:
+            spec = {"path": f"../{name}-{crates[name]}"}
+        lines.append(f"{name} = {toml_value(spec)}")
+    for b in m.get("bin", []):
+        lines += ["", "[[bin]]"] + [f"{k} = {toml_value(v)}" for k, v in b.items()]
+    return lines
+
+
+def lock_with_fuzz_entries():
+    """The workspace's `Cargo.lock` plus the fuzz lock files' packages it
+    lacks (libFuzzer's bindings): every version as locked somewhere."""
+    text = (ROOT / "Cargo.lock").read_text()
+    have = set()
+    for entry in tomllib.loads(text)["package"]:
+        have.add((entry["name"], entry["version"]))
+    extra = []
+    for fuzz_dir in FUZZ:
+        fuzz_lock = (ROOT / fuzz_dir / "Cargo.lock").read_text()
+        for block in fuzz_lock.split("\n[[package]]\n")[1:]:
+            entry = tomllib.loads(block)
+            key = (entry["name"], entry["version"])
+            if key not in have and entry.get("source"):
+                have.add(key)
+                extra.append("[[package]]\n" + block.strip() + "\n")
+    return text.rstrip("\n") + "\n\n" + "\n".join(extra)
+
+
 def main():
     keep = "--keep" in sys.argv[1:]
     packages = workspace_members()
@@ -87,34 +164,56 @@ def main():
         if p["name"] not in crates:
             excluded += ["--exclude", p["name"]]
     run("cargo", "fetch", "--locked", "--quiet")
+    for fuzz_dir in FUZZ:
+        run("cargo", "fetch", "--locked", "--quiet", "--manifest-path", f"{fuzz_dir}/Cargo.toml")
     run("cargo", "package", "--workspace", "--locked", "--offline", "--no-verify", *excluded)
 
     place = ROOT / "target" / "package-check"
     ws = place / "workspace"
     shutil.rmtree(place, ignore_errors=True)
     ws.mkdir(parents=True)
-    unpacked = []
+    members = []
     for name, version in sorted(crates.items()):
         dot_crate = ROOT / "target" / "package" / f"{name}-{version}.crate"
         with tarfile.open(dot_crate) as tar:
             tar.extractall(ws, filter="data")
-        unpacked.append(f"{name}-{version}")
+        members.append(f"{name}-{version}")
+    fuzzed = []
+    for fuzz_dir in FUZZ:
+        m = tomllib.loads((ROOT / fuzz_dir / "Cargo.toml").read_text())
+        member = m["package"]["name"]
+        shutil.copytree(ROOT / fuzz_dir, ws / member,
+                        ignore=shutil.ignore_patterns("Cargo.toml", "Cargo.lock", "target",
+                                                      "corpus", "artifacts"))
+        (ws / member / "Cargo.toml").write_text("\n".join(fuzz_manifest(fuzz_dir, crates)) + "\n")
+        members.append(member)
+        fuzzed.append(member)
+    (ws / FEATURES / "src").mkdir(parents=True)
+    (ws / FEATURES / "src" / "lib.rs").write_text("")
+    (ws / FEATURES / "Cargo.toml").write_text("\n".join(features_manifest()) + "\n")
+    members.append(FEATURES)
 
     manifest = ["[workspace]", 'resolver = "2"', "members = ["]
-    manifest += [f'    "{m}",' for m in unpacked]
+    manifest += [f'    "{m}",' for m in members]
     manifest += ["]", "", "[patch.crates-io]"]
     manifest += [
         f'{name} = {{ path = "{name}-{version}" }}' for name, version in sorted(crates.items())
     ]
     manifest += ["", *dev_profile()]
     (ws / "Cargo.toml").write_text("\n".join(manifest) + "\n")
-    # The workspace's versions; cargo drops the entries nothing here uses.
-    shutil.copy(ROOT / "Cargo.lock", ws / "Cargo.lock")
+    # The locked versions; cargo drops the entries nothing here uses.
+    (ws / "Cargo.lock").write_text(lock_with_fuzz_entries())
 
-    run("cargo", "check", "--workspace", "--lib", "--bins", "--quiet",
-        "--target-dir", str(ROOT / "target"), cwd=ws)
-    print(f"package check: {len(unpacked)} crates build from their .crate files "
-          f"({', '.join(sorted(crates))})", flush=True)
+    # A check links nothing, so libFuzzer's C++ (which libfuzzer-sys's
+    # build script compiles unless CUSTOM_LIBFUZZER_PATH names a prebuilt
+    # library) is not built: the path is never read.
+    env = dict(os.environ, CUSTOM_LIBFUZZER_PATH=str(place / "libfuzzer-not-linked.a"))
+    print("+ cargo check --workspace --lib --bins --offline", flush=True)
+    subprocess.run(["cargo", "check", "--workspace", "--lib", "--bins", "--quiet", "--offline",
+                    "--target-dir", str(ROOT / "target")], cwd=ws, env=env, check=True)
+    print(f"package check: {len(crates)} crates build from their .crate files "
+          f"({', '.join(sorted(crates))}); the fuzz targets of {', '.join(fuzzed)} "
+          f"compile against them", flush=True)
     if not keep:
         shutil.rmtree(place, ignore_errors=True)
 

@@ -34,7 +34,9 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "daemon")]
 pub mod bench;
+#[cfg(feature = "daemon")]
 pub mod daemon;
 mod in_process;
 

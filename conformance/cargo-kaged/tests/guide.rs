@@ -7,7 +7,7 @@
 //!
 //! The changes from what an author types: the kit's crates come from this
 //! checkout instead of crates.io (`cargo kaged new … --kit-path`, and a kit
-//! crate's `"0.1"` in an added block becomes a path); the package reuses
+//! crate's `"0.1"` or `version = "0.1"` in an added block becomes a path); the package reuses
 //! this workspace's compiled dependencies (this workspace's `Cargo.lock`,
 //! and a `.cargo/config.toml` above it: [`support::outside_config`]; its
 //! own `target/` still holds its
@@ -86,10 +86,15 @@ fn kit_paths(text: &str) -> String {
     let mut text = text.to_string();
     for (krate, folder) in KIT_CRATES {
         let path = serde_json::Value::from(kit().join(folder).display().to_string());
-        text = text.replace(
-            &format!("{krate} = \"0.1\""),
-            &format!("{krate} = {{ path = {path} }}"),
-        );
+        text = text
+            .replace(
+                &format!("{krate} = \"0.1\""),
+                &format!("{krate} = {{ path = {path} }}"),
+            )
+            .replace(
+                &format!("{krate} = {{ version = \"0.1\""),
+                &format!("{krate} = {{ path = {path}"),
+            );
     }
     text
 }

@@ -201,11 +201,24 @@ impl HostSim {
         }
         let cfg = self.conn_config(manifest.clone());
         let timeouts = cfg.timeouts;
+        // A duplicate of stdout's read end, to see what waits in the pipe
+        // (`PluginHandle::output_settled`); without one, what waits is not
+        // seen and the reader's own counts decide.
+        let stdout_pipe = {
+            use std::os::fd::AsFd;
+            spawned
+                .stdout
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| tracing::debug!(plugin = %name, error = %e, "stdout not duplicated"))
+                .ok()
+        };
         let conn = Connection::start(
             cfg,
             spawned.stdout,
             spawned.stdin,
             Some(Box::new(spawned.stderr)),
+            stdout_pipe,
         );
         let life = Lifecycle::for_child(
             conn,
@@ -259,7 +272,7 @@ impl HostSim {
         audit_spawned(&self.config.audit, &manifest, None, None);
         let cfg = self.conn_config(manifest.clone());
         let timeouts = cfg.timeouts;
-        let conn = Connection::start(cfg, reader, writer, None);
+        let conn = Connection::start(cfg, reader, writer, None, None);
         let life = Lifecycle::in_process(conn, timeouts);
         let params = self.init_params(&manifest);
         PluginHandle::new(

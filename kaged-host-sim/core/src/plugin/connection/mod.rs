@@ -29,6 +29,7 @@ mod reader;
 mod request_ids;
 mod shared;
 mod state;
+mod stdout_progress;
 mod writer;
 
 use std::collections::VecDeque;
@@ -52,6 +53,7 @@ pub use shared::ConnectionConfig;
 pub(crate) use shared::Shared;
 pub(crate) use state::Ending;
 pub use state::{Fatal, Phase, RequestError};
+pub(crate) use stdout_progress::StdoutProgress;
 
 struct ForgetOnDrop<'a>(&'a Pending, u64);
 
@@ -78,12 +80,14 @@ impl std::fmt::Debug for Connection {
 
 impl Connection {
     /// Start the reader, writer and (when given) stderr tasks. Must be called
-    /// inside a Tokio runtime.
+    /// inside a Tokio runtime. `stdout_pipe` is a duplicate of a child's
+    /// stdout read end (`None` in-process), for [`Connection::output_settled`].
     pub fn start<R, W>(
         cfg: ConnectionConfig,
         reader: R,
         writer: W,
         stderr: Option<Box<dyn AsyncRead + Send + Unpin>>,
+        stdout_pipe: Option<std::os::fd::OwnedFd>,
     ) -> Connection
     where
         R: AsyncRead + Send + Unpin + 'static,
@@ -116,6 +120,7 @@ impl Connection {
             requests_in_flight: AtomicUsize::new(0),
             request_flood: AtomicBool::new(false),
             backlog: AtomicUsize::new(0),
+            stdout: Arc::new(StdoutProgress::new(stdout_pipe)),
         });
         let mut tasks = vec![
             tokio::spawn(writer::write_loop(shared.clone(), writer, out_rx)).abort_handle(),
@@ -234,6 +239,13 @@ impl Connection {
     /// Every stdout line from now on, as JSON (or the raw text as a string).
     pub fn inbound(&self) -> broadcast::Receiver<Value> {
         self.shared.inbound.subscribe()
+    }
+
+    /// Whether everything the plugin has written to stdout so far was read
+    /// and handled (its lines delivered to [`Connection::inbound`]): nothing
+    /// waits in the pipe or in the reader.
+    pub fn output_settled(&self) -> bool {
+        self.shared.stdout.settled()
     }
 
     /// The last (up to 50) stderr lines.

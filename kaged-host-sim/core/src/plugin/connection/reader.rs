@@ -17,6 +17,7 @@ use std::sync::atomic::Ordering;
 use super::pending::Completion;
 use super::ratelimit::Verdict;
 use super::shared::lock;
+use super::stdout_progress::Counted;
 use super::{Fatal, Phase, Shared};
 use crate::observe::audit::AuditEvent;
 use crate::observe::transcript::Direction;
@@ -29,6 +30,7 @@ pub use crate::bounds::NOISE_CHARS;
 pub(super) async fn read_loop<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader: R) {
     // An endless line is caught as it passes the limit, not at its newline
     // (which may never come), whether or not a request is pending.
+    let reader = Counted::new(reader, shared.stdout.clone());
     let mut lines = LineReader::with_decoder(BufReader::new(reader), LineDecoder::new().at_once());
     loop {
         match lines.next_frame().await {
@@ -37,6 +39,9 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader:
                     // Fatal: the session kills the plugin and closes us.
                     return;
                 }
+                shared
+                    .stdout
+                    .handled_all_but(lines.get_ref().buffer().len());
             }
             Ok(Some(Frame::Oversize { len })) => {
                 shared.cfg.transcript.record_value(

@@ -70,6 +70,8 @@ pub(crate) struct Shared {
     /// Bytes queued for the plugin's stdin, not written yet
     /// (bounds::MAX_STDIN_BACKLOG_BYTES).
     pub(super) backlog: AtomicUsize,
+    /// How far the read loop has got with the plugin's stdout.
+    pub(super) stdout: Arc<super::StdoutProgress>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

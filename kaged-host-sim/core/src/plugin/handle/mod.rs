@@ -258,6 +258,15 @@ impl PluginHandle {
         self.connection().notifications()
     }
 
+    /// Whether everything the plugin has written to stdout so far was read
+    /// and handled by the host (every line delivered to the
+    /// [`RawChannel::inbound`] subscribers): nothing waits in the pipe, in
+    /// the reader's buffer or as a line without its newline. A plugin that
+    /// sits idle and is settled has said all it will say until spoken to.
+    pub fn output_settled(&self) -> bool {
+        self.connection().output_settled()
+    }
+
     /// The raw escape hatch.
     pub fn raw(&self) -> RawChannel {
         RawChannel {
