@@ -11,7 +11,8 @@ copies (as if all came from crates.io), and `cargo check` checks them all,
 libraries, binaries and build scripts, with the workspace's `Cargo.lock`
 (the same dependency versions).
 
-What this catches is what `cargo package`'s own verification catches: a
+Every `.crate` must hold both license texts (`LICENSE-MIT`,
+`LICENSE-APACHE`). What this catches is what `cargo package`'s own verification catches: a
 file the package leaves out (`include`/`exclude`, a `build.rs` or
 `include_str!` reaching outside the crate), a path dependency without a
 version, a manifest that does not stand alone. It checks the crates
@@ -50,6 +51,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # The fuzz targets' workspaces, checked with the crates.
 FUZZ = ["kaged-plugin-sdk/protocol/fuzz", "kaged-host-sim/fuzz"]
+
+# The license texts every published crate ships (`MIT OR Apache-2.0`).
+LICENSES = ["LICENSE-MIT", "LICENSE-APACHE"]
 
 # The member that gives every dependency the workspace's features.
 FEATURES = "kaged-package-check-features"
@@ -178,6 +182,10 @@ def main():
         with tarfile.open(dot_crate) as tar:
             tar.extractall(ws, filter="data")
         members.append(f"{name}-{version}")
+        # `license = "MIT OR Apache-2.0"`: both texts ship in every crate.
+        for text in LICENSES:
+            if not (ws / f"{name}-{version}" / text).is_file():
+                sys.exit(f"package check: {name}'s .crate lacks {text}")
     fuzzed = []
     for fuzz_dir in FUZZ:
         m = tomllib.loads((ROOT / fuzz_dir / "Cargo.toml").read_text())

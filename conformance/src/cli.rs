@@ -5,7 +5,7 @@
 //! could not run at all.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -228,7 +228,7 @@ where
                 ListFormat::Json => format!("{}\n", list::render_json()),
                 ListFormat::Markdown => list::render_markdown(),
             };
-            print!("{text}");
+            kaged_host_core::out!("{text}");
             0
         }
         Command::Judge(a) => match judge(&a) {
@@ -286,13 +286,11 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         }
         n += 1;
         let line = render_case_line(c, tty);
-        let mut out = stdout.lock();
-        let _ = if tty {
-            writeln!(out, "\x1b[2m[{n:>3}]\x1b[0m {line}")
+        if tty {
+            kaged_host_core::outln!("\x1b[2m[{n:>3}]\x1b[0m {line}");
         } else {
-            writeln!(out, "{line}")
-        };
-        let _ = out.flush();
+            kaged_host_core::outln!("{line}");
+        }
     };
     let report = run_suite_streaming(plugin_dir, &options, &mut on_case)?;
     if report.cage != Some(kaged_host_core::CageKind::Bwrap) {
@@ -338,7 +336,7 @@ fn emit(a: &ReportArgs, report: &Report, tty: bool) -> Result<(), CliError> {
     };
     match format {
         Format::Human => {
-            print!("{}", render_human(report, tty, false));
+            kaged_host_core::out!("{}", render_human(report, tty, false));
             if let Some(p) = output {
                 write_file(p, &render(Format::Human, report))?;
             }
@@ -347,7 +345,7 @@ fn emit(a: &ReportArgs, report: &Report, tty: bool) -> Result<(), CliError> {
             let text = render(other, report);
             match output {
                 Some(p) => write_file(p, &text)?,
-                None => print!("{text}"),
+                None => kaged_host_core::out!("{text}"),
             }
         }
     }

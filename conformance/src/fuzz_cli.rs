@@ -171,9 +171,9 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
     match (a.format, &a.output) {
         (Format::Human, None) => {
             let tty = std::io::stdout().is_terminal();
-            print!("{}", render_human(&report, tty, true));
+            kaged_host_core::out!("{}", render_human(&report, tty, true));
         }
-        (f, None) => print!("{}", render(f, &report)),
+        (f, None) => kaged_host_core::out!("{}", render(f, &report)),
         (f, Some(p)) => write(p, &render(f, &report))?,
     }
     for (f, p) in &a.report {

@@ -539,3 +539,18 @@ fn max_failures_zero_is_refused_with_exit_2() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--max-failures"), "{err}");
 }
+
+/// `kaged-conformance run … | head`: a reader that stops reading ends the
+/// output, not the run (no panic on the broken pipe), in the streamed
+/// human report and in a format printed at the end.
+#[test]
+fn a_closed_stdout_ends_the_output_not_the_run() {
+    for format in ["human", "json"] {
+        let out = kaged_test_support::command::assert_quiet_on_closed_stdout(
+            std::process::Command::new(env!("CARGO_BIN_EXE_kaged-conformance"))
+                .args(["run", "--format", format, "--time-scale", "1"])
+                .arg(own_fixture("conforming")),
+        );
+        assert_eq!(out.status.code(), Some(0), "--format {format}");
+    }
+}

@@ -135,7 +135,7 @@ where
             &a.path.unwrap_or_else(|| cwd.join(&a.name)),
         )
         .map(|created| {
-            println!("{}", created.next_steps());
+            kaged_host_core::outln!("{}", created.next_steps());
             0
         }),
         KagedCommand::Pack(a) => build_and_pack(
@@ -148,17 +148,17 @@ where
         )
         .map(|packed| {
             let dir = packed.dir.strip_prefix(&cwd).unwrap_or(&packed.dir);
-            println!(
+            kaged_host_core::outln!(
                 "Packed {} {} into {}",
                 packed.name,
                 packed.version,
                 dir.display()
             );
-            println!("  command: {}", packed.command);
+            kaged_host_core::outln!("  command: {}", packed.command);
             for f in &packed.files {
-                println!("  with {}", f.display());
+                kaged_host_core::outln!("  with {}", f.display());
             }
-            println!(
+            kaged_host_core::outln!(
                 "Install it with: kaged-host-sim plugin install {}",
                 dir.display()
             );

@@ -139,6 +139,15 @@ fn packed_copy_installs_and_answers(place: &Path, dir: &Path) {
     assert!(said.contains("command: ./bin/hello-kit"), "{said}");
     let packed = packed_root.join("hello-kit");
     assert!(packed.join("bin/hello-kit").is_file());
+    // `cargo kaged pack … | head`: packed all the same, no panic.
+    let piped_root = place.join("packed-piped");
+    let out = kaged_test_support::command::assert_quiet_on_closed_stdout(
+        cargo_kaged(dir)
+            .args(["pack", "-p", "hello-kit", "--profile", "dev", "--out"])
+            .arg(&piped_root),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(piped_root.join("hello-kit/bin/hello-kit").is_file());
     let manifest = std::fs::read_to_string(packed.join("kaged-plugin.yaml")).expect("manifest");
     assert!(
         manifest.contains("command:\n  - ./bin/hello-kit\n"),

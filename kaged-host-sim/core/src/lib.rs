@@ -13,7 +13,7 @@
 //! (`scripts/module-layers.py` checks it in CI); the line below is what it
 //! reads.
 //!
-//! <!-- layers: supervisor testing > host > plugin > requests > cage > observe > validate > time bounds names -->
+//! <!-- layers: supervisor testing > host > plugin > requests > cage > observe > validate > time bounds names cli_stdout -->
 //!
 //! ```text
 //!  supervisor  Supervisor: one plugin kept alive, restart policy
@@ -28,6 +28,7 @@
 //!  validate    manifest validation
 //!  time        every timeout, scaled     bounds   every size limit
 //!  names       name_table!: enums whose variants are names (audit, rules)
+//!  cli_stdout  outln!/out!: a command line's stdout, a closed pipe its end
 //! ```
 //!
 //! [`HostSim`] launches a plugin directory (validate, spawn, handshake) or
@@ -47,6 +48,7 @@
 
 pub mod bounds;
 pub mod cage;
+pub mod cli_stdout;
 mod host;
 mod names;
 mod observe;

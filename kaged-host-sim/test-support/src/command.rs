@@ -36,6 +36,33 @@ pub fn run_ok(c: &mut Command) -> Output {
     out
 }
 
+/// Run `c` with its stdout a pipe whose reader is already gone (what `c |
+/// head -0` gives it: every write fails with a broken pipe), and assert
+/// that it ends as a command line should when its reader stops reading:
+/// no panic, nothing on stderr about the pipe, an exit status (not a
+/// signal). Its output, for further checks.
+#[track_caller]
+pub fn assert_quiet_on_closed_stdout(c: &mut Command) -> Output {
+    let (reader, writer) = rustix::pipe::pipe().expect("a pipe");
+    drop(reader);
+    let out = c
+        .stdout(std::process::Stdio::from(writer))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {c:?}: {e}"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.to_lowercase().contains("broken pipe"),
+        "{c:?} with its stdout closed:\n{}",
+        streams(&out)
+    );
+    assert!(
+        out.status.code().is_some(),
+        "{c:?} ended by a signal: {}",
+        out.status
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

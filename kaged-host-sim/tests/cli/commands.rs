@@ -190,3 +190,18 @@ fn a_plugin_failing_its_handshake_is_one_line_and_exit_1() {
         "the cause chain is included: {err}"
     );
 }
+
+/// `kaged-host-sim validate … | head`, `cage … | head`: a closed stdout
+/// ends the output without a panic, and the exit status is the command's.
+#[test]
+fn a_closed_stdout_ends_the_output_without_a_panic() {
+    let good = fixture("good");
+    for args in [["validate"], ["cage"]] {
+        let out = kaged_test_support::command::assert_quiet_on_closed_stdout(
+            std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+                .args(args)
+                .arg(&good),
+        );
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+}

@@ -79,9 +79,9 @@ pub(super) async fn run(
         .await
         .map(|r| HostCost::new(&r, &report));
     if a.json {
-        println!("{}", report.to_json());
+        kaged_host_core::outln!("{}", report.to_json());
     } else {
-        print!("{}", report.render());
+        kaged_host_core::out!("{}", report.render());
     }
     let errors = report.one_at_a_time.errors + report.pipelined.errors;
     Ok(if errors == 0 {

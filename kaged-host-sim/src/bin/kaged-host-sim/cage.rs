@@ -51,7 +51,7 @@ pub async fn run(args: &CageArgs, config_root: Option<PathBuf>) -> Result<ExitCo
         _ => {
             let text = report.render_human();
             if !text.is_empty() {
-                println!("{text}");
+                kaged_host_core::outln!("{text}");
             }
             return Err(CliError::Failed(format!(
                 "{}: the manifest is invalid; no cage compiled",
@@ -80,14 +80,14 @@ pub async fn run(args: &CageArgs, config_root: Option<PathBuf>) -> Result<ExitCo
             "bwrap": lossy(&argv),
             "here": here,
         });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        kaged_host_core::outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
-        print!("{}", policy.render());
-        println!();
-        println!("bwrap argv:");
-        println!("{}", shell_lines(&argv));
-        println!();
-        println!("{here}");
+        kaged_host_core::out!("{}", policy.render());
+        kaged_host_core::outln!();
+        kaged_host_core::outln!("bwrap argv:");
+        kaged_host_core::outln!("{}", shell_lines(&argv));
+        kaged_host_core::outln!();
+        kaged_host_core::outln!("{here}");
     }
     Ok(ExitCode::SUCCESS)
 }

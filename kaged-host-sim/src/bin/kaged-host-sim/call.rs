@@ -177,9 +177,9 @@ pub(super) async fn run(
     match result {
         Ok(v) => {
             if req.json {
-                println!("{v}");
+                kaged_host_core::outln!("{v}");
             } else {
-                println!(
+                kaged_host_core::outln!(
                     "{}",
                     serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string())
                 );
@@ -188,7 +188,7 @@ pub(super) async fn run(
         }
         Err(e) => {
             if req.json {
-                println!(
+                kaged_host_core::outln!(
                     "{}",
                     serde_json::to_value(e.rpc_error()).unwrap_or(Value::Null)
                 );

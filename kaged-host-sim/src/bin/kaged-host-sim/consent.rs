@@ -9,7 +9,7 @@ pub(super) fn ask(plan: &InstallPlan) -> Option<bool> {
     if !std::io::stdin().is_terminal() {
         return None;
     }
-    print!("{} [y/N] ", plan.question());
+    kaged_host_core::out!("{} [y/N] ", plan.question());
     let _ = std::io::stdout().flush();
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer).ok()?;

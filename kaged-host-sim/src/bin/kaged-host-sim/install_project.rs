@@ -56,10 +56,12 @@ pub(super) fn run(project: &Path, store: &PluginStore, yes: bool) -> Result<Exit
         }
     }
     if pending > 0 {
-        println!("{pending} plugin(s) pending: the project cannot load until they are installed");
+        kaged_host_core::outln!(
+            "{pending} plugin(s) pending: the project cannot load until they are installed"
+        );
         return Ok(ExitCode::from(1));
     }
-    println!("✓ Every plugin the project declares is installed");
+    kaged_host_core::outln!("✓ Every plugin the project declares is installed");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -67,14 +69,14 @@ pub(super) fn run(project: &Path, store: &PluginStore, yes: bool) -> Result<Exit
 fn present(declared: &DeclaredPackage, version: &str) -> Outcome {
     match &declared.version {
         Some(required) if !version_meets(version, required) => {
-            println!(
+            kaged_host_core::outln!(
                 "{}: {version} is installed, the project requires `{required}`: upgrade it with `plugin install PATH`",
                 declared.package
             );
             Outcome::Pending
         }
         _ => {
-            println!("{}: {version} installed", declared.package);
+            kaged_host_core::outln!("{}: {version} installed", declared.package);
             Outcome::Present
         }
     }
@@ -88,27 +90,27 @@ fn install(
 ) -> Result<Outcome, CliError> {
     let package = &declared.package;
     let Some(source) = &declared.source else {
-        println!(
+        kaged_host_core::outln!(
             "{package}: not installed; source not specified: install it by hand with `plugin install PATH --for-project`"
         );
         return Ok(Outcome::Pending);
     };
     if source.contains("://") || source.starts_with("git+") {
-        println!(
+        kaged_host_core::outln!(
             "{package}: not installed; source {source}: fetching git sources is not simulated: clone it and run `plugin install PATH --for-project`"
         );
         return Ok(Outcome::Pending);
     }
     let dir = Path::new(source);
     if !dir.is_dir() {
-        println!("{package}: not installed; source {source} is not a directory");
+        kaged_host_core::outln!("{package}: not installed; source {source} is not a directory");
         return Ok(Outcome::Pending);
     }
-    println!("{package}: not installed; source {source}");
-    println!("Validating manifest...");
+    kaged_host_core::outln!("{package}: not installed; source {source}");
+    kaged_host_core::outln!("Validating manifest...");
     let mut no_terminal = false;
     let result = store.install(dir, false, |plan| {
-        print!("{}", plan.render());
+        kaged_host_core::out!("{}", plan.render());
         if yes {
             return true;
         }
@@ -119,13 +121,14 @@ fn install(
     });
     match result {
         Ok(entry) => {
-            println!(
+            kaged_host_core::outln!(
                 "✓ Installed {} {} for the project (project-driven: local = false)",
-                entry.name, entry.installed
+                entry.name,
+                entry.installed
             );
             Ok(match &declared.version {
                 Some(required) if !version_meets(&entry.installed, required) => {
-                    println!(
+                    kaged_host_core::outln!(
                         "{package}: {} does not meet the project's `{required}`",
                         entry.installed
                     );
@@ -139,11 +142,11 @@ fn install(
                 true => "consent needed: stdin is not a terminal, pass --yes",
                 false => "declined",
             };
-            println!("{package}: not installed ({why})");
+            kaged_host_core::outln!("{package}: not installed ({why})");
             Ok(Outcome::Pending)
         }
         Err(e) => {
-            println!("{package}: not installed: {}", one_line("install", &e));
+            kaged_host_core::outln!("{package}: not installed: {}", one_line("install", &e));
             Ok(Outcome::Pending)
         }
     }

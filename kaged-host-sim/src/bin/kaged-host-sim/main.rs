@@ -111,13 +111,13 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let report = kaged_host_sim::validate_dir(&dir);
             let text = report.render_human();
             if !text.is_empty() {
-                println!("{text}");
+                kaged_host_core::outln!("{text}");
             }
             if report.has_errors() {
                 return Ok(ExitCode::from(1));
             }
             if let Some(m) = &report.manifest {
-                println!("ok: {} {} is valid", m.name, m.version);
+                kaged_host_core::outln!("ok: {} {} is valid", m.name, m.version);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -170,12 +170,12 @@ pub async fn run(
                 )));
             }
             let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
-            println!("Validating manifest...");
+            kaged_host_core::outln!("Validating manifest...");
             let mut no_terminal = false;
             let mut upgrade = false;
             let result = store.install(path, !for_project, |plan| {
                 upgrade = plan.upgrade.is_some();
-                print!("{}", plan.render());
+                kaged_host_core::out!("{}", plan.render());
                 if *yes {
                     return true;
                 }
@@ -194,14 +194,14 @@ pub async fn run(
                         .installed_size(&entry.name)
                         .map(|s| format!(" ({s})"))
                         .unwrap_or_default();
-                    println!(
+                    kaged_host_core::outln!(
                         "✓ Installed {} {} into {}{size}",
                         entry.name,
                         entry.installed,
                         dir.display()
                     );
                     if !entry.enabled {
-                        println!(
+                        kaged_host_core::outln!(
                             "  → enable with: kaged-host-sim plugin enable {} --store {}",
                             entry.name,
                             store.root().display()
@@ -241,14 +241,14 @@ pub async fn run(
                 .await
                 .map_err(|e| failed("uninstall", e))?;
             if *active_sessions > 0 {
-                println!(
+                kaged_host_core::outln!(
                     "  {active_sessions} simulated session(s): no plugin process runs here, none stopped"
                 );
             }
-            println!("✓ Removed plugin files");
-            println!("✓ Removed local config entry");
+            kaged_host_core::outln!("✓ Removed plugin files");
+            kaged_host_core::outln!("✓ Removed local config entry");
             if !gone.dropped.is_empty() {
-                println!(
+                kaged_host_core::outln!(
                     "✓ Dropped {} storage object(s): {}",
                     gone.dropped.len(),
                     gone.dropped.join(", ")
@@ -261,7 +261,7 @@ pub async fn run(
             open_store(store.as_deref(), audit)?
                 .set_enabled(name, enable)
                 .map_err(|e| failed("plugin", e))?;
-            println!("✓ {} {name}", if enable { "Enabled" } else { "Disabled" });
+            kaged_host_core::outln!("✓ {} {name}", if enable { "Enabled" } else { "Disabled" });
             Ok(ExitCode::SUCCESS)
         }
         PluginCommand::List { store } => {
@@ -271,9 +271,11 @@ pub async fn run(
             {
                 let state = if p.enabled { "enabled" } else { "disabled" };
                 let scope = if p.local { "local" } else { "project" };
-                println!(
+                kaged_host_core::outln!(
                     "{}\t{}\t{state}\t{scope}\t{}",
-                    p.name, p.installed, p.source
+                    p.name,
+                    p.installed,
+                    p.source
                 );
             }
             Ok(ExitCode::SUCCESS)
@@ -290,10 +292,12 @@ async fn restart_in_daemon(store: &Path, name: &str) -> Result<(), CliError> {
     match link.restart_if_running(name).await {
         Ok(Restart::NotRunning) => Ok(()),
         Ok(Restart::Restarted { state, version }) => {
-            println!("  Plugin was running; restarting...");
+            kaged_host_core::outln!("  Plugin was running; restarting...");
             match state.as_str() {
-                "running" => println!("✓ {name} restarted ({version})"),
-                other => println!("  {name} is {other} after the restart (see the daemon's log)"),
+                "running" => kaged_host_core::outln!("✓ {name} restarted ({version})"),
+                other => kaged_host_core::outln!(
+                    "  {name} is {other} after the restart (see the daemon's log)"
+                ),
             }
             Ok(())
         }

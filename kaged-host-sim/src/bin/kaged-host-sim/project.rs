@@ -107,16 +107,16 @@ pub(super) async fn run(
         .collect();
     if !args.json {
         for s in agents.sessions() {
-            println!("{}", super::caging::line(s, Some(s.name())));
+            kaged_host_core::outln!("{}", super::caging::line(s, Some(s.name())));
         }
     }
     let json = args.json;
     let outcomes = run_project_steps(&agents, &script, &mut |i, o| {
         if json {
-            println!("{}", o.to_json(i));
+            kaged_host_core::outln!("{}", o.to_json(i));
         } else {
             let mark = if o.ok() { "ok  " } else { "FAIL" };
-            println!("step {i}: {mark} {}", o.line());
+            kaged_host_core::outln!("step {i}: {mark} {}", o.line());
         }
     })
     .await;
@@ -130,15 +130,15 @@ pub(super) async fn run(
     let total = script.steps.len();
     if args.json {
         let shutdown: BTreeMap<_, _> = shutdown.into_iter().collect();
-        println!(
+        kaged_host_core::outln!(
             "{}",
             json!({"summary": {"steps": total, "failed": failures, "shutdown": shutdown, "cage": cages}})
         );
     } else {
         for (name, o) in shutdown {
-            println!("shutdown {name}: {o}");
+            kaged_host_core::outln!("shutdown {name}: {o}");
         }
-        println!("{total} step(s), {failures} failed");
+        kaged_host_core::outln!("{total} step(s), {failures} failed");
     }
     Ok(if failures == 0 {
         ExitCode::SUCCESS

@@ -38,16 +38,16 @@ pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<Exi
             &e,
         ))
     })?;
-    println!("{}", super::caging::line(&session, None));
+    kaged_host_core::outln!("{}", super::caging::line(&session, None));
     let outcomes = run_steps(host, &session, &script, &mut |i, o| {
         let mark = if o.ok { "ok  " } else { "FAIL" };
-        println!("step {i}: {mark} {}", o.line);
+        kaged_host_core::outln!("step {i}: {mark} {}", o.line);
     })
     .await;
     let failures = outcomes.iter().filter(|o| !o.ok).count();
     let outcome = session.shutdown().await;
-    println!("shutdown: {outcome}");
-    println!("{} step(s), {failures} failed", script.steps.len());
+    kaged_host_core::outln!("shutdown: {outcome}");
+    kaged_host_core::outln!("{} step(s), {failures} failed", script.steps.len());
     Ok(if failures == 0 {
         ExitCode::SUCCESS
     } else {

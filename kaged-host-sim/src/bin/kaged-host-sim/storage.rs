@@ -99,10 +99,10 @@ pub(super) fn run(
                 CliError::Failed(one_line(&format!("cannot list the tables of {name}"), &e))
             })?;
             if *json {
-                println!("{}", json!({"plugin": name, "tables": tables}));
+                kaged_host_core::outln!("{}", json!({"plugin": name, "tables": tables}));
             } else {
                 for t in &tables {
-                    println!("{t}");
+                    kaged_host_core::outln!("{t}");
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -127,18 +127,18 @@ pub(super) fn run(
                     .iter()
                     .map(|o| json!({"type": o.kind, "name": o.name}))
                     .collect();
-                println!("{}", json!({"plugin": name, "dropped": objects}));
+                kaged_host_core::outln!("{}", json!({"plugin": name, "dropped": objects}));
             } else {
                 let prefix = storage_prefix(name);
                 for o in &dropped {
-                    println!(
+                    kaged_host_core::outln!(
                         "dropped {} {} ({})",
                         o.kind,
                         o.name,
                         unprefix(&o.name, &prefix)
                     );
                 }
-                println!("{name}: {} storage object(s) dropped", dropped.len());
+                kaged_host_core::outln!("{name}: {} storage object(s) dropped", dropped.len());
             }
             Ok(ExitCode::SUCCESS)
         }

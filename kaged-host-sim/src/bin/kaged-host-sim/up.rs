@@ -53,7 +53,7 @@ pub struct UpArgs {
 
 fn print_line(record: &kaged_host_sim::AuditRecord) {
     if let Some(line) = lifecycle_line(record) {
-        println!("{line}");
+        kaged_host_core::outln!("{line}");
     }
 }
 
@@ -99,7 +99,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         .map_err(|e| CliError::Failed(one_line("cannot watch SIGTERM", &e)))?;
     let mut int = signal(SignalKind::interrupt())
         .map_err(|e| CliError::Failed(one_line("cannot watch SIGINT", &e)))?;
-    println!("{}", cage_line(mode).await);
+    kaged_host_core::outln!("{}", cage_line(mode).await);
     let mut events = host.config().audit.subscribe();
     let options = DaemonOptions {
         project: args.project.clone(),
@@ -108,7 +108,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
     let daemon = Daemon::with_options(host, &dirs, options)
         .map_err(|e| CliError::Usage(one_line("up", &e)))?;
     if let Some(p) = daemon.project() {
-        println!(
+        kaged_host_core::outln!(
             "project: {} ({}), agents: {}",
             p.id(),
             p.file().display(),
@@ -126,17 +126,17 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
                 .map_err(|e| CliError::Failed(one_line("cannot listen", &e)))?;
             let token = api::ApiToken::generate()
                 .map_err(|e| CliError::Failed(one_line("cannot make the API token", &e)))?;
-            println!("listening: http://{local}/api/v1/plugins");
+            kaged_host_core::outln!("listening: http://{local}/api/v1/plugins");
             if let Some(file) = &args.token_file {
                 token
                     .write_file(file)
                     .map_err(|e| CliError::Failed(one_line("up", &e)))?;
-                println!(
+                kaged_host_core::outln!(
                     "token: written to {} (mode 0600); send it as Authorization: Bearer TOKEN",
                     file.display()
                 );
             }
-            println!("settings: http://{local}/?token={}", token.reveal());
+            kaged_host_core::outln!("settings: http://{local}/?token={}", token.reveal());
             // `plugin install` on this store reaches this daemon (an
             // upgrade restarts the running plugin): see daemon::link.
             if let PluginSource::Store(store) = &source {
@@ -159,13 +159,13 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         }
         None => None,
     };
-    println!("plugins: {}", daemon.names().join(", "));
+    kaged_host_core::outln!("plugins: {}", daemon.names().join(", "));
     daemon.start_all().await;
     loop {
         tokio::select! {
             record = events.recv() => match record {
                 Ok(r) => print_line(&r),
-                Err(RecvError::Lagged(n)) => println!("({n} audit events not shown)"),
+                Err(RecvError::Lagged(n)) => kaged_host_core::outln!("({n} audit events not shown)"),
                 // No event can come any more: wait for the signal alone.
                 Err(RecvError::Closed) => {
                     tokio::select! {
@@ -179,7 +179,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
             _ = int.recv() => break,
         }
     }
-    println!("shutting down");
+    kaged_host_core::outln!("shutting down");
     if let Some(server) = server {
         server.abort();
     }
@@ -188,6 +188,6 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
     while let Ok(r) = events.try_recv() {
         print_line(&r);
     }
-    println!("stopped");
+    kaged_host_core::outln!("stopped");
     Ok(ExitCode::SUCCESS)
 }

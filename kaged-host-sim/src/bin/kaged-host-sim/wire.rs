@@ -98,11 +98,11 @@ pub fn check_golden(
                 &e,
             ))
         })?;
-        println!("golden {}: written", path.display());
+        kaged_host_core::outln!("golden {}: written", path.display());
         return Ok(true);
     }
     let Some(old) = old else {
-        println!(
+        kaged_host_core::outln!(
             "golden {}: missing (run with --update or KAGED_UPDATE_GOLDEN=1 to write it)",
             path.display()
         );
@@ -110,15 +110,15 @@ pub fn check_golden(
     };
     match golden::compare(&old, &actual).map_err(bad)? {
         Golden::Same => {
-            println!("golden {}: same", path.display());
+            kaged_host_core::outln!("golden {}: same", path.display());
             Ok(true)
         }
         Golden::Differs { diff } => {
-            println!(
+            kaged_host_core::outln!(
                 "golden {}: differs (run with --update or KAGED_UPDATE_GOLDEN=1 to accept)",
                 path.display()
             );
-            print!("{diff}");
+            kaged_host_core::out!("{diff}");
             Ok(false)
         }
     }
