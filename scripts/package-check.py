@@ -59,18 +59,20 @@ LICENSES = ["LICENSE-MIT", "LICENSE-APACHE"]
 FEATURES = "kaged-package-check-features"
 
 
-def run(*args, cwd=ROOT):
+def run(*args, cwd=ROOT, env=None):
     print("+", " ".join(args), flush=True)
-    subprocess.run(args, cwd=cwd, check=True)
+    subprocess.run(args, cwd=cwd, env=env, check=True)
 
 
-def workspace_members():
-    """The workspace's members, as `cargo metadata` describes them."""
+def metadata():
+    """`cargo metadata` of the workspace (Linux only), after `cargo fetch`:
+    its members and every crate it resolves, with their features."""
     out = subprocess.run(
-        ["cargo", "metadata", "--locked", "--no-deps", "--format-version", "1"],
+        ["cargo", "metadata", "--locked", "--offline", "--format-version", "1",
+         "--filter-platform", "x86_64-unknown-linux-gnu"],
         cwd=ROOT, check=True, capture_output=True, text=True,
     ).stdout
-    return json.loads(out)["packages"]
+    return json.loads(out)
 
 
 def dev_profile():
@@ -102,13 +104,9 @@ def toml_value(v):
     return json.dumps(v)
 
 
-def features_manifest():
-    """A package depending on every crate the workspace resolves (Linux
-    only), each with the features the workspace resolves it with."""
-    meta = json.loads(subprocess.run(
-        ["cargo", "metadata", "--locked", "--offline", "--format-version", "1",
-         "--filter-platform", "x86_64-unknown-linux-gnu"],
-        cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+def features_manifest(meta):
+    """A package depending on every crate the workspace resolves (`meta`,
+    Linux only), each with the features the workspace resolves it with."""
     packages = {p["id"]: p for p in meta["packages"]}
     lines = ["[package]", f'name = "{FEATURES}"', 'version = "0.0.0"',
              'edition = "2021"', "publish = false", "", "[dependencies]"]
@@ -122,11 +120,10 @@ def features_manifest():
     return lines
 
 
-def fuzz_manifest(fuzz_dir, crates):
-    """A fuzz crate's manifest as a member of the throwaway workspace: its
-    path dependencies (the kit's crates) on their unpacked copies, no
-    `[workspace]` or profile of its own."""
-    m = tomllib.loads((ROOT / fuzz_dir / "Cargo.toml").read_text())
+def fuzz_manifest(m, crates):
+    """A fuzz crate's manifest `m` (parsed) as a member of the throwaway
+    workspace: its path dependencies (the kit's crates) on their unpacked
+    copies, no `[workspace]` or profile of its own."""
     lines = ["[package]"]
     lines += [f"{k} = {toml_value(v)}" for k, v in m["package"].items() if k != "metadata"]
     lines += ["", "[dependencies]"]
@@ -160,16 +157,17 @@ def lock_with_fuzz_entries():
 
 def main():
     keep = "--keep" in sys.argv[1:]
-    packages = workspace_members()
+    run("cargo", "fetch", "--locked", "--quiet")
+    for fuzz_dir in FUZZ:
+        run("cargo", "fetch", "--locked", "--quiet", "--manifest-path", f"{fuzz_dir}/Cargo.toml")
+    meta = metadata()
+    packages = [p for p in meta["packages"] if p["id"] in meta["workspace_members"]]
     # `publish = false` is an empty list in cargo metadata.
     crates = {p["name"]: p["version"] for p in packages if p["publish"] != []}
     excluded = []
     for p in packages:
         if p["name"] not in crates:
             excluded += ["--exclude", p["name"]]
-    run("cargo", "fetch", "--locked", "--quiet")
-    for fuzz_dir in FUZZ:
-        run("cargo", "fetch", "--locked", "--quiet", "--manifest-path", f"{fuzz_dir}/Cargo.toml")
     run("cargo", "package", "--workspace", "--locked", "--offline", "--no-verify", *excluded)
 
     place = ROOT / "target" / "package-check"
@@ -193,12 +191,12 @@ def main():
         shutil.copytree(ROOT / fuzz_dir, ws / member,
                         ignore=shutil.ignore_patterns("Cargo.toml", "Cargo.lock", "target",
                                                       "corpus", "artifacts"))
-        (ws / member / "Cargo.toml").write_text("\n".join(fuzz_manifest(fuzz_dir, crates)) + "\n")
+        (ws / member / "Cargo.toml").write_text("\n".join(fuzz_manifest(m, crates)) + "\n")
         members.append(member)
         fuzzed.append(member)
     (ws / FEATURES / "src").mkdir(parents=True)
     (ws / FEATURES / "src" / "lib.rs").write_text("")
-    (ws / FEATURES / "Cargo.toml").write_text("\n".join(features_manifest()) + "\n")
+    (ws / FEATURES / "Cargo.toml").write_text("\n".join(features_manifest(meta)) + "\n")
     members.append(FEATURES)
 
     manifest = ["[workspace]", 'resolver = "2"', "members = ["]
@@ -216,9 +214,8 @@ def main():
     # build script compiles unless CUSTOM_LIBFUZZER_PATH names a prebuilt
     # library) is not built: the path is never read.
     env = dict(os.environ, CUSTOM_LIBFUZZER_PATH=str(place / "libfuzzer-not-linked.a"))
-    print("+ cargo check --workspace --lib --bins --offline", flush=True)
-    subprocess.run(["cargo", "check", "--workspace", "--lib", "--bins", "--quiet", "--offline",
-                    "--target-dir", str(ROOT / "target")], cwd=ws, env=env, check=True)
+    run("cargo", "check", "--workspace", "--lib", "--bins", "--quiet", "--offline",
+        "--target-dir", str(ROOT / "target"), cwd=ws, env=env)
     print(f"package check: {len(crates)} crates build from their .crate files "
           f"({', '.join(sorted(crates))}); the fuzz targets of {', '.join(fuzzed)} "
           f"compile against them", flush=True)
