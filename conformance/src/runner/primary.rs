@@ -4,10 +4,10 @@
 //! runs the host's handshake and keeps the plugin's raw `initialize`
 //! answer; the outcome decides how later cases get sessions ([`Mode`]).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use kaged_host_core::audit::AuditRecord;
-use kaged_host_core::time::Timeouts;
+use kaged_host_core::quiet::QuietWindow;
 use kaged_host_core::transcript::Transcript;
 use kaged_host_core::ExitInfo;
 use kaged_host_core::PluginHandle;
@@ -20,87 +20,17 @@ use super::context::RunContext;
 use super::sessions::{describe_exit, describe_launch, retire, Mode, Sessions};
 
 /// How long the suite listens before sending `initialize`, to catch a
-/// plugin that speaks first. The window is counted in the plugin's own CPU
-/// time, not the clock's, so that a plugin starved on a busy machine is
-/// heard as on an idle one: it lasts until the plugin's processes sit idle
-/// (neither on a CPU nor waiting for one over [`QUIET_IDLE`]: blocked on
-/// input, it has said what it would say first) and the host has handled
-/// everything they wrote ([`PluginHandle::output_settled`]: the host's
-/// reader may run after the plugin went idle), or until they used their
-/// CPU budget (a twentieth of the initialize timeout, within 50-500 ms:
-/// a plugin still computing), and at most the initialize timeout by the
-/// clock. A process that cannot be measured gets the budget by the clock.
-/// A plugin that speaks later still fails
-/// `handshake.silent_before_initialize`: the host's handshake kills it for
-/// a message before the `initialize` answer.
-#[derive(Debug, Clone, Copy)]
-struct QuietWindow {
-    /// The plugin's CPU time the window lasts at most.
-    cpu_budget: Duration,
-    /// The clock's time it lasts at most.
-    cap: Duration,
-}
-
-/// The shortest quiet window.
-const QUIET_MIN: Duration = Duration::from_millis(50);
-/// How long the plugin must use no CPU to end the window early (twice the
-/// 10 ms clock tick `/proc` counts CPU time in, sampled twice).
-const QUIET_IDLE: Duration = Duration::from_millis(20);
-
-impl QuietWindow {
-    fn for_timeouts(t: &Timeouts) -> QuietWindow {
-        let cpu_budget = (t.initialize / 20).clamp(QUIET_MIN, Duration::from_millis(500));
-        QuietWindow {
-            cpu_budget,
-            cap: t.initialize.max(cpu_budget),
-        }
-    }
-
-    /// Listen until the window ends (see [`QuietWindow`]) or something
-    /// arrived.
-    async fn listen(self, session: &PluginHandle, rx: &tokio::sync::broadcast::Receiver<Value>) {
-        let began = tokio::time::Instant::now();
-        let cap = began + self.cap;
-        tokio::time::sleep(QUIET_MIN.min(self.cpu_budget)).await;
-        let pid = session.pid();
-        let usage = || pid.and_then(kaged_host_core::probe::tree_usage);
-        let Some(first) = usage() else {
-            // Gone, or not measurable: the budget by the clock.
-            tokio::time::sleep_until(began + self.cpu_budget).await;
-            return;
-        };
-        let mut idle_samples = 0;
-        while tokio::time::Instant::now() < cap && rx.is_empty() {
-            let before = usage();
-            tokio::time::sleep(QUIET_IDLE / 2).await;
-            let after = usage();
-            let (Some(b), Some(a)) = (before, after) else {
-                // Gone: whatever it wrote is on its way; wait till handled.
-                while !session.output_settled()
-                    && rx.is_empty()
-                    && tokio::time::Instant::now() < cap
-                {
-                    tokio::time::sleep(QUIET_IDLE / 2).await;
-                }
-                return;
-            };
-            if a.cpu.saturating_sub(first.cpu) >= self.cpu_budget {
-                return;
-            }
-            // On a CPU or waiting for one (a starved plugin uses no CPU
-            // yet has not had its say), or in disk I/O (a starting
-            // interpreter reading its modules): not idle.
-            if a.busy() == b.busy() && a.active_threads == 0 {
-                idle_samples += 1;
-            } else {
-                idle_samples = 0;
-            }
-            // Idle, and what it wrote before going idle reached `rx`.
-            if idle_samples >= 2 && session.output_settled() {
-                return;
-            }
-        }
-    }
+/// plugin that speaks first: a quiet window
+/// ([`kaged_host_core::quiet::QuietWindow`], counted in the plugin's own
+/// CPU time), ended early when something arrived. A plugin that speaks
+/// later still fails `handshake.silent_before_initialize`: the host's
+/// handshake kills it for a message before the `initialize` answer.
+async fn listen(
+    quiet: QuietWindow,
+    session: &PluginHandle,
+    rx: &tokio::sync::broadcast::Receiver<Value>,
+) {
+    quiet.wait(session, || !rx.is_empty()).await;
 }
 
 /// What the primary spawn showed.
@@ -168,7 +98,7 @@ async fn handshake(
     mark: usize,
 ) -> (Primary, Option<PluginHandle>) {
     let mut rx = session.raw().inbound();
-    quiet.listen(&session, &rx).await;
+    listen(quiet, &session, &rx).await;
     let mut early = Vec::new();
     while let Ok(v) = rx.try_recv() {
         if v.is_object() || v.is_array() {

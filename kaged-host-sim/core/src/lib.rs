@@ -90,3 +90,5 @@ pub use validate::validate_dir;
 
 // Process probes for conformance checks.
 pub use plugin::probe;
+// Waiting until a plugin has had its say.
+pub use plugin::quiet;

@@ -102,6 +102,15 @@ fn a_changed_answer_fails_with_a_diff_naming_the_field() {
             .lines()
             .any(|l| l.strip_prefix(sign).is_some_and(|rest| rest.trim() == text))
     };
+    // Each change is named by its step, its message and its JSON path.
+    assert!(
+        stdout.contains(
+            "step 1 (`good.echo`), message 5 (plugin>host: the answer to host request 2, `good.echo`):\n  \
+             $.msg.result.echo: only in the golden file ({\"text\":\"hi\"})\n  \
+             $.msg.result.echoed: only in this run ({\"text\":\"hi\"})"
+        ),
+        "{stdout}"
+    );
     assert!(diff_line('-', r#""echo": {"#), "{stdout}");
     assert!(diff_line('+', r#""echoed": {"#), "{stdout}");
     // Only the changed answer differs: markers and paths match.

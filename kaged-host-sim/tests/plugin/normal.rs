@@ -51,9 +51,25 @@ fn answers_keep_the_id_of_their_request() {
         let msg = &m["msg"];
         if m["dir"] == "host>plugin" && msg.get("method").is_some() && msg.get("id").is_some() {
             host_ids.push(msg["id"].as_u64().expect("an integer id"));
-            let answer = msgs.get(i + 1).expect("an answer follows");
-            assert_eq!(answer["dir"], "plugin>host", "{answer}");
+            // Its answer follows, after only what the plugin sent while
+            // serving it (its requests with the host's answers, its
+            // notifications): never another call of the host's.
+            let answer = msgs[i + 1..]
+                .iter()
+                .find(|m| {
+                    m["dir"] == "plugin>host"
+                        && (m["msg"].get("result").is_some() || m["msg"].get("error").is_some())
+                })
+                .expect("an answer follows");
             assert_eq!(answer["msg"]["id"], msg["id"], "{answer}");
+            let between = msgs[i + 1..]
+                .iter()
+                .take_while(|m| !std::ptr::eq(**m, *answer));
+            for m in between {
+                let from_plugin = m["dir"] == "plugin>host" && m["msg"].get("method").is_some();
+                let host_answer = m["dir"] == "host>plugin" && m["msg"].get("method").is_none();
+                assert!(from_plugin || host_answer, "inside the call of {msg}: {m}");
+            }
         }
     }
     let expected: Vec<u64> = (1..=host_ids.len() as u64).collect();
@@ -82,4 +98,94 @@ fn answers_keep_the_id_of_their_request() {
         "{text}"
     );
     assert!(text.contains("[daemon_version]"), "{text}");
+}
+
+/// The normal form of a hand-made transcript: each message as `dir method id`.
+fn methods(t: &kaged_host_sim::Transcript) -> Vec<String> {
+    kaged_host_sim::normal::normal_form(
+        &t.records(),
+        &t.steps(),
+        &kaged_host_sim::normal::NormalOptions::default(),
+    )
+    .messages
+    .iter()
+    .map(|m| {
+        let msg = &m["msg"];
+        let what = msg
+            .get("method")
+            .and_then(|v| v.as_str())
+            .unwrap_or("answer");
+        format!("{} {what} {}", m["dir"].as_str().unwrap_or("?"), msg["id"])
+    })
+    .collect()
+}
+
+#[test]
+fn a_storage_request_shows_under_the_one_call_it_served() {
+    let t = kaged_host_sim::Transcript::memory();
+    t.record(
+        kaged_host_sim::Direction::HostToPlugin,
+        br#"{"jsonrpc":"2.0","id":2,"method":"a.save"}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::PluginToHost,
+        br#"{"jsonrpc":"2.0","id":1,"method":"kaged.storage.exec","params":{"sql":"x"}}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::HostToPlugin,
+        br#"{"jsonrpc":"2.0","id":1,"result":{"rows_affected":1}}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::PluginToHost,
+        br#"{"jsonrpc":"2.0","method":"a.saved"}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::PluginToHost,
+        br#"{"jsonrpc":"2.0","id":2,"result":true}"#,
+    );
+    assert_eq!(
+        methods(&t),
+        [
+            "host>plugin a.save 1",
+            "plugin>host a.saved null",
+            "plugin>host kaged.storage.exec 1",
+            "host>plugin answer 1",
+            "plugin>host answer 1",
+        ]
+    );
+}
+
+#[test]
+fn with_two_calls_in_flight_what_the_plugin_sent_follows_both() {
+    let t = kaged_host_sim::Transcript::memory();
+    t.record(
+        kaged_host_sim::Direction::HostToPlugin,
+        br#"{"jsonrpc":"2.0","id":2,"method":"a.one"}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::HostToPlugin,
+        br#"{"jsonrpc":"2.0","id":3,"method":"a.two"}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::PluginToHost,
+        br#"{"jsonrpc":"2.0","method":"a.note"}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::PluginToHost,
+        br#"{"jsonrpc":"2.0","id":3,"result":2}"#,
+    );
+    t.record(
+        kaged_host_sim::Direction::PluginToHost,
+        br#"{"jsonrpc":"2.0","id":2,"result":1}"#,
+    );
+    assert_eq!(
+        methods(&t),
+        [
+            "host>plugin a.one 1",
+            "plugin>host answer 1",
+            "host>plugin a.two 2",
+            "plugin>host answer 2",
+            "plugin>host a.note null",
+        ]
+    );
 }

@@ -1,7 +1,9 @@
 //! Golden files of normal-form transcripts ([`crate::normal`]), for any
 //! language's CI: `kaged-host-sim session DIR --script S --golden G.jsonl`
-//! compares, and prints a unified diff of the messages (each pretty
-//! printed, so a changed field is one `-`/`+` pair); `--update` rewrites.
+//! compares, and prints what changed, each change named by its step, its
+//! message and its JSON path, then a unified diff of the
+//! messages (each pretty printed, so a changed field is one `-`/`+`
+//! pair); `--update` rewrites.
 //!
 //! A golden file may mark values that vary legitimately: the string
 //! `"[any]"` matches any value, `"[re:PATTERN]"` any value whose text (a
@@ -14,29 +16,34 @@
 //! use serde_json::json;
 //! let actual = NormalTranscript {
 //!     messages: vec![json!({"dir": "plugin>host", "msg": {"id": 1, "result": {"at": "12:01", "said": "hi"}}})],
+//!     steps: vec![1],
 //!     stderr: None,
 //! };
 //! let golden = r#"{"dir":"plugin>host","msg":{"id":1,"result":{"at":"[re:\\d\\d:\\d\\d]","said":"hi"}}}"#;
 //! assert!(matches!(compare(golden, &actual).unwrap(), Golden::Same));
 //! let changed = r#"{"dir":"plugin>host","msg":{"id":1,"result":{"at":"[any]","said":"ho"}}}"#;
 //! let Golden::Differs { diff } = compare(changed, &actual).unwrap() else { panic!() };
+//! assert!(diff.contains(r#"$.msg.result.said: golden "ho", actual "hi""#));
 //! assert!(diff.contains(r#"-        "said": "ho""#) && diff.contains(r#"+        "said": "hi""#));
 //! ```
 
-use regex::Regex;
 use serde_json::Value;
 use similar::TextDiff;
 
 use super::normal::NormalTranscript;
+
+mod explain;
+mod markers;
 
 /// The outcome of a comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Golden {
     /// Every message matches.
     Same,
-    /// They differ: the unified diff (golden `-`, actual `+`).
+    /// They differ: each change by step, message and JSON path, then the
+    /// unified diff (golden `-`, actual `+`).
     Differs {
-        /// The diff, ready to print.
+        /// The changes and the diff, ready to print.
         diff: String,
     },
 }
@@ -64,8 +71,8 @@ pub enum GoldenError {
     },
 }
 
-/// The wildcard matching anything.
-pub const ANY: &str = "[any]";
+pub use markers::ANY;
+use markers::{check_patterns, matches, merge, resolve};
 
 fn parse(golden: &str) -> Result<Vec<Value>, GoldenError> {
     let values: Vec<Value> = golden
@@ -87,93 +94,6 @@ fn parse(golden: &str) -> Result<Vec<Value>, GoldenError> {
         })?;
     }
     Ok(values)
-}
-
-fn check_patterns(v: &Value) -> Result<(), (String, String)> {
-    match v {
-        Value::String(s) => match pattern(s) {
-            Some(p) => anchored(p)
-                .map(|_| ())
-                .map_err(|e| (p.to_string(), e.to_string())),
-            None => Ok(()),
-        },
-        Value::Array(a) => a.iter().try_for_each(check_patterns),
-        Value::Object(o) => o.values().try_for_each(check_patterns),
-        _ => Ok(()),
-    }
-}
-
-fn pattern(s: &str) -> Option<&str> {
-    s.strip_prefix("[re:").and_then(|r| r.strip_suffix(']'))
-}
-
-fn anchored(p: &str) -> Result<Regex, regex::Error> {
-    Regex::new(&format!("^(?:{p})$"))
-}
-
-/// Whether `actual` matches `golden` (markers included).
-fn matches(golden: &Value, actual: &Value) -> bool {
-    match (golden, actual) {
-        (Value::String(g), _) if g == ANY => true,
-        (Value::String(g), a) if pattern(g).is_some() => {
-            let text = a.as_str().map_or_else(|| a.to_string(), str::to_string);
-            pattern(g)
-                .and_then(|p| anchored(p).ok())
-                .is_some_and(|re| re.is_match(&text))
-        }
-        (Value::Object(g), Value::Object(a)) => {
-            g.len() == a.len()
-                && g.iter()
-                    .all(|(k, gv)| a.get(k).is_some_and(|av| matches(gv, av)))
-        }
-        (Value::Array(g), Value::Array(a)) => {
-            g.len() == a.len() && g.iter().zip(a).all(|(gv, av)| matches(gv, av))
-        }
-        _ => golden == actual,
-    }
-}
-
-/// `actual`, with the golden markers that match it put back in.
-fn merge(golden: Option<&Value>, actual: &Value) -> Value {
-    match (golden, actual) {
-        (Some(g @ Value::String(s)), a) if (s == ANY || pattern(s).is_some()) && matches(g, a) => {
-            g.clone()
-        }
-        (Some(Value::Object(g)), Value::Object(a)) => Value::Object(
-            a.iter()
-                .map(|(k, av)| (k.clone(), merge(g.get(k), av)))
-                .collect(),
-        ),
-        (Some(Value::Array(g)), Value::Array(a)) if g.len() == a.len() => Value::Array(
-            g.iter()
-                .zip(a)
-                .map(|(gv, av)| merge(Some(gv), av))
-                .collect(),
-        ),
-        _ => actual.clone(),
-    }
-}
-
-/// `golden`, with every marker that matches the value at its place in
-/// `actual` replaced by that value.
-fn resolve(golden: &Value, actual: Option<&Value>) -> Value {
-    match (golden, actual) {
-        (Value::String(s), Some(a)) if (s == ANY || pattern(s).is_some()) && matches(golden, a) => {
-            a.clone()
-        }
-        (Value::Object(g), Some(Value::Object(a))) => Value::Object(
-            g.iter()
-                .map(|(k, gv)| (k.clone(), resolve(gv, a.get(k))))
-                .collect(),
-        ),
-        (Value::Array(g), Some(Value::Array(a))) => Value::Array(
-            g.iter()
-                .enumerate()
-                .map(|(i, gv)| resolve(gv, a.get(i)))
-                .collect(),
-        ),
-        _ => golden.clone(),
-    }
 }
 
 /// Compare the golden file's text with `actual`.
@@ -208,7 +128,10 @@ pub fn compare(golden: &str, actual: &NormalTranscript) -> Result<Golden, Golden
         .context_radius(4)
         .header("golden", "actual")
         .to_string();
-    Ok(Golden::Differs { diff })
+    let changes = explain::explain(&want, actual);
+    Ok(Golden::Differs {
+        diff: format!("{changes}\n\n{diff}"),
+    })
 }
 
 /// The new text of a golden file for `actual`, keeping the markers of the

@@ -13,6 +13,7 @@ pub mod handle;
 pub mod handshake;
 pub mod probe;
 pub mod process;
+pub mod quiet;
 pub mod spawn;
 
 pub use cage_inputs::inputs_for_dir as cage_inputs_for_dir;
