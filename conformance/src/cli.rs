@@ -43,6 +43,11 @@ pub enum Command {
     /// configs and pings, every step checked, a failure shrunk to a
     /// `kaged-host-sim session` script.
     Fuzz(Box<crate::fuzz_cli::FuzzArgs>),
+    /// Set a plugin up for CI: a GitHub workflow and a GitLab job (caged,
+    /// with the baseline and the golden check), a starter session script,
+    /// its golden transcript and the baseline, written into DIR and run
+    /// once.
+    Init(crate::init::InitArgs),
 }
 
 /// `judge` options.
@@ -239,6 +244,13 @@ where
             }
         },
         Command::Fuzz(a) => match crate::fuzz_cli::fuzz_cmd(&a) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("kaged-conformance: error: {}", error_chain(&e));
+                2
+            }
+        },
+        Command::Init(a) => match crate::init::init_cmd(&a) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("kaged-conformance: error: {}", error_chain(&e));

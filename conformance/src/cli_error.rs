@@ -26,6 +26,9 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// What the user asked cannot be done (said why).
+    #[error("{0}")]
+    Refused(String),
     /// The report cannot be written.
     #[error("cannot write the report to {}", path.display())]
     Output {

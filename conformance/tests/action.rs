@@ -155,35 +155,63 @@ fn step(id: &str) -> (String, serde_json::Map<String, Value>) {
     )
 }
 
-fn run_step() -> (String, serde_json::Map<String, Value>) {
-    step("run")
+/// `kaged-host-sim`, built beside `kaged-conformance` by the README's test
+/// command (a missing one fails under `CI=true`; elsewhere `None`, saying
+/// why).
+fn host_sim() -> Option<PathBuf> {
+    let bin = Path::new(env!("CARGO_BIN_EXE_kaged-conformance")).with_file_name("kaged-host-sim");
+    if bin.is_file() {
+        return Some(bin);
+    }
+    let why = format!(
+        "{} is not built (the README's test command builds every workspace binary)",
+        bin.display()
+    );
+    assert!(std::env::var_os("CI").is_none_or(|v| v != "true"), "{why}");
+    eprintln!("skipped: {why}");
+    None
 }
 
 #[test]
 fn every_flag_the_action_passes_is_known_to_kaged_conformance() {
     let flags = regex::Regex::new(r"(^|[\s(])(--[a-z][a-z-]*)").expect("regex");
+    let host_sim = host_sim();
+    let mut checks: Vec<(&str, std::process::Command, &str)> = Vec::new();
     for (id, command) in [("run", "run"), ("fuzz", "fuzz")] {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-conformance"));
+        c.args([command, "--help"]);
+        checks.push((id, c, command));
+    }
+    if let Some(bin) = &host_sim {
+        let mut c = std::process::Command::new(bin);
+        c.args(["session", "--help"]);
+        checks.push(("golden", c, "kaged-host-sim session"));
+    }
+    for (id, mut help_cmd, command) in checks {
         let (script, _) = step(id);
-        let help = support::cmd()
-            .args([command, "--help"])
-            .output()
-            .expect("--help");
+        let help = help_cmd.output().expect("--help");
         let help = String::from_utf8_lossy(&help.stdout);
         for c in flags.captures_iter(&script) {
             let flag = &c[2];
             assert!(
                 help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
-                "{flag} is not a flag of `kaged-conformance {command}`"
+                "{flag} is not a flag of `{command}`"
             );
         }
     }
 }
 
-/// The run step, executed by bash as the runner would: the reports, the
-/// outputs and the job summary are written, and the exit code is kept.
-#[test]
-fn the_run_step_writes_the_reports_and_the_job_summary() {
-    let (script, env) = run_step();
+/// What a step left: its `$GITHUB_OUTPUT` and `$GITHUB_STEP_SUMMARY`.
+struct Ran {
+    outputs: String,
+    summary: String,
+    _tmp: tempfile::TempDir,
+}
+
+/// Run the step `id` with bash as the runner would, its `${{ inputs.X }}`
+/// from `inputs`, the kit's binaries first on `PATH`.
+fn run_with(id: &str, inputs: &Value) -> Ran {
+    let (script, env) = step(id);
     let tmp = tempfile::tempdir().expect("tempdir");
     let (output, summary) = (tmp.path().join("output"), tmp.path().join("summary"));
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_kaged-conformance"));
@@ -192,10 +220,6 @@ fn the_run_step_writes_the_reports_and_the_job_summary() {
         bin.parent().expect("bin dir").display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let inputs = json!({
-        "plugin-dir": own_fixture("hook-errors"), "time-scale": "1", "known-failing": "",
-        "strict": "false", "cage": "auto", "max-failures": "", "jobs": "2",
-    });
     let mut cmd = std::process::Command::new("bash");
     cmd.args(["-e", "-c", &script])
         .env("PATH", path)
@@ -216,7 +240,27 @@ fn the_run_step_writes_the_reports_and_the_job_summary() {
     }
     let out = cmd.output().expect("bash");
     assert_success("the action's step (it must not fail itself)", &out);
-    let outputs = std::fs::read_to_string(&output).expect("$GITHUB_OUTPUT");
+    Ran {
+        outputs: std::fs::read_to_string(&output).expect("$GITHUB_OUTPUT"),
+        summary: std::fs::read_to_string(&summary).unwrap_or_default(),
+        _tmp: tmp,
+    }
+}
+
+/// The run step, executed by bash as the runner would: the reports, the
+/// outputs and the job summary are written, and the exit code is kept.
+#[test]
+fn the_run_step_writes_the_reports_and_the_job_summary() {
+    let inputs = json!({
+        "plugin-dir": own_fixture("hook-errors"), "time-scale": "1", "known-failing": "",
+        "strict": "false", "cage": "auto", "max-failures": "", "jobs": "2",
+    });
+    // `_tmp` is kept: the reports are in it.
+    let Ran {
+        outputs,
+        summary,
+        _tmp,
+    } = run_with("run", &inputs);
     assert!(outputs.contains("exit-code=1\n"), "{outputs}");
     let dir = outputs
         .lines()
@@ -225,9 +269,60 @@ fn the_run_step_writes_the_reports_and_the_job_summary() {
     for f in ["junit.xml", "summary.md", "report.html", "report.json"] {
         assert!(Path::new(dir).join(f).is_file(), "{f} written");
     }
-    let summary = std::fs::read_to_string(&summary).expect("$GITHUB_STEP_SUMMARY");
     assert!(
         summary.starts_with("## kaged-conformance: hook-errors"),
         "{summary}"
+    );
+}
+
+/// The golden step on the Python example: its golden file holds (exit 0);
+/// a planted change fails it (exit 1), and the job summary names the step
+/// and the JSON path of the change.
+#[test]
+fn the_golden_step_checks_a_golden_transcript_and_says_what_changed() {
+    let Some(host_sim) = host_sim() else { return };
+    assert!(host_sim.is_file());
+    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .join("examples/python-notes");
+    let cage = if kaged_host_core::testing::cage_available_for_blocking(
+        "the_golden_step_checks_a_golden_transcript_and_says_what_changed",
+    ) {
+        "require"
+    } else {
+        "off"
+    };
+    let inputs = |golden: &Path, script: &str| {
+        json!({"plugin-dir": example, "time-scale": "1", "cage": cage,
+               "golden": golden, "script": script})
+    };
+    let golden = example.join("tests/scenario.golden.jsonl");
+    // `script` left empty: the golden file's name gives it.
+    let ran = run_with("golden", &inputs(&golden, ""));
+    assert!(ran.outputs.contains("exit-code=0\n"), "{}", ran.outputs);
+    assert!(ran.summary.is_empty(), "{}", ran.summary);
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let planted = tmp.path().join("planted.golden.jsonl");
+    let text = std::fs::read_to_string(&golden).expect("golden");
+    std::fs::write(
+        &planted,
+        text.replacen(
+            "The band rehearses on Tuesdays.",
+            "The band rehearses on Mondays.",
+            1,
+        ),
+    )
+    .expect("write");
+    let script = example.join("tests/scenario.yaml");
+    let ran = run_with("golden", &inputs(&planted, &script.display().to_string()));
+    assert!(ran.outputs.contains("exit-code=1\n"), "{}", ran.outputs);
+    assert!(
+        ran.summary.contains("differs")
+            && ran.summary.contains("step 2 (`py-notes.remember`)")
+            && ran.summary.contains("$.msg.params.text"),
+        "{}",
+        ran.summary
     );
 }

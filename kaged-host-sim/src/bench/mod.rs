@@ -12,8 +12,10 @@
 //! # }
 //! ```
 
+pub mod broker;
 pub mod reference;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt};
@@ -23,6 +25,8 @@ use serde_json::Value;
 
 use kaged_host_core::probe::tree_usage;
 use kaged_host_core::PluginHandle;
+
+use broker::BrokerStats;
 
 /// What to call, how often.
 #[derive(Debug, Clone)]
@@ -39,6 +43,10 @@ pub struct BenchOptions {
     pub concurrency: usize,
     /// Calls made first and not measured (default 100).
     pub warmup: usize,
+    /// The host's request handler's counts, when it is timed
+    /// ([`broker::TimedHandler`]): each phase then says how much of a call
+    /// was the storage broker's.
+    pub broker: Option<Arc<BrokerStats>>,
 }
 
 impl Default for BenchOptions {
@@ -50,6 +58,7 @@ impl Default for BenchOptions {
             calls: 2000,
             concurrency: 16,
             warmup: 100,
+            broker: None,
         }
     }
 }
@@ -77,6 +86,14 @@ pub struct Phase {
     /// The plugin's CPU time (every thread of its process tree on CPU,
     /// user and system) per call, in microseconds; `None` without `/proc`.
     pub plugin_cpu_us_per_call: Option<f64>,
+    /// The plugin's requests to the host (storage) per call, when the
+    /// host's handler was timed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_requests_per_call: Option<f64>,
+    /// Microseconds per call the host spent answering them (the storage
+    /// broker's SQLite): the host's time, not the plugin's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub broker_us_per_call: Option<f64>,
 }
 
 /// The result of a bench.
@@ -111,9 +128,13 @@ pub struct HostCost {
     /// Microseconds of each call (one at a time) that are the host's and
     /// the pipes': the reference plugin's time per call.
     pub host_us_per_call: f64,
+    /// Microseconds of each call (one at a time) the host spent answering
+    /// the plugin's storage requests (0 when it made none).
+    pub broker_us_per_call: f64,
     /// Microseconds of each call that are the plugin's: its time per call
-    /// less the host's. Below 0 when the plugin answers faster than the
-    /// reference within the noise of the measure (shown as it is).
+    /// less the host's and the broker's. Below 0 when the plugin answers
+    /// faster than the reference within the noise of the measure (shown as
+    /// it is).
     pub plugin_us_per_call: f64,
 }
 
@@ -122,11 +143,13 @@ impl HostCost {
     pub fn new(reference: &BenchReport, plugin: &BenchReport) -> HostCost {
         let per_call = |r: f64| if r > 0.0 { 1e6 / r } else { 0.0 };
         let host = per_call(reference.one_at_a_time.calls_per_sec);
+        let broker = plugin.one_at_a_time.broker_us_per_call.unwrap_or(0.0);
         HostCost {
             reference_calls_per_sec: reference.one_at_a_time.calls_per_sec,
             reference_pipelined_calls_per_sec: reference.pipelined.calls_per_sec,
             host_us_per_call: host,
-            plugin_us_per_call: per_call(plugin.one_at_a_time.calls_per_sec) - host,
+            broker_us_per_call: broker,
+            plugin_us_per_call: per_call(plugin.one_at_a_time.calls_per_sec) - host - broker,
         }
     }
 }
@@ -165,9 +188,16 @@ impl BenchReport {
         if let Some(rss) = self.plugin_rss_kib {
             out.push_str(&format!("  plugin RSS: {rss} KiB\n"));
         }
+        let p = &self.one_at_a_time;
+        let broker = match (p.host_requests_per_call, p.broker_us_per_call) {
+            (Some(n), Some(us)) if n > 0.0 => format!(
+                "; the storage broker: {us:.1} µs per call ({n:.1} storage requests per call, the host's SQLite)"
+            ),
+            _ => String::new(),
+        };
         match &self.host {
             Some(h) => out.push_str(&format!(
-                "  host's own cost: {:.1} µs per call ({:.0} calls/s one at a time, {:.0} pipelined, against a reference plugin that answers at once, same host and cage); the plugin's share: {:.1} µs per call\n",
+                "  host's own cost: {:.1} µs per call ({:.0} calls/s one at a time, {:.0} pipelined, against a reference plugin that answers at once, same host and cage){broker}; the plugin's share: {:.1} µs per call\n",
                 h.host_us_per_call,
                 h.reference_calls_per_sec,
                 h.reference_pipelined_calls_per_sec,
@@ -191,6 +221,7 @@ async fn one(session: &PluginHandle, o: &BenchOptions) -> (Duration, bool) {
 async fn phase(session: &PluginHandle, o: &BenchOptions, concurrency: usize) -> Phase {
     let pid = session.pid();
     let before = pid.and_then(tree_usage);
+    let broker_before = o.broker.as_ref().map(|b| b.snapshot());
     let start = Instant::now();
     let results: Vec<(Duration, bool)> = stream::iter(0..o.calls)
         .map(|_| one(session, o))
@@ -199,6 +230,11 @@ async fn phase(session: &PluginHandle, o: &BenchOptions, concurrency: usize) -> 
         .await;
     let seconds = start.elapsed().as_secs_f64();
     let after = pid.and_then(tree_usage);
+    let broker = match (&o.broker, broker_before) {
+        (Some(b), Some(before)) if !results.is_empty() => Some(b.snapshot().since(before)),
+        _ => None,
+    };
+    let per = |x: f64| x / results.len().max(1) as f64;
     let mut us: Vec<u64> = results.iter().map(|(d, _)| d.as_micros() as u64).collect();
     us.sort_unstable();
     let at = |q: f64| {
@@ -227,6 +263,8 @@ async fn phase(session: &PluginHandle, o: &BenchOptions, concurrency: usize) -> 
         p99_us: at(0.99),
         max_us: us.last().copied().unwrap_or(0),
         plugin_cpu_us_per_call: cpu,
+        host_requests_per_call: broker.map(|b| per(b.requests as f64)),
+        broker_us_per_call: broker.map(|b| per(b.busy.as_secs_f64() * 1e6)),
     }
 }
 

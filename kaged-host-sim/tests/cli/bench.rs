@@ -66,7 +66,10 @@ fn bench_reports_both_phases_as_json() {
     ] {
         assert!(host[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {host}");
     }
-    // The plugin's share is its time per call less the host's, unclamped.
+    // The plugin's share is its time per call less the host's (and the
+    // storage broker's: none for status.get), unclamped.
+    assert_eq!(host["broker_us_per_call"], 0.0, "{host}");
+    assert_eq!(v["one_at_a_time"]["host_requests_per_call"], 0.0, "{v}");
     let plugin_per_call = 1e6
         / v["one_at_a_time"]["calls_per_sec"]
             .as_f64()
@@ -77,6 +80,74 @@ fn bench_reports_both_phases_as_json() {
             .as_f64()
             .is_some_and(|x| (x - expected).abs() < 0.01),
         "{host}"
+    );
+}
+
+/// A method that queries storage once per call: the broker's time is the
+/// host's, reported apart and taken out of the plugin's share.
+#[test]
+fn the_storage_brokers_time_is_not_counted_as_the_plugins() {
+    let out = cli()
+        .arg("bench")
+        .arg(fixture("good"))
+        .args([
+            "--method",
+            "storage.try",
+            "--calls",
+            "40",
+            "--concurrency",
+            "4",
+            "--json",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    for phase in ["one_at_a_time", "pipelined"] {
+        let p = &v[phase];
+        assert_eq!(
+            p["host_requests_per_call"], 1.0,
+            "one storage query per call: {p}"
+        );
+        assert!(
+            p["broker_us_per_call"].as_f64().is_some_and(|b| b > 0.0),
+            "{p}"
+        );
+    }
+    let host = &v["host"];
+    let broker = v["one_at_a_time"]["broker_us_per_call"]
+        .as_f64()
+        .unwrap_or(f64::NAN);
+    assert_eq!(host["broker_us_per_call"].as_f64(), Some(broker), "{host}");
+    let per_call = 1e6
+        / v["one_at_a_time"]["calls_per_sec"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
+    let expected = per_call - host["host_us_per_call"].as_f64().unwrap_or(f64::NAN) - broker;
+    assert!(
+        host["plugin_us_per_call"]
+            .as_f64()
+            .is_some_and(|x| (x - expected).abs() < 0.01),
+        "{host}"
+    );
+    let human = cli()
+        .arg("bench")
+        .arg(fixture("good"))
+        .args(["--method", "storage.try", "--calls", "20"])
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("; the storage broker: ")
+            && text.contains(
+                "(1.0 storage requests per call, the host's SQLite); the plugin's share: "
+            ),
+        "{text}"
     );
 }
 

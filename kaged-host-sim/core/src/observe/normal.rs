@@ -9,13 +9,10 @@
 //!    to the step during which it was recorded.
 //! 2. **Order within a step.** First what the host sent, in the order it
 //!    sent it, each request directly followed by the plugin's answer (the
-//!    first answer with its id, wherever it arrived); what the plugin sent
-//!    while that request alone was in flight (its storage requests each
-//!    with the host's answer, its notifications) comes between the request
-//!    and its answer, sorted by normalised text: the call it served. Then
-//!    what else the plugin sent in that step (while no call or several
-//!    concurrent ones were in flight, answers to nothing), sorted by their
-//!    normalised text (stable). Nothing depends on how the host's
+//!    first answer with its id, wherever it arrived); then what the plugin
+//!    sent on its own in that step (notifications, its requests each
+//!    directly followed by the host's answer, answers to nothing), sorted
+//!    by their normalised text (stable). Nothing depends on how the host's
 //!    and the plugin's messages interleaved, or on the order in which a
 //!    concurrent plugin finished its calls. A message the plugin sends
 //!    after answering a step's last request may fall into the next step.
@@ -57,9 +54,7 @@ use serde_json::{json, Map, Value};
 use super::transcript::{Direction, Transcript, TranscriptRecord};
 
 mod item;
-mod serving;
 use item::{kind, Item, Kind};
-use serving::{serving, Part};
 
 /// Members removed everywhere.
 pub const REMOVED_KEYS: [&str; 4] = ["ts", "duration_ms", "pid", "cage_id"];
@@ -245,58 +240,29 @@ pub fn normal_form(
             },
         ));
     }
-    // Within a step: the host's items in order, each request's answer
-    // after what the plugin sent while serving it alone; then the rest of
-    // the plugin's, sorted.
-    let mut ordered: Vec<(usize, &Item, Part)> = Vec::with_capacity(items.len());
+    // Within a step: the host's items in order, then the plugin's sorted.
+    let mut ordered: Vec<(usize, &Item)> = Vec::with_capacity(items.len());
     let last_step = items.iter().map(|(s, _)| *s).max().unwrap_or(0);
     for step in 0..=last_step {
-        let in_step: Vec<&Item> = items
-            .iter()
-            .filter(|(s, _)| *s == step)
-            .map(|(_, it)| it)
-            .collect();
-        let (host, plugin): (Vec<&Item>, Vec<&Item>) = in_step
-            .iter()
-            .partition(|it| it.first.dir == Direction::HostToPlugin);
-        let mut served: Vec<Vec<&Item>> = vec![Vec::new(); host.len()];
-        let mut loose: Vec<&Item> = Vec::new();
-        for it in plugin {
-            match serving(&host, it) {
-                Some(h) => served[h].push(it),
-                None => loose.push(it),
-            }
-        }
-        for (h, mut under) in host.iter().zip(served) {
-            if under.is_empty() {
-                ordered.push((step, h, Part::Whole));
-                continue;
-            }
-            under.sort_by_cached_key(|it| sort_key(it, opts));
-            ordered.push((step, h, Part::Request));
-            ordered.extend(under.into_iter().map(|it| (step, it, Part::Whole)));
-            ordered.push((step, h, Part::Answer));
-        }
-        loose.sort_by_cached_key(|it| sort_key(it, opts));
-        ordered.extend(loose.into_iter().map(|it| (step, it, Part::Whole)));
+        let in_step = items.iter().filter(|(s, _)| *s == step).map(|(_, it)| it);
+        let (host, mut plugin): (Vec<&Item>, Vec<&Item>) =
+            in_step.partition(|it| it.first.dir == Direction::HostToPlugin);
+        plugin.sort_by_cached_key(|it| sort_key(it, opts));
+        ordered.extend(host.into_iter().map(|it| (step, it)));
+        ordered.extend(plugin.into_iter().map(|it| (step, it)));
     }
     // Renumber per direction in that order.
     let mut host_ids: HashMap<String, u64> = HashMap::new();
     let mut plugin_ids: HashMap<String, u64> = HashMap::new();
     let mut messages = Vec::new();
     let mut message_steps = Vec::new();
-    for (step, it, part) in ordered {
+    for (step, it) in ordered {
         let new_id = match it.kind {
             Kind::HostRequest => Some(next(&mut host_ids, &it.first.msg["id"])),
             Kind::PluginRequest => Some(next(&mut plugin_ids, &it.first.msg["id"])),
             _ => None,
         };
-        let records = match part {
-            Part::Whole => [Some(it.first), it.answer],
-            Part::Request => [Some(it.first), None],
-            Part::Answer => [it.answer, None],
-        };
-        for r in records.into_iter().flatten() {
+        for r in std::iter::once(it.first).chain(it.answer) {
             let mut msg = clean(&r.msg, opts);
             if let (Some(id), Some(obj)) = (new_id, msg.as_object_mut()) {
                 obj.insert("id".into(), json!(id));

@@ -9,7 +9,9 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use kaged_host_sim::bench::broker::TimedHandler;
 use kaged_host_sim::bench::{bench, reference, BenchOptions, BenchReport, HostCost};
 use kaged_host_sim::HostSim;
 use kaged_plugin_protocol::PluginCallContext;
@@ -47,6 +49,11 @@ pub(super) async fn run(
     let params: Option<Value> = a.params.map(|p| parse_json("--params", p)).transpose()?;
     let context: Option<PluginCallContext> =
         a.context.map(|c| parse_json("--context", c)).transpose()?;
+    // The host's answers to the plugin's storage requests, timed: that
+    // time is the host's, reported apart from the plugin's share.
+    let timed = TimedHandler::new(host.config().handler.clone());
+    let broker = timed.stats();
+    let host = &HostSim::new(host.config().clone().with_handler(Arc::new(timed)));
     let session = host.launch(dir).await.map_err(|e| {
         CliError::Failed(one_line(
             &format!("cannot start the plugin in {}", dir.display()),
@@ -71,6 +78,7 @@ pub(super) async fn run(
         context,
         calls: a.calls,
         concurrency: a.concurrency,
+        broker: Some(broker),
         ..BenchOptions::default()
     };
     let mut report = bench(&session, &opts).await;

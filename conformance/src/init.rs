@@ -1,0 +1,234 @@
+//! `kaged-conformance init DIR`: everything a plugin in any language needs
+//! to be certified in CI, written into its directory and run once:
+//!
+//! - `.github/workflows/kaged-conformance.yml`: the GitHub Action, caged,
+//!   with the baseline and the golden transcript;
+//! - `kaged-conformance.gitlab-ci.yml`: the same as a GitLab job (include
+//!   it from `.gitlab-ci.yml`);
+//! - `tests/scenario.yaml`: a starter session script (`ping`, and the
+//!   `on_session_start` hook when the plugin declares it);
+//! - `tests/scenario.golden.jsonl`: its golden transcript, from this run;
+//! - `.kaged-known-failing.txt`: the baseline, the cases that fail now.
+//!
+//! Nothing is overwritten without `--force`.
+
+use std::path::{Path, PathBuf};
+
+use kaged_host_core::golden;
+use kaged_host_core::CageMode;
+use kaged_host_engine::scenario::{Scenario, Script};
+use kaged_plugin_protocol::manifest::Manifest;
+
+use crate::cli_error::CliError;
+use crate::runner::{run_suite, Options};
+use crate::selection::Baseline;
+
+/// The action the workflow uses (the action's own repository).
+pub const ACTION: &str = "OWNER/kaged-conformance-action@v1";
+/// Where the files go, relative to the plugin directory.
+pub const WORKFLOW: &str = ".github/workflows/kaged-conformance.yml";
+/// The GitLab job.
+pub const GITLAB_JOB: &str = "kaged-conformance.gitlab-ci.yml";
+/// The starter session script.
+pub const SCRIPT: &str = "tests/scenario.yaml";
+/// Its golden transcript.
+pub const GOLDEN: &str = "tests/scenario.golden.jsonl";
+/// The baseline.
+pub const BASELINE: &str = ".kaged-known-failing.txt";
+
+/// `init` options.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// The plugin directory (holding kaged-plugin.yaml): the root of its
+    /// repository.
+    pub plugin_dir: PathBuf,
+    /// Overwrite files that exist.
+    #[arg(long)]
+    pub force: bool,
+    /// How the plugin runs here: `require` (caged, or init fails), `auto`
+    /// (caged where bwrap works), `off`. The written CI always requires
+    /// the cage.
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub cage: CageMode,
+}
+
+/// The workflow `init` writes.
+pub fn workflow() -> String {
+    format!(
+        "# Written by `kaged-conformance init`: certify this plugin on every push and
+# pull request, caged as the daemon runs it, against the baseline of cases
+# known to fail ({BASELINE}), and check its golden transcript.
+# A plugin that needs building: add that step before the action.
+name: kaged conformance
+on: [push, pull_request]
+jobs:
+  conformance:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: {ACTION}
+        with:
+          plugin-dir: .
+          cage: require
+          known-failing: {BASELINE}
+          golden: {GOLDEN}
+"
+    )
+}
+
+/// The GitLab job `init` writes.
+pub fn gitlab_job() -> String {
+    format!(
+        "# Written by `kaged-conformance init`. Include it from .gitlab-ci.yml:
+#   include: [{{local: {GITLAB_JOB}}}]
+# The runner must allow user namespaces for the cage (bubblewrap).
+kaged-conformance:
+  image: rust:latest
+  before_script:
+    - apt-get update -qq && apt-get install -y -qq bubblewrap
+    - cargo install --locked kaged-conformance kaged-host-sim
+  script:
+    - kaged-conformance run . --cage require --known-failing {BASELINE} --report junit=conformance.xml --report html=conformance.html
+    - kaged-host-sim session . --cage require --script {SCRIPT} --golden {GOLDEN}
+  artifacts:
+    when: always
+    paths: [conformance.html]
+    reports:
+      junit: conformance.xml
+"
+    )
+}
+
+/// The starter script for the plugin of `m`.
+pub fn starter_script(m: &Manifest) -> String {
+    let mut text = format!(
+        "# A session script for `kaged-host-sim session . --script {SCRIPT} --golden {GOLDEN}`
+# (docs/any-language.md § 6 lists every key). Written by
+# `kaged-conformance init`: add a step per behaviour you want pinned, then
+# rewrite the golden file with --update and review its diff.
+steps:
+  # A daemon-level call: no `context`.
+  - call: ping
+"
+    );
+    let agent = "{operator_id: operator, project_id: demo, agent_path: primary, session_id: ses_1, request_id: req_1}";
+    if m.hooks.iter().any(|h| h == "on_session_start") {
+        text.push_str(&format!(
+            "  # A hook: a full agent `context`.\n  - call: kaged.hook.on_session_start\n    context: {agent}\n"
+        ));
+    }
+    for tool in &m.tools {
+        text.push_str(&format!(
+            "  # - call: {}.{}          # a tool: its arguments as `params`, an agent's `context`\n  #   params: {{}}\n  #   context: {agent}\n",
+            m.name, tool.name
+        ));
+    }
+    text
+}
+
+/// Write the files, run the suite and the script once; the exit status.
+pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
+    let dir = &a.plugin_dir;
+    let report = kaged_host_core::validate_dir(dir);
+    let manifest = match (&report.manifest, report.has_errors()) {
+        (Some(m), false) => m.clone(),
+        _ => {
+            return Err(CliError::Refused(format!(
+                "{} holds no valid plugin: {}",
+                dir.display(),
+                report.render_human().trim()
+            )))
+        }
+    };
+    let files = [WORKFLOW, GITLAB_JOB, SCRIPT, GOLDEN, BASELINE];
+    let existing: Vec<&str> = files
+        .iter()
+        .copied()
+        .filter(|f| dir.join(f).exists())
+        .collect();
+    if !existing.is_empty() && !a.force {
+        return Err(CliError::Refused(format!(
+            "{} already has {} (--force overwrites)",
+            dir.display(),
+            existing.join(", ")
+        )));
+    }
+    write(dir, WORKFLOW, &workflow())?;
+    write(dir, GITLAB_JOB, &gitlab_job())?;
+    write(dir, SCRIPT, &starter_script(&manifest))?;
+
+    // The suite once: its failures are the baseline to start from.
+    let options = Options {
+        cage: a.cage,
+        ..Options::default()
+    };
+    let suite = run_suite(dir, &options)?;
+    let plugin = format!("{} {}", manifest.name, manifest.version);
+    write(
+        dir,
+        BASELINE,
+        &Baseline::render(&plugin, suite.failing_ids()),
+    )?;
+    let caged = suite
+        .cage_line()
+        .unwrap_or_else(|| "cage: unknown".to_string());
+    let s = &suite.summary;
+    kaged_host_core::outln!(
+        "suite: {} passed, {} failed, {} warned, {} skipped ({caged}); {} case(s) in {BASELINE}",
+        s.passed,
+        s.failed,
+        s.warned,
+        s.skipped,
+        suite.failing_ids().len()
+    );
+
+    // The script once: its transcript is the golden file.
+    let text =
+        std::fs::read_to_string(dir.join(SCRIPT)).map_err(|source| io(dir, SCRIPT, source))?;
+    let script =
+        Script::from_yaml_str(&text).map_err(|e| CliError::Refused(format!("{SCRIPT}: {e}")))?;
+    let run = Scenario::from_script(script)
+        .cage(a.cage)
+        .run_blocking(dir)
+        .map_err(|e| CliError::Refused(format!("the session of {SCRIPT} did not run: {e}")))?;
+    let failed: Vec<String> = run
+        .outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| !o.ok)
+        .map(|(i, o)| format!("step {}: {}", i + 1, o.line))
+        .collect();
+    let golden = golden::update(None, &run.transcript)
+        .map_err(|e| CliError::Refused(format!("{GOLDEN}: {e}")))?;
+    write(dir, GOLDEN, &golden)?;
+    kaged_host_core::outln!(
+        "session {SCRIPT}: {} step(s), {} failed; {GOLDEN} written",
+        run.outcomes.len(),
+        failed.len()
+    );
+    for f in &failed {
+        kaged_host_core::outln!("  {f}");
+    }
+    for f in files {
+        kaged_host_core::outln!("wrote {}", dir.join(f).display());
+    }
+    kaged_host_core::outln!(
+        "next: review and commit them; CI then runs the suite and the golden check on every push"
+    );
+    Ok(i32::from(!failed.is_empty()))
+}
+
+fn io(dir: &Path, file: &str, source: std::io::Error) -> CliError {
+    CliError::Io {
+        what: format!("cannot write {}", dir.join(file).display()),
+        source,
+    }
+}
+
+fn write(dir: &Path, file: &str, text: &str) -> Result<(), CliError> {
+    let path = dir.join(file);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| io(dir, file, source))?;
+    }
+    std::fs::write(&path, text).map_err(|source| io(dir, file, source))
+}
