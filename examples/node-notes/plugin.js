@@ -216,9 +216,9 @@ function initialize(params) {
 }
 
 function initialized() {
-  // The handshake is complete: serve calls. Nothing is sent here: a request
-  // sent on `initialized` races the host's first call, and lands on either
-  // side of it in a transcript; notesTable() makes the table on first use.
+  // The handshake is complete: serve calls. notesTable() makes the table on
+  // first use (python-notes makes it here instead: the host lets a plugin
+  // have its say on `initialized` before the first call).
   state.phase = "ready";
 }
 // guide:end handshake

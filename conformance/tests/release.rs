@@ -1,0 +1,172 @@
+//! Prebuilt binaries: `.github/workflows/release.yml` (on every tag `v*`,
+//! `scripts/release-archive.sh` packs the tools and the release gets them)
+//! and each tool crate's `[package.metadata.binstall]` agree, so that
+//! `cargo binstall kaged-conformance` finds the archive and the binary in
+//! it. The workflow is checked as the action is (its structure, every
+//! script it runs exists), and the packing script runs here on the test
+//! build's binaries: each archive is where binstall's `pkg-url` says and
+//! holds the binary where its `bin-dir` says. The repository URL is the
+//! workspace's one setting (`{ repo }` in every template).
+
+use std::path::{Path, PathBuf};
+
+use kaged_test_support::command::assert_success;
+use serde_json::Value;
+
+/// The crates whose binaries a release carries: (package, binary).
+const TOOLS: [(&str, &str); 3] = [
+    ("kaged-conformance", "kaged-conformance"),
+    ("kaged-host-sim", "kaged-host-sim"),
+    ("cargo-kaged", "cargo-kaged"),
+];
+/// The target the workflow builds (and this machine is).
+const TARGET: &str = "x86_64-unknown-linux-gnu";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_path_buf()
+}
+
+fn toml_of(rel: &str) -> toml::Value {
+    let text = std::fs::read_to_string(workspace().join(rel)).expect("read");
+    toml::Value::Table(toml::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}")))
+}
+
+/// binstall's template with the values it would substitute.
+fn expand(template: &str, name: &str, bin: &str, version: &str, repo: &str) -> String {
+    template
+        .replace("{ repo }", repo)
+        .replace("{ version }", version)
+        .replace("{ name }", name)
+        .replace("{ target }", TARGET)
+        .replace("{ bin }", bin)
+        .replace("{ binary-ext }", "")
+}
+
+fn manifest_dir(package: &str) -> &'static str {
+    match package {
+        "kaged-conformance" => "conformance",
+        "kaged-host-sim" => "kaged-host-sim",
+        _ => "conformance/cargo-kaged",
+    }
+}
+
+#[test]
+fn the_release_workflow_runs_the_packing_script_on_tags() {
+    let text = std::fs::read_to_string(workspace().join(".github/workflows/release.yml"))
+        .expect("release.yml");
+    let w: Value = serde_saphyr::from_str(&text).expect("YAML");
+    assert_eq!(w["on"]["push"]["tags"], serde_json::json!(["v*"]), "{w}");
+    assert_eq!(w["permissions"]["contents"], "write", "attaching needs it");
+    let job = &w["jobs"]["binaries"];
+    assert_eq!(
+        job["strategy"]["matrix"]["target"],
+        serde_json::json!([TARGET])
+    );
+    let steps = job["steps"].as_array().expect("steps");
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(
+        runs.iter()
+            .any(|r| r.trim() == "scripts/release-archive.sh ${{ matrix.target }}"),
+        "{runs:?}"
+    );
+    for r in runs {
+        let script = r.split_whitespace().next().expect("a command");
+        assert!(workspace().join(script).is_file(), "{script} exists");
+    }
+    let attach = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("softprops/action-gh-release@"))
+        })
+        .expect("the release step");
+    assert_eq!(attach["with"]["files"], "dist/*.tar.gz");
+}
+
+#[test]
+fn binstall_finds_each_packed_archive_and_the_binary_in_it() {
+    let root = toml_of("Cargo.toml");
+    let repo = root["workspace"]["package"]["repository"]
+        .as_str()
+        .expect("the workspace's repository");
+    let version = root["workspace"]["package"]["version"]
+        .as_str()
+        .expect("the workspace's version");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_kaged-conformance"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let missing: Vec<&str> = TOOLS
+        .iter()
+        .map(|(_, b)| *b)
+        .filter(|b| !bin_dir.join(b).is_file())
+        .collect();
+    if !missing.is_empty() {
+        let why = format!(
+            "{missing:?} not built in {} (the README's test command builds them)",
+            bin_dir.display()
+        );
+        assert!(std::env::var_os("CI").is_none_or(|v| v != "true"), "{why}");
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dist = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(workspace().join("scripts/release-archive.sh"))
+        .args([TARGET, &bin_dir.display().to_string()])
+        .env("DIST", dist.path())
+        .env("GZIP_LEVEL", "1")
+        .current_dir(workspace())
+        .output()
+        .expect("runs");
+    assert_success("scripts/release-archive.sh", &out);
+    for (package, bin) in TOOLS {
+        let manifest = toml_of(&format!("{}/Cargo.toml", manifest_dir(package)));
+        let package_table = &manifest["package"];
+        assert!(
+            package_table["repository"]
+                .get("workspace")
+                .and_then(toml::Value::as_bool)
+                == Some(true),
+            "{package}: the repository is the workspace's one setting"
+        );
+        let meta = &package_table["metadata"]["binstall"];
+        assert_eq!(meta["pkg-fmt"].as_str(), Some("tgz"), "{package}");
+        let url = expand(
+            meta["pkg-url"].as_str().expect("pkg-url"),
+            package,
+            bin,
+            version,
+            repo,
+        );
+        let prefix = format!("{repo}/releases/download/v{version}/");
+        let file = url
+            .strip_prefix(&prefix)
+            .unwrap_or_else(|| panic!("{package}: {url} is not a release asset of {repo}"));
+        let archive = dist.path().join(file);
+        assert!(archive.is_file(), "{package}: {file} packed");
+        let listing = std::process::Command::new("tar")
+            .arg("-tzf")
+            .arg(&archive)
+            .output()
+            .expect("tar");
+        assert_success("tar -tzf", &listing);
+        let listing = String::from_utf8_lossy(&listing.stdout);
+        let inside = expand(
+            meta["bin-dir"].as_str().expect("bin-dir"),
+            package,
+            bin,
+            version,
+            repo,
+        );
+        for want in [inside.as_str(), &format!("{package}-{TARGET}/LICENSE-MIT")] {
+            assert!(
+                listing.lines().any(|l| l == want),
+                "{package}: {want} in\n{listing}"
+            );
+        }
+    }
+}
