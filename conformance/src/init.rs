@@ -155,7 +155,8 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     }
     write(dir, WORKFLOW, &workflow())?;
     write(dir, GITLAB_JOB, &gitlab_job())?;
-    write(dir, SCRIPT, &starter_script(&manifest))?;
+    let script = starter_script(&manifest);
+    write(dir, SCRIPT, &script)?;
 
     // The suite once: its failures are the baseline to start from.
     let options = Options {
@@ -183,21 +184,13 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     );
 
     // The script once: its transcript is the golden file.
-    let text =
-        std::fs::read_to_string(dir.join(SCRIPT)).map_err(|source| io(dir, SCRIPT, source))?;
     let script =
-        Script::from_yaml_str(&text).map_err(|e| CliError::Refused(format!("{SCRIPT}: {e}")))?;
+        Script::from_yaml_str(&script).map_err(|e| CliError::Refused(format!("{SCRIPT}: {e}")))?;
     let run = Scenario::from_script(script)
         .cage(a.cage)
         .run_blocking(dir)
         .map_err(|e| CliError::Refused(format!("the session of {SCRIPT} did not run: {e}")))?;
-    let failed: Vec<String> = run
-        .outcomes
-        .iter()
-        .enumerate()
-        .filter(|(_, o)| !o.ok)
-        .map(|(i, o)| format!("step {}: {}", i + 1, o.line))
-        .collect();
+    let failed = run.failed_steps();
     let golden = golden::update(None, &run.transcript)
         .map_err(|e| CliError::Refused(format!("{GOLDEN}: {e}")))?;
     write(dir, GOLDEN, &golden)?;

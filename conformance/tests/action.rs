@@ -1,13 +1,14 @@
 //! `conformance/action/action.yml`, the GitHub Action: valid action
 //! metadata (a schema of GitHub's action metadata rules for composite
 //! actions), every `inputs.X` it uses declared, every flag it passes known
-//! to `kaged-conformance run`, and its run step, executed as the runner
-//! would (its environment, `$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`),
-//! writing the reports and the job summary.
+//! to the command it runs (`kaged-conformance run`/`fuzz`, `kaged-host-sim
+//! session`), and its run and golden steps, executed as the runner would
+//! (their environment, `$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`): the
+//! reports and the job summary written, a golden difference reported.
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kaged_test_support::command::assert_success;
 use serde_json::{json, Value};
@@ -155,27 +156,10 @@ fn step(id: &str) -> (String, serde_json::Map<String, Value>) {
     )
 }
 
-/// `kaged-host-sim`, built beside `kaged-conformance` by the README's test
-/// command (a missing one fails under `CI=true`; elsewhere `None`, saying
-/// why).
-fn host_sim() -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_kaged-conformance")).with_file_name("kaged-host-sim");
-    if bin.is_file() {
-        return Some(bin);
-    }
-    let why = format!(
-        "{} is not built (the README's test command builds every workspace binary)",
-        bin.display()
-    );
-    assert!(std::env::var_os("CI").is_none_or(|v| v != "true"), "{why}");
-    eprintln!("skipped: {why}");
-    None
-}
-
 #[test]
 fn every_flag_the_action_passes_is_known_to_kaged_conformance() {
     let flags = regex::Regex::new(r"(^|[\s(])(--[a-z][a-z-]*)").expect("regex");
-    let host_sim = host_sim();
+    let host_sim = support::kit_binary("kaged-host-sim");
     let mut checks: Vec<(&str, std::process::Command, &str)> = Vec::new();
     for (id, command) in [("run", "run"), ("fuzz", "fuzz")] {
         let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kaged-conformance"));
@@ -214,12 +198,7 @@ fn run_with(id: &str, inputs: &Value) -> Ran {
     let (script, env) = step(id);
     let tmp = tempfile::tempdir().expect("tempdir");
     let (output, summary) = (tmp.path().join("output"), tmp.path().join("summary"));
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kaged-conformance"));
-    let path = format!(
-        "{}:{}",
-        bin.parent().expect("bin dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = support::kit_path();
     let mut cmd = std::process::Command::new("bash");
     cmd.args(["-e", "-c", &script])
         .env("PATH", path)
@@ -280,12 +259,10 @@ fn the_run_step_writes_the_reports_and_the_job_summary() {
 /// and the JSON path of the change.
 #[test]
 fn the_golden_step_checks_a_golden_transcript_and_says_what_changed() {
-    let Some(host_sim) = host_sim() else { return };
-    assert!(host_sim.is_file());
-    let example = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .join("examples/python-notes");
+    if support::kit_binary("kaged-host-sim").is_none() {
+        return;
+    }
+    let example = support::workspace().join("examples/python-notes");
     let cage = if kaged_host_core::testing::cage_available_for_blocking(
         "the_golden_step_checks_a_golden_transcript_and_says_what_changed",
     ) {

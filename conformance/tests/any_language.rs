@@ -11,8 +11,10 @@
 //! - the plugin written from the guide's own text (its manifest and its
 //!   appendix) passes the suite caged in an empty directory.
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kaged_conformance::report::{render_human, Report, Status};
 use kaged_conformance::{run_suite, Options};
@@ -20,8 +22,8 @@ use kaged_host_core::cage::CageKind;
 use kaged_host_core::golden::{self, Golden};
 use kaged_host_core::CageMode;
 use kaged_host_engine::scenario::{
-    CallStep, CallsStep, Expect, ExpectAuditStep, NotifyStep, Scenario, Script, SessionStep,
-    WaitStep,
+    CallStep, CallsStep, Expect, ExpectAuditStep, NotifyStep, Scenario, ScenarioRun, Script,
+    SessionStep, WaitStep,
 };
 use kaged_plugin_protocol::{
     validate_compactor_result, CompactParams, ErrorCode, ExecResult, InitializeParams,
@@ -44,15 +46,9 @@ const WHOLE_PLUGIN: (&str, &str) = (
 );
 const SCRIPT_EXAMPLE: &str = "examples/python-notes/tests/scenario.yaml";
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace root")
-        .to_path_buf()
-}
-
 fn read(rel: &str) -> String {
-    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("read {rel}: {e}"))
+    std::fs::read_to_string(support::workspace().join(rel))
+        .unwrap_or_else(|e| panic!("read {rel}: {e}"))
 }
 
 /// A `<!-- snippet: PATH[#REGION] -->` marker and the fenced block after
@@ -159,7 +155,7 @@ fn the_guide_snippets_are_cut_from_the_examples() {
     let text = read(GUIDE);
     let fresh = guide_with_fresh_snippets(&text);
     if std::env::var_os("KAGED_UPDATE_DOCS").is_some_and(|v| v == "1") {
-        std::fs::write(root().join(GUIDE), &fresh).expect("write the guide");
+        std::fs::write(support::workspace().join(GUIDE), &fresh).expect("write the guide");
         return;
     }
     let drifted: Vec<String> = text
@@ -450,14 +446,19 @@ fn certified(dir: &Path) -> Report {
     r
 }
 
-/// The example's golden session, caged: same transcript as its golden file.
-fn golden_holds(dir: &Path) {
+/// The example's session script (`tests/scenario.yaml`), run caged.
+fn session(dir: &Path) -> ScenarioRun {
     let script = std::fs::read_to_string(dir.join("tests/scenario.yaml")).expect("its script");
     let script = Script::from_yaml_str(&script).expect("the script parses");
-    let run = Scenario::from_script(script)
+    Scenario::from_script(script)
         .cage(CageMode::Require)
         .run_blocking(dir)
-        .expect("the session runs");
+        .expect("the session runs")
+}
+
+/// The example's golden session, caged: same transcript as its golden file.
+fn golden_holds(dir: &Path) {
+    let run = session(dir);
     run.assert_ok();
     let want =
         std::fs::read_to_string(dir.join("tests/scenario.golden.jsonl")).expect("its golden file");
@@ -471,7 +472,7 @@ fn example(test: &str, name: &str) {
     if !kaged_host_core::testing::cage_available_for_blocking(test) {
         return;
     }
-    let dir = root().join("examples").join(name);
+    let dir = support::workspace().join("examples").join(name);
     certified(&dir);
     golden_holds(&dir);
 }
@@ -486,12 +487,12 @@ fn the_python_example_is_certified_caged_and_its_golden_transcript_holds() {
 
 #[test]
 fn the_node_example_is_certified_caged_and_its_golden_transcript_holds() {
-    if !Path::new("/usr/bin/node").exists() {
-        assert!(
-            std::env::var_os("CI").is_none_or(|v| v != "true"),
-            "/usr/bin/node is missing (.ci/run installs Debian's nodejs)"
-        );
-        eprintln!("skipped: /usr/bin/node is missing");
+    let node = if Path::new("/usr/bin/node").exists() {
+        Ok(())
+    } else {
+        Err("/usr/bin/node is missing (.ci/run installs Debian's nodejs)".to_string())
+    };
+    if kaged_test_support::ci::required_in_ci("Node.js", node).is_none() {
         return;
     }
     example(
@@ -529,20 +530,16 @@ fn a_planted_change_in_a_golden_file_is_named_by_step_and_path() {
     if !kaged_host_core::testing::cage_available_for_blocking(test) {
         return;
     }
-    let dir = root().join("examples/python-notes");
+    let dir = support::workspace().join("examples/python-notes");
     let golden = std::fs::read_to_string(dir.join("tests/scenario.golden.jsonl")).expect("golden");
-    // The golden file as if `recall` had once answered another text.
+    // The golden file as if the script had once sent `remember` another text.
     let planted = "The band rehearses on Tuesdays.";
     assert!(
         golden.contains(planted),
         "the golden file holds {planted:?}"
     );
     let changed = golden.replacen(planted, "The band rehearses on Mondays.", 1);
-    let script = std::fs::read_to_string(dir.join("tests/scenario.yaml")).expect("script");
-    let run = Scenario::from_script(Script::from_yaml_str(&script).expect("parses"))
-        .cage(CageMode::Require)
-        .run_blocking(&dir)
-        .expect("the session runs");
+    let run = session(&dir);
     let Golden::Differs { diff } = golden::compare(&changed, &run.transcript).expect("valid")
     else {
         panic!("a planted change is found");

@@ -152,16 +152,7 @@ fn consumer(
     what: &str,
     found: Result<std::process::Command, String>,
 ) -> Option<std::process::Command> {
-    match found {
-        Ok(c) => Some(c),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true and no {what}: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED (not CI): {what}: {why}");
-            None
-        }
-    }
+    kaged_test_support::ci::required_in_ci(what, found)
 }
 
 /// Perl's TAP::Parser (what `prove` runs): version, counts, parse errors.

@@ -12,13 +12,6 @@ use std::path::{Path, PathBuf};
 use kaged_test_support::command::assert_success;
 use serde_json::Value;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
-}
-
 fn yaml(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{} is not YAML: {e}", path.display()))
@@ -29,7 +22,7 @@ fn plugin() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("py-notes");
     std::fs::create_dir(&dir).expect("mkdir");
-    let example = workspace().join("examples/python-notes");
+    let example = support::workspace().join("examples/python-notes");
     for f in ["kaged-plugin.yaml", "plugin.py"] {
         std::fs::copy(example.join(f), dir.join(f)).expect("copy");
     }
@@ -73,7 +66,7 @@ fn init_writes_ci_for_a_plugin_in_any_language_and_runs_it_once() {
     assert!(baseline.lines().all(|l| l.starts_with('#')), "{baseline}");
 
     // The workflow: only `uses:` steps, each input one `action.yml` has.
-    let action = yaml(&workspace().join("conformance/action/action.yml"));
+    let action = yaml(&support::workspace().join("conformance/action/action.yml"));
     let inputs = action["inputs"].as_object().expect("inputs");
     let workflow = yaml(&dir.join(".github/workflows/kaged-conformance.yml"));
     let steps = workflow["jobs"]["conformance"]["steps"]
@@ -108,21 +101,10 @@ fn init_writes_ci_for_a_plugin_in_any_language_and_runs_it_once() {
     // The GitLab job's script, run here as written (the tools on PATH, as
     // its before_script installs them).
     let job = yaml(&dir.join("kaged-conformance.gitlab-ci.yml"));
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kaged-conformance"));
-    let host_sim = bin.with_file_name("kaged-host-sim");
-    if !host_sim.is_file() {
-        assert!(
-            std::env::var_os("CI").is_none_or(|v| v != "true"),
-            "{} is not built",
-            host_sim.display()
-        );
+    if support::kit_binary("kaged-host-sim").is_none() {
         return;
     }
-    let path = format!(
-        "{}:{}",
-        bin.parent().expect("bin dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = support::kit_path();
     let script = job["kaged-conformance"]["script"]
         .as_array()
         .expect("script");

@@ -8,7 +8,7 @@
 //! holds the binary where its `bin-dir` says. The repository URL is the
 //! workspace's one setting (`{ repo }` in every template).
 
-use std::path::{Path, PathBuf};
+mod support;
 
 use kaged_test_support::command::assert_success;
 use serde_json::Value;
@@ -22,15 +22,8 @@ const TOOLS: [(&str, &str); 3] = [
 /// The target the workflow builds (and this machine is).
 const TARGET: &str = "x86_64-unknown-linux-gnu";
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
-}
-
 fn toml_of(rel: &str) -> toml::Value {
-    let text = std::fs::read_to_string(workspace().join(rel)).expect("read");
+    let text = std::fs::read_to_string(support::workspace().join(rel)).expect("read");
     toml::Value::Table(toml::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}")))
 }
 
@@ -55,7 +48,7 @@ fn manifest_dir(package: &str) -> &'static str {
 
 #[test]
 fn the_release_workflow_runs_the_packing_script_on_tags() {
-    let text = std::fs::read_to_string(workspace().join(".github/workflows/release.yml"))
+    let text = std::fs::read_to_string(support::workspace().join(".github/workflows/release.yml"))
         .expect("release.yml");
     let w: Value = serde_saphyr::from_str(&text).expect("YAML");
     assert_eq!(w["on"]["push"]["tags"], serde_json::json!(["v*"]), "{w}");
@@ -74,7 +67,10 @@ fn the_release_workflow_runs_the_packing_script_on_tags() {
     );
     for r in runs {
         let script = r.split_whitespace().next().expect("a command");
-        assert!(workspace().join(script).is_file(), "{script} exists");
+        assert!(
+            support::workspace().join(script).is_file(),
+            "{script} exists"
+        );
     }
     let attach = steps
         .iter()
@@ -96,30 +92,20 @@ fn binstall_finds_each_packed_archive_and_the_binary_in_it() {
     let version = root["workspace"]["package"]["version"]
         .as_str()
         .expect("the workspace's version");
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_kaged-conformance"))
-        .parent()
-        .expect("bin dir")
-        .to_path_buf();
-    let missing: Vec<&str> = TOOLS
-        .iter()
-        .map(|(_, b)| *b)
-        .filter(|b| !bin_dir.join(b).is_file())
-        .collect();
-    if !missing.is_empty() {
-        let why = format!(
-            "{missing:?} not built in {} (the README's test command builds them)",
-            bin_dir.display()
-        );
-        assert!(std::env::var_os("CI").is_none_or(|v| v != "true"), "{why}");
-        eprintln!("skipped: {why}");
-        return;
+    let mut bins = Vec::new();
+    for (_, bin) in TOOLS {
+        match support::kit_binary(bin) {
+            Some(path) => bins.push(path),
+            None => return,
+        }
     }
+    let bin_dir = bins[0].parent().expect("bin dir").to_path_buf();
     let dist = tempfile::tempdir().expect("tempdir");
-    let out = std::process::Command::new(workspace().join("scripts/release-archive.sh"))
+    let out = std::process::Command::new(support::workspace().join("scripts/release-archive.sh"))
         .args([TARGET, &bin_dir.display().to_string()])
         .env("DIST", dist.path())
         .env("GZIP_LEVEL", "1")
-        .current_dir(workspace())
+        .current_dir(support::workspace())
         .output()
         .expect("runs");
     assert_success("scripts/release-archive.sh", &out);
@@ -135,13 +121,13 @@ fn binstall_finds_each_packed_archive_and_the_binary_in_it() {
         );
         let meta = &package_table["metadata"]["binstall"];
         assert_eq!(meta["pkg-fmt"].as_str(), Some("tgz"), "{package}");
-        let url = expand(
-            meta["pkg-url"].as_str().expect("pkg-url"),
-            package,
-            bin,
-            version,
-            repo,
-        );
+        let template = |key: &str| {
+            let t = meta[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("{package}: {key}"));
+            expand(t, package, bin, version, repo)
+        };
+        let url = template("pkg-url");
         let prefix = format!("{repo}/releases/download/v{version}/");
         let file = url
             .strip_prefix(&prefix)
@@ -155,13 +141,7 @@ fn binstall_finds_each_packed_archive_and_the_binary_in_it() {
             .expect("tar");
         assert_success("tar -tzf", &listing);
         let listing = String::from_utf8_lossy(&listing.stdout);
-        let inside = expand(
-            meta["bin-dir"].as_str().expect("bin-dir"),
-            package,
-            bin,
-            version,
-            repo,
-        );
+        let inside = template("bin-dir");
         for want in [inside.as_str(), &format!("{package}-{TARGET}/LICENSE-MIT")] {
             assert!(
                 listing.lines().any(|l| l == want),

@@ -16,6 +16,41 @@ pub fn cmd() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("kaged-conformance").expect("binary built")
 }
 
+/// The workspace root (where the examples and the docs are).
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_path_buf()
+}
+
+/// A binary of the kit built beside `kaged-conformance` (the README's test
+/// command builds every workspace binary): its path, or, when it is not
+/// built, a failure under `CI=true` and `None` elsewhere.
+pub fn kit_binary(name: &str) -> Option<PathBuf> {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kaged-conformance")).with_file_name(name);
+    let found = if bin.is_file() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "{} is not built (the README's test command builds every workspace binary)",
+            bin.display()
+        ))
+    };
+    kaged_test_support::ci::required_in_ci(name, found)
+}
+
+/// `PATH` with the kit's binaries first (as a CI job has them after
+/// installing them).
+pub fn kit_path() -> String {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_kaged-conformance"));
+    format!(
+        "{}:{}",
+        bin.parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// A command's stdout, parsed as the one JSON object it must be.
 pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")

@@ -78,16 +78,7 @@ pub fn browser_tools() -> Result<BrowserTools, String> {
 /// when they are missing; elsewhere `None`, after saying on stderr that
 /// `test` is skipped and why.
 pub fn browser_tools_for(test: &str) -> Option<BrowserTools> {
-    match browser_tools() {
-        Ok(t) => Some(t),
-        Err(why) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI=true and no browser for {test}: {why}")
-        }
-        Err(why) => {
-            eprintln!("SKIPPED (not CI): {test}: no headless browser here: {why}");
-            None
-        }
-    }
+    crate::ci::required_in_ci(&format!("browser for {test}"), browser_tools())
 }
 
 /// A running ChromeDriver on a loopback port; killed when dropped.

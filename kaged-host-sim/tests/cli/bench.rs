@@ -101,12 +101,7 @@ fn the_storage_brokers_time_is_not_counted_as_the_plugins() {
         ])
         .output()
         .expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    kaged_test_support::command::assert_success("kaged-host-sim bench --method storage.try", &out);
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     for phase in ["one_at_a_time", "pipelined"] {
         let p = &v[phase];

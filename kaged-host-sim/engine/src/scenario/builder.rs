@@ -85,16 +85,20 @@ pub struct ScenarioRun {
 }
 
 impl ScenarioRun {
-    /// Panic, listing them, when a step failed or the plugin did not exit
-    /// cleanly.
-    pub fn assert_ok(&self) {
-        let failed: Vec<String> = self
-            .outcomes
+    /// Each failed step, as `step N: what happened` (from 1).
+    pub fn failed_steps(&self) -> Vec<String> {
+        self.outcomes
             .iter()
             .enumerate()
             .filter(|(_, o)| !o.ok)
             .map(|(i, o)| format!("step {}: {}", i + 1, o.line))
-            .collect();
+            .collect()
+    }
+
+    /// Panic, listing them, when a step failed or the plugin did not exit
+    /// cleanly.
+    pub fn assert_ok(&self) {
+        let failed = self.failed_steps();
         assert!(
             failed.is_empty(),
             "scenario steps failed:\n{}",

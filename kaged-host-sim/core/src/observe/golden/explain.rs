@@ -7,7 +7,7 @@
 //! later comparison.
 
 use serde_json::Value;
-use similar::{capture_diff_slices, Algorithm, DiffOp};
+use similar::{capture_diff_slices, Algorithm, DiffTag};
 
 use super::markers::matches;
 use crate::normal::NormalTranscript;
@@ -31,70 +31,41 @@ pub(super) fn explain(want: &[Value], actual: &NormalTranscript) -> String {
         }
     };
     for op in capture_diff_slices(Algorithm::Myers, &ws, &gs) {
-        match op {
-            DiffOp::Equal {
-                old_index,
-                new_index,
-                len,
-            } => {
-                for k in 0..len {
-                    let (w, g) = (&want[old_index + k], &got[new_index + k]);
-                    if !matches(w, g) {
-                        let mut changes = Vec::new();
-                        paths(w, g, "$".to_string(), &mut changes);
-                        add(format!(
-                            "{}:\n{}",
-                            place(&got, actual, new_index + k),
-                            changes
-                                .iter()
-                                .map(|c| format!("  {c}\n"))
-                                .collect::<String>()
-                                .trim_end()
-                        ));
-                    }
-                }
-            }
-            DiffOp::Delete {
-                old_index,
-                old_len,
-                new_index,
-            } => {
-                for k in 0..old_len {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            for (o, n) in old.zip(new) {
+                let (w, g) = (&want[o], &got[n]);
+                if !matches(w, g) {
+                    let mut changes = Vec::new();
+                    paths(w, g, "$".to_string(), &mut changes);
                     add(format!(
-                        "{}: only in the golden file (the run sent no such message here)",
-                        place_golden(&want[old_index + k], &got, actual, new_index)
+                        "{}:\n{}",
+                        place(&got, actual, n),
+                        changes
+                            .iter()
+                            .map(|c| format!("  {c}\n"))
+                            .collect::<String>()
+                            .trim_end()
                     ));
                 }
             }
-            DiffOp::Insert {
-                new_index, new_len, ..
-            } => {
-                for k in 0..new_len {
-                    add(format!(
-                        "{}: only in this run",
-                        place(&got, actual, new_index + k)
-                    ));
-                }
-            }
-            DiffOp::Replace {
-                old_index,
-                old_len,
-                new_index,
-                new_len,
-            } => {
-                for k in 0..old_len {
-                    add(format!(
-                        "{}: only in the golden file",
-                        place_golden(&want[old_index + k], &got, actual, new_index)
-                    ));
-                }
-                for k in 0..new_len {
-                    add(format!(
-                        "{}: only in this run",
-                        place(&got, actual, new_index + k)
-                    ));
-                }
-            }
+            continue;
+        }
+        // Lost (golden only), then added (this run only).
+        let why = if tag == DiffTag::Delete {
+            " (the run sent no such message here)"
+        } else {
+            ""
+        };
+        let at = new.start;
+        for o in old {
+            add(format!(
+                "{}: only in the golden file{why}",
+                place_golden(&want[o], &got, actual, at)
+            ));
+        }
+        for n in new {
+            add(format!("{}: only in this run", place(&got, actual, n)));
         }
     }
     out.join("\n")
