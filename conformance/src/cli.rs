@@ -17,6 +17,7 @@ use crate::report::{render_case_line, render_human, Report};
 pub use crate::report_format::{parse_report, render, Format};
 use crate::runner::{judge_dir, run_suite_streaming, Options};
 use crate::selection::{Baseline, Pattern, Selection};
+use kaged_host_core::progress::Progress;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// `kaged-conformance`: certify a kaged plugin against the plugin-host spec.
@@ -173,6 +174,11 @@ pub struct SuiteArgs {
     /// the report and its order never depend on N.
     #[arg(long, value_name = "N")]
     pub jobs: Option<std::num::NonZeroUsize>,
+    /// No progress line. (The progress line is drawn on standard error
+    /// only when it is a terminal: the count of cases judged, the time so
+    /// far and the last verdict.)
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// `list` options.
@@ -291,20 +297,27 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();
     let stream = a.report.format == Format::Human;
+    let progress = Progress::stderr("kaged-conformance", "cases judged", None, a.quiet);
     let mut n = 0usize;
     let mut on_case = |c: &crate::report::CaseResult| {
+        progress.inc(1);
+        progress.set_message(format!("{}: {}", c.id, c.status.as_str()));
         if !stream {
             return;
         }
         n += 1;
         let line = render_case_line(c, tty);
-        if tty {
-            kaged_host_core::outln!("\x1b[2m[{n:>3}]\x1b[0m {line}");
-        } else {
-            kaged_host_core::outln!("{line}");
-        }
+        progress.suspend(|| {
+            if tty {
+                kaged_host_core::outln!("\x1b[2m[{n:>3}]\x1b[0m {line}");
+            } else {
+                kaged_host_core::outln!("{line}");
+            }
+        });
     };
-    let report = run_suite_streaming(plugin_dir, &options, &mut on_case)?;
+    let report = run_suite_streaming(plugin_dir, &options, &mut on_case);
+    progress.finish();
+    let report = report?;
     if report.cage != Some(kaged_host_core::CageKind::Bwrap) {
         if let Some(line) = report.cage_line() {
             eprintln!("kaged-conformance: warning: {line}");

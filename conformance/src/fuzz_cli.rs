@@ -1,13 +1,14 @@
 //! `kaged-conformance fuzz PLUGIN_DIR [--duration 60s | --cases N | --calls N]
 //! [--seed S] [--replay] [--time-scale F] [--cage MODE] [--soak N]
 //! [--shrink-runs N] [--shrink-budget D] [--out DIR] [--format F]
-//! [--output FILE] [--report FORMAT=FILE]...`
+//! [--output FILE] [--report FORMAT=FILE]... [--quiet]`
 //! ([`crate::fuzz`]).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use kaged_host_core::progress::Progress;
 use kaged_host_core::time::TimeScale;
 use kaged_host_core::CageMode;
 
@@ -70,6 +71,11 @@ pub struct FuzzArgs {
     /// Also write the report in FORMAT to FILE (repeatable).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = crate::report_format::parse_report)]
     pub report: Vec<(Format, PathBuf)>,
+    /// No progress line. (The progress line is drawn on standard error
+    /// only when it is a terminal: sequences and operations run, the time
+    /// so far, then shrinking or the memory soak.)
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// How long a run goes when no bound is given.
@@ -113,6 +119,7 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
         soak_calls: if a.replay { 0 } else { a.soak },
         shrink_runs: a.shrink_runs,
         shrink_budget: a.shrink_budget,
+        progress: Progress::stderr("kaged-conformance fuzz", "sequences", a.cases, a.quiet),
         ..FuzzOptions::default()
     };
     let bounds: Vec<String> = [
@@ -133,7 +140,9 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
         .enable_all()
         .build()
         .map_err(io("cannot start the runtime".into()))?;
-    let outcome = rt.block_on(fuzz(&a.plugin_dir, &opts))?;
+    let outcome = rt.block_on(fuzz(&a.plugin_dir, &opts));
+    opts.progress.finish();
+    let outcome = outcome?;
     let replay = replay_command(&a.plugin_dir, &outcome, a.time_scale);
     if let (Some(f), Some(out)) = (&outcome.failure, &a.out) {
         std::fs::create_dir_all(out).map_err(io(format!("cannot create {}", out.display())))?;

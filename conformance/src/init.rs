@@ -23,8 +23,6 @@ use crate::cli_error::CliError;
 use crate::runner::{run_suite, Options};
 use crate::selection::Baseline;
 
-/// The action the workflow uses (the action's own repository).
-pub const ACTION: &str = "OWNER/kaged-conformance-action@v1";
 /// Where the files go, relative to the plugin directory.
 pub const WORKFLOW: &str = ".github/workflows/kaged-conformance.yml";
 /// The GitLab job.
@@ -54,6 +52,7 @@ pub struct InitArgs {
 
 /// The workflow `init` writes.
 pub fn workflow() -> String {
+    let action = crate::home::action_ref();
     format!(
         "# Written by `kaged-conformance init`: certify this plugin on every push and
 # pull request, caged as the daemon runs it, against the baseline of cases
@@ -66,7 +65,7 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
-      - uses: {ACTION}
+      - uses: {action}
         with:
           plugin-dir: .
           cage: require

@@ -8,7 +8,7 @@
 //! to see each case as it finishes).
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: cli > fuzz_cli init > cli_error testing > fuzz list report_format runner > report > catalogue pack printed profile schema_args selection -->
+//! runs down): <!-- layers: cli > fuzz_cli init > cli_error testing > fuzz list report_format runner > report > catalogue home pack printed profile schema_args selection -->
 //!
 //! A plugin's own tests depend on this crate with `default-features =
 //! false`: the suite and [`testing::assert_conforms`] without the command
@@ -23,6 +23,7 @@ mod cli_error;
 pub mod fuzz;
 #[cfg(feature = "cli")]
 mod fuzz_cli;
+pub mod home;
 #[cfg(feature = "cli")]
 pub mod init;
 pub mod list;

@@ -554,3 +554,49 @@ fn a_closed_stdout_ends_the_output_not_the_run() {
         assert_eq!(out.status.code(), Some(0), "--format {format}");
     }
 }
+
+/// On a terminal the suite draws its progress on stderr (cases judged,
+/// the time, the last verdict) and clears it at the end; stdout keeps the
+/// report alone. With `--quiet`, or with stderr not a terminal, nothing.
+#[test]
+fn progress_is_drawn_on_a_terminal_only_and_not_with_quiet() {
+    let run = |extra: &[&str]| {
+        kaged_test_support::terminal::run_with_terminal_stderr(
+            std::process::Command::new(env!("CARGO_BIN_EXE_kaged-conformance"))
+                .args(["run", "--format", "json", "--time-scale", "1"])
+                .arg(own_fixture("conforming"))
+                .args(extra),
+        )
+    };
+    let drawn = run(&[]);
+    assert_eq!(drawn.status.code(), Some(0), "{}", drawn.terminal);
+    let report: Value = serde_json::from_str(&drawn.stdout).expect("stdout is the report alone");
+    assert_eq!(report["summary"]["failed"], 0, "{report}");
+    assert!(
+        support::drew_and_cleared(&drawn.terminal, "cases judged"),
+        "{:?}",
+        drawn.terminal
+    );
+    assert!(
+        drawn.terminal.contains("kaged-conformance: cases judged "),
+        "{:?}",
+        drawn.terminal
+    );
+    let quiet = run(&["--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", quiet.terminal);
+    assert!(
+        !quiet.terminal.contains("cases judged"),
+        "{:?}",
+        quiet.terminal
+    );
+    let piped = cmd()
+        .args(["run", "--format", "json", "--time-scale", "1"])
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&piped.stderr);
+    assert!(
+        !err.contains("cases judged") && !err.contains('\x1b'),
+        "{err}"
+    );
+}

@@ -289,3 +289,42 @@ fn a_compactor_dropping_an_always_keep_message_past_20_is_found_at_21() {
         "{detail}"
     );
 }
+
+/// On a terminal the fuzzer draws its progress on stderr (a bar of the
+/// sequences when --cases bounds the run, then the memory soak) and clears
+/// it; with `--quiet`, nothing.
+#[test]
+fn progress_is_drawn_on_a_terminal_only_and_not_with_quiet() {
+    let run = |extra: &[&str]| {
+        kaged_test_support::terminal::run_with_terminal_stderr(
+            std::process::Command::new(env!("CARGO_BIN_EXE_kaged-conformance"))
+                .args(["fuzz", "--seed", "3", "--cases", "3", "--soak", "20"])
+                .args(["--time-scale", "0.1", "--format", "json"])
+                .args(extra)
+                .arg(own_fixture("conforming")),
+        )
+    };
+    let drawn = run(&[]);
+    assert_eq!(drawn.status.code(), Some(0), "{}", drawn.terminal);
+    let report: Value = serde_json::from_str(&drawn.stdout).expect("stdout is the report alone");
+    assert!(report["cases"].is_array(), "{report}");
+    assert!(
+        drawn.terminal.contains("kaged-conformance fuzz [")
+            && support::drew_and_cleared(&drawn.terminal, "/3 sequences"),
+        "{:?}",
+        drawn.terminal
+    );
+    let quiet = run(&["--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", quiet.terminal);
+    assert!(
+        !quiet.terminal.contains("sequences ·"),
+        "{:?}",
+        quiet.terminal
+    );
+    // The run's own lines (what it fuzzes, what it did) stay.
+    assert!(
+        quiet.terminal.contains("kaged-conformance fuzz: "),
+        "{:?}",
+        quiet.terminal
+    );
+}

@@ -78,7 +78,7 @@ fn init_writes_ci_for_a_plugin_in_any_language_and_runs_it_once() {
         .find(|s| {
             s["uses"]
                 .as_str()
-                .is_some_and(|u| u.contains("kaged-conformance-action"))
+                .is_some_and(|u| u == kaged_conformance::home::action_ref())
         })
         .expect("the kaged action");
     let with = ours["with"].as_object().expect("with");

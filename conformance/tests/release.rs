@@ -150,3 +150,97 @@ fn binstall_finds_each_packed_archive_and_the_binary_in_it() {
         }
     }
 }
+
+/// Every Markdown, YAML and TOML file of the kit (not under `target/`,
+/// `.git`, `node_modules` or a test's fixtures), relative to the
+/// workspace.
+fn text_files() -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<(String, String)>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !["target", ".git", "node_modules", "fixtures"].contains(&name.as_str()) {
+                    walk(&path, root, out);
+                }
+            } else if [".md", ".yml", ".yaml", ".toml"]
+                .iter()
+                .any(|ext| name.ends_with(ext))
+            {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let rel = path.strip_prefix(root).unwrap_or(&path);
+                out.push((rel.display().to_string(), text));
+            }
+        }
+    }
+    let root = support::workspace();
+    let mut out = Vec::new();
+    walk(&root, &root, &mut out);
+    out
+}
+
+/// The kit's home is one setting: the workspace's `repository`. Every
+/// URL of the kit's repository in a doc, workflow or manifest is it (or
+/// under it), every `uses:` of the conformance action is the reference
+/// `kaged_conformance::home` derives from it, and no placeholder of an
+/// earlier home is left.
+#[test]
+fn the_kits_home_is_one_setting_every_file_uses() {
+    use kaged_conformance::home;
+    let root = toml_of("Cargo.toml");
+    let repo = root["workspace"]["package"]["repository"]
+        .as_str()
+        .expect("the workspace's repository");
+    assert_eq!(
+        repo,
+        home::REPOSITORY,
+        "home.rs reads the workspace's setting"
+    );
+    assert!(
+        repo.starts_with("https://github.com/") && repo.split('/').count() == 5,
+        "the release workflow and binstall's URLs need a GitHub repository: {repo}"
+    );
+    let url = regex::Regex::new(r"https?://[A-Za-z0-9._/-]*kaged-plugin-kit[A-Za-z0-9._/-]*")
+        .expect("regex");
+    let uses =
+        regex::Regex::new(r"uses:\s*([^\s`]*(?:conformance/action|conformance-action)[^\s`]*)")
+            .expect("regex");
+    let files = text_files();
+    assert!(
+        files.iter().any(|(f, _)| f == "docs/conformance.md"),
+        "walked the docs"
+    );
+    let mut seen = (0, 0);
+    for (file, text) in &files {
+        assert!(
+            !text.contains("example.invalid/kaged"),
+            "{file}: a placeholder home"
+        );
+        for m in url.find_iter(text) {
+            seen.0 += 1;
+            assert!(
+                m.as_str().starts_with(repo),
+                "{file}: {} is not under {repo}",
+                m.as_str()
+            );
+        }
+        for c in uses.captures_iter(text) {
+            seen.1 += 1;
+            assert_eq!(c[1], home::action_ref(), "{file}: the action's reference");
+        }
+    }
+    assert!(
+        seen.0 >= 5 && seen.1 >= 2,
+        "found the kit's URLs and the action's uses: {seen:?}"
+    );
+    // `init` writes the same reference.
+    assert!(kaged_conformance::init::workflow().contains(&format!("uses: {}", home::action_ref())));
+    // And the docs' install-from-source lines are the ones home.rs makes.
+    let docs = std::fs::read_to_string(support::workspace().join("docs/conformance.md"))
+        .expect("docs/conformance.md");
+    assert!(
+        docs.contains(&home::cargo_install_git("cargo-kaged")),
+        "docs/conformance.md"
+    );
+}

@@ -7,10 +7,13 @@
 //! cargo bench -p kaged-host-sim --bench chaos -- --seeds 500 [--from 1] [--cage off|require] [--quiet]
 //! ```
 //!
-//! Caged (`require`) by default where bwrap cages, else uncaged.
+//! Caged (`require`) by default where bwrap cages, else uncaged. On a
+//! terminal a progress line on stderr counts the seeds (not with `--quiet`,
+//! which also prints only the failing seeds' lines).
 
 use std::time::Duration;
 
+use kaged_host_core::progress::Progress;
 use kaged_host_sim::CageMode;
 use kaged_test_support::chaos::{replay_command, run_seed, ChaosOptions, MAX_RSS_KIB, SUITE_SCALE};
 
@@ -51,19 +54,23 @@ async fn main() -> std::process::ExitCode {
     let (mut max_rss, mut slowest, mut failed) =
         (0u64, (Duration::ZERO, 0u64, String::new()), Vec::new());
     let started = std::time::Instant::now();
+    let progress = Progress::stderr("chaos", "seeds", Some(count), quiet);
     for seed in from..from + count {
+        progress.set_message(format!("seed {seed}"));
         let out = run_seed(&opts, seed).await;
+        progress.inc(1);
         max_rss = max_rss.max(out.host_rss_kib);
         if out.elapsed > slowest.0 {
             slowest = (out.elapsed, seed, out.plan.describe());
         }
         if !quiet || !out.failures.is_empty() {
-            println!("{}", out.line());
+            progress.suspend(|| println!("{}", out.line()));
         }
         if !out.failures.is_empty() {
             failed.push(seed);
         }
     }
+    progress.finish();
     println!(
         "{count} seeds in {:?}: {} failed; max host RSS {max_rss} KiB; slowest seed {} ({:?}: {})",
         started.elapsed(),

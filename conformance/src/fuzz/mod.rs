@@ -37,6 +37,8 @@ use kaged_plugin_protocol::manifest::Manifest;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
+use kaged_host_core::progress::Progress;
+
 pub use coverage::Coverage;
 pub use exec::Broken;
 pub use plan::Op;
@@ -72,6 +74,9 @@ pub struct FuzzOptions {
     /// The longest shrinking may take besides (a failure by timeout costs
     /// a timeout per run).
     pub shrink_budget: Duration,
+    /// Where the run says how far it has got (hidden by default; the
+    /// command line draws it on a terminal).
+    pub progress: Progress,
 }
 
 impl Default for FuzzOptions {
@@ -87,6 +92,7 @@ impl Default for FuzzOptions {
             soak_calls: 2_000,
             shrink_runs: 500,
             shrink_budget: Duration::from_secs(60),
+            progress: Progress::hidden(),
         }
     }
 }
@@ -217,7 +223,11 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         let ran = broken.as_ref().map_or(seq.len(), |b| b.step.min(seq.len()));
         ops += ran as u64;
         coverage.add(&seq[..ran]);
+        opts.progress.inc(1);
+        opts.progress.set_message(format!("{ops} operations"));
         if let Some(broken) = broken {
+            opts.progress
+                .set_message(format!("sequence {cases} failed: shrinking it"));
             let original_len = seq.len();
             let budget = shrink::Budget {
                 runs: opts.shrink_runs,
@@ -237,7 +247,7 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         }
     }
     let slope = if failure.is_none() && opts.soak_calls > 0 {
-        Some(soak::soak(&runner, &manifest, opts.soak_calls).await)
+        Some(soak::soak(&runner, &manifest, opts.soak_calls, &opts.progress).await)
     } else {
         None
     };

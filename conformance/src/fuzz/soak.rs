@@ -5,6 +5,7 @@
 //! exit status and the last stderr line.
 
 use kaged_host_core::probe::tree_usage;
+use kaged_host_core::progress::Progress;
 use kaged_host_core::AuditLog;
 use kaged_plugin_protocol::manifest::Manifest;
 use proptest::strategy::{Strategy, ValueTree};
@@ -114,8 +115,14 @@ fn fit(samples: &[(usize, u64)]) -> f64 {
 }
 
 /// Repeat one operation `calls` times on one process, sampling its RSS
-/// ten times; a call that fails stops it ([`Slope::stopped`]).
-pub async fn soak(runner: &Runner, manifest: &Manifest, calls: usize) -> Slope {
+/// ten times; a call that fails stops it ([`Slope::stopped`]). `progress`
+/// says how many calls are done.
+pub async fn soak(
+    runner: &Runner,
+    manifest: &Manifest,
+    calls: usize,
+    progress: &Progress,
+) -> Slope {
     let op = soak_op(manifest);
     let mut slope = Slope {
         bench: bench(runner, &op, calls),
@@ -144,6 +151,7 @@ pub async fn soak(runner: &Runner, manifest: &Manifest, calls: usize) -> Slope {
     for i in 0..calls {
         if i % every == 0 {
             slope.samples.extend(rss().map(|kib| (i, kib)));
+            progress.set_message(format!("memory soak: {i} of {calls} calls"));
         }
         if let Err((property, detail)) = apply(&session, &op).await {
             slope.stopped = Some(SoakStop {

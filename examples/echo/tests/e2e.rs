@@ -172,7 +172,7 @@ async fn the_bench_runs_against_echo() {
         calls: 200,
         concurrency: 8,
         warmup: 10,
-        broker: None,
+        ..Default::default()
     };
     let report = kaged_host_sim::bench::bench(&session, &opts).await;
     session.shutdown().await;

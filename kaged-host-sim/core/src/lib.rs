@@ -13,7 +13,7 @@
 //! (`scripts/module-layers.py` checks it in CI); the line below is what it
 //! reads.
 //!
-//! <!-- layers: supervisor testing > host > plugin > requests > cage > observe > validate > time bounds names cli_stdout -->
+//! <!-- layers: supervisor testing > host > plugin > requests > cage > observe > validate > time bounds names cli_stdout progress -->
 //!
 //! ```text
 //!  supervisor  Supervisor: one plugin kept alive, restart policy
@@ -29,6 +29,7 @@
 //!  time        every timeout, scaled     bounds   every size limit
 //!  names       name_table!: enums whose variants are names (audit, rules)
 //!  cli_stdout  outln!/out!: a command line's stdout, a closed pipe its end
+//!  progress    a long run's progress line, on a terminal only
 //! ```
 //!
 //! [`HostSim`] launches a plugin directory (validate, spawn, handshake) or
@@ -53,6 +54,7 @@ mod host;
 mod names;
 mod observe;
 mod plugin;
+pub mod progress;
 mod requests;
 mod supervisor;
 pub mod testing;

@@ -24,6 +24,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use kaged_host_core::probe::tree_usage;
+use kaged_host_core::progress::Progress;
 use kaged_host_core::PluginHandle;
 
 use broker::BrokerStats;
@@ -47,6 +48,9 @@ pub struct BenchOptions {
     /// ([`broker::TimedHandler`]): each phase then says how much of a call
     /// was the storage broker's.
     pub broker: Option<Arc<BrokerStats>>,
+    /// Counts each call made (hidden by default; the command line draws
+    /// it on a terminal).
+    pub progress: Progress,
 }
 
 impl Default for BenchOptions {
@@ -59,6 +63,7 @@ impl Default for BenchOptions {
             concurrency: 16,
             warmup: 100,
             broker: None,
+            progress: Progress::hidden(),
         }
     }
 }
@@ -215,7 +220,9 @@ async fn one(session: &PluginHandle, o: &BenchOptions) -> (Duration, bool) {
         .call(&o.method, o.params.clone(), o.context.clone())
         .await
         .is_ok();
-    (start.elapsed(), ok)
+    let took = start.elapsed();
+    o.progress.inc(1);
+    (took, ok)
 }
 
 async fn phase(session: &PluginHandle, o: &BenchOptions, concurrency: usize) -> Phase {
@@ -270,10 +277,17 @@ async fn phase(session: &PluginHandle, o: &BenchOptions, concurrency: usize) -> 
 
 /// Warm up, then call one at a time and pipelined.
 pub async fn bench(session: &PluginHandle, o: &BenchOptions) -> BenchReport {
+    let said = |what: &str| {
+        o.progress
+            .set_message(format!("{}: {what}", session.name()))
+    };
+    said("warm-up");
     for _ in 0..o.warmup {
         let _ = one(session, o).await;
     }
+    said("one at a time");
     let one_at_a_time = phase(session, o, 1).await;
+    said(&format!("pipelined, {} in flight", o.concurrency));
     let pipelined = phase(session, o, o.concurrency).await;
     BenchReport {
         plugin: session.name().to_string(),

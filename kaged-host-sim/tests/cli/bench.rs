@@ -189,3 +189,33 @@ fn bench_refuses_a_failing_method_and_bad_counts() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// On a terminal the bench draws its progress on stderr (the calls made
+/// of both plugins', the phase) and clears it; with `--quiet`, nothing.
+#[test]
+fn progress_is_drawn_on_a_terminal_only_and_not_with_quiet() {
+    let run = |extra: &[&str]| {
+        kaged_test_support::terminal::run_with_terminal_stderr(
+            std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+                .arg("bench")
+                .arg(fixture("good"))
+                .args(["--calls", "20", "--json"])
+                .args(extra),
+        )
+    };
+    let drawn = run(&[]);
+    assert_eq!(drawn.status.code(), Some(0), "{}", drawn.terminal);
+    let v: Value = serde_json::from_str(&drawn.stdout).expect("stdout is the report alone");
+    assert_eq!(v["plugin"], "good");
+    let end = drawn.terminal.rfind("calls ·").expect("a progress line");
+    assert!(
+        drawn.terminal.contains("kaged-host-sim bench [")
+            && drawn.terminal[end..].contains("\x1b[2K"),
+        "drawn, then cleared: {:?}",
+        drawn.terminal
+    );
+    let quiet = run(&["--quiet"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", quiet.terminal);
+    assert!(!quiet.terminal.contains("calls ·"), "{:?}", quiet.terminal);
+    assert!(quiet.terminal.contains("cage: "), "{:?}", quiet.terminal);
+}

@@ -199,6 +199,10 @@ pub enum Command {
         /// Print one JSON object instead of the human lines.
         #[arg(long)]
         json: bool,
+        /// No progress line (drawn on standard error only when it is a
+        /// terminal: the calls made, the time so far, the phase).
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
     /// Show the cage the plugin in DIR would run in: the policy compiled
     /// from its capabilities and the bwrap command line (ADDENDUM §13).

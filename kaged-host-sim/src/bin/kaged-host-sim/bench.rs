@@ -1,5 +1,5 @@
 //! `kaged-host-sim bench DIR [--method M] [--params JSON] [--context JSON]
-//! [--calls N] [--concurrency K] [--json]`: calls per second one at a time
+//! [--calls N] [--concurrency K] [--json] [--quiet]`: calls per second one at a time
 //! and pipelined, latency percentiles, the plugin's CPU per call and RSS
 //! (`kaged_host_sim::bench`). The first line says how the plugin runs.
 //! Then the same calls go to the reference plugin (`bench::reference`:
@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use kaged_host_core::progress::Progress;
 use kaged_host_sim::bench::broker::TimedHandler;
 use kaged_host_sim::bench::{bench, reference, BenchOptions, BenchReport, HostCost};
 use kaged_host_sim::HostSim;
@@ -34,6 +35,9 @@ pub struct BenchArgs<'a> {
     pub concurrency: usize,
     /// One JSON object on stdout.
     pub json: bool,
+    /// No progress line (it is drawn on standard error only when that is
+    /// a terminal).
+    pub quiet: bool,
 }
 
 pub(super) async fn run(
@@ -81,11 +85,23 @@ pub(super) async fn run(
         broker: Some(broker),
         ..BenchOptions::default()
     };
+    // The plugin's calls, then the reference plugin's (the calibration).
+    let per_plugin = (opts.warmup + 2 * opts.calls) as u64;
+    let opts = BenchOptions {
+        progress: Progress::stderr(
+            "kaged-host-sim bench",
+            "calls",
+            Some(2 * per_plugin),
+            a.quiet,
+        ),
+        ..opts
+    };
     let mut report = bench(&session, &opts).await;
     session.shutdown().await;
     report.host = calibrate(host, dir, &opts)
         .await
         .map(|r| HostCost::new(&r, &report));
+    opts.progress.finish();
     if a.json {
         kaged_host_core::outln!("{}", report.to_json());
     } else {

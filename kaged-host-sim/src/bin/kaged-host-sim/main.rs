@@ -203,6 +203,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             calls,
             concurrency,
             json,
+            quiet,
         } => {
             require_dir(&dir)?;
             caging::check(cli.global.cage).await?;
@@ -214,6 +215,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 calls,
                 concurrency,
                 json,
+                quiet,
             };
             let outcome = bench::run(&host, &dir, &args).await;
             let outcome = settled(&in_flight, &cli.global, outcome).await;
