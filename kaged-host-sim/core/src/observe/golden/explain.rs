@@ -88,7 +88,7 @@ fn place(got: &[Value], actual: &NormalTranscript, i: usize) -> String {
     let step = actual.steps.get(i).copied();
     format!(
         "{}, message {} ({})",
-        step_label(got, actual, step),
+        step_label(got, actual, step, i),
         i + 1,
         describe(&got[i], got, i)
     )
@@ -104,19 +104,28 @@ fn place_golden(w: &Value, got: &[Value], actual: &NormalTranscript, at: usize) 
         .copied();
     format!(
         "{}, a message ({})",
-        step_label(got, actual, step),
+        step_label(got, actual, step, at),
         describe(w, &[], 0)
     )
 }
 
-/// "the handshake", or "step N (`METHOD`)" named by the first thing the
-/// host sent in it.
-fn step_label(got: &[Value], actual: &NormalTranscript, step: Option<usize>) -> String {
+/// "the handshake", "after `initialized`" (what the plugin sent once told
+/// the handshake is over, before the first step), or "step N (`METHOD`)"
+/// named by the first thing the host sent in it; `at` is the message's
+/// place in the run.
+fn step_label(got: &[Value], actual: &NormalTranscript, step: Option<usize>, at: usize) -> String {
     let Some(step) = step else {
         return "after the last step".to_string();
     };
     if step == 0 {
-        return "the handshake".to_string();
+        let initialized = got.iter().position(|v| {
+            v.get("dir").and_then(Value::as_str) == Some("host>plugin")
+                && v["msg"].get("method").and_then(Value::as_str) == Some("initialized")
+        });
+        return match initialized {
+            Some(p) if p < at => "after `initialized`".to_string(),
+            _ => "the handshake".to_string(),
+        };
     }
     let first = actual
         .steps
@@ -260,6 +269,20 @@ mod tests {
         assert_eq!(
             explain(&want, &actual),
             "the handshake, message 1 (plugin>host: notification `a.new`): only in this run"
+        );
+        // What the plugin sends once told `initialized` is its own part.
+        let told = json!({"dir": "host>plugin", "msg": {"method": "initialized", "params": {}}});
+        let after = transcript(
+            vec![
+                told.clone(),
+                m("plugin>host", "a.new"),
+                m("plugin>host", "a.one"),
+            ],
+            vec![0, 0, 0],
+        );
+        assert_eq!(
+            explain(&[told, m("plugin>host", "a.one")], &after),
+            "after `initialized`, message 2 (plugin>host: notification `a.new`): only in this run"
         );
         let lost = transcript(vec![m("plugin>host", "a.two")], vec![2]);
         assert_eq!(
