@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check that the kit's crates build from their `.crate` files.
 
-Usage: scripts/package-check.py [--keep]   (`.ci/run` runs it after clippy)
+Usage: scripts/package-check.py [--keep]   (`.ci/run` runs it after the tests)
 
 `cargo package --no-verify` writes every publishable crate's `.crate` (the
 examples and the kit's own test crates are `publish = false` and left out),
@@ -28,10 +28,11 @@ The fuzz targets (`*/fuzz`, their own workspaces for `cargo fuzz`) are
 checked here too, against the unpacked crates they fuzz, with their lock
 files' versions (libFuzzer's C++ is not built: a check links nothing).
 
-It runs after clippy and builds into the workspace's own `target/`, with
-the workspace's `[profile.dev]`; a member that depends on every crate the
-workspace resolves, with the features it resolves them with, makes every
-dependency come out as clippy checked it: only the kit's crates are
+It builds into the workspace's own `target/`, with the workspace's
+`[profile.dev]`; a member that depends on every crate the workspace
+resolves, with the features it resolves them with, makes every dependency
+come out as a `cargo check` (or `cargo clippy`) of the workspace checks
+it, so a check run before this one is reused: only the kit's crates are
 checked again. `cargo package` runs offline after a `cargo fetch`: online
 it asks the index again for every crate.
 

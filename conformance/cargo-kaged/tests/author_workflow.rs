@@ -18,17 +18,19 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use kaged_test_support::command::run_ok as ok;
+use kaged_test_support::command::{outside_the_kit, run_ok as ok};
 
 use support::{kit, outside_config, seed_lock, tools};
 
 /// `cargo-kaged` with the workspace's `CARGO_TARGET_DIR` removed (the
-/// package builds into its own `target/`).
+/// package builds into its own `target/`), and outside the kit's lint
+/// wrapper.
 fn cargo_kaged(cwd: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_cargo-kaged"));
     c.arg("kaged")
         .current_dir(cwd)
         .env_remove("CARGO_TARGET_DIR");
+    outside_the_kit(&mut c);
     c
 }
 
@@ -75,7 +77,7 @@ fn new_test_pack_install_call_outside_the_workspace() {
     }
 
     // Its own tests: the manifest drift test and assert_conforms.
-    let out = ok(cargo_kaged::cargo::cargo()
+    let out = ok(outside_the_kit(&mut cargo_kaged::cargo::cargo())
         .arg("test")
         .current_dir(&dir)
         .env_remove("CARGO_TARGET_DIR"));

@@ -21,7 +21,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use kaged_test_support::command::assert_success;
+use kaged_test_support::command::{assert_success, outside_the_kit};
 
 use support::{kit, link_tools, outside_config, seed_lock};
 
@@ -170,7 +170,7 @@ fn the_first_hour_runs_as_written() {
                         &format!("cargo kaged new notes --kit-path {}", kit().display()),
                     )
                     .replace("cargo kaged pack\n", "cargo kaged pack --profile dev\n");
-                let out = Command::new("bash")
+                let out = outside_the_kit(&mut Command::new("bash"))
                     .args(["-euo", "pipefail", "-c", &format!("set -x\n{script}")])
                     .current_dir(cwd)
                     .env("PATH", &path)

@@ -26,6 +26,7 @@ fn reported(pkg: &Path, target: Option<&Path>) -> (PathBuf, PathBuf) {
         .args(["--test-threads", "1"])
         .env(CHILD, pkg)
         .env_remove("CARGO_TARGET_DIR");
+    kaged_test_support::command::outside_the_kit(&mut c);
     if let Some(t) = target {
         c.env("CARGO_TARGET_DIR", t);
     }

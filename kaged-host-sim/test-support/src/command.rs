@@ -26,6 +26,22 @@ pub fn assert_success(what: impl Display, out: &Output) {
     );
 }
 
+/// The variables that make cargo lint the workspace as it compiles it
+/// (`.ci/run` sets them for the test build: clippy-driver as the
+/// workspace's rustc wrapper, with clippy's arguments).
+pub const LINT_WRAPPER_ENV: [&str; 2] = ["RUSTC_WORKSPACE_WRAPPER", "CLIPPY_ARGS"];
+
+/// `c` without [`LINT_WRAPPER_ENV`]: a cargo build of a package outside
+/// the kit (a new plugin, trybuild's cases) compiles as an author's does,
+/// not linted as the kit's own code. (A build of the kit itself keeps
+/// them: its crates then match what the test build compiled.)
+pub fn outside_the_kit(c: &mut Command) -> &mut Command {
+    for var in LINT_WRAPPER_ENV {
+        c.env_remove(var);
+    }
+    c
+}
+
 /// Run `c` to its end, and panic with both streams unless it succeeded.
 #[track_caller]
 pub fn run_ok(c: &mut Command) -> Output {
