@@ -25,7 +25,9 @@ on every call. Files that do not parse are skipped (and logged).
 ";
 
 /// Write `text` to `path` atomically: a temporary file in the same
-/// directory, flushed, then renamed over `path`.
+/// directory (a name of its own, created exclusively: two sessions of the
+/// plugin, each in its own cage and pid namespace where both may be pid 2,
+/// never share one), flushed, then renamed over `path`.
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path
         .parent()
@@ -34,17 +36,14 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    // On failure the temporary file is removed when `tmp` drops.
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Create the store root's README if it is missing.
