@@ -29,11 +29,11 @@ checked here too, against the unpacked crates they fuzz, with their lock
 files' versions (libFuzzer's C++ is not built: a check links nothing).
 
 It builds into the workspace's own `target/`, with the workspace's
-`[profile.dev]`; a member that depends on every crate the workspace
-resolves, with the features it resolves them with, makes every dependency
-come out as a `cargo check` (or `cargo clippy`) of the workspace checks
-it, so a check run before this one is reused: only the kit's crates are
-checked again. `cargo package` runs offline after a `cargo fetch`: online
+`[profile.dev]`, and checks only what the kit's libraries, binaries and
+the fuzz targets need: no dev-dependency (the test build, which is also
+clippy's gate in `.ci/run`, compiles everything in build mode, which a
+check cannot reuse; until issue 32 a member depending on every crate the
+workspace resolves made this check reuse clippy's). `cargo package` runs offline after a `cargo fetch`: online
 it asks the index again for every crate.
 
 `--keep` keeps the throwaway workspace (by default it goes).
@@ -56,8 +56,6 @@ FUZZ = ["kaged-plugin-sdk/protocol/fuzz", "kaged-host-sim/fuzz"]
 # The license texts every published crate ships (`MIT OR Apache-2.0`).
 LICENSES = ["LICENSE-MIT", "LICENSE-APACHE"]
 
-# The member that gives every dependency the workspace's features.
-FEATURES = "kaged-package-check-features"
 
 
 def run(*args, cwd=ROOT, env=None):
@@ -103,22 +101,6 @@ def toml_value(v):
     if isinstance(v, list):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
     return json.dumps(v)
-
-
-def features_manifest(meta):
-    """A package depending on every crate the workspace resolves (`meta`,
-    Linux only), each with the features the workspace resolves it with."""
-    packages = {p["id"]: p for p in meta["packages"]}
-    lines = ["[package]", f'name = "{FEATURES}"', 'version = "0.0.0"',
-             'edition = "2021"', "publish = false", "", "[dependencies]"]
-    for i, node in enumerate(meta["resolve"]["nodes"]):
-        p = packages[node["id"]]
-        if p["source"] is None:
-            continue
-        dep = {"package": p["name"], "version": f'={p["version"]}',
-               "default-features": False, "features": node["features"]}
-        lines.append(f"dep{i} = {toml_value(dep)}")
-    return lines
 
 
 def fuzz_manifest(m, crates):
@@ -195,10 +177,6 @@ def main():
         (ws / member / "Cargo.toml").write_text("\n".join(fuzz_manifest(m, crates)) + "\n")
         members.append(member)
         fuzzed.append(member)
-    (ws / FEATURES / "src").mkdir(parents=True)
-    (ws / FEATURES / "src" / "lib.rs").write_text("")
-    (ws / FEATURES / "Cargo.toml").write_text("\n".join(features_manifest(meta)) + "\n")
-    members.append(FEATURES)
 
     manifest = ["[workspace]", 'resolver = "2"', "members = ["]
     manifest += [f'    "{m}",' for m in members]
