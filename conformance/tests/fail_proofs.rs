@@ -231,7 +231,7 @@ fail_proofs! {
     /// behind it, past the ping timeout.
     /// `slow.work` also takes two thirds of the request budget: a timing
     /// warning before it is a timeout.
-    ping_blocked: own("ping-blocked") => [
+    ping_blocked: own("ping-blocked").budgets(Budgets::PingScaled) => [
         fail(PROTOCOL_PING_DURING_SLOW_CALL),
         warn(TIMING_MARGINS).audit("plugin.method_returned"),
     ] then |r| {

@@ -122,12 +122,16 @@ pub struct Fixture {
 /// Which of a run's waits keep their spec budget while the rest is scaled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budgets {
-    /// Process start (`initialize`) and exit (`shutdown`): the default
-    /// ([`options_at`]); no verdict hangs on how fast the machine is.
+    /// Process start (`initialize`), exit (`shutdown`) and `ping`: the
+    /// default ([`super::spec_budgets`], as [`options_at`]); no verdict hangs
+    /// on how fast the machine is.
     StartupAndExit,
     /// Only process start: for a fixture that ignores `shutdown`, whose
     /// every exit waits out the (scaled) shutdown ladder.
     StartupOnly,
+    /// Process start and exit, `ping` scaled: for a fixture whose ping
+    /// must miss its budget (it blocks for a second while a call runs).
+    PingScaled,
     /// Only exit (`shutdown` and the SIGTERM grace): for a fixture that
     /// never answers `initialize` (that timeout must elapse), so that how
     /// each of its sessions ends (on EOF, or by SIGTERM) never depends on
@@ -139,7 +143,8 @@ impl Budgets {
     /// `Options::adjust_timeouts` for these budgets.
     pub fn adjust(self) -> Option<fn(Timeouts) -> Timeouts> {
         match self {
-            Budgets::StartupAndExit => Some(Timeouts::with_spec_startup_and_exit),
+            Budgets::StartupAndExit => Some(super::spec_budgets),
+            Budgets::PingScaled => Some(Timeouts::with_spec_startup_and_exit),
             Budgets::StartupOnly => Some(spec_startup),
             Budgets::ExitOnly => Some(spec_exit),
         }
