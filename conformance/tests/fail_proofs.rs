@@ -231,7 +231,7 @@ fail_proofs! {
     /// behind it, past the ping timeout.
     /// `slow.work` also takes two thirds of the request budget: a timing
     /// warning before it is a timeout.
-    ping_blocked: own("ping-blocked").budgets(Budgets::PingScaled) => [
+    ping_blocked: own("ping-blocked").budgets(Budgets::WaitsScaled) => [
         fail(PROTOCOL_PING_DURING_SLOW_CALL),
         warn(TIMING_MARGINS).audit("plugin.method_returned"),
     ] then |r| {
@@ -354,7 +354,7 @@ fail_proofs! {
         fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
     ];
 
-    hook_hangs: own("hook-hangs") => [
+    hook_hangs: own("hook-hangs").budgets(Budgets::WaitsScaled) => [
         fail(HOOKS_ANSWERS).on("on_session_start").audit("plugin.hook.timeout"),
     ];
 
@@ -603,7 +603,7 @@ fail_proofs! {
         }
     };
 
-    ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto().budgets(Budgets::StartupOnly) => [
+    ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto().budgets(Budgets::StartupAndPing) => [
         fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
         fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
     ];

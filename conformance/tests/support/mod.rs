@@ -126,13 +126,16 @@ pub fn options_at(scale: f64) -> Options {
 
 /// The waits the suite's own tests keep at their spec budgets while the
 /// rest is scaled: process start and exit
-/// ([`Timeouts::with_spec_startup_and_exit`]), and `ping`, whose 250 ms at
-/// [`SCALE`] a plugin starved on a busy machine misses
-/// (`protocol.ping_during_slow_call` failed so with twice as many tests as
-/// cores at once): no verdict hangs on how fast the machine is.
+/// ([`Timeouts::with_spec_startup_and_exit`]), `ping` and the hooks, whose
+/// 250 and 500 ms at [`SCALE`] a plugin starved on a busy machine misses
+/// (with twice as many tests as cores at once, `protocol.ping_during_slow_call`
+/// failed, and `timing.margins` warned of hooks answered in 260 ms): no
+/// verdict hangs on how fast the machine is.
 pub fn spec_budgets(t: Timeouts) -> Timeouts {
+    let unscaled = |d: std::time::Duration| d.div_f64(t.scale.factor());
     Timeouts {
-        ping: t.ping.div_f64(t.scale.factor()),
+        ping: unscaled(t.ping),
+        hook: unscaled(t.hook),
         ..t.with_spec_startup_and_exit()
     }
 }

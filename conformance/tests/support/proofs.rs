@@ -122,16 +122,19 @@ pub struct Fixture {
 /// Which of a run's waits keep their spec budget while the rest is scaled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Budgets {
-    /// Process start (`initialize`), exit (`shutdown`) and `ping`: the
+    /// Process start (`initialize`), exit (`shutdown`), `ping` and the hooks: the
     /// default ([`super::spec_budgets`], as [`options_at`]); no verdict hangs
     /// on how fast the machine is.
     StartupAndExit,
-    /// Only process start: for a fixture that ignores `shutdown`, whose
-    /// every exit waits out the (scaled) shutdown ladder.
+    /// Process start, `ping` and the hooks: for a fixture that ignores `shutdown`,
+    /// whose every exit waits out the (scaled) shutdown ladder.
+    StartupAndPing,
+    /// Only process start: for a fixture that answers nothing after
+    /// `initialize`, whose every wait (ping's too) must elapse.
     StartupOnly,
-    /// Process start and exit, `ping` scaled: for a fixture whose ping
-    /// must miss its budget (it blocks for a second while a call runs).
-    PingScaled,
+    /// Process start and exit, `ping` and the hooks scaled: for a fixture
+    /// whose ping or hook must miss its budget.
+    WaitsScaled,
     /// Only exit (`shutdown` and the SIGTERM grace): for a fixture that
     /// never answers `initialize` (that timeout must elapse), so that how
     /// each of its sessions ends (on EOF, or by SIGTERM) never depends on
@@ -144,7 +147,8 @@ impl Budgets {
     pub fn adjust(self) -> Option<fn(Timeouts) -> Timeouts> {
         match self {
             Budgets::StartupAndExit => Some(super::spec_budgets),
-            Budgets::PingScaled => Some(Timeouts::with_spec_startup_and_exit),
+            Budgets::WaitsScaled => Some(Timeouts::with_spec_startup_and_exit),
+            Budgets::StartupAndPing => Some(spec_startup_and_ping),
             Budgets::StartupOnly => Some(spec_startup),
             Budgets::ExitOnly => Some(spec_exit),
         }
@@ -157,6 +161,17 @@ fn spec_exit(t: Timeouts) -> Timeouts {
     Timeouts {
         initialize: t.initialize,
         ..t.with_spec_startup_and_exit()
+    }
+}
+
+/// `initialize`, `ping` and the hooks at their spec budgets, everything
+/// else scaled.
+fn spec_startup_and_ping(t: Timeouts) -> Timeouts {
+    let spec = super::spec_budgets(t);
+    Timeouts {
+        ping: spec.ping,
+        hook: spec.hook,
+        ..spec_startup(t)
     }
 }
 
