@@ -76,8 +76,7 @@ def metadata():
 
 def dev_profile():
     """The workspace's `[profile.dev]` (and its per-package overrides) as
-    TOML lines: another profile would give every dependency another
-    fingerprint, and nothing the tests or clippy built would be reused."""
+    TOML lines: the unpacked crates compile as the workspace's own do."""
     profile = tomllib.loads((ROOT / "Cargo.toml").read_text())["profile"]["dev"]
     lines = []
 

@@ -573,7 +573,7 @@ fn progress_is_drawn_on_a_terminal_only_and_not_with_quiet() {
     let report: Value = serde_json::from_str(&drawn.stdout).expect("stdout is the report alone");
     assert_eq!(report["summary"]["failed"], 0, "{report}");
     assert!(
-        support::drew_and_cleared(&drawn.terminal, "cases judged"),
+        drawn.drew_and_cleared("cases judged"),
         "{:?}",
         drawn.terminal
     );

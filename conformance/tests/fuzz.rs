@@ -310,7 +310,7 @@ fn progress_is_drawn_on_a_terminal_only_and_not_with_quiet() {
     assert!(report["cases"].is_array(), "{report}");
     assert!(
         drawn.terminal.contains("kaged-conformance fuzz [")
-            && support::drew_and_cleared(&drawn.terminal, "/3 sequences"),
+            && drawn.drew_and_cleared("/3 sequences"),
         "{:?}",
         drawn.terminal
     );

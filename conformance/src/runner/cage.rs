@@ -68,15 +68,10 @@ impl RunCage {
                     root.display().to_string(),
                 );
                 inputs.config_root = Some(root);
-                // The host creates every `write:fs:config:/` directory
-                // before each spawn; created first here too, the policy
+                // Created first, as before each spawn, so that the policy
                 // (the report's cage line, the cage diagnosis of a
                 // failure) binds them as every spawn of the run does.
-                // (One it cannot create, the host warns about at the
-                // spawn, whose cage then lacks it too.)
-                for grant in cage::config_grant_dirs(manifest, &inputs) {
-                    let _ = std::fs::create_dir_all(&grant);
-                }
+                cage::create_config_grants(manifest, &inputs);
                 cage::compile(manifest, &inputs)
             },
         );

@@ -158,12 +158,3 @@ pub fn broken(r: &Report) -> BTreeMap<String, Status> {
         .map(|c| (c.id.clone(), c.status))
         .collect()
 }
-
-/// Whether `terminal` (what a terminal received) shows a progress line
-/// with `words`, cleared at the end: after the last time the words were
-/// drawn, the line was erased (`ESC [ 2K` or `ESC [ K`).
-pub fn drew_and_cleared(terminal: &str, words: &str) -> bool {
-    terminal
-        .rfind(words)
-        .is_some_and(|at| terminal[at..].contains("\x1b[2K") || terminal[at..].contains("\x1b[K"))
-}

@@ -81,12 +81,6 @@ impl Progress {
         self.bar.position()
     }
 
-    /// Set how many units the run has in all (a phase that learns its
-    /// size late).
-    pub fn set_total(&self, total: u64) {
-        self.bar.set_length(total);
-    }
-
     /// What the run is doing now, or what it did last.
     pub fn set_message(&self, message: impl Into<Cow<'static, str>>) {
         self.bar.set_message(message);
@@ -143,7 +137,6 @@ mod tests {
     #[test]
     fn a_hidden_line_still_counts() {
         let p = Progress::hidden();
-        p.set_total(3);
         p.inc(2);
         p.set_message("x");
         assert_eq!(p.position(), 2);

@@ -29,6 +29,17 @@ pub struct TerminalRun {
     pub status: ExitStatus,
 }
 
+impl TerminalRun {
+    /// Whether the terminal shows a line with `words` that was erased at
+    /// the end: after the last time the words were drawn, the line was
+    /// cleared (`ESC [ 2K`, as a progress line is when its run ends).
+    pub fn drew_and_cleared(&self, words: &str) -> bool {
+        self.terminal
+            .rfind(words)
+            .is_some_and(|at| self.terminal[at..].contains("\x1b[2K"))
+    }
+}
+
 /// Run `cmd` with standard error on a fresh 100×30 pseudo-terminal and
 /// standard output piped; its standard input is closed. Panics (a test's
 /// failure) when the terminal cannot be made or the command not run.

@@ -144,6 +144,26 @@ pub fn find_binary(
     Ok(None)
 }
 
+/// Create every `write:fs:config:/…` directory under the host's config
+/// root (the host's own territory) before a spawn, and before compiling a
+/// policy that must bind them: a grant of a missing path would be absent
+/// from the cage, and the plugin's writes would fail. Only from the path
+/// the cage compiler resolves ([`config_grant_dirs`]: no `..`, symlinks
+/// resolved and kept inside the grant), so nothing is ever created outside
+/// the config root; a grant it refuses is created nowhere and fails the
+/// compile that follows with the same error. One that cannot be created
+/// is warned about (the cage then lacks it).
+pub fn create_config_grants(
+    manifest: &kaged_plugin_protocol::manifest::Manifest,
+    inputs: &CageInputs,
+) {
+    for dir in config_grant_dirs(manifest, inputs) {
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot create a config:/ grant");
+        }
+    }
+}
+
 /// The directories the host creates before a spawn for the plugin's
 /// `write:fs:config:/…` grants: each grant's path as the compiler resolves
 /// it (no `..`, symlinks followed and required to stay inside the declared

@@ -42,7 +42,7 @@ pub use cgroup::{CgroupLimits, CgroupPolicy, CgroupState};
 pub use compile::{compile, compile_with, BECAUSE_COMMAND, BECAUSE_INSTALL_DIR};
 pub use error::CageError;
 pub use fs_view::{FsView, HostFs, MemFs, Node};
-pub use grants::{config_grant_dirs, consent_target};
+pub use grants::{config_grant_dirs, consent_target, create_config_grants};
 pub use inputs::CageInputs;
 pub use limits::{CageLimits, Rlimit};
 pub use mode::{CageKind, CageMode, CageModeError, CageStatus};

@@ -142,21 +142,6 @@ pub(crate) fn command_line(exe: &Path, args: &[String]) -> Vec<OsString> {
     v
 }
 
-/// Create every `write:fs:config:/…` directory under the host's config
-/// root (the host's own territory): a grant of a missing path would be
-/// absent from the cage, and the plugin's writes would fail. Only from the
-/// path the cage compiler resolves ([`cage::config_grant_dirs`]: no `..`,
-/// symlinks resolved and kept inside the grant), so nothing is ever
-/// created outside the config root; a grant it refuses is created nowhere
-/// and fails the compile that follows with the same error.
-fn create_config_grants(manifest: &Manifest, inputs: &CageInputs) {
-    for dir in cage::config_grant_dirs(manifest, inputs) {
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot create a config:/ grant");
-        }
-    }
-}
-
 /// What [`prepare`] needs of the host's configuration.
 pub(crate) struct CageRequest<'a> {
     /// Caged or not.
@@ -190,7 +175,7 @@ pub(crate) async fn prepare(
     inputs.config_root = options.config_root.map(Path::to_path_buf);
     inputs.project_root = options.project_root.map(Path::to_path_buf);
     inputs.cgroup = cgroup::detect();
-    create_config_grants(manifest, &inputs);
+    cage::create_config_grants(manifest, &inputs);
     let policy = cage::compile(manifest, &inputs)?;
     match cage::availability().await {
         Ok(bwrap) => Ok(Prepared::Caged(Box::new(CagePlan {
