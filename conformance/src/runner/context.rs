@@ -42,8 +42,12 @@ pub(crate) struct RunContext {
     pub in_flight: InFlightWaiter,
     /// How every spawn of the run is caged.
     pub cage: RunCage,
-    /// The operator's config root of the run (`config:/` grants).
+    /// The operator's config root of the run (`config:/` grants); a
+    /// lane's own ([`RunContext::for_lane`]).
     pub config_root: PathBuf,
+    /// Whether each lane gets a config root of its own beside the run's
+    /// (a temporary run root), and how many were made.
+    lane_roots: Option<Arc<std::sync::atomic::AtomicUsize>>,
     /// The conformance profile (`--conformance-profile`, or
     /// `kaged-conformance.yaml` beside the manifest), loaded and checked
     /// against the manifest.
@@ -73,6 +77,10 @@ impl RunContext {
         RunContext {
             profile: crate::profile::load_for_run(options.profile.as_deref(), dir, &manifest),
             cage,
+            lane_roots: options
+                .config_root
+                .is_none()
+                .then(|| Arc::new(std::sync::atomic::AtomicUsize::new(0))),
             config_root,
             dir: dir.to_path_buf(),
             timeouts: options.timeouts(Some(&manifest)),
@@ -85,9 +93,29 @@ impl RunContext {
     }
 
     /// The context of one lane (`runner::lanes`): the same run, with the
-    /// lane's own audit log and storage handler.
-    pub fn for_lane(&self, audit: AuditLog, storage: InFlight) -> RunContext {
-        RunContext {
+    /// lane's own audit log and storage handler and, unless `--config-root`
+    /// named the run's, a config root of its own (`own_root`), so that
+    /// concurrent copies of the plugin never share a directory their
+    /// grants write (issue 45). The root is made beside the run's
+    /// (`ROOT-lane-N`) and removed when the returned guard drops.
+    pub fn for_lane(
+        &self,
+        audit: AuditLog,
+        storage: InFlight,
+        own_root: bool,
+    ) -> (RunContext, Option<LaneRoot>) {
+        let lane_root = match (&self.lane_roots, own_root) {
+            (Some(n), true) => {
+                let n = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                LaneRoot::make(&self.config_root, n)
+            }
+            _ => None,
+        };
+        let config_root = lane_root
+            .as_ref()
+            .map_or_else(|| self.config_root.clone(), |r| r.path.clone());
+        let ctx = RunContext {
+            lane_roots: self.lane_roots.clone(),
             dir: self.dir.clone(),
             manifest: self.manifest.clone(),
             options: self.options.clone(),
@@ -96,9 +124,10 @@ impl RunContext {
             in_flight: storage.waiter(),
             storage: Arc::new(storage),
             cage: self.cage.clone(),
-            config_root: self.config_root.clone(),
+            config_root,
             profile: self.profile.clone(),
-        }
+        };
+        (ctx, lane_root)
     }
 
     /// A host writing to the run's audit log and to `transcript`, with the
@@ -136,3 +165,31 @@ impl RunContext {
         resolve_command(program, &dir).map_err(CommandError::Unresolved)
     }
 }
+
+/// A lane's own config root, removed when dropped.
+#[derive(Debug)]
+pub(crate) struct LaneRoot {
+    /// The directory: the run's root with `-lane-N` appended.
+    pub path: PathBuf,
+}
+
+impl LaneRoot {
+    /// `RUN-lane-n`, created (`None` when it cannot be: the lane then
+    /// shares the run's root).
+    fn make(run_root: &Path, n: usize) -> Option<LaneRoot> {
+        let mut name = run_root.as_os_str().to_os_string();
+        name.push(format!("{LANE_ROOT_SUFFIX}{n}"));
+        let path = PathBuf::from(name);
+        std::fs::create_dir(&path).ok()?;
+        Some(LaneRoot { path })
+    }
+}
+
+impl Drop for LaneRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// What a lane's config root adds to the run's root's name (`-lane-N`).
+pub(crate) const LANE_ROOT_SUFFIX: &str = "-lane-";

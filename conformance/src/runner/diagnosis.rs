@@ -103,13 +103,28 @@ fn path_in(line: &str) -> Option<PathBuf> {
 /// path under the run's config root (its first directory there), else the
 /// path itself.
 fn grant_path(path: &Path, config_root: Option<&Path>) -> String {
-    if let Some(rest) = config_root.and_then(|root| path.strip_prefix(root).ok()) {
+    if let Some(rest) = config_root.and_then(|root| under_root(path, root)) {
         return match rest.components().next() {
             Some(first) => format!("config:/{}", first.as_os_str().to_string_lossy()),
             None => "config:/".to_string(),
         };
     }
     path.display().to_string()
+}
+
+/// `path` relative to the run's config root `root`, or to a lane's own
+/// root beside it (`ROOT-lane-N`, `RunContext::for_lane`).
+fn under_root<'a>(path: &'a Path, root: &Path) -> Option<&'a Path> {
+    if let Ok(rest) = path.strip_prefix(root) {
+        return Some(rest);
+    }
+    let parent = root.parent()?;
+    let rest = path.strip_prefix(parent).ok()?;
+    let first = rest.components().next()?.as_os_str().to_str()?;
+    let lane = first.strip_prefix(root.file_name()?.to_str()?)?;
+    let n = lane.strip_prefix(super::context::LANE_ROOT_SUFFIX)?;
+    n.parse::<usize>().ok()?;
+    rest.strip_prefix(first).ok()
 }
 
 /// Why the cage, and not the plugin's logic, explains `errno` on `path`,
@@ -125,7 +140,7 @@ fn explain(
     let exists = path.exists();
     let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let write = |p: &Path| format!("write:fs:{}", grant_path(p, config_root));
-    let under_config = config_root.is_some_and(|r| path.starts_with(r));
+    let under_config = config_root.is_some_and(|r| under_root(&path, r).is_some());
     match (errno, policy.access(&path)) {
         (Errno::ReadOnly | Errno::Denied, Access::ReadOnly) if path.starts_with(home) => {
             let grant = "write:fs:config:/<dir>".to_string();
@@ -277,5 +292,21 @@ mod tests {
         assert_eq!(grant_path(Path::new("/tmp/cfg"), Some(root)), "config:/");
         assert_eq!(grant_path(Path::new("/var/x"), Some(root)), "/var/x");
         assert_eq!(grant_path(Path::new("/var/x"), None), "/var/x");
+    }
+
+    #[test]
+    fn a_path_under_a_lanes_own_root_is_named_as_its_config_grant_too() {
+        let root = Path::new("/tmp/cfg");
+        assert_eq!(
+            grant_path(Path::new("/tmp/cfg-lane-3/memory/notes.json"), Some(root)),
+            "config:/memory"
+        );
+        for other in [
+            "/tmp/cfg-lane-x/memory",
+            "/tmp/cfgother/memory",
+            "/tmp/cfg-lane-/m",
+        ] {
+            assert_eq!(grant_path(Path::new(other), Some(root)), other);
+        }
     }
 }

@@ -177,7 +177,10 @@ pub(crate) async fn run_lane(
     };
     let first = audit.len();
     let storage = InFlight::new(shared.storage.handler());
-    let ctx = shared.ctx.for_lane(audit.clone(), storage);
+    // Every lane but the primary spawn's runs under a config root of its own.
+    let (ctx, _lane_root) = shared
+        .ctx
+        .for_lane(audit.clone(), storage, primary.is_none());
     let mut sessions = Sessions::for_lane(shared.mode.clone(), primary, shared.barrier.clone());
     let work = async {
         let mut results = Vec::with_capacity(cases.len());

@@ -7,7 +7,7 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use kaged_host_sim::cage::{compile, seccomp, CageFds, CageInputs, CagePolicy, BWRAP};
+use kaged_host_sim::cage::{compile, seccomp, CageFds, CageInputs, CagePolicy, OpenedBinds, BWRAP};
 
 use crate::model::manifest;
 
@@ -75,15 +75,26 @@ fn run(policy: &CagePolicy, cmd: &[&str]) -> Output {
     // Inheritable for this spawn (the phase-2 spawner does this in the child).
     rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::empty()).expect("fcntl");
     let command: Vec<OsString> = cmd.iter().map(OsString::from).collect();
+    // The bind sources, opened as the spawner opens them, inheritable here.
+    let sources = OpenedBinds::open(policy).expect("open the bind sources");
+    let descriptors = sources.descriptors();
+    for d in descriptors.iter().flatten() {
+        rustix::io::fcntl_setfd(d, rustix::io::FdFlags::empty()).expect("fcntl");
+    }
     let argv = policy.bwrap_argv(
         &command,
-        CageFds {
+        &CageFds {
             info: None,
             seccomp: fd.as_raw_fd(),
+            binds: descriptors
+                .iter()
+                .map(|d| d.map(|d| d.as_raw_fd()))
+                .collect(),
         },
     );
     let out = Command::new(BWRAP).args(&argv).output().expect("run bwrap");
     drop(fd);
+    drop(sources);
     out
 }
 

@@ -73,8 +73,8 @@ fn the_argv_starts_with_the_namespaces_and_ends_with_the_command() {
     let opts = options(&a);
     let tail: Vec<Vec<String>> = opts[opts.len() - 3..].to_vec();
     assert_eq!(tail[0], ["--chdir", INSTALL]);
-    assert_eq!(tail[1], ["--info-fd", "4"]);
-    assert_eq!(tail[2], ["--seccomp", "5"]);
+    assert_eq!(tail[1], ["--info-fd", "<info-fd>"]);
+    assert_eq!(tail[2], ["--seccomp", "<seccomp-fd>"]);
     let dash = a.iter().position(|x| x == "--").unwrap();
     assert_eq!(
         a[dash + 1..],
@@ -159,7 +159,7 @@ fn a_missing_path_is_bound_with_try_and_noted() {
 }
 
 #[test]
-fn a_rw_bind_nested_in_a_ro_bind_comes_after_it_and_vice_versa() {
+fn a_rw_bind_nested_in_a_ro_bind_comes_after_it_and_a_grant_in_a_rw_one_is_refused() {
     let policy = compile(&["write:fs:/opt/data/sub", "read:fs:/opt/data"]).unwrap();
     let b = crate::model::binds(&argv(&policy));
     let ro = b.iter().position(|(_, _, d)| d == p("/opt/data")).unwrap();
@@ -171,9 +171,63 @@ fn a_rw_bind_nested_in_a_ro_bind_comes_after_it_and_vice_versa() {
     assert_eq!(policy.access(p("/opt/data/sub/x")), Access::ReadWrite);
     assert_eq!(policy.access(p("/opt/data/file")), Access::ReadOnly);
 
-    let policy = compile(&["read:fs:/opt/data/sub", "write:fs:/opt/data"]).unwrap();
-    assert_eq!(policy.access(p("/opt/data/sub/x")), Access::ReadOnly);
-    assert_eq!(policy.access(p("/opt/data/file")), Access::ReadWrite);
+    // ADDENDUM §16: a grant inside a writable grant is refused, whatever
+    // its mode, existing or not, and whatever the order.
+    for caps in [
+        ["read:fs:/opt/data/sub", "write:fs:/opt/data"],
+        ["write:fs:/opt/data", "write:fs:/opt/data/sub"],
+        ["exec:bash:/opt/data", "read:fs:/opt/data/missing"],
+    ] {
+        let e = compile(&caps).unwrap_err();
+        let CageError::NestedInWritable {
+            inner_path,
+            outer_path,
+            ..
+        } = &e
+        else {
+            panic!("{caps:?}: {e}")
+        };
+        assert!(inner_path.starts_with(outer_path) && inner_path != outer_path);
+        assert!(
+            e.to_string().contains("lies inside the writable grant"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn the_install_dir_inside_a_writable_grant_is_refused() {
+    let e = compile(&["write:fs:/opt/plugins"]).unwrap_err();
+    assert!(
+        matches!(&e, CageError::NestedInWritable { inner, .. } if inner == "install dir"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_bind_is_by_descriptor_and_a_missing_source_is_left_out() {
+    let policy = compile(&["read:fs:/opt/data", "write:fs:/var/lib/demo"]).unwrap();
+    let a = crate::model::argv_with_fds(&policy, |s| s != p("/var/lib/demo"));
+    let opts = options(&a);
+    // No bind by path but the cage's own /proc views over themselves.
+    for o in &opts {
+        if o[0] == "--ro-bind" {
+            assert!(o[1] == o[2] && o[1].starts_with("/proc"), "{o:?}");
+        }
+        assert!(o[0] != "--bind" && !o[0].ends_with("-try"), "{o:?}");
+    }
+    let fds: Vec<&Vec<String>> = opts.iter().filter(|o| o[0].ends_with("bind-fd")).collect();
+    // Numbered from 6 in mount order, each once.
+    let numbers: Vec<i32> = fds.iter().map(|o| o[1].parse().unwrap()).collect();
+    assert_eq!(numbers, (6..6 + numbers.len() as i32).collect::<Vec<_>>());
+    assert!(fds
+        .iter()
+        .any(|o| o[0] == "--ro-bind-fd" && o[2] == "/opt/data"));
+    assert!(fds
+        .iter()
+        .any(|o| o[0] == "--ro-bind-fd" && o[2] == INSTALL));
+    // The missing source is not bound at all.
+    assert!(!a.iter().any(|x| x == "/var/lib/demo"), "{a:?}");
 }
 
 #[test]

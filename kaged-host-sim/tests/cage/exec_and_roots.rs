@@ -139,3 +139,45 @@ fn a_uri_path_without_its_root_or_with_dotdot_is_refused() {
     let err = compile_in(&["read:fs:config:/../../../etc"], &i).unwrap_err();
     assert!(matches!(err, CageError::BadCapability { .. }), "{err}");
 }
+
+/// ADDENDUM §16: `exec:BIN:P`'s binary is looked up on the host's spawn
+/// `PATH`, never the manifest's `env` (which could point it at `/root` and
+/// bind `/root/.bashrc`), and must be one executable file.
+#[test]
+fn exec_ignores_the_manifests_path_and_binds_one_executable_file_only() {
+    let fs = crate::model::host()
+        .data_file("/root/.bashrc")
+        .file("/root/tool")
+        .data_file("/usr/bin/data")
+        .dir("/usr/bin/adir");
+    let mut inputs = inputs();
+    inputs
+        .env
+        .insert("PATH".to_string(), "/root:/usr/bin".to_string());
+    let compile_on = |caps: &[&str]| {
+        kaged_host_sim::cage::compile_with(&crate::model::manifest(caps), &inputs, &fs)
+    };
+    // `tool` is in /root (the manifest's PATH), not on the spawn PATH.
+    let policy = compile_on(&["exec:tool:/opt/data"]).unwrap();
+    assert_eq!(policy.exec[0].binary_path, None);
+    assert!(!crate::model::binds(&argv(&policy))
+        .iter()
+        .any(|b| b.1.starts_with("/root")));
+    // A data file, by name or absolute, and a directory, are refused.
+    for (cap, why) in [
+        ("exec:.bashrc:/opt/data", None),
+        ("exec:/root/.bashrc:/opt/data", Some("is not executable")),
+        ("exec:data:/opt/data", Some("is not executable")),
+        ("exec:/usr/bin/adir:/opt/data", Some("is a directory")),
+        ("exec:/root:/opt/data", Some("is a directory")),
+    ] {
+        match (compile_on(&[cap]), why) {
+            (Ok(policy), None) => assert_eq!(policy.exec[0].binary_path, None, "{cap}"),
+            (Err(e @ CageError::ExecNotExecutable { .. }), Some(why)) => {
+                assert!(e.to_string().contains(why), "{cap}: {e}");
+                assert!(e.to_string().contains(cap), "{cap}: {e}");
+            }
+            (other, _) => panic!("{cap}: {other:?}"),
+        }
+    }
+}

@@ -16,4 +16,5 @@ mod hostile;
 mod hostile_limits;
 mod model;
 mod properties;
+mod race;
 mod sandbox;

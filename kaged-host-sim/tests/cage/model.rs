@@ -2,9 +2,11 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{compile_with, CageError, CageFds, CageInputs, CagePolicy, MemFs};
+use kaged_host_sim::cage::{
+    compile_with, CageError, CageFds, CageInputs, CagePolicy, MemFs, Mount,
+};
 use kaged_plugin_protocol::manifest::Manifest;
 
 /// The install directory of the plugin in [`host`].
@@ -93,19 +95,41 @@ pub fn compile(caps: &[&str]) -> Result<CagePolicy, CageError> {
     compile_in(caps, &inputs())
 }
 
-/// The argv for `./plugin.py` with info fd 4 and seccomp fd 5, as strings.
+/// The argv template for `./plugin.py` (descriptors as placeholders, each
+/// bind's as `<fd:SOURCE>`), as strings.
 pub fn argv(policy: &CagePolicy) -> Vec<String> {
     policy
-        .bwrap_argv(
-            &[
-                OsString::from(format!("{INSTALL}/plugin.py")),
-                OsString::from("--flag"),
-            ],
-            CageFds {
-                info: Some(4),
-                seccomp: 5,
-            },
-        )
+        .bwrap_argv_template(&[
+            OsString::from(format!("{INSTALL}/plugin.py")),
+            OsString::from("--flag"),
+        ])
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The argv for `./plugin.py` with info fd 4, seccomp fd 5 and the binds'
+/// descriptors from 6 on (missing sources left out), as strings.
+pub fn argv_with_fds(policy: &CagePolicy, present: impl Fn(&Path) -> bool) -> Vec<String> {
+    let mut next = 6;
+    let binds = policy
+        .mounts
+        .iter()
+        .map(|m| match m {
+            Mount::Bind { source, .. } if present(source) => {
+                next += 1;
+                Some(next - 1)
+            }
+            _ => None,
+        })
+        .collect();
+    let fds = CageFds {
+        info: Some(4),
+        seccomp: 5,
+        binds,
+    };
+    policy
+        .bwrap_argv(&[OsString::from(format!("{INSTALL}/plugin.py"))], &fds)
         .into_iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect()
@@ -117,7 +141,7 @@ pub fn options(argv: &[String]) -> Vec<Vec<String>> {
     let mut i = 0;
     while i < argv.len() && argv[i] != "--" {
         let arity = match argv[i].as_str() {
-            "--setenv" | "--symlink" | "--ro-bind" | "--ro-bind-try" | "--bind" | "--bind-try" => 2,
+            "--setenv" | "--symlink" | "--ro-bind" | "--ro-bind-fd" | "--bind-fd" => 2,
             "--proc" | "--dev" | "--tmpfs" | "--chdir" | "--info-fd" | "--seccomp"
             | "--cap-drop" => 1,
             _ => 0,
@@ -128,12 +152,26 @@ pub fn options(argv: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-/// The (flag, source, dest) of every bind in an argv, in order.
+/// The (flag, source, dest) of every bind in an argv template, in order,
+/// read back as the path forms they stand for: `--ro-bind-fd <fd:S> D` is
+/// `("--ro-bind", S, D)`, `--bind-fd <fd?:S> D` (a source missing at
+/// compile time) `("--bind-try", S, D)`; the kernel paths' `--ro-bind P P`
+/// as they are.
 pub fn binds(argv: &[String]) -> Vec<(String, PathBuf, PathBuf)> {
     options(argv)
         .into_iter()
         .filter(|o| o[0].contains("bind") && o.len() == 3)
-        .map(|o| (o[0].clone(), PathBuf::from(&o[1]), PathBuf::from(&o[2])))
+        .map(|o| {
+            let base = o[0].trim_end_matches("-fd").to_string();
+            let (flag, source) = if let Some(s) = o[1].strip_prefix("<fd?:") {
+                (format!("{base}-try"), s.trim_end_matches('>'))
+            } else if let Some(s) = o[1].strip_prefix("<fd:") {
+                (base, s.trim_end_matches('>'))
+            } else {
+                (base, o[1].as_str())
+            };
+            (flag, PathBuf::from(source), PathBuf::from(&o[2]))
+        })
         .collect()
 }
 

@@ -1,8 +1,9 @@
 //! Properties of the compiler over arbitrary sets of grants: the argv is
 //! deterministic and independent of the order of the capabilities, every
 //! rw bind comes after each ro bind containing it, `/` and `/etc` are never
-//! bound, `--share-net` appears iff a network grant exists, and what a path
-//! is inside the cage is what its most specific grant says.
+//! bound, `--share-net` appears iff a network grant exists, what a path
+//! is inside the cage is what its most specific grant says, and a grant
+//! strictly inside a writable grant is refused (ADDENDUM §16).
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +52,23 @@ fn grant() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Whether a path grant lies strictly inside a writable one (`write:fs:`
+/// or an `exec:` working directory).
+fn nested_in_writable(grants: &[String]) -> bool {
+    let path = |g: &String| {
+        ["read:fs:", "write:fs:", "exec:bash:"]
+            .iter()
+            .find_map(|p| g.strip_prefix(p))
+            .map(|d| (PathBuf::from(d), !g.starts_with("read:")))
+    };
+    let paths: Vec<(PathBuf, bool)> = grants.iter().filter_map(path).collect();
+    paths.iter().any(|(inner, _)| {
+        paths
+            .iter()
+            .any(|(outer, rw)| *rw && inner != outer && inner.starts_with(outer))
+    })
+}
+
 /// The access the most specific existing grant gives `path` (rw wins on a tie).
 fn expected(grants: &[String], path: &Path) -> Option<Access> {
     let mut best: Option<(usize, Access)> = None;
@@ -88,6 +106,10 @@ proptest! {
         let result = compile(&caps);
         if grants.iter().any(|g| g.ends_with("/opt/escape")) {
             prop_assert!(matches!(result, Err(CageError::Escapes { .. })), "{result:?}");
+            return Ok(());
+        }
+        if nested_in_writable(&grants) {
+            prop_assert!(matches!(result, Err(CageError::NestedInWritable { .. })), "{result:?}");
             return Ok(());
         }
         let policy = result.expect("compiles");

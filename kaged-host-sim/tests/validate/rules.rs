@@ -204,6 +204,12 @@ case!(capability_duplicate: CapabilityDuplicate at "capabilities[1]" line 3,
     bad caps(&["net:*", "net:*"]), good caps(&["net:*", "kaged:storage:read"]));
 case!(capability_net_conflict: CapabilityNetConflict at "capabilities[0]" line 2,
     bad caps(&["net: []", "net:localhost:80"]), good caps(&["net: []", "kaged:storage:read"]));
+case!(capability_nested_grant: CapabilityNestedGrant at "capabilities[1]" line 3,
+    bad caps(&["write:fs:config:/shared", "read:fs:config:/shared/x/data"]),
+    good caps(&["read:fs:config:/shared", "write:fs:config:/shared/x/data", "write:fs:/srv/a",
+                "write:fs:/srv/ab", "write:fs:project:/shared/x", "write:fs:config:/other"]));
+case!(capability_nested_in_exec_workdir: CapabilityNestedGrant at "capabilities[0]" line 2,
+    bad caps(&["write:fs:/opt/x/./y/out", "exec:bash:/opt/x/y"]), good caps(&["exec:bash:/opt/x/y", "write:fs:/opt/x/y"]));
 
 // --- roles and hooks ---
 case!(role_unknown: RoleUnknown at "roles[1]" line 1,

@@ -5,7 +5,9 @@
 //!       --new-session --cap-drop ALL --clearenv
 //!       --setenv K V ...          (the spawn environment, sorted)
 //!       <mounts, in policy order> (--proc, --dev, [--size N] --tmpfs,
-//!                                  --symlink, --ro-bind[-try], --bind[-try],
+//!                                  --symlink, --ro-bind-fd FD DEST,
+//!                                  --bind-fd FD DEST (every bind by the
+//!                                  descriptor the host opened: sources),
 //!                                  the kernel paths: --ro-bind P P,
 //!                                  --ro-bind /dev/null P, --tmpfs P)
 //!       --remount-ro P ...        (masked dirs, /dev, then / last)
@@ -33,13 +35,17 @@ use super::policy::{CagePolicy, Mode, Mount, NetMode};
 pub const BWRAP: &str = "bwrap";
 
 /// The descriptors bwrap reads, open in the child at these numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CageFds {
     /// `--info-fd`: bwrap writes `{"child-pid": N, ...}` there (the
     /// plugin's pid outside the cage). `None`: not asked.
     pub info: Option<RawFd>,
     /// `--seccomp`: the program of [`super::seccomp::program_fd`].
     pub seccomp: RawFd,
+    /// Per mount of the policy, in order: the descriptor of a bind's
+    /// source (`super::sources::OpenedBinds::slots`), or `None` (not a
+    /// bind, or a missing source left out, which is then not bound).
+    pub binds: Vec<Option<RawFd>>,
 }
 
 /// The placeholder of a descriptor in [`CagePolicy::bwrap_argv_template`].
@@ -50,15 +56,40 @@ pub const SECCOMP_FD_SLOT: &str = "<seccomp-fd>";
 impl CagePolicy {
     /// The arguments of `bwrap` (without `bwrap` itself) that run `command`
     /// in this cage, with the descriptors of `fds`.
-    pub fn bwrap_argv(&self, command: &[OsString], fds: CageFds) -> Vec<OsString> {
+    pub fn bwrap_argv(&self, command: &[OsString], fds: &CageFds) -> Vec<OsString> {
         let info = fds.info.map(|fd| OsString::from(fd.to_string()));
-        self.argv_with(command, info, OsString::from(fds.seccomp.to_string()))
+        let bind = |i: usize, _: &Mount| {
+            let slot = fds.binds.get(i).copied().flatten()?;
+            Some(OsString::from(slot.to_string()))
+        };
+        self.argv_with(
+            command,
+            info,
+            OsString::from(fds.seccomp.to_string()),
+            &bind,
+        )
     }
 
-    /// The same with `<info-fd>` and `<seccomp-fd>` placeholders, for
-    /// display (`kaged-host-sim cage`).
+    /// The same with placeholders, for display (`kaged-host-sim cage`):
+    /// `<info-fd>`, `<seccomp-fd>`, and each bind's descriptor as
+    /// `<fd:SOURCE>` (`<fd?:SOURCE>` when the source was missing at compile
+    /// time: bound only if it exists, with no link in its path, at spawn).
     pub fn bwrap_argv_template(&self, command: &[OsString]) -> Vec<OsString> {
-        self.argv_with(command, Some(INFO_FD_SLOT.into()), SECCOMP_FD_SLOT.into())
+        let bind = |_: usize, m: &Mount| match m {
+            Mount::Bind {
+                source, missing, ..
+            } => {
+                let mark = if *missing { "fd?" } else { "fd" };
+                Some(OsString::from(format!("<{mark}:{}>", source.display())))
+            }
+            _ => None,
+        };
+        self.argv_with(
+            command,
+            Some(INFO_FD_SLOT.into()),
+            SECCOMP_FD_SLOT.into(),
+            &bind,
+        )
     }
 
     fn argv_with(
@@ -66,6 +97,7 @@ impl CagePolicy {
         command: &[OsString],
         info: Option<OsString>,
         seccomp: OsString,
+        bind_fd: &dyn Fn(usize, &Mount) -> Option<OsString>,
     ) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push =
@@ -84,7 +116,7 @@ impl CagePolicy {
         for (k, v) in &self.env {
             push(&["--setenv".as_ref(), k.as_ref(), v.as_ref()]);
         }
-        for m in &self.mounts {
+        for (i, m) in self.mounts.iter().enumerate() {
             match m {
                 Mount::Proc { dest } => push(&["--proc".as_ref(), dest.as_ref()]),
                 Mount::Dev { dest } => push(&["--dev".as_ref(), dest.as_ref()]),
@@ -107,20 +139,15 @@ impl CagePolicy {
                 Mount::Symlink { target, dest } => {
                     push(&["--symlink".as_ref(), target.as_ref(), dest.as_ref()]);
                 }
-                Mount::Bind {
-                    source,
-                    dest,
-                    mode,
-                    missing,
-                    ..
-                } => {
-                    let flag = match (mode, missing) {
-                        (Mode::Ro, false) => "--ro-bind",
-                        (Mode::Ro, true) => "--ro-bind-try",
-                        (Mode::Rw, false) => "--bind",
-                        (Mode::Rw, true) => "--bind-try",
-                    };
-                    push(&[flag.as_ref(), source.as_ref(), dest.as_ref()]);
+                Mount::Bind { dest, mode, .. } => {
+                    // A source left out (missing now) is not bound.
+                    if let Some(fd) = bind_fd(i, m) {
+                        let flag = match mode {
+                            Mode::Ro => "--ro-bind-fd",
+                            Mode::Rw => "--bind-fd",
+                        };
+                        push(&[flag.as_ref(), fd.as_ref(), dest.as_ref()]);
+                    }
                 }
             }
         }

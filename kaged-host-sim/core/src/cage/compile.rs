@@ -12,7 +12,8 @@
 //! 4. `read:fs:P` / `write:fs:P` / `exec:BIN:P` → binds ([`super::grants`]).
 //! 5. `exec:` binaries and the command: bound read-only only when no other
 //!    bind shows them already (a binary under `/usr` needs nothing).
-//! 6. Duplicates and nesting ([`super::merge`]).
+//! 6. Duplicates and nesting ([`super::merge`]); no mount strictly inside
+//!    a read-write bind ([`super::nesting`]: ADDENDUM §16).
 //!
 //! `kaged:storage:*` grants nothing in the cage: storage is brokered over
 //! the JSON-RPC connection.
@@ -125,7 +126,7 @@ pub fn compile_with(
             exec.push(ExecGrant {
                 capability: text,
                 binary: binary.clone(),
-                binary_path: find_binary(fs, &cap.to_string(), binary, inputs)?,
+                binary_path: find_binary(fs, &cap.to_string(), binary)?,
                 workdir: declared,
             });
         }
@@ -145,6 +146,7 @@ pub fn compile_with(
     };
     add_executables(&mut policy, fs, inputs)?;
     seal_roots(&mut policy, fs, inputs);
+    super::nesting::check_policy(&policy.mounts)?;
     policy.remount_ro = remounts(&policy.mounts);
     policy.notes.extend(missing_notes(&policy.mounts));
     if !policy.exec.is_empty() {

@@ -95,6 +95,50 @@ pub enum CageError {
         #[source]
         source: std::io::Error,
     },
+    /// A bind source changed between compile and spawn: it is gone, or a
+    /// symlink now stands in its path (ADDENDUM §16: a source is resolved
+    /// once, and the cage mounts what was resolved, or nothing).
+    #[error(
+        "`{because}`: {path} changed after the cage was compiled (it is gone, or a symlink \
+         now stands in its path); the plugin does not start"
+    )]
+    SourceChanged {
+        /// Why the bind is there (capabilities, `install dir`, `system`...).
+        because: String,
+        /// The source as resolved at compile time.
+        path: PathBuf,
+        /// What opening it said (`ELOOP` for a link, `ENOENT`...).
+        #[source]
+        source: std::io::Error,
+    },
+    /// A grant lies inside a writable grant (ADDENDUM §16: "a grant nested
+    /// inside another writable grant is a manifest or project error"):
+    /// whoever can write the outer path could swap a parent of the inner
+    /// one while the cage is built.
+    #[error(
+        "`{inner}` ({inner_path}) lies inside the writable grant `{outer}` ({outer_path}); \
+         a grant nested in a writable grant is refused: declare one of them only"
+    )]
+    NestedInWritable {
+        /// The nested grant (or `install dir`, `command`).
+        inner: String,
+        /// Its path.
+        inner_path: PathBuf,
+        /// The writable grant around it.
+        outer: String,
+        /// Its path.
+        outer_path: PathBuf,
+    },
+    /// An `exec:BIN:P` binary is not one executable file (ADDENDUM §16).
+    #[error("`{capability}`: {path} {why}; `exec:` binds one executable file")]
+    ExecNotExecutable {
+        /// The capability, canonical.
+        capability: String,
+        /// Where the binary was found.
+        path: PathBuf,
+        /// `is a directory`, `is not executable`.
+        why: &'static str,
+    },
     /// The seccomp profile could not be compiled to BPF.
     #[error("the default seccomp profile does not compile for {arch}: {message}")]
     Seccomp {

@@ -27,6 +27,10 @@ pub trait FsView {
     /// symlink. "Not found" and "not a directory" are [`Node::Missing`];
     /// other failures (permission denied...) are errors.
     fn lstat(&self, path: &Path) -> io::Result<Node>;
+
+    /// Whether the file at `path` (absolute, symlinks resolved) has an
+    /// execute bit (`exec:` binds one executable file, ADDENDUM §16).
+    fn executable(&self, path: &Path) -> io::Result<bool>;
 }
 
 /// The real filesystem of this machine.
@@ -49,6 +53,11 @@ impl FsView for HostFs {
             Ok(Node::File)
         }
     }
+
+    fn executable(&self, path: &Path) -> io::Result<bool> {
+        use std::os::unix::fs::PermissionsExt;
+        Ok(std::fs::metadata(path)?.permissions().mode() & 0o111 != 0)
+    }
 }
 
 fn missing(e: &io::Error) -> bool {
@@ -69,6 +78,7 @@ fn missing(e: &io::Error) -> bool {
 #[derive(Debug, Clone, Default)]
 pub struct MemFs {
     entries: BTreeMap<PathBuf, Node>,
+    not_executable: std::collections::BTreeSet<PathBuf>,
 }
 
 impl MemFs {
@@ -86,6 +96,14 @@ impl MemFs {
     /// Add a file.
     pub fn file(mut self, path: impl Into<PathBuf>) -> MemFs {
         self.entries.insert(path.into(), Node::File);
+        self
+    }
+
+    /// Add a file with no execute bit (a data file).
+    pub fn data_file(mut self, path: impl Into<PathBuf>) -> MemFs {
+        let path = path.into();
+        self.not_executable.insert(path.clone());
+        self.entries.insert(path, Node::File);
         self
     }
 
@@ -121,5 +139,10 @@ impl FsView for MemFs {
         } else {
             Node::Missing
         })
+    }
+
+    /// Files are executable unless added with [`MemFs::data_file`].
+    fn executable(&self, path: &Path) -> io::Result<bool> {
+        Ok(!self.not_executable.contains(path))
     }
 }

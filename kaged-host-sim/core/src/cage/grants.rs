@@ -4,6 +4,9 @@
 //! `project:/`), normalised, refused when it is `/`, `/etc`, or under
 //! `/proc`, `/dev` or `/sys`, and refused when its symlinks lead outside it.
 //!
+//! `exec:BIN:P`'s binary is looked up on [`SPAWN_PATH`], never the
+//! manifest's `env`, and must be one executable file ([`find_binary`]).
+//!
 //! A path that does not exist is not an error: it is bound with the `-try`
 //! form (bwrap skips a missing source; bwrap fails on a missing source of a
 //! plain bind) and the policy notes it, so that the plugin sees `ENOENT`
@@ -118,28 +121,54 @@ pub fn grant_bind(
     })
 }
 
+/// The `PATH` of the Spawn environment (plugin-host.md § Spawn
+/// environment) before the manifest's `env` is merged: where a relative
+/// `command[0]` and an `exec:` binary are looked up. The manifest's own
+/// `PATH` never is (ADDENDUM §16: it could name a directory of the
+/// operator's, `/root`, and bind a file of it).
+pub const SPAWN_PATH: &str = "/usr/bin:/usr/local/bin";
+
 /// Where `binary` of an `exec:` grant is: itself when absolute, else the
-/// first directory of the spawn environment's `PATH` that has it (none
-/// when the environment has no `PATH`).
+/// first directory of [`SPAWN_PATH`] that has it (never the manifest's
+/// `env`); `None` when it is nowhere. What is found must be one executable
+/// file (ADDENDUM §16): a directory, or a file with no execute bit, is
+/// refused ([`CageError::ExecNotExecutable`]).
 pub fn find_binary(
     fs: &dyn FsView,
     capability: &str,
     binary: &str,
-    inputs: &CageInputs,
 ) -> Result<Option<PathBuf>, CageError> {
     let candidates: Vec<PathBuf> = if binary.starts_with('/') {
         vec![normalize(Path::new(binary))]
     } else {
-        let path = inputs.env.get("PATH").map(String::as_str).unwrap_or("");
-        path.split(':')
-            .filter(|d| d.starts_with('/'))
+        SPAWN_PATH
+            .split(':')
             .map(|d| normalize(&Path::new(d).join(binary)))
             .collect()
     };
     for c in candidates {
-        if resolve_for(fs, capability, &c)?.exists {
-            return Ok(Some(c));
+        let r = resolve_for(fs, capability, &c)?;
+        if !r.exists {
+            continue;
         }
+        let why = if r.is_dir {
+            Some("is a directory")
+        } else if !fs
+            .executable(&r.path)
+            .map_err(|e| CageError::inspect(capability, &r.path, e))?
+        {
+            Some("is not executable")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(CageError::ExecNotExecutable {
+                capability: capability.to_string(),
+                path: c,
+                why,
+            });
+        }
+        return Ok(Some(c));
     }
     Ok(None)
 }
@@ -213,10 +242,25 @@ pub fn config_grant_dirs(
 pub fn consent_target(capability: &str, config_root: Option<&Path>) -> Option<String> {
     use kaged_plugin_protocol::capability::Capability;
     let fs = super::fs_view::HostFs;
-    let raw = match Capability::parse(capability).ok()? {
-        Capability::ReadFs(p) | Capability::WriteFs(p) | Capability::Exec { path: p, .. } => p,
+    let cap = Capability::parse(capability).ok()?;
+    let raw = match &cap {
+        Capability::ReadFs(p) | Capability::WriteFs(p) | Capability::Exec { path: p, .. } => {
+            p.clone()
+        }
         _ => return None,
     };
+    if let Capability::Exec { binary, .. } = &cap {
+        let place = place_for_consent(&fs, &raw, config_root);
+        let bin = match find_binary(&fs, capability, binary) {
+            Ok(Some(bin)) => {
+                let bin = resolve(&fs, &bin).map_or(bin, |r| r.path);
+                format!("runs {}", bin.display())
+            }
+            Ok(None) => format!("runs `{binary}`, which is not on {SPAWN_PATH} (nothing bound)"),
+            Err(e) => format!("refused: {e}"),
+        };
+        return Some(format!("{bin} in {place}"));
+    }
     if raw.starts_with("project:/") {
         return Some("under the project root".to_string());
     }
@@ -230,4 +274,23 @@ pub fn consent_target(capability: &str, config_root: Option<&Path>) -> Option<St
     };
     let shown = resolve(&fs, &declared).map_or(declared.clone(), |r| r.path);
     (raw.starts_with("config:/") || shown != declared).then(|| shown.display().to_string())
+}
+
+/// An `exec:` working directory as the consent prompt names it.
+fn place_for_consent(fs: &dyn FsView, raw: &str, config_root: Option<&Path>) -> String {
+    if raw.starts_with("project:/") {
+        return format!("{raw} (under the project root)");
+    }
+    let declared = match (raw.strip_prefix("config:/"), config_root) {
+        (Some(rel), Some(root)) => {
+            let root = resolve(fs, root).map_or_else(|_| normalize(root), |r| r.path);
+            normalize(&root.join(rel.trim_start_matches('/')))
+        }
+        (Some(_), None) => return raw.to_string(),
+        (None, _) => normalize(Path::new(raw)),
+    };
+    resolve(fs, &declared)
+        .map_or(declared, |r| r.path)
+        .display()
+        .to_string()
 }

@@ -34,7 +34,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::mem::ManuallyDrop;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,6 +52,9 @@ use crate::cage::{
 pub const INFO_FD: RawFd = 3;
 /// Where the child finds bwrap's `--seccomp` program.
 pub const SECCOMP_FD: RawFd = 4;
+/// Where the child finds the first bind source (`--bind-fd`,
+/// `--ro-bind-fd`), the others after it in mount order (`cage::sources`).
+pub const BIND_FD_FIRST: RawFd = 5;
 
 /// What [`prepare`] decided.
 pub(crate) enum Prepared {
@@ -68,6 +71,8 @@ pub(crate) struct CagePlan {
     cage_id: String,
     policy: CagePolicy,
     fds: Option<(OwnedFd, OwnedFd, OwnedFd)>,
+    /// The bind sources, open until bwrap has started.
+    binds: Option<cage::OpenedBinds>,
 }
 
 /// bwrap and the cgroup of a running cage.
@@ -183,6 +188,7 @@ pub(crate) async fn prepare(
             cage_id: next_cage_id(),
             policy,
             fds: None,
+            binds: None,
         }))),
         Err(reason) if options.mode == CageMode::Require => Err(CageError::Unavailable { reason }),
         Err(reason) => {
@@ -214,11 +220,16 @@ impl CagePlan {
         let seccomp_fd = seccomp::program_fd(&program).map_err(setup("the seccomp pipe"))?;
         let (info_read, info_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
             .map_err(|e| setup("the info pipe")(e.into()))?;
+        // Every bind source opened now, once, with no link followed; bwrap
+        // mounts these descriptors, not paths (ADDENDUM §16).
+        let binds = cage::OpenedBinds::open(&self.policy)?;
+        cage::race_hook::run(&self.policy.chdir);
         let argv = self.policy.bwrap_argv(
             command,
-            CageFds {
+            &CageFds {
                 info: Some(INFO_FD),
                 seccomp: SECCOMP_FD,
+                binds: binds.slots(BIND_FD_FIRST),
             },
         );
         let entries: Vec<CString> = self
@@ -234,16 +245,22 @@ impl CagePlan {
             .collect::<Result<_, _>>()?;
         let mut cmd = Command::new(&self.bwrap);
         cmd.args(argv).env_clear();
-        let (info_raw, seccomp_raw) = (info_write.as_raw_fd(), seccomp_fd.as_raw_fd());
+        let mut placements = vec![
+            (info_write.as_raw_fd(), INFO_FD),
+            (seccomp_fd.as_raw_fd(), SECCOMP_FD),
+        ];
+        placements.extend(binds.placements(BIND_FD_FIRST));
+        let mut scratch: Vec<RawFd> = vec![-1; placements.len()];
         // SAFETY: the closure runs between fork and exec and only makes
         // system calls (no allocation, no lock): it marks every inherited
-        // descriptor close-on-exec, duplicates two descriptors the parent
-        // keeps open until the spawn returned, writes to paths built before
-        // the fork, and sets rlimits computed before it.
+        // descriptor close-on-exec, duplicates descriptors the parent keeps
+        // open until the spawn returned (into a buffer allocated before the
+        // fork), writes to paths built before the fork, and sets rlimits
+        // computed before it.
         unsafe {
             cmd.pre_exec(move || {
                 super::fds::cloexec_from_3()?;
-                place_fds(info_raw, seccomp_raw)?;
+                place_fds(&placements, &mut scratch)?;
                 for entry in &entries {
                     let fd = rustix::fs::open(
                         entry.as_c_str(),
@@ -263,6 +280,7 @@ impl CagePlan {
             });
         }
         self.fds = Some((info_read, info_write, seccomp_fd));
+        self.binds = Some(binds);
         Ok(cmd)
     }
 
@@ -275,6 +293,7 @@ impl CagePlan {
         bwrap_pid: u32,
         limit: Duration,
     ) -> (u32, CageRuntime, CageStatus) {
+        self.binds = None;
         let pid = match self.fds.take() {
             Some((info_read, info_write, seccomp_fd)) => {
                 drop(info_write);
@@ -309,24 +328,25 @@ impl CagePlan {
     }
 }
 
-/// In the child: `info` at [`INFO_FD`], `seccomp` at [`SECCOMP_FD`], both
-/// inheritable (first moved above 100, so that neither source is closed by
-/// the other's placement).
-fn place_fds(info: RawFd, seccomp: RawFd) -> std::io::Result<()> {
-    // SAFETY: both descriptors are open in the parent, hence in the child.
-    let (info, seccomp) = unsafe {
-        (
-            BorrowedFd::borrow_raw(info),
-            BorrowedFd::borrow_raw(seccomp),
-        )
-    };
-    let info_tmp = rustix::io::fcntl_dupfd_cloexec(info, 100)?;
-    let seccomp_tmp = rustix::io::fcntl_dupfd_cloexec(seccomp, 100)?;
-    for (src, slot) in [(&info_tmp, INFO_FD), (&seccomp_tmp, SECCOMP_FD)] {
-        // SAFETY: `slot` is a number dup2 may (re)use; it is never closed
-        // here (ManuallyDrop), only replaced by dup2, which clears CLOEXEC.
-        let mut target = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(slot) });
-        rustix::io::dup2(src, &mut target)?;
+/// In the child: each `(descriptor, slot)` of `placements` at its slot,
+/// inheritable. Every source is first duplicated above the highest slot
+/// (into `scratch`, one entry per placement, allocated before the fork),
+/// so that placing one never closes a source not yet placed.
+fn place_fds(placements: &[(RawFd, RawFd)], scratch: &mut [RawFd]) -> std::io::Result<()> {
+    let above = placements.iter().map(|p| p.1).max().unwrap_or(2) + 1;
+    for ((src, _), tmp) in placements.iter().zip(scratch.iter_mut()) {
+        // SAFETY: every source is open in the parent, hence in the child.
+        let src = unsafe { BorrowedFd::borrow_raw(*src) };
+        // Close-on-exec: the copy above the slots vanishes at exec.
+        *tmp = rustix::io::fcntl_dupfd_cloexec(src, above)?.into_raw_fd();
+    }
+    for ((_, slot), tmp) in placements.iter().zip(scratch.iter()) {
+        // SAFETY: `tmp` was just opened above; `slot` is a number dup2 may
+        // (re)use; it is never closed here (ManuallyDrop), only replaced by
+        // dup2, which clears CLOEXEC.
+        let tmp = unsafe { BorrowedFd::borrow_raw(*tmp) };
+        let mut target = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(*slot) });
+        rustix::io::dup2(tmp, &mut target)?;
     }
     Ok(())
 }

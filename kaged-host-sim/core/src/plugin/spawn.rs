@@ -16,7 +16,7 @@ use super::caged::{self, CageRequest, CageRuntime, Prepared};
 use crate::cage::{CageError, CageMode, CageStatus};
 
 /// The restricted `PATH` of every plugin (Spawn environment).
-pub const PLUGIN_PATH: &str = "/usr/bin:/usr/local/bin";
+pub const PLUGIN_PATH: &str = crate::cage::SPAWN_PATH;
 
 /// The spawn environment variable naming the operator's config root, the
 /// root of `config:/` paths (our decision: the spec's Spawn environment

@@ -75,7 +75,7 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
     let Some(entries) = ctx.seq(v, "capabilities") else {
         return;
     };
-    let mut seen: Vec<(String, Capability)> = Vec::new();
+    let mut seen: Vec<(usize, String, Capability)> = Vec::new();
     let mut no_net: Option<(&YamlNode, String)> = None;
     let mut grants_net = false;
     for (i, node) in entries.iter().enumerate() {
@@ -86,7 +86,7 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
         match parse_capability(&text) {
             Err(e) => ctx.at(e.rule, node, &p, e.message),
             Ok(cap) => {
-                if seen.iter().any(|(t, _)| *t == text) {
+                if seen.iter().any(|(_, t, _)| *t == text) {
                     ctx.at(
                         Rule::CapabilityDuplicate,
                         node,
@@ -98,9 +98,12 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
                     no_net = no_net.or(Some((node, p)));
                 }
                 grants_net |= cap.grants_network();
-                seen.push((text, cap));
+                seen.push((i, text, cap));
             }
         }
+    }
+    for (text, node, p) in nested_grants(&seen, entries) {
+        ctx.at(Rule::CapabilityNestedGrant, node, &p, text);
     }
     if let (Some((node, p)), true) = (no_net, grants_net) {
         ctx.at(
@@ -110,4 +113,61 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
             "`net:[]` (no network) is listed together with a network grant",
         );
     }
+}
+
+/// The path of a path grant as `(root, components)`: `config:/`,
+/// `project:/` or `/`, and the normal components after it (`.` dropped,
+/// `..` popped; the grammar refuses a `..` under a root prefix), and
+/// whether it is writable.
+fn grant_path(cap: &Capability) -> Option<(&'static str, Vec<String>, bool)> {
+    let (raw, writable) = match cap {
+        Capability::ReadFs(p) => (p, false),
+        Capability::WriteFs(p) | Capability::Exec { path: p, .. } => (p, true),
+        _ => return None,
+    };
+    let (root, rest) = ["config:/", "project:/"]
+        .into_iter()
+        .find_map(|r| raw.strip_prefix(r).map(|rest| (r, rest)))
+        .unwrap_or(("/", raw.as_str()));
+    let mut parts: Vec<String> = Vec::new();
+    for c in std::path::Path::new(rest).components() {
+        match c {
+            std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            _ => {}
+        }
+    }
+    Some((root, parts, writable))
+}
+
+/// Each grant strictly inside a writable grant of the same root, with the
+/// message naming both (ADDENDUM §16).
+fn nested_grants<'a>(
+    seen: &[(usize, String, Capability)],
+    entries: &'a [YamlNode],
+) -> Vec<(String, &'a YamlNode, String)> {
+    let paths: Vec<(usize, &str, (&'static str, Vec<String>, bool))> = seen
+        .iter()
+        .filter_map(|(i, t, c)| Some((*i, t.as_str(), grant_path(c)?)))
+        .collect();
+    let mut out = Vec::new();
+    for (i, text, (root, parts, _)) in &paths {
+        let outer = paths.iter().find(|(_, _, (r, o, w))| {
+            *w && r == root && o.len() < parts.len() && parts.starts_with(o)
+        });
+        if let (Some((_, outer, _)), Some(node)) = (outer, entries.get(*i)) {
+            out.push((
+                format!(
+                    "`{text}` lies inside the writable grant `{outer}`: a grant nested in a \
+                     writable grant is refused (the cage would build it through a directory \
+                     the plugin, or another, can swap); declare one of them only"
+                ),
+                node,
+                item("capabilities", *i),
+            ));
+        }
+    }
+    out
 }

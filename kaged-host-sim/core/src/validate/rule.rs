@@ -77,6 +77,10 @@ crate::names::name_table! {
     CapabilityDuplicate => "capability_duplicate" { severity: Severity::Warning },
     /// `net:[]` is listed together with a network grant.
     CapabilityNetConflict => "capability_net_conflict" { severity: Severity::Warning },
+    /// A path grant lies strictly inside a writable grant (`write:fs:` or an
+    /// `exec:` working directory) of the same root (ADDENDUM §16): whoever
+    /// writes the outer path could swap a parent of the inner one.
+    CapabilityNestedGrant => "capability_nested_grant" { severity: Severity::Error },
     /// A role is not `observer` or `compactor`.
     RoleUnknown => "role_unknown" { severity: Severity::Error },
     /// A role is listed twice.

@@ -1,0 +1,112 @@
+//! No grant inside a writable grant (ADDENDUM §16: "a grant nested inside
+//! another writable grant is a manifest or project error").
+//!
+//! bwrap creates each bind's destination by walking its parents inside the
+//! cage; a parent that lies in a writable bind is a host directory that
+//! someone else may write (a concurrent copy of the plugin, another plugin
+//! with the same grant, any host process), and could be swapped for a
+//! symlink while the cage is built, redirecting the bind. So within one
+//! cage, no mount may lie strictly inside a read-write bind
+//! ([`check_policy`], called by the compiler), and under `up` no plugin's
+//! grant may lie strictly inside another plugin's writable grant
+//! ([`nested_in_writable`] over [`grant_paths`]). The same path granted
+//! twice is not nesting: a bind's own root is a mount point, which nobody
+//! can swap.
+
+use std::path::PathBuf;
+
+use kaged_plugin_protocol::capability::Capability;
+use kaged_plugin_protocol::manifest::Manifest;
+
+use super::error::CageError;
+use super::fs_view::HostFs;
+use super::grants::host_path;
+use super::inputs::CageInputs;
+use super::policy::{Mode, Mount};
+
+/// One path grant of a plugin, as a host path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantPath {
+    /// The capability, canonical.
+    pub capability: String,
+    /// The host path it names (lexically normalised, roots resolved).
+    pub path: PathBuf,
+    /// `write:fs:` or an `exec:` working directory.
+    pub writable: bool,
+}
+
+/// The path grants of `manifest` under `inputs`' roots; a capability that
+/// does not parse or has no root is left out (the compiler reports it).
+pub fn grant_paths(manifest: &Manifest, inputs: &CageInputs) -> Vec<GrantPath> {
+    let mut out = Vec::new();
+    for entry in &manifest.capabilities {
+        let Ok(cap) = entry.capability() else {
+            continue;
+        };
+        let (raw, writable) = match &cap {
+            Capability::ReadFs(p) => (p, false),
+            Capability::WriteFs(p) | Capability::Exec { path: p, .. } => (p, true),
+            _ => continue,
+        };
+        let text = cap.to_string();
+        if let Ok(path) = host_path(&HostFs, &text, raw, inputs) {
+            out.push(GrantPath {
+                capability: text,
+                path,
+                writable,
+            });
+        }
+    }
+    out
+}
+
+/// The first of `inner` that lies strictly inside a writable one of
+/// `outer`, with that one.
+pub fn nested_in_writable<'a>(
+    inner: &'a [GrantPath],
+    outer: &'a [GrantPath],
+) -> Option<(&'a GrantPath, &'a GrantPath)> {
+    inner.iter().find_map(|i| {
+        outer
+            .iter()
+            .find(|o| o.writable && i.path != o.path && i.path.starts_with(&o.path))
+            .map(|o| (i, o))
+    })
+}
+
+/// The writable grants of `grants`.
+pub fn writable_grants(grants: &[GrantPath]) -> Vec<GrantPath> {
+    grants.iter().filter(|g| g.writable).cloned().collect()
+}
+
+/// Refuse a cage with any mount strictly inside a read-write bind.
+pub(crate) fn check_policy(mounts: &[Mount]) -> Result<(), CageError> {
+    for outer in mounts {
+        let Mount::Bind {
+            dest: outer_dest,
+            mode: Mode::Rw,
+            because: outer_why,
+            ..
+        } = outer
+        else {
+            continue;
+        };
+        for inner in mounts {
+            let dest = inner.dest();
+            if dest == outer_dest || !dest.starts_with(outer_dest) {
+                continue;
+            }
+            let inner_why = match inner {
+                Mount::Bind { because, .. } => because.join(", "),
+                other => format!("{other:?}"),
+            };
+            return Err(CageError::NestedInWritable {
+                inner: inner_why,
+                inner_path: dest.to_path_buf(),
+                outer: outer_why.join(", "),
+                outer_path: outer_dest.clone(),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! Race probes (issue 45; ADDENDUM §16: "a bind source is resolved once,
+//! in the host, without following a link out of its declared root, and the
+//! cage mounts what was resolved"). The spawner is paused between compile
+//! and exec (`cage::race_hook`), where an attacker racing it would act, and
+//! the test swaps a granted directory for a symlink to a directory outside
+//! the grant (a temporary one standing in for the host's `/`). Bound by
+//! path, bwrap followed the link and the plugin read the outside; bound by
+//! the descriptor the host opened, the cage gets the directory that was
+//! resolved. Nothing outside the test's temporary directory is touched.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use kaged_host_sim::cage::race_hook;
+use kaged_host_sim::CageMode;
+use serde_json::json;
+
+use crate::hostile::{caged_here, host_in, probe};
+use crate::support::host::fixture;
+
+/// A copy of the hostile plugin with `caps`, in `base/plugin`.
+fn hostile_with(base: &Path, caps: &[&str]) -> PathBuf {
+    let src = fixture("hostile");
+    let dir = base.join("plugin");
+    std::fs::create_dir_all(&dir).expect("plugin dir");
+    for f in ["plugin.py", "kproto.py"] {
+        std::fs::copy(src.join(f), dir.join(f)).expect("copy");
+    }
+    let manifest = std::fs::read_to_string(src.join("kaged-plugin.yaml")).expect("read");
+    let list: Vec<String> = caps.iter().map(|c| format!("\"{c}\"")).collect();
+    let manifest = manifest.replace(
+        "capabilities: []",
+        &format!("capabilities: [{}]", list.join(", ")),
+    );
+    std::fs::write(dir.join("kaged-plugin.yaml"), manifest).expect("write");
+    dir
+}
+
+#[tokio::test]
+async fn a_grant_swapped_for_a_symlink_before_bwrap_binds_what_was_resolved() {
+    if !caged_here().await {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let root = base.join("config-root");
+    let data = root.join("shared/data");
+    let moved = root.join("shared/data-moved");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(&data).expect("data");
+    std::fs::create_dir_all(&outside).expect("outside");
+    std::fs::write(data.join("marker"), "inside").expect("marker");
+    std::fs::write(outside.join("marker"), "OUTSIDE").expect("marker");
+    let dir = hostile_with(&base, &["write:fs:config:/shared/data"]);
+    let (d, m, o) = (data.clone(), moved.clone(), outside.clone());
+    let swapped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = swapped.clone();
+    let _hook = race_hook::before_bwrap(
+        &dir,
+        Arc::new(move |_| {
+            // The attacker's move: the granted directory away, a link to
+            // the outside in its place.
+            std::fs::rename(&d, &m).expect("rename");
+            std::os::unix::fs::symlink(&o, &d).expect("symlink");
+            seen.store(true, std::sync::atomic::Ordering::SeqCst);
+        }),
+    );
+    let s = host_in(CageMode::Require, Some(root.clone()))
+        .launch(&dir)
+        .await
+        .expect("launch caged");
+    assert!(
+        swapped.load(std::sync::atomic::Ordering::SeqCst),
+        "the hook ran"
+    );
+    let r = probe(
+        &s,
+        json!({"name": "read", "path": data.join("marker").display().to_string()}),
+    )
+    .await;
+    assert_eq!(
+        r["text"], "inside",
+        "the cage followed the swapped link: {r}"
+    );
+    // What the plugin writes lands in the directory that was resolved.
+    let made = data.join("made");
+    let r = probe(
+        &s,
+        json!({"name": "create", "paths": [made.display().to_string()]}),
+    )
+    .await;
+    assert_eq!(r["ok"], true, "{r}");
+    s.shutdown().await;
+    assert_eq!(
+        std::fs::read_dir(&outside).expect("outside").count(),
+        1,
+        "only the marker is outside"
+    );
+}
+
+#[tokio::test]
+async fn a_grant_swapped_before_its_source_is_opened_does_not_start() {
+    if !caged_here().await {
+        return;
+    }
+    // The same swap, made before the spawner opens the sources: the open
+    // refuses the link, and the plugin does not start.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let data = base.join("data");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(&data).expect("data");
+    std::fs::create_dir_all(&outside).expect("outside");
+    let dir = hostile_with(&base, &[&format!("read:fs:{}", data.display())]);
+    let manifest = kaged_plugin_protocol::manifest::Manifest::load_dir(&dir).expect("manifest");
+    let (inputs, _) = kaged_host_sim::cage_inputs_for_dir(&manifest, &dir, "info").expect("inputs");
+    let policy = kaged_host_sim::cage::compile(&manifest, &inputs).expect("compile");
+    std::fs::rename(&data, base.join("data-moved")).expect("rename");
+    std::os::unix::fs::symlink(&outside, &data).expect("symlink");
+    let e = kaged_host_sim::cage::OpenedBinds::open(&policy).expect_err("refused");
+    let text = e.to_string();
+    assert!(
+        text.contains("changed after the cage was compiled"),
+        "{text}"
+    );
+    assert!(text.contains(&data.display().to_string()), "{text}");
+}
