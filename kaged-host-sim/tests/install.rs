@@ -325,10 +325,25 @@ fn the_consent_prompt_shows_where_path_grants_land() {
     manifest(
         src.path(),
         "1.0.0",
-        &["write:fs:config:/memory", "read:fs:/usr/share", "net:[]"],
+        &[
+            "write:fs:config:/memory",
+            "read:fs:/usr/share",
+            "net:[]",
+            "exec:sh:/opt/kaged-exec-demo",
+        ],
     );
     let plan = store.plan(src.path()).expect("plan");
     let text = plan.render();
+    // ADDENDUM §16: an `exec:` grant shows the binary it runs, resolved on
+    // the spawn PATH.
+    let sh = std::fs::canonicalize("/usr/bin/sh").expect("/usr/bin/sh");
+    assert!(
+        text.contains(&format!(
+            "- exec:sh:/opt/kaged-exec-demo    (→ runs {} in /opt/kaged-exec-demo)",
+            sh.display()
+        )),
+        "{text}"
+    );
     let at = config_root.join("memory");
     assert!(
         text.contains(&format!(

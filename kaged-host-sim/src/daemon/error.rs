@@ -44,6 +44,15 @@ pub enum DaemonError {
         /// The plugin.
         name: String,
     },
+    /// The plugin may not start: a grant of it lies inside another
+    /// plugin's writable grant (ADDENDUM §16; `daemon::overlap`).
+    #[error("plugin {name:?} may not start: {why}")]
+    NestedGrant {
+        /// The plugin.
+        name: String,
+        /// Which grants, and what the operator does.
+        why: String,
+    },
     /// The supervisor refused the operation in the plugin's state.
     #[error(transparent)]
     Supervisor(#[from] SupervisorError),

@@ -28,6 +28,7 @@ mod in_force;
 mod knobs;
 mod lines;
 pub mod link;
+mod overlap;
 mod project;
 mod running;
 

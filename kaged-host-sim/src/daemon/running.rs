@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use super::error::DaemonError;
 use super::history::History;
 use super::project::DaemonProject;
-use kaged_host_core::audit::AuditRecord;
+use kaged_host_core::audit::{AuditEvent, AuditRecord};
 use kaged_host_core::time::clock::Clock;
 use kaged_host_core::HostSim;
 use kaged_host_core::PluginHandle;
@@ -34,6 +34,9 @@ pub(super) struct Managed {
     /// The config last sent to a process (its pid), held across a send so
     /// that two contexts' configs never interleave with their calls.
     pub(super) in_force: tokio::sync::Mutex<Option<(u32, Map<String, Value>)>>,
+    /// Why it may not start at all (its grant inside another plugin's
+    /// writable grant: `daemon::overlap`).
+    pub(super) refused: Option<String>,
 }
 
 impl Managed {
@@ -137,10 +140,12 @@ impl Daemon {
         project: Option<DaemonProject>,
         events: Receiver<AuditRecord>,
     ) -> Arc<Daemon> {
+        let refusals = super::overlap::refusals(host.config(), dirs, &manifests);
         let plugins = dirs
             .iter()
             .zip(manifests)
-            .map(|(dir, manifest)| Managed {
+            .zip(refusals)
+            .map(|((dir, manifest), refused)| Managed {
                 sup: with_initial_config(
                     Supervisor::with_clock(host.clone(), dir, clock.clone()),
                     manifest.as_ref(),
@@ -152,6 +157,7 @@ impl Daemon {
                 manifest,
                 config: tokio::sync::Mutex::new(Map::new()),
                 in_force: tokio::sync::Mutex::new(None),
+                refused,
             })
             .collect();
         Arc::new(Daemon {
@@ -204,6 +210,18 @@ impl Daemon {
         Ok((project, project.active(agent, plugin)?))
     }
 
+    /// [`Daemon::managed`], refused when the plugin may not start at all.
+    fn startable(&self, name: &str) -> Result<&Managed, DaemonError> {
+        let m = self.managed(name)?;
+        match &m.refused {
+            Some(why) => Err(DaemonError::NestedGrant {
+                name: name.to_string(),
+                why: why.clone(),
+            }),
+            None => Ok(m),
+        }
+    }
+
     pub(super) fn managed(&self, name: &str) -> Result<&Managed, DaemonError> {
         self.plugins
             .iter()
@@ -229,6 +247,17 @@ impl Daemon {
             *self.recorder.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
         }
         for m in &self.plugins {
+            if let Some(why) = &m.refused {
+                tracing::error!(plugin = %m.sup.name(), %why, "not started");
+                for event in [AuditEvent::Failed, AuditEvent::Disabled] {
+                    self.host.audit().emit(
+                        event,
+                        m.sup.name(),
+                        json!({"reason": "nested_grant", "detail": why}),
+                    );
+                }
+                continue;
+            }
             if let Err(e) = m.sup.start().await {
                 tracing::warn!(plugin = %m.sup.name(), error = %e, "not started");
             }
@@ -261,7 +290,7 @@ impl Daemon {
 
     /// Operator enable (from `disabled`, `failed` or `stopped`).
     pub async fn enable(&self, name: &str) -> Result<PluginStatus, DaemonError> {
-        let m = self.managed(name)?;
+        let m = self.startable(name)?;
         m.sup.enable().await?;
         Ok(status_of(m))
     }
@@ -276,7 +305,7 @@ impl Daemon {
     /// Operator restart: graceful stop, then start afresh (a `failed` or
     /// `disabled` plugin is enabled).
     pub async fn restart(&self, name: &str) -> Result<PluginStatus, DaemonError> {
-        let m = self.managed(name)?;
+        let m = self.startable(name)?;
         m.sup.stop().await;
         if m.sup.state() == PluginState::Stopped {
             m.sup.start().await?;

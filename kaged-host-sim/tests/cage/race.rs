@@ -125,3 +125,45 @@ async fn a_grant_swapped_before_its_source_is_opened_does_not_start() {
     );
     assert!(text.contains(&data.display().to_string()), "{text}");
 }
+
+/// ADDENDUM §16: "writable binds are `nosuid,nodev`" (bwrap mounts every
+/// bind so; checked from inside, where the plugin sees its mount table).
+#[tokio::test]
+async fn every_bind_is_nosuid_and_nodev() {
+    if !caged_here().await {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let out = base.join("out");
+    std::fs::create_dir_all(&out).expect("out");
+    let dir = hostile_with(&base, &[&format!("write:fs:{}", out.display())]);
+    let s = host_in(CageMode::Require, None)
+        .launch(&dir)
+        .await
+        .expect("launch caged");
+    let r = probe(&s, json!({"name": "mounts"})).await;
+    let mounts = r["mounts"].as_array().expect("mounts").clone();
+    s.shutdown().await;
+    let of = |at: &Path| {
+        mounts
+            .iter()
+            .find(|m| m["at"] == at.display().to_string())
+            .map(|m| m["options"].as_str().unwrap_or_default().to_string())
+    };
+    for (at, rw) in [
+        (out.as_path(), true),
+        (dir.as_path(), false),
+        (Path::new("/usr"), false),
+    ] {
+        let options =
+            of(at).unwrap_or_else(|| panic!("{} is not mounted: {mounts:?}", at.display()));
+        let options: Vec<&str> = options.split(',').collect();
+        assert!(
+            options.contains(&"nosuid") && options.contains(&"nodev"),
+            "{}: {options:?}",
+            at.display()
+        );
+        assert_eq!(options.contains(&"rw"), rw, "{}: {options:?}", at.display());
+    }
+}

@@ -10,6 +10,7 @@ mod callers;
 mod guard;
 mod harness;
 mod lifecycle;
+mod nested_grants;
 mod notifications;
 mod project;
 mod upgrade;

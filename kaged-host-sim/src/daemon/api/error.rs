@@ -49,6 +49,7 @@ impl From<DaemonError> for ApiError {
             // until restart."
             DaemonError::NotRunning { .. } => (StatusCode::BAD_GATEWAY, json!("not_running")),
             DaemonError::NoManifest { .. } => (StatusCode::CONFLICT, json!("no_manifest")),
+            DaemonError::NestedGrant { .. } => (StatusCode::CONFLICT, json!("nested_grant")),
             DaemonError::Supervisor(SupervisorError::AlreadyActive { .. }) => {
                 (StatusCode::CONFLICT, json!("already_active"))
             }
