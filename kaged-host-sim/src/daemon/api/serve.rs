@@ -100,7 +100,10 @@ async fn serve_connection(
         .header_read_timeout(None)
         .serve_connection(io, service)
         .with_upgrades();
+    // Biased: bytes already read count before a deadline is checked (on a
+    // busy machine the task may first run after its header-read time).
     tokio::select! {
+        biased;
         ended = served => {
             if let Err(e) = ended {
                 tracing::debug!(peer = %conn.peer(), error = %e, "API connection ended");
