@@ -44,6 +44,18 @@ pub const REAP_POLL: Duration = Duration::from_millis(5);
 /// Between two reads of a plugin's state over a daemon's API, waiting for
 /// a restart it was asked for to settle (`plugin install` after an upgrade).
 pub const API_STATE_POLL: Duration = Duration::from_millis(50);
+/// Seconds a client of the daemon's HTTP API has to send a request's whole
+/// head: from connecting, or on a kept-alive connection from the first
+/// byte of its next request (scaled). A kit decision: the spec states
+/// none; an unauthenticated client must not hold a connection for nothing.
+pub const API_HEADER_READ_TIMEOUT_SEC: u64 = 10;
+/// Seconds a kept-alive connection to the daemon's HTTP API may wait, with
+/// no request in flight, for its next request (scaled). A kit decision.
+pub const API_IDLE_TIMEOUT_SEC: u64 = 30;
+/// The wait before the API accepts again after an accept failed (out of
+/// descriptors: `EMFILE`, `ENFILE`). A poll, not a spec timeout: not scaled.
+pub const API_ACCEPT_RETRY: Duration = Duration::from_millis(50);
+
 /// Seconds before the first restart after a failure (Restart policy); the
 /// delay doubles with each consecutive failure: 1 s, 2 s, 4 s ... (scaled).
 pub const RESTART_BACKOFF_INITIAL_SEC: u64 = 1;

@@ -4,8 +4,10 @@
 //! reaches the plugin as `config.update`, an out-of-bounds value shows the
 //! daemon's message (and nothing reaches the plugin), and a killed plugin
 //! shows its restart. The page is opened with the settings URL `up`
-//! printed (`?token=`): every fetch and the audit stream then carry the
-//! token's cookie. A screenshot is kept under `target/` as an artifact.
+//! printed (`#token=`): the page keeps the token in `sessionStorage`, takes
+//! it out of the address bar, and sends it as a bearer token (every fetch,
+//! the audit stream) or a WebSocket subprotocol; no cookie is set. A
+//! screenshot is kept under `target/` as an artifact.
 //!
 //! Under `CI=true` the test fails when the browser cannot start; elsewhere
 //! it says on stderr that it is skipped.
@@ -33,7 +35,7 @@ const KNOB_TYPES: [&str; 8] = [
 
 /// Evaluate `script` (a function body that returns a value) until `pred`
 /// holds for its result, polling every 50 ms, at most [`LIMIT`].
-async fn wait_js(c: &Client, what: &str, script: &str, pred: impl Fn(&Value) -> bool) -> Value {
+pub async fn wait_js(c: &Client, what: &str, script: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + LIMIT;
     loop {
         let v = c.execute(script, vec![]).await.expect("execute script");
@@ -103,11 +105,28 @@ async fn the_settings_page_in_a_real_browser() {
         up
     });
     let c = browser.client();
-    // The URL `up` printed: its `?token=` becomes the page's cookie, and
-    // the 303 takes the token out of the address bar.
+    // The URL `up` printed: the page takes the token from its fragment
+    // (never sent to a server), keeps it in this tab's sessionStorage and
+    // takes it out of the address bar (and the history entry).
     c.goto(&up.settings_url).await.expect("open the page");
+    let page = format!("http://{}/", up.addr);
+    wait_js(
+        c,
+        "the token out of the address bar",
+        "return location.href;",
+        |v| v == page.as_str(),
+    )
+    .await;
     let url = c.current_url().await.expect("the page's URL");
-    assert_eq!(url.as_str(), format!("http://{}/", up.addr));
+    assert_eq!(url.as_str(), page);
+    let kept = c
+        .execute(
+            "return [document.cookie, sessionStorage.getItem('kaged_token')];",
+            vec![],
+        )
+        .await
+        .expect("the page's cookies and storage");
+    assert_eq!(kept, serde_json::json!(["", up.token]));
 
     // A knob of every type, rendered from the knob schema.
     let types = wait_js(
@@ -158,8 +177,8 @@ async fn the_settings_page_in_a_real_browser() {
     )
     .await;
 
-    // The good plugin's live notifications, from its WebSocket (the
-    // cookie rides on the upgrade).
+    // The good plugin's live notifications, from its WebSocket (the token
+    // rides as a subprotocol of the upgrade).
     wait_js(
         c,
         "the good plugin's notification socket",
@@ -242,6 +261,11 @@ async fn the_settings_page_in_a_real_browser() {
     let configs = tokio::task::block_in_place(|| seen_configs(&up));
     assert_eq!(configs.len(), 1, "{configs:?}");
     assert_eq!(configs[0]["retain_every"], 7);
+
+    // No cookie was ever set for 127.0.0.1 (cookies are not scoped by
+    // port: one would reach every loopback server).
+    let cookies = c.get_all_cookies().await.expect("the browser's cookies");
+    assert!(cookies.is_empty(), "{cookies:?}");
 
     let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("settings-page.png");
     browser.finish(&shot).await;

@@ -7,11 +7,11 @@ use serde_json::{json, Value};
 
 use crate::harness::{plugins, raw, Reply, Up};
 
-/// Every route, with a body where it takes one.
-const ROUTES: [(&str, &str, Option<&str>); 13] = [
-    ("GET", "/", None),
-    ("GET", "/settings.js", None),
-    ("GET", "/settings.css", None),
+/// The settings page's static shell: served without the token.
+const SHELL: [&str; 3] = ["/", "/settings.js", "/settings.css"];
+
+/// Every route behind the token, with a body where it takes one.
+const ROUTES: [(&str, &str, Option<&str>); 11] = [
     ("GET", "/api/v1/plugins", None),
     ("GET", "/api/v1/plugins/good/history", None),
     ("POST", "/api/v1/plugins/good/call/env.get", Some("{}")),
@@ -26,6 +26,7 @@ const ROUTES: [(&str, &str, Option<&str>); 13] = [
     ("POST", "/api/v1/plugins/good/restart", None),
     ("GET", "/api/v1/audit/stream", None),
     ("GET", "/api/v2/nothing", None),
+    ("GET", "/favicon.ico", None),
 ];
 
 pub fn running(up: &Up) -> Value {
@@ -89,36 +90,28 @@ fn no_token_or_a_wrong_one_is_401_on_every_route() {
     let before = running(&up);
     let wrong = "0".repeat(up.token.len());
     let wrong_bearer = format!("Bearer {wrong}");
-    let wrong_cookie = format!("kaged_token={wrong}");
+    // Cookies are not scoped by port: the daemon reads none, not even one
+    // holding the right token.
+    let cookie = format!("kaged_token={}", up.token);
     for (method, path, body) in ROUTES {
         let cases: [(&[(&str, &str)], &str); 4] = [
             (&[], "no_token"),
             (&[("Authorization", &wrong_bearer)], "wrong_token"),
-            (&[("Cookie", &wrong_cookie)], "wrong_token"),
+            (&[("Cookie", &cookie)], "no_token"),
             (&[("Authorization", &up.token)], "not_bearer"),
         ];
         for (headers, code) in cases {
             let reply = send(&up, method, path, headers, body);
-            assert_eq!(reply.status, 401, "{method} {path} {headers:?}: {reply:?}");
             assert!(reply.header("WWW-Authenticate").is_some(), "{reply:?}");
-            if path.starts_with("/api/") {
-                refused(&reply, 401, code);
-            } else {
-                // The page: a short HTML page for the person who opened it.
-                assert!(reply.body.contains("printed"), "{path}: {reply:?}");
-                assert!(!reply.body.contains("kaged_token"), "{reply:?}");
-            }
+            refused(&reply, 401, code);
+            assert_eq!(reply.header("Set-Cookie"), None, "{reply:?}");
         }
     }
-    // A wrong ?token= on the page sets no cookie.
-    let reply = send(&up, "GET", &format!("/?token={wrong}"), &[], None);
-    assert_eq!(reply.status, 401, "{reply:?}");
-    assert_eq!(reply.header("Set-Cookie"), None);
     nothing_happened(&up, &before);
 }
 
 #[test]
-fn the_bearer_the_cookie_and_the_printed_url_each_open_the_api() {
+fn the_bearer_opens_the_api_and_the_printed_url_keeps_the_token_in_its_fragment() {
     let dir = plugins(&["good", "knobs"]);
     let up = Up::start(dir.path());
     running(&up);
@@ -135,46 +128,53 @@ fn the_bearer_the_cookie_and_the_printed_url_each_open_the_api() {
         "{:?}",
         up.seen
     );
+    // In the fragment, which no browser sends to any server.
     assert_eq!(
         up.settings_url,
-        format!("http://{}/?token={}", up.addr, up.token)
+        format!("http://{}/#token={}", up.addr, up.token)
     );
 
     let bearer = format!("Bearer {}", up.token);
-    let cookie = format!("theme=dark; kaged_token={}", up.token);
-    for headers in [
-        [("Authorization", bearer.as_str())],
-        [("Cookie", cookie.as_str())],
-    ] {
-        let reply = send(&up, "GET", "/api/v1/plugins", &headers, None);
-        assert_eq!(reply.status, 200, "{headers:?}: {reply:?}");
-        let reply = send(&up, "GET", "/", &headers, None);
-        assert_eq!(reply.status, 200, "{headers:?}: {reply:?}");
-        assert!(reply
-            .body
-            .contains("<title>kaged-host-sim: plugin settings</title>"));
-    }
+    let reply = send(
+        &up,
+        "GET",
+        "/api/v1/plugins",
+        &[("Authorization", &bearer)],
+        None,
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.header("Set-Cookie"), None, "{reply:?}");
 
-    // The printed URL: 303 to the same URL without the token, setting the
-    // cookie; other parameters stay.
-    for (query, location) in [
-        (format!("?token={}", up.token), "/"),
-        (
-            format!("?agent=primary&token={}", up.token),
-            "/?agent=primary",
-        ),
-    ] {
-        let reply = send(&up, "GET", &format!("/{query}"), &[], None);
-        assert_eq!(reply.status, 303, "{reply:?}");
-        assert_eq!(reply.header("Location"), Some(location));
-        let set = reply.header("Set-Cookie").expect("a cookie");
-        let attrs: Vec<&str> = set.split(';').map(str::trim).collect();
-        assert_eq!(attrs[0], format!("kaged_token={}", up.token));
-        for want in ["HttpOnly", "SameSite=Strict", "Path=/"] {
-            assert!(attrs.contains(&want), "{want} in {set}");
+    // The page's shell needs no token and is the same with one; no answer
+    // sets a cookie; it may not be framed, nor load or reach anything but
+    // this daemon.
+    for path in SHELL {
+        for headers in [vec![], vec![("Authorization", bearer.as_str())]] {
+            let reply = send(&up, "GET", path, &headers, None);
+            assert_eq!(reply.status, 200, "{path}: {reply:?}");
+            assert_eq!(reply.header("Set-Cookie"), None, "{reply:?}");
+            assert_eq!(reply.header("X-Frame-Options"), Some("DENY"));
+            assert_eq!(reply.header("Cache-Control"), Some("no-store"));
+            let csp = reply.header("Content-Security-Policy").expect("a CSP");
+            for directive in [
+                "frame-ancestors 'none'",
+                "connect-src 'self'",
+                "default-src 'none'",
+            ] {
+                assert!(csp.contains(directive), "{directive} in {csp}");
+            }
+            assert!(!reply.body.contains(&up.token), "{path}");
         }
     }
-    // ?token= opens the page only: not an API route.
+    let page = send(&up, "GET", "/", &[], None);
+    assert!(page
+        .body
+        .contains("<title>kaged-host-sim: plugin settings</title>"));
+    // The old `?token=` exchange is gone: the page is the page, no cookie,
+    // no redirect; on an API route it is no token.
+    let reply = send(&up, "GET", &format!("/?token={}", up.token), &[], None);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(reply.header("Set-Cookie"), None, "{reply:?}");
     let reply = send(
         &up,
         "GET",
@@ -182,6 +182,9 @@ fn the_bearer_the_cookie_and_the_printed_url_each_open_the_api() {
         &[],
         None,
     );
+    refused(&reply, 401, "no_token");
+    // Only the shell's GET: a POST there needs the token.
+    let reply = send(&up, "POST", "/", &[], None);
     refused(&reply, 401, "no_token");
 }
 
@@ -234,6 +237,10 @@ fn a_forged_host_or_a_foreign_origin_is_refused() {
     ] {
         for (method, path, body) in ROUTES {
             let reply = send(&up, method, path, &[auth, ("Origin", origin)], body);
+            refused(&reply, 403, "foreign_origin");
+        }
+        for path in SHELL {
+            let reply = send(&up, "GET", path, &[("Origin", origin)], None);
             refused(&reply, 403, "foreign_origin");
         }
         let upgrade = [

@@ -44,7 +44,7 @@ pub struct Up {
     pub token_file: PathBuf,
     /// The API token (from the settings URL `up` printed).
     pub token: String,
-    /// The settings URL `up` printed, `?token=` included.
+    /// The settings URL `up` printed, `#token=` included.
     pub settings_url: String,
     _tmp: tempfile::TempDir,
 }
@@ -68,6 +68,21 @@ impl Up {
     /// `up --listen 127.0.0.1:0 --token-file FILE` with `args` (the plugin
     /// source and more).
     pub fn start_args(args: &[&std::ffi::OsStr]) -> Up {
+        Up::start_under(None, "0.2", args)
+    }
+
+    /// [`Up::start_args`] with `up`'s `RLIMIT_NOFILE` (soft and hard) set
+    /// to `nofile` from its start (util-linux `prlimit`).
+    pub fn start_with_nofile(nofile: u64, args: &[&std::ffi::OsStr]) -> Up {
+        Up::start_under(Some(nofile), "0.2", args)
+    }
+
+    /// [`Up::start_args`] at `--time-scale scale`.
+    pub fn start_scaled(scale: &str, args: &[&std::ffi::OsStr]) -> Up {
+        Up::start_under(None, scale, args)
+    }
+
+    fn start_under(nofile: Option<u64>, scale: &str, args: &[&std::ffi::OsStr]) -> Up {
         let cage = match kaged_host_sim::testing::cage_available_for_blocking("daemon tests") {
             true => "require",
             false => "off",
@@ -75,8 +90,17 @@ impl Up {
         let tmp = tempfile::tempdir().expect("tempdir");
         let audit = tmp.path().join("audit.jsonl");
         let token_file = tmp.path().join("token");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
-            .args(["--cage", cage, "--time-scale", "0.2", "--audit"])
+        let bin = env!("CARGO_BIN_EXE_kaged-host-sim");
+        let mut command = match nofile {
+            None => Command::new(bin),
+            Some(n) => {
+                let mut c = Command::new("prlimit");
+                c.arg(format!("--nofile={n}:{n}")).arg("--").arg(bin);
+                c
+            }
+        };
+        let mut child = command
+            .args(["--cage", cage, "--time-scale", scale, "--audit"])
             .arg(&audit)
             .args(["up", "--listen", "127.0.0.1:0", "--token-file"])
             .arg(&token_file)
@@ -84,7 +108,7 @@ impl Up {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn up");
+            .expect("spawn up (with --nofile: util-linux prlimit on PATH)");
         let lines = line_channel(child.stdout.take().expect("stdout"));
         let err_lines = line_channel(child.stderr.take().expect("stderr"));
         let mut up = Up {
@@ -110,10 +134,15 @@ impl Up {
         up.settings_url = settings.trim_start_matches("settings: ").to_string();
         up.token = up
             .settings_url
-            .split_once("?token=")
+            .split_once("#token=")
             .map(|(_, t)| t.to_string())
-            .unwrap_or_else(|| panic!("no ?token= in {settings:?}"));
+            .unwrap_or_else(|| panic!("no #token= in {settings:?}"));
         up
+    }
+
+    /// `up`'s process id (under `prlimit`, which execs it: the same).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// `Authorization: Bearer TOKEN`.

@@ -7,6 +7,8 @@ mod support;
 mod api;
 mod browser;
 mod callers;
+mod flood;
+mod foreign;
 mod guard;
 mod harness;
 mod lifecycle;

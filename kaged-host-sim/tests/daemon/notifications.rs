@@ -131,4 +131,43 @@ async fn refusals(up: &Up) {
     assert_eq!(status(connect_async(foreign).await.map(|_| ())), 403);
     let unknown = request(up, "nope", Some(&up.token), None);
     assert_eq!(status(connect_async(unknown).await.map(|_| ())), 404);
+
+    // As a browser sends it (no header of its own on an upgrade): the
+    // token as a subprotocol next to the socket's; the daemon selects the
+    // socket's, never echoing the token.
+    let offering = |token: &str| {
+        let mut req = request(up, "good", None, None);
+        let offered = format!("kaged.notifications.v1, kaged.bearer.{token}");
+        req.headers_mut().insert(
+            http::header::SEC_WEBSOCKET_PROTOCOL,
+            offered.parse().expect("a header value"),
+        );
+        req
+    };
+    let (socket, answer) = connect_async(offering(&up.token))
+        .await
+        .expect("the upgrade is accepted");
+    assert_eq!(
+        answer
+            .headers()
+            .get(http::header::SEC_WEBSOCKET_PROTOCOL)
+            .map(|v| v.to_str().expect("text")),
+        Some("kaged.notifications.v1")
+    );
+    drop(socket);
+    let wrong = connect_async(offering("not-the-token")).await;
+    assert_eq!(status(wrong.map(|_| ())), 401);
+    // The subprotocol is a token on an upgrade only.
+    let reply = crate::harness::raw(
+        &up.addr,
+        "GET",
+        "/api/v1/plugins",
+        Some(&up.addr),
+        &[(
+            "Sec-WebSocket-Protocol",
+            &format!("kaged.bearer.{}", up.token),
+        )],
+        None,
+    );
+    assert_eq!(reply.status, 401, "{reply:?}");
 }

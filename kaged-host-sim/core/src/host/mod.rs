@@ -26,7 +26,7 @@ use crate::plugin::connection::{Connection, ConnectionConfig};
 use crate::plugin::handle::PluginHandle;
 use crate::plugin::handshake::HandshakeError;
 use crate::plugin::process::{become_subreaper, ExitInfo, Lifecycle};
-use crate::plugin::spawn::{spawn_plugin, SpawnError, SpawnOptions};
+use crate::plugin::spawn::{host_resources_exhausted, spawn_plugin, SpawnError, SpawnOptions};
 use crate::time::Timeouts;
 
 mod config;
@@ -140,7 +140,24 @@ impl HostSim {
     /// [`PluginHandle::handshake`] (for conformance tests that send calls
     /// before `initialized` or malformed input).
     pub async fn launch_lenient(&self, dir: &Path) -> Result<PluginHandle, LaunchError> {
-        let report = crate::validate::validate_dir(dir);
+        let manifest_file = dir.join(kaged_plugin_protocol::manifest::MANIFEST_FILE);
+        let report = match std::fs::read_to_string(&manifest_file) {
+            // Out of descriptors or memory: the host's want, a start that
+            // failed (retried by the supervisor), not an invalid manifest
+            // (which would disable the plugin for the run).
+            Err(source) if host_resources_exhausted(&source) => {
+                let name = dir
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+                let source = SpawnError::BadDir {
+                    dir: dir.to_path_buf(),
+                    source,
+                };
+                return Err(self.spawn_failed(name, source));
+            }
+            Ok(text) => crate::validate::validate_str(&text),
+            Err(_) => crate::validate::validate_dir(dir),
+        };
         let name = report.manifest.as_ref().map_or_else(
             || {
                 dir.file_name()
@@ -173,17 +190,7 @@ impl HostSim {
         };
         let spawned = spawn_plugin(&manifest, dir, &options)
             .await
-            .map_err(|source| {
-                self.config.audit.emit(
-                    AuditEvent::Failed,
-                    &name,
-                    json!({"reason": "spawn failed", "detail": source.to_string()}),
-                );
-                LaunchError::Spawn {
-                    name: name.clone(),
-                    source,
-                }
-            })?;
+            .map_err(|source| self.spawn_failed(name.clone(), source))?;
         // Spawn order step 5: the process is recorded when it starts, before
         // anything it says is read, so a failed handshake follows this event.
         audit_spawned(
@@ -236,6 +243,17 @@ impl HostSim {
             self.config.audit.clone(),
             params,
         ))
+    }
+
+    /// A start that failed before the plugin ran: audited
+    /// `plugin.failed {reason: "spawn failed", detail}`.
+    fn spawn_failed(&self, name: String, source: SpawnError) -> LaunchError {
+        self.config.audit.emit(
+            AuditEvent::Failed,
+            &name,
+            json!({"reason": "spawn failed", "detail": source.to_string()}),
+        );
+        LaunchError::Spawn { name, source }
     }
 
     /// Connect to an in-process peer over `reader` (its stdout) and `writer`

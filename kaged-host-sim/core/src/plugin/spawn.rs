@@ -84,6 +84,36 @@ pub enum SpawnError {
     },
 }
 
+impl SpawnError {
+    /// Whether the start failed for want of the host's own resources (its
+    /// file descriptors, memory or processes: [`host_resources_exhausted`]
+    /// anywhere in the cause chain), not for anything the plugin is: the
+    /// same start may succeed once the host has them back, so the
+    /// supervisor retries it instead of marking the plugin failed.
+    pub fn is_host_side(&self) -> bool {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(e) = cause {
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(host_resources_exhausted)
+            {
+                return true;
+            }
+            cause = e.source();
+        }
+        false
+    }
+}
+
+/// Whether `e` says the host itself ran out: `EMFILE` (this process's file
+/// descriptors), `ENFILE` (the system's), `ENOMEM`, or `EAGAIN` (as
+/// `fork` reports the process limit).
+pub fn host_resources_exhausted(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::EAGAIN)
+    )
+}
+
 /// Resolve `command[0]` (ADDENDUM §3): absolute paths are kept; a relative
 /// path with a `/` is taken from the plugin directory; a bare name is taken
 /// from the plugin directory when such a file exists there, else from the

@@ -30,12 +30,30 @@ enum Attempt {
     },
     /// The manifest is invalid: disabled (already audited by the host).
     InvalidManifest,
+    /// The host's own resources ran out (descriptors, memory, processes:
+    /// [`SpawnError::is_host_side`](crate::plugin::spawn::SpawnError::is_host_side)):
+    /// retried with backoff, not counted as a failure of the plugin.
+    HostSide(String),
 }
 
 /// Drive the plugin until it is marked failed or disabled (or cancelled).
 pub(super) async fn drive(inner: Arc<Inner>) {
+    // Host-side start failures in a row: their own backoff, never the
+    // plugin's failure streak.
+    let mut host_side = 0u32;
     loop {
-        match attempt(&inner).await {
+        let ended = attempt(&inner).await;
+        if !matches!(ended, Attempt::HostSide(_)) {
+            host_side = 0;
+        }
+        match ended {
+            Attempt::HostSide(why) => {
+                host_side = host_side.saturating_add(1);
+                let delay = inner.policy.backoff(host_side);
+                inner.set_state(PluginState::Crashed);
+                tracing::warn!(plugin = %inner.name, %why, ?delay, "cannot start the plugin for want of the host's own resources; retrying after backoff (not a failure of the plugin)");
+                inner.clock.sleep(delay).await;
+            }
             Attempt::Failure(why) => {
                 let verdict = lock(&inner.failures).record(inner.clock.now(), &inner.policy);
                 inner.set_state(PluginState::Crashed);
@@ -128,6 +146,9 @@ async fn send_config(inner: &Inner, session: &PluginHandle) {
 fn classify(e: LaunchError) -> Attempt {
     match e {
         LaunchError::InvalidManifest { .. } => Attempt::InvalidManifest,
+        LaunchError::Spawn { source, .. } if source.is_host_side() => {
+            Attempt::HostSide(kaged_plugin_protocol::error_chain::chain(&source))
+        }
         LaunchError::Spawn { source, .. } => {
             tracing::error!(error = %source, "cannot spawn plugin");
             Attempt::Permanent {

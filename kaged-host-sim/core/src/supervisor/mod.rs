@@ -12,6 +12,7 @@
 //! | exit before answering `initialize`, `initialize` timeout, error answer to `initialize`, protocol violation during the handshake | `crashed` | yes, with backoff | — |
 //! | the 5th consecutive failure within 10 minutes | `failed` | no | `plugin.failed {total_failures, last_failure}`, `plugin.disabled {reason: "consecutive_failures"}` |
 //! | capability overreach, `api_version` / `name` / `version` mismatch, malformed `initialize` result | `failed` | no | `plugin.failed {total_failures, reason}`, `plugin.disabled {reason}` |
+//! | the host's own resources ran out at the start (`EMFILE`, `ENFILE`, `ENOMEM`, `EAGAIN` reading the manifest or spawning) | `crashed` | yes, after 1 s, 2 s, 4 s ... (capped at 60 s), never counted toward the 5 failures | — (the host audited `plugin.failed {reason: "spawn failed"}`; no `plugin.disabled`: the plugin is not marked failed) |
 //! | executable missing or not executable (spawn error) | `failed` | no | `plugin.disabled {reason: "spawn_failed"}` (the host audited `plugin.failed`) |
 //! | invalid manifest | `disabled` | no | — (the host audited `plugin.disabled {reason: "invalid manifest"}`) |
 //! | [`Supervisor::stop`] (graceful ladder) | `stopped` | no, whatever the exit | — (the session audits `plugin.exited`/`plugin.stopped`/`plugin.killed`) |

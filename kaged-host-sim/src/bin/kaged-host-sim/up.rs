@@ -5,7 +5,7 @@
 //! cage: plugins run caged (bwrap)
 //! listening: http://127.0.0.1:7878/api/v1/plugins
 //! token: written to /home/me/.kaged-token (mode 0600); send it as Authorization: Bearer TOKEN
-//! settings: http://127.0.0.1:7878/?token=3f9c...
+//! settings: http://127.0.0.1:7878/#token=3f9c...
 //! echo: plugin.spawned pid=4242 version=0.1.0 ...
 //! ^C
 //! shutting down
@@ -41,7 +41,8 @@ pub struct UpArgs {
     pub project: Option<PathBuf>,
     /// Serve the HTTP API on this loopback address (port 0: any free port).
     /// Every request needs the API token made at start (a new one each
-    /// time): printed in the settings URL, and written to --token-file.
+    /// time): printed in the settings URL's fragment (`#token=`), and
+    /// written to --token-file.
     #[arg(long, value_name = "IP:PORT")]
     pub listen: Option<String>,
     /// With --listen: write the API token to FILE (created with mode
@@ -118,8 +119,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
     let mut published = None;
     let server = match listen {
         Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
+            let listener = api::bind(addr)
                 .map_err(|e| CliError::Failed(one_line(&format!("cannot listen on {addr}"), &e)))?;
             let local = listener
                 .local_addr()
@@ -136,7 +136,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
                     file.display()
                 );
             }
-            kaged_host_core::outln!("settings: http://{local}/?token={}", token.reveal());
+            kaged_host_core::outln!("settings: {}", api::page::settings_url(local, &token));
             // `plugin install` on this store reaches this daemon (an
             // upgrade restarts the running plugin): see daemon::link.
             if let PluginSource::Store(store) = &source {

@@ -10,11 +10,18 @@
 //! 2. `Origin`, when sent, is this daemon's page (`http://` and one of the
 //!    addresses above), else 403 — `Origin: null` included. No `Origin`
 //!    (curl, a plugin's own HTTP client) passes on to the token check.
-//! 3. The token ([`ApiToken`]): `Authorization: Bearer TOKEN`, else the
-//!    cookie [`COOKIE`]; missing or wrong is 401.
-//!    `GET /?token=TOKEN` (the settings URL `up` prints) answers 303 to
-//!    the same URL without `token`, setting the cookie (`HttpOnly;
-//!    SameSite=Strict; Path=/`), so the token leaves the address bar.
+//! 3. The token ([`ApiToken`]): `Authorization: Bearer TOKEN`; on a
+//!    WebSocket upgrade, which a browser cannot give headers, the
+//!    subprotocol [`WS_TOKEN_PREFIX`]`TOKEN` among those offered instead.
+//!    Missing or wrong is 401. No cookie is read or set: cookies are not
+//!    scoped by port, so one would reach every loopback server. The
+//!    settings page's static shell (`GET /`, `/settings.css`,
+//!    `/settings.js`: no data, no secret) is the one thing served without
+//!    the token, since a browser cannot send one when opening a URL; the
+//!    page takes the token from the URL fragment `#token=` (which no
+//!    browser sends to any server) and sends it as a bearer token itself.
+//!    A request with the right token marks its connection authenticated
+//!    ([`Conn::authenticate`]): never shed to make room.
 //! 4. A body (`Content-Length` > 0, or any `Transfer-Encoding`) must be
 //!    `Content-Type: application/json`, else 415: a cross-site HTML form
 //!    can only send `text/plain`, urlencoded or multipart bodies.
@@ -24,11 +31,13 @@ use std::sync::Arc;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use super::conns::Conn;
 use super::error::ApiError;
-use super::token::{ApiToken, COOKIE};
+use super::page::SHELL;
+use super::token::{ApiToken, WS_TOKEN_PREFIX};
 
 /// What every request is checked against: the token and the addresses the
 /// daemon answers to.
@@ -65,12 +74,13 @@ impl Guard {
         &self.token
     }
 
-    /// The first check a request fails, if any (without the page's
-    /// `?token=` exchange: see [`gate`]).
+    /// The first check a request fails, if any.
     #[cfg(test)]
     fn check(&self, req: &Request) -> Result<(), Refusal> {
         self.check_address(req)?;
-        self.check_token(req.headers())?;
+        if !is_shell(req) {
+            self.check_token(req.headers())?;
+        }
         check_body_type(req.headers())
     }
 
@@ -102,7 +112,8 @@ impl Guard {
         Ok(())
     }
 
-    /// The bearer token when sent, else the cookie.
+    /// The bearer token; on a WebSocket upgrade without one, the token
+    /// subprotocol.
     fn check_token(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let presented = match headers.get(header::AUTHORIZATION) {
             Some(v) => {
@@ -114,7 +125,8 @@ impl Guard {
                     _ => return Err(Refusal::NotBearer),
                 }
             }
-            None => cookie(headers, COOKIE),
+            None if is_upgrade(headers) => subprotocol_token(headers),
+            None => None,
         };
         match presented {
             None => Err(Refusal::NoToken),
@@ -122,61 +134,54 @@ impl Guard {
             Some(_) => Err(Refusal::WrongToken),
         }
     }
-
-    /// `GET /?token=TOKEN` with this daemon's token: the 303 that sets the
-    /// cookie and drops `token` from the URL. `Some(Err)` for a wrong one.
-    fn exchange(&self, req: &Request) -> Option<Result<Response, Refusal>> {
-        if req.method() != Method::GET || req.uri().path() != "/" {
-            return None;
-        }
-        let query = req.uri().query()?;
-        let (tokens, rest): (Vec<&str>, Vec<&str>) =
-            query.split('&').partition(|p| p.starts_with("token="));
-        let token = tokens.first()?.trim_start_matches("token=");
-        if !self.token.matches(token) {
-            return Some(Err(Refusal::WrongToken));
-        }
-        let location = match rest.join("&") {
-            q if q.is_empty() => "/".to_string(),
-            q => format!("/?{q}"),
-        };
-        let cookie = format!(
-            "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
-            self.token.reveal()
-        );
-        let mut resp = StatusCode::SEE_OTHER.into_response();
-        let headers = resp.headers_mut();
-        for (name, value) in [(header::LOCATION, location), (header::SET_COOKIE, cookie)] {
-            match HeaderValue::from_str(&value) {
-                Ok(v) => {
-                    headers.insert(name, v);
-                }
-                Err(_) => return Some(Err(Refusal::WrongToken)),
-            }
-        }
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        Some(Ok(resp))
-    }
 }
 
 /// The middleware: every request passes [`Guard`]'s checks or is refused.
 pub async fn gate(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    let api = req.uri().path().starts_with("/api/");
     if let Err(r) = guard.check_address(&req) {
-        return r.into_response(api);
+        return r.into_response();
     }
-    // The settings URL's `?token=`: exchanged for the cookie even when one
-    // is sent already, so the token never stays in the address bar.
-    if let Some(exchanged) = guard.exchange(&req) {
-        return exchanged.unwrap_or_else(|r| r.into_response(api));
+    if !is_shell(&req) {
+        if let Err(r) = guard.check_token(req.headers()) {
+            return r.into_response();
+        }
+        if let Some(conn) = req.extensions().get::<Arc<Conn>>() {
+            conn.authenticate();
+        }
     }
-    let checked = guard
-        .check_token(req.headers())
-        .and_then(|()| check_body_type(req.headers()));
-    match checked {
+    match check_body_type(req.headers()) {
         Ok(()) => next.run(req).await,
-        Err(r) => r.into_response(api),
+        Err(r) => r.into_response(),
     }
+}
+
+/// Whether `req` asks for the page's static shell (served without the
+/// token: it holds no data).
+fn is_shell(req: &Request) -> bool {
+    matches!(*req.method(), Method::GET | Method::HEAD) && SHELL.contains(&req.uri().path())
+}
+
+/// Whether the request asks to become a WebSocket.
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::UPGRADE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| {
+            v.split(',')
+                .any(|p| p.trim().eq_ignore_ascii_case("websocket"))
+        })
+}
+
+/// The token in the offered subprotocol [`WS_TOKEN_PREFIX`]`TOKEN`.
+fn subprotocol_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .find_map(|p| p.trim().strip_prefix(WS_TOKEN_PREFIX))
+        .map(str::to_string)
 }
 
 /// Why the guard refused a request.
@@ -192,7 +197,7 @@ pub enum Refusal {
     #[error("Origin {0:?} is not this daemon's settings page: cross-origin requests are refused")]
     ForeignOrigin(String),
     /// No token at all.
-    #[error("no API token: send Authorization: Bearer TOKEN (the token `up --token-file FILE` wrote), or open the settings URL `up` printed")]
+    #[error("no API token: send Authorization: Bearer TOKEN (the token `up --token-file FILE` wrote; the settings page: open the URL `up` printed)")]
     NoToken,
     /// An `Authorization` header that is not `Bearer TOKEN`.
     #[error("the Authorization header must be `Bearer TOKEN`")]
@@ -229,22 +234,16 @@ impl Refusal {
         }
     }
 
-    /// The API's JSON error; a token refusal of the page (`api` false) is
-    /// a short HTML page instead, for the person who opened it.
-    fn into_response(self, api: bool) -> Response {
+    /// The API's JSON error.
+    fn into_response(self) -> Response {
         let status = self.status();
-        let unauthorized = status == StatusCode::UNAUTHORIZED;
-        let mut resp = if unauthorized && !api {
-            (status, Html(NEEDS_TOKEN)).into_response()
-        } else {
-            ApiError {
-                status,
-                code: json!(self.code()),
-                message: self.to_string(),
-            }
-            .into_response()
-        };
-        if unauthorized {
+        let mut resp = ApiError {
+            status,
+            code: json!(self.code()),
+            message: self.to_string(),
+        }
+        .into_response();
+        if status == StatusCode::UNAUTHORIZED {
             resp.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"kaged-host-sim\""),
@@ -252,25 +251,6 @@ impl Refusal {
         }
         resp
     }
-}
-
-/// The page a browser gets without the token.
-const NEEDS_TOKEN: &str = "<!doctype html>\n<meta charset=\"utf-8\">\n\
-<title>kaged-host-sim: token needed</title>\n\
-<h1>This page needs the daemon's token</h1>\n\
-<p>Open the settings URL that <code>kaged-host-sim up</code> printed \
-(<code>settings: http://…/?token=…</code>). The token changes at every start.</p>\n";
-
-/// The value of cookie `name` among the `Cookie` headers.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim().to_string())
 }
 
 /// A body must be JSON (parameters such as `; charset=utf-8` allowed).
@@ -353,10 +333,34 @@ mod tests {
             code(&[ok[0], ("authorization", "Bearer abd")]),
             Some("wrong_token")
         );
-        assert_eq!(code(&[ok[0], ("cookie", "a=b; kaged_token=abc")]), None);
+        // A cookie is no token.
         assert_eq!(
-            code(&[ok[0], ("cookie", "kaged_token=x")]),
+            code(&[ok[0], ("cookie", "kaged_token=abc")]),
+            Some("no_token")
+        );
+        // The WebSocket subprotocol carries it on an upgrade only.
+        let offered = (
+            "sec-websocket-protocol",
+            "kaged.notifications.v1, kaged.bearer.abc",
+        );
+        assert_eq!(code(&[ok[0], offered]), Some("no_token"));
+        assert_eq!(code(&[ok[0], offered, ("upgrade", "websocket")]), None);
+        let wrong = ("sec-websocket-protocol", "kaged.bearer.abd");
+        assert_eq!(
+            code(&[ok[0], wrong, ("upgrade", "websocket")]),
             Some("wrong_token")
         );
+        // The page's shell needs no token; anything else there does.
+        let get = |path: &str| {
+            let r = Request::builder()
+                .uri(path)
+                .header("host", "localhost:4242")
+                .body(axum::body::Body::empty())
+                .expect("a request");
+            g.check(&r).err().map(|r| r.code())
+        };
+        assert_eq!(get("/"), None);
+        assert_eq!(get("/settings.js"), None);
+        assert_eq!(get("/favicon.ico"), Some("no_token"));
     }
 }

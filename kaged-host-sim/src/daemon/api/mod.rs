@@ -2,9 +2,14 @@
 //! and out; every error is `{"error": {"code", "message"}}`.
 //!
 //! Every request, the settings page's included, passes the [`guard`]
-//! first: this daemon's `Host`, no foreign `Origin`, the [`token`] (bearer
-//! or cookie), JSON bodies only. `/call/` refuses the methods only the
-//! daemon sends ([`reserved`]: 403 `reserved_method`).
+//! first: this daemon's `Host`, no foreign `Origin`, the [`token`] (bearer;
+//! a subprotocol on a WebSocket upgrade; never a cookie), JSON bodies only;
+//! the page's static shell alone is served without the token ([`page`]).
+//! `/call/` refuses the methods only the daemon sends ([`reserved`]: 403
+//! `reserved_method`). Clients without the token cannot exhaust the
+//! daemon: header-read and idle timeouts and connection caps, the oldest
+//! unauthenticated connection shed first ([`limits`], [`conns`], served by
+//! [`serve`]'s accept loop).
 //!
 //! | route | answer |
 //! |---|---|
@@ -16,14 +21,17 @@
 //! | `GET /api/v1/plugins/<name>/history` | `{"plugin", "history": [..]}`: its last lifecycle audit records |
 //! | `GET /api/v1/plugins/<name>/notifications` | a WebSocket: one frame per notification of the plugin ([`notifications`]) |
 //! | `GET /api/v1/audit/stream` | server-sent events, one audit record each |
-//! | `GET /` | the settings page ([`page`]) |
+//! | `GET /` (`/settings.css`, `/settings.js`) | the settings page's shell ([`page`]), without the token |
 
+pub mod conns;
 mod error;
 pub mod guard;
 mod handlers;
+pub mod limits;
 pub mod notifications;
 pub mod page;
 pub mod reserved;
+mod serve;
 pub mod token;
 
 use std::net::SocketAddr;
@@ -35,6 +43,7 @@ use axum::Router;
 use super::running::Daemon;
 pub use error::ApiError;
 pub use guard::Guard;
+pub use limits::ApiLimits;
 pub use token::ApiToken;
 
 /// Parse `--listen`: a socket address whose IP is loopback.
@@ -49,6 +58,19 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
         ));
     }
     Ok(addr)
+}
+
+/// Listen on `addr` with a backlog of [`LISTEN_BACKLOG`](limits::LISTEN_BACKLOG)
+/// (the kernel caps it at `net.core.somaxconn`): while the API sheds a
+/// flood of connections, the operator's waits there, not dropped.
+pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(limits::LISTEN_BACKLOG)
 }
 
 /// The API's routes over `daemon`, every one behind `guard`.
@@ -83,13 +105,27 @@ pub fn router(daemon: Arc<Daemon>, guard: Guard) -> Router {
 }
 
 /// Serve the API on `listener`, behind `token` and the listener's port,
-/// until the task is dropped or aborted (an open event stream would keep a
-/// graceful end waiting forever).
+/// under the [`ApiLimits`] of this process (its `RLIMIT_NOFILE`) at the
+/// host's time scale, until the task is dropped or aborted (an open event
+/// stream would keep a graceful end waiting forever).
 pub async fn serve(
     daemon: Arc<Daemon>,
     listener: tokio::net::TcpListener,
     token: ApiToken,
 ) -> std::io::Result<()> {
+    let limits = ApiLimits::for_this_process(daemon.host().config().time_scale);
+    tracing::info!("API limits: {}", limits.describe());
+    serve_with(daemon, listener, token, limits).await
+}
+
+/// [`serve`] under `limits`.
+pub async fn serve_with(
+    daemon: Arc<Daemon>,
+    listener: tokio::net::TcpListener,
+    token: ApiToken,
+    limits: ApiLimits,
+) -> std::io::Result<()> {
     let guard = Guard::new(token, listener.local_addr()?.port());
-    axum::serve(listener, router(daemon, guard)).await
+    serve::accept_loop(listener, router(daemon, guard), conns::Conns::new(limits)).await;
+    Ok(())
 }

@@ -4,8 +4,11 @@
 //! plugin events for this plugin").
 //!
 //! The upgrade passes the same [`guard`](super::guard) as every route (the
-//! token, this daemon's `Host`, no foreign `Origin`). Each notification the
-//! plugin emits (after the rate limit) becomes one text frame:
+//! token, this daemon's `Host`, no foreign `Origin`). A browser, which
+//! cannot set `Authorization` on an upgrade, offers the subprotocols
+//! [`PROTOCOL`] and `kaged.bearer.TOKEN`; the daemon selects [`PROTOCOL`]
+//! (never the one holding the token). Each notification the plugin emits
+//! (after the rate limit) becomes one text frame:
 //!
 //! ```json
 //! {"plugin": "good", "method": "echo.done", "params": {"n": 1}}
@@ -29,6 +32,9 @@ use tokio::sync::broadcast::error::RecvError;
 use super::super::running::Daemon;
 use super::error::ApiError;
 
+/// The subprotocol the notification socket speaks (selected when offered).
+pub const PROTOCOL: &str = "kaged.notifications.v1";
+
 /// Upgrade to a WebSocket forwarding `name`'s notifications; 404 for a
 /// plugin the daemon does not run. The subscription is taken before the
 /// upgrade is answered: whatever the plugin emits once the client holds
@@ -39,7 +45,9 @@ pub(super) async fn subscribe(
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let rx = daemon.managed(&name)?.sup.notifications();
-    Ok(ws.on_upgrade(move |socket| forward(name, rx, socket)))
+    Ok(ws
+        .protocols([PROTOCOL])
+        .on_upgrade(move |socket| forward(name, rx, socket)))
 }
 
 /// Forward until the client goes (or the daemon drops the plugin).

@@ -1,7 +1,9 @@
 //! The API token: 256 bits from the OS RNG, made at `up`'s start, written
-//! (mode 0600) only where the operator asks (`up --token-file FILE`), and
-//! never passed to a plugin (plugins are spawned with a cleared
-//! environment and the token is never put in `up`'s own).
+//! (mode 0600) only where the operator asks (`up --token-file FILE`),
+//! printed in the settings URL's fragment (`#token=`, which a browser
+//! never sends to a server), never in a cookie, and never passed to a
+//! plugin (plugins are spawned with a cleared environment and the token is
+//! never put in `up`'s own).
 
 use std::fmt;
 use std::io::{Read, Write};
@@ -11,8 +13,10 @@ use std::path::Path;
 /// Bytes of randomness in a token (256 bits; hex-encoded: 64 characters).
 pub const TOKEN_BYTES: usize = 32;
 
-/// The name of the cookie the settings page authenticates with.
-pub const COOKIE: &str = "kaged_token";
+/// The WebSocket subprotocol a browser offers to carry the token (it
+/// cannot set `Authorization` on an upgrade): `kaged.bearer.TOKEN`, next
+/// to the protocol it speaks. The daemon never selects (echoes) it.
+pub const WS_TOKEN_PREFIX: &str = "kaged.bearer.";
 
 /// Why a token could not be made or written.
 #[derive(Debug, thiserror::Error)]

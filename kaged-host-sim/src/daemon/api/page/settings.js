@@ -9,10 +9,30 @@ addEventListener("error", (e) => window.kagedErrors.push(String(e.message)));
 addEventListener("unhandledrejection", (e) => window.kagedErrors.push(String(e.reason)));
 
 const AGENT = new URLSearchParams(location.search).get("agent");
-// The audit event names, from the daemon's one table of them.
-const NAMES = JSON.parse(document.getElementById("audit-events").textContent);
+// The audit event names and the WebSocket subprotocols, from the daemon's
+// tables of them.
+const NAMES = JSON.parse(document.getElementById("daemon-names").textContent);
 const AUDIT_EVENTS = NAMES.all;
 const LIFECYCLE = new Set(NAMES.lifecycle);
+
+// The daemon's token. `up` prints the page's URL with it in the fragment
+// (`#token=`), which the browser never sends to any server; it is kept in
+// this tab's sessionStorage (this origin only: scheme, host and port) and
+// taken out of the address bar and the history at once. No cookie: a
+// cookie is not scoped by port and would reach every server on 127.0.0.1.
+const TOKEN_KEY = "kaged_token";
+const TOKEN = (() => {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get("token");
+  if (given !== null) {
+    sessionStorage.setItem(TOKEN_KEY, given);
+    fragment.delete("token");
+    const rest = fragment.toString();
+    history.replaceState(history.state, "",
+      location.pathname + location.search + (rest ? `#${rest}` : ""));
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+})();
 const AUDIT_KEEP = 200;
 const NOTIFICATIONS_KEEP = 20;
 
@@ -33,16 +53,26 @@ function withAgent(path) {
   return AGENT ? `${path}?agent=${encodeURIComponent(AGENT)}` : path;
 }
 
+function authorization() {
+  return { Authorization: `Bearer ${TOKEN}` };
+}
+
+// A wrong or stale token (the daemon makes a new one at every start):
+// forget it and say how to get the new one.
+function tokenRefused() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  document.getElementById("needs-token").hidden = false;
+}
+
 async function api(method, path, body) {
-  // The daemon's token rides in its HttpOnly, SameSite=Strict cookie, set
-  // when the settings URL `up` printed (with ?token=) was opened.
   const init = {
     method,
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json" },
+    credentials: "omit",
+    headers: { ...authorization(), "Content-Type": "application/json" },
   };
   if (body !== undefined) init.body = JSON.stringify(body);
   const r = await fetch(path, init);
+  if (r.status === 401) tokenRefused();
   let json = null;
   try { json = await r.json(); } catch (_) { /* an empty or non-JSON body */ }
   return { ok: r.ok, status: r.status, json };
@@ -139,12 +169,14 @@ async function refresh() {
 
 // ---- live notifications ----------------------------------------------------
 
-// The plugin's notifications WebSocket (same origin: the browser sends the
-// token cookie with the upgrade); reconnects after a drop.
+// The plugin's notifications WebSocket; reconnects after a drop. A browser
+// cannot set headers on the upgrade: the token rides as a subprotocol next
+// to the one the socket speaks, which the daemon selects.
 function listen(name, c) {
   const url = new URL(`/api/v1/plugins/${encodeURIComponent(name)}/notifications`, location.href);
   url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(url);
+  url.hash = "";
+  const ws = new WebSocket(url, [NAMES.ws_protocol, NAMES.ws_token_prefix + TOKEN]);
   ws.onopen = () => { c.socketState.textContent = "live"; };
   ws.onclose = () => {
     c.socketState.textContent = "reconnecting";
@@ -296,26 +328,68 @@ function refreshSoon() {
   pending = setTimeout(() => { pending = null; refresh(); }, 50);
 }
 
-function tail() {
+// The audit stream's server-sent events, read with fetch (EventSource
+// cannot send the token); reconnects after a drop. Each event's data is
+// one audit record.
+async function tail() {
   const list = document.getElementById("audit");
   const state = document.getElementById("audit-state");
-  // Same-origin: the browser sends the token cookie with it.
-  const src = new EventSource("/api/v1/audit/stream");
-  src.onopen = () => { state.textContent = "live"; };
-  src.onerror = () => { state.textContent = "reconnecting"; };
-  const onRecord = (e) => {
-    const r = JSON.parse(e.data);
+  const onRecord = (data) => {
+    const r = JSON.parse(data);
+    if (!AUDIT_EVENTS.includes(r.event)) return;
     list.prepend(auditLine(r));
     while (list.children.length > AUDIT_KEEP) list.lastChild.remove();
     if (LIFECYCLE.has(r.event)) refreshSoon();
   };
-  for (const name of AUDIT_EVENTS) src.addEventListener(name, onRecord);
-  src.onmessage = onRecord;
+  for (;;) {
+    try {
+      const r = await fetch("/api/v1/audit/stream", {
+        credentials: "omit",
+        headers: { ...authorization(), Accept: "text/event-stream" },
+      });
+      if (r.status === 401) { tokenRefused(); state.textContent = "no token"; return; }
+      if (!r.ok || !r.body) throw new Error(`HTTP ${r.status}`);
+      state.textContent = "live";
+      await readEvents(r.body, onRecord);
+    } catch (_) { /* dropped: reconnect below */ }
+    state.textContent = "reconnecting";
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+// Read a text/event-stream body, calling onData with each event's data.
+async function readEvents(body, onData) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let data = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end;
+    while ((end = buffer.indexOf("\n")) !== -1) {
+      const line = buffer.slice(0, end).replace(/\r$/, "");
+      buffer = buffer.slice(end + 1);
+      if (line === "") {
+        if (data.length) onData(data.join("\n"));
+        data = [];
+      } else if (line.startsWith("data:")) {
+        data.push(line.slice(5).replace(/^ /, ""));
+      }
+      // `event:`, `id:`, `retry:` and `:` comments: the record says it all.
+    }
+  }
 }
 
 if (AGENT) {
   document.getElementById("agent-line").hidden = false;
   document.getElementById("agent-path").textContent = AGENT;
 }
-tail();
-refresh();
+if (TOKEN === null) {
+  document.getElementById("needs-token").hidden = false;
+  document.getElementById("loading").remove();
+  document.getElementById("audit-state").textContent = "no token";
+} else {
+  tail();
+  refresh();
+}
