@@ -64,11 +64,16 @@ fn json_report_of_the_conforming_fixture() {
     ] {
         redact(&mut v, state, "cgroup [state]");
     }
-    // The cage's cgroup state (and the cage itself, on a machine without
-    // bwrap) depends on the machine; what the policy binds does not.
+    for state in ["landlock scoped", "landlock unavailable"] {
+        redact(&mut v, state, "landlock [state]");
+    }
+    // The cage's cgroup and Landlock states (and the cage itself, on a
+    // machine without bwrap) depend on the machine; what the policy binds
+    // does not.
     insta::assert_json_snapshot!("conforming_report", v, {
         ".cases[].duration_ms" => "[duration_ms]",
         ".cage_policy.cgroup" => "[cgroup state]",
+        ".cage_policy.landlock" => "[landlock state]",
     });
 }
 

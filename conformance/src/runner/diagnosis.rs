@@ -136,6 +136,10 @@ fn explain(
     config_root: Option<&Path>,
 ) -> Option<(String, String)> {
     let path = normalize(path);
+    // A lane's own config root stands for the run's, whose policy this is.
+    let path = config_root
+        .and_then(|root| under_root(&path, root).map(|rest| root.join(rest)))
+        .unwrap_or(path);
     let home = &policy.chdir;
     let exists = path.exists();
     let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();

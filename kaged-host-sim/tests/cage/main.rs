@@ -14,6 +14,7 @@ mod exec_and_roots;
 mod host_fs;
 mod hostile;
 mod hostile_limits;
+mod landlock;
 mod model;
 mod properties;
 mod race;

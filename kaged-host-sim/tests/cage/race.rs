@@ -19,7 +19,7 @@ use crate::hostile::{caged_here, host_in, probe};
 use crate::support::host::fixture;
 
 /// A copy of the hostile plugin with `caps`, in `base/plugin`.
-fn hostile_with(base: &Path, caps: &[&str]) -> PathBuf {
+pub(crate) fn hostile_with(base: &Path, caps: &[&str]) -> PathBuf {
     let src = fixture("hostile");
     let dir = base.join("plugin");
     std::fs::create_dir_all(&dir).expect("plugin dir");

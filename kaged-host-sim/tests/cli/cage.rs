@@ -32,7 +32,7 @@ fn cage_prints_the_binds_net_seccomp_cgroup_and_argv() {
         "(install dir)",
         "cwd and HOME:",
         "network: shared, granted api.example.com:443",
-        "NOT ENFORCED YET: any net: grant shares the host's whole network",
+        "hosts NOT ENFORCED YET: any net: grant shares the host's network",
         "exec: sh (",
         "working dir /var/tmp/kaged-cage-demo (rw)",
         "seccomp: default profile, EPERM for mount",

@@ -29,6 +29,7 @@ use super::error::CageError;
 use super::fs_view::{FsView, HostFs};
 use super::grants::{find_binary, grant_bind, host_path, resolve_for};
 use super::inputs::CageInputs;
+use super::landlock_layer::LandlockPolicy;
 use super::limits::CageLimits;
 use super::merge::merge;
 use super::policy::{
@@ -131,6 +132,7 @@ pub fn compile_with(
             });
         }
     }
+    let shared = net.mode == NetMode::Shared;
     let mut policy = CagePolicy {
         mounts: merge(mounts),
         net,
@@ -142,6 +144,7 @@ pub fn compile_with(
         state: "ephemeral".to_string(),
         seccomp: SeccompPolicy::default_profile(),
         cgroup: CgroupPolicy::new(inputs.cgroup.clone()),
+        landlock: LandlockPolicy::compile(&caps, shared, inputs.landlock),
         notes,
     };
     add_executables(&mut policy, fs, inputs)?;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::cgroup::CgroupState;
+use super::landlock_layer::LandlockSupport;
 
 /// The inputs of [`crate::cage::compile`] other than the manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +26,9 @@ pub struct CageInputs {
     pub project_root: Option<PathBuf>,
     /// The cgroup state (see [`crate::cage::cgroup::detect`]).
     pub cgroup: CgroupState,
+    /// What this kernel's Landlock enforces
+    /// ([`crate::cage::LandlockSupport::detect`]; nothing until detected).
+    pub landlock: LandlockSupport,
 }
 
 impl CageInputs {
@@ -39,6 +43,7 @@ impl CageInputs {
             cgroup: CgroupState::Unavailable {
                 reason: "not detected".to_string(),
             },
+            landlock: LandlockSupport::default(),
         }
     }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cgroup::CgroupPolicy;
+use super::landlock_layer::LandlockPolicy;
 use super::limits::CageLimits;
 use super::seccomp::SeccompPolicy;
 
@@ -150,11 +151,12 @@ pub struct NetPolicy {
 }
 
 /// What the cage does with `net:` grants today: ADDENDUM §16 asks that
-/// `net:HOST:PORT` reach that host and port only; the kit does not enforce
-/// it yet (issue 45), and the cage description says so.
+/// `net:HOST:PORT` reach that host and port only; the kit enforces the
+/// port (Landlock) but not yet the host (issue 45), and the cage
+/// description says so.
 pub const NET_FILTERING: &str =
-    "NOT ENFORCED YET: any net: grant shares the host's whole network (ADDENDUM §16 asks for \
-     host:port enforcement)";
+    "hosts NOT ENFORCED YET: any net: grant shares the host's network; Landlock keeps TCP to \
+     the granted ports where every grant names one (see landlock below)";
 
 /// One `exec:BIN:P` grant, resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,6 +213,9 @@ pub struct CagePolicy {
     pub seccomp: SeccompPolicy,
     /// The cgroup limits and whether they are applied.
     pub cgroup: CgroupPolicy,
+    /// The Landlock layer: TCP ports, scopes (issue 45).
+    #[serde(default)]
+    pub landlock: LandlockPolicy,
     /// What an author should know (missing paths, ignored grants...).
     pub notes: Vec<String>,
 }

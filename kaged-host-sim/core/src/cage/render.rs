@@ -190,6 +190,25 @@ impl CagePolicy {
                 }
             }
         }
+        let l = &self.landlock;
+        writeln!(o, "landlock: {}", l.line())?;
+        if let (Some(ports), true) = (&l.tcp_connect, l.tcp_enforced) {
+            let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+            writeln!(
+                o,
+                "  tcp connect: ports {} only (EACCES otherwise)",
+                ports.join(", ")
+            )?;
+        }
+        if l.scoped {
+            writeln!(
+                o,
+                "  abstract unix sockets and signals: scoped to the cage (EPERM outside)"
+            )?;
+        }
+        for n in &l.not_enforced {
+            writeln!(o, "  not enforced: {n}")?;
+        }
         writeln!(o, "state: {}", self.state)?;
         for n in &self.notes {
             writeln!(o, "note: {n}")?;

@@ -23,11 +23,14 @@ pub struct CageSummary {
     pub seccomp: String,
     /// `applied (...)` or `unavailable (why)`.
     pub cgroup: String,
+    /// The Landlock layer in brief (`tcp 443; scoped`, `unavailable`).
+    #[serde(default)]
+    pub landlock: String,
 }
 
 impl CageSummary {
     /// One line: `ro A, B; rw C; network none; seccomp default; cgroup
-    /// unavailable` (the cgroup's details, why it is unavailable, stay in
+    /// unavailable; landlock scoped` (the cgroup's details, why it is unavailable, stay in
     /// [`CageSummary::cgroup`]).
     pub fn line(&self) -> String {
         let list = |v: &[PathBuf]| {
@@ -41,12 +44,13 @@ impl CageSummary {
             }
         };
         format!(
-            "ro {}; rw {}; network {}; seccomp {}; cgroup {}",
+            "ro {}; rw {}; network {}; seccomp {}; cgroup {}; landlock {}",
             list(&self.read_only),
             list(&self.read_write),
             self.network,
             self.seccomp,
-            self.cgroup.split(" (").next().unwrap_or_default()
+            self.cgroup.split(" (").next().unwrap_or_default(),
+            self.landlock
         )
     }
 }
@@ -101,6 +105,7 @@ impl CagePolicy {
             network,
             seccomp: self.seccomp.profile.clone(),
             cgroup,
+            landlock: self.landlock.line(),
         }
     }
 }

@@ -36,5 +36,6 @@ pub fn inputs_for_dir(
         }
     }
     inputs.cgroup = cgroup::detect();
+    inputs.landlock = cage::LandlockSupport::detect();
     Ok((inputs, command))
 }

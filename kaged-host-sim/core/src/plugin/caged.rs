@@ -180,6 +180,7 @@ pub(crate) async fn prepare(
     inputs.config_root = options.config_root.map(Path::to_path_buf);
     inputs.project_root = options.project_root.map(Path::to_path_buf);
     inputs.cgroup = cgroup::detect();
+    inputs.landlock = cage::LandlockSupport::detect();
     cage::create_config_grants(manifest, &inputs);
     let policy = cage::compile(manifest, &inputs)?;
     match cage::availability().await {
@@ -245,6 +246,12 @@ impl CagePlan {
             .collect::<Result<_, _>>()?;
         let mut cmd = Command::new(&self.bwrap);
         cmd.args(argv).env_clear();
+        // The Landlock layer, made before the fork; the child only enters it.
+        let mut landlock = self
+            .policy
+            .landlock
+            .ruleset()
+            .map_err(|e| setup("the Landlock ruleset")(std::io::Error::other(e)))?;
         let mut placements = vec![
             (info_write.as_raw_fd(), INFO_FD),
             (seccomp_fd.as_raw_fd(), SECCOMP_FD),
@@ -275,6 +282,13 @@ impl CagePlan {
                         maximum: Some(*value),
                     };
                     rustix::process::setrlimit(*resource, limit)?;
+                }
+                // Last: bwrap and all it runs enter the Landlock domain
+                // (no_new_privs first, as Landlock requires).
+                if let Some(ruleset) = landlock.take() {
+                    ruleset.restrict_self().map_err(|_| {
+                        std::io::Error::from_raw_os_error(rustix::io::Errno::PERM.raw_os_error())
+                    })?;
                 }
                 Ok(())
             });

@@ -1,0 +1,90 @@
+//! The Landlock layer (issue 45, ADDENDUM §16 "`net:` grants are
+//! enforced"; `kaged-host-sim/core/src/cage/landlock_layer.rs`): with
+//! `net:127.0.0.1:P` the plugin reaches port P and no other host port, and
+//! no abstract unix socket of the host. The test opens the listeners
+//! itself, on loopback, and closes them; the plugin only connects.
+
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener};
+
+use kaged_host_sim::cage::LandlockSupport;
+use kaged_host_sim::CageMode;
+use serde_json::json;
+
+use crate::hostile::{caged_here, host_in, probe};
+use crate::race::hostile_with;
+
+/// Whether this kernel has what the test checks; under `CI=true` it must.
+fn landlock_here() -> bool {
+    let s = LandlockSupport::detect();
+    if s.tcp && s.scopes {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI=true: this kernel's Landlock lacks TCP rules or scopes ({s:?})"
+    );
+    eprintln!("skipped: Landlock TCP rules and scopes are not available here ({s:?})");
+    false
+}
+
+#[tokio::test]
+async fn a_port_grant_reaches_that_port_only_and_no_host_abstract_socket() {
+    if !caged_here().await || !landlock_here() {
+        return;
+    }
+    let granted = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let other = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let (gp, op) = (
+        granted.local_addr().expect("addr").port(),
+        other.local_addr().expect("addr").port(),
+    );
+    let name = format!("kaged-landlock-test-{}", std::process::id());
+    let abstract_listener =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).expect("name"))
+            .expect("abstract listener");
+    abstract_listener
+        .set_nonblocking(true)
+        .expect("nonblocking");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let dir = hostile_with(&base, &[&format!("net:127.0.0.1:{gp}")]);
+    let s = host_in(CageMode::Require, None)
+        .launch(&dir)
+        .await
+        .expect("launch caged");
+    let line = s
+        .cage()
+        .and_then(|c| c.summary.as_ref())
+        .map(|c| c.line())
+        .unwrap_or_default();
+    assert!(
+        line.contains(&format!("landlock tcp {gp}; scoped")),
+        "{line}"
+    );
+    let to = |port: u16| json!({"name": "tcp_connect", "host": "127.0.0.1", "port": port});
+    let r = probe(&s, to(gp)).await;
+    assert_eq!(r["ok"], true, "the granted port: {r}");
+    let r = probe(&s, to(op)).await;
+    assert_eq!(r["errno"], "EACCES", "another host port: {r}");
+    let r = probe(&s, json!({"name": "abstract_connect", "socket": name})).await;
+    assert_eq!(r["errno"], "EPERM", "the host's abstract socket: {r}");
+    s.shutdown().await;
+    // Only the granted connection reached the host.
+    granted.set_nonblocking(true).expect("nonblocking");
+    other.set_nonblocking(true).expect("nonblocking");
+    assert!(
+        granted.accept().is_ok(),
+        "the granted port saw its connection"
+    );
+    assert_eq!(
+        other.accept().map(|_| ()).map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock)
+    );
+    assert_eq!(
+        abstract_listener.accept().map(|_| ()).map_err(|e| e.kind()),
+        Err(ErrorKind::WouldBlock)
+    );
+}
