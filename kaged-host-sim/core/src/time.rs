@@ -33,6 +33,11 @@ pub const PING_TIMEOUT_SEC: u64 = 5;
 pub const NOTIFICATION_WINDOW_SEC: u64 = 1;
 /// Notifications accepted per window (ADDENDUM §8). A count: never scaled.
 pub const NOTIFICATION_LIMIT: u32 = 100;
+/// The window, in seconds, the stderr rates are counted in
+/// (`bounds::STDERR_LINES_PER_SEC`, `STDERR_BYTES_PER_SEC`), and the least
+/// time between two `<N stderr lines dropped …>` lines of one plugin. A
+/// rate's second: real seconds, never scaled (ADDENDUM §10).
+pub const STDERR_WINDOW_SEC: u64 = 1;
 /// Default wait of a session script's `wait` step, in seconds (scaled).
 pub const SCRIPT_WAIT_SEC: u64 = 5;
 /// The least time the host waits to see a SIGKILLed plugin exit. A safety
@@ -148,6 +153,9 @@ pub struct Timeouts {
     pub notification_window: Duration,
     /// Notifications accepted per window (100, not scaled).
     pub notification_limit: u32,
+    /// The window of the stderr rate limit: one real second at any scale
+    /// ([`STDERR_WINDOW_SEC`]).
+    pub stderr_window: Duration,
 }
 
 impl Timeouts {
@@ -184,6 +192,7 @@ impl Timeouts {
             health_interval: scale.secs(health),
             notification_window: Duration::from_secs(NOTIFICATION_WINDOW_SEC),
             notification_limit: NOTIFICATION_LIMIT,
+            stderr_window: Duration::from_secs(STDERR_WINDOW_SEC),
         }
     }
 
@@ -219,7 +228,7 @@ impl Timeouts {
     /// One line per value, for reports ("Reports state the effective values").
     pub fn describe(&self) -> String {
         format!(
-            "time scale {}: initialize {:?}, request {:?}, hook {:?}, shutdown {:?}, sigterm grace {:?}, ping {:?}, health interval {:?}, notification window {:?} ({} per window)",
+            "time scale {}: initialize {:?}, request {:?}, hook {:?}, shutdown {:?}, sigterm grace {:?}, ping {:?}, health interval {:?}, notification window {:?} ({} per window), stderr window {:?}",
             self.scale,
             self.initialize,
             self.request,
@@ -229,7 +238,8 @@ impl Timeouts {
             self.ping,
             self.health_interval,
             self.notification_window,
-            self.notification_limit
+            self.notification_limit,
+            self.stderr_window
         )
     }
 }

@@ -12,4 +12,5 @@ mod harness;
 mod lifecycle;
 mod notifications;
 mod project;
+mod stderr;
 mod upgrade;
