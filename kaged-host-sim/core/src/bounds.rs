@@ -6,12 +6,41 @@
 pub use kaged_plugin_protocol::codec::MAX_LINE_BYTES;
 
 /// Bytes kept of one stderr line (in the transcript, the tracing log and
-/// the `last_stderr` ring); the rest is cut, marked `…`. A stderr line
+/// the `last_stderr` ring), counted after its control characters are
+/// escaped (`observe::visible`); the rest is cut, marked `…`. A stderr line
 /// past [`MAX_LINE_BYTES`] is not buffered: it is noted as discarded.
 pub const STDERR_LINE_KEEP: usize = 2048;
 
-/// Stderr lines kept for `plugin.crashed {last_stderr}`.
+/// Stderr lines kept for `plugin.crashed {last_stderr}` (every line, the
+/// rate limit below or not: the last lines before a crash say why).
 pub const STDERR_RING: usize = 50;
+
+/// Stderr lines of one plugin passed on at once to the daemon's log and the
+/// wire transcript before the rate below applies (a token bucket of this
+/// size, refilled at [`STDERR_LINES_PER_SEC`]). A plugin's start-up chatter
+/// and a stack trace of a few hundred frames pass whole; a plugin printing
+/// in a loop is cut after a thousand lines. Past it lines are dropped and
+/// counted: one `<N stderr lines dropped …>` line says how many, once the
+/// flood has lasted the rate's window (one real second, `Timeouts::
+/// stderr_window`) or ended, so a flood makes at most one such line a
+/// second. `last_stderr` still gets every line.
+pub const STDERR_BURST_LINES: usize = 1000;
+
+/// Stderr lines of one plugin passed on per second past the burst: the
+/// notification limit's 100 (ADDENDUM §8). A plugin logging at info level
+/// stays far below it; the issue 45 probe wrote 100 000 a second.
+pub const STDERR_LINES_PER_SEC: usize = 100;
+
+/// Bytes (as printed, after escaping and cutting) of one plugin's stderr
+/// passed on at once before [`STDERR_BYTES_PER_SEC`] applies: a thousand
+/// lines of 256 bytes, or 128 lines cut at [`STDERR_LINE_KEEP`].
+pub const STDERR_BURST_BYTES: usize = 256 * 1024;
+
+/// Bytes of one plugin's stderr passed on per second past the burst: a
+/// hundred lines of 160 bytes. With the line rate it bounds what one plugin
+/// adds to the daemon's log: 16 KiB a second past the burst (the issue 45
+/// probe added 21 MiB a second), whatever its lines' length.
+pub const STDERR_BYTES_PER_SEC: usize = 16 * 1024;
 
 /// Chars of a non-JSON stdout line kept in `plugin.stdout_noise`.
 pub const NOISE_CHARS: usize = 200;
@@ -47,6 +76,10 @@ pub const ALL: &[(&str, usize, &str, &str)] = &[
     ("MAX_LINE_BYTES", MAX_LINE_BYTES, "bytes", "a stdout line passing it kills the plugin at once (`protocol.oversize_message`), newline or not; a stderr line passing it is discarded"),
     ("STDERR_LINE_KEEP", STDERR_LINE_KEEP, "bytes", "the rest of a stderr line is cut"),
     ("STDERR_RING", STDERR_RING, "lines", "older stderr lines leave `last_stderr`"),
+    ("STDERR_BURST_LINES", STDERR_BURST_LINES, "lines", "stderr lines past it (and past the rate) are dropped from the log and the transcript, counted in one `<N stderr lines dropped …>` line a second at most"),
+    ("STDERR_LINES_PER_SEC", STDERR_LINES_PER_SEC, "lines a second", "the rate the burst refills at; past it lines are dropped and counted"),
+    ("STDERR_BURST_BYTES", STDERR_BURST_BYTES, "bytes", "as the line burst, counted in bytes as printed"),
+    ("STDERR_BYTES_PER_SEC", STDERR_BYTES_PER_SEC, "bytes a second", "as the line rate, counted in bytes as printed"),
     ("NOISE_CHARS", NOISE_CHARS, "chars", "the rest of a noise line is cut in `plugin.stdout_noise`"),
     ("MAX_PLUGIN_REQUESTS_IN_FLIGHT", MAX_PLUGIN_REQUESTS_IN_FLIGHT, "requests", "the next one is answered `-32005` at once; `plugin.request_flood`"),
     ("MAX_STDIN_BACKLOG_BYTES", MAX_STDIN_BACKLOG_BYTES, "bytes", "the plugin is killed (`stdin_backlog` violation)"),

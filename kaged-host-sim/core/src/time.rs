@@ -33,6 +33,36 @@ pub const PING_TIMEOUT_SEC: u64 = 5;
 pub const NOTIFICATION_WINDOW_SEC: u64 = 1;
 /// Notifications accepted per window (ADDENDUM §8). A count: never scaled.
 pub const NOTIFICATION_LIMIT: u32 = 100;
+/// The window, in seconds, the stderr rates are counted in
+/// (`bounds::STDERR_LINES_PER_SEC`, `STDERR_BYTES_PER_SEC`), and the least
+/// time between two `<N stderr lines dropped …>` lines of one plugin. A
+/// rate's second: real seconds, never scaled (ADDENDUM §10).
+pub const STDERR_WINDOW_SEC: u64 = 1;
+/// Seconds one storage statement may run before it is interrupted
+/// (`-32603`, "statement interrupted"): the budget of a `query`, and the
+/// cap of every other budget below. A statement's cost is the machine's,
+/// not a protocol wait: never scaled (a scaled budget would interrupt a
+/// plugin's ordinary statements in a fast test run).
+pub const STORAGE_STATEMENT_BUDGET: Duration = Duration::from_secs(5);
+/// How long one write statement (`kaged.storage.exec`) may hold the
+/// database's one write lock, which every plugin shares, before it is
+/// interrupted and rolled back. Rewriting a whole 64 MiB quota's worth of
+/// rows takes well under a second (an `UPDATE` of every row of a 39 MiB
+/// table, 0.3 s on a 2-core machine), so 2 s leaves room for a loaded
+/// machine while a plugin writing back to back keeps the lock at most 2 s
+/// at a time. Not scaled (see [`STORAGE_STATEMENT_BUDGET`]).
+pub const STORAGE_WRITE_BUDGET: Duration = Duration::from_secs(2);
+/// Writes wait for the write lock in one first-come, first-served queue,
+/// one place per plugin (a plugin's own calls run one at a time); a write
+/// waits at most this many write budgets for its turn, then answers
+/// `-32005` ("storage is busy, retry"). With `K` plugins writing at once a
+/// write starts within `(K - 1) ×` [`STORAGE_WRITE_BUDGET`], so up to this
+/// many other plugins writing back to back never make it busy. A count.
+pub const STORAGE_WRITE_WAIT_TURNS: u32 = 5;
+/// How long a storage connection waits for the file's write lock held by
+/// another process (the command line's `storage` commands on the same
+/// file), SQLite's busy timeout; past it `-32005`. Not scaled.
+pub const STORAGE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Default wait of a session script's `wait` step, in seconds (scaled).
 pub const SCRIPT_WAIT_SEC: u64 = 5;
 /// The least time the host waits to see a SIGKILLed plugin exit. A safety
@@ -160,6 +190,9 @@ pub struct Timeouts {
     pub notification_window: Duration,
     /// Notifications accepted per window (100, not scaled).
     pub notification_limit: u32,
+    /// The window of the stderr rate limit: one real second at any scale
+    /// ([`STDERR_WINDOW_SEC`]).
+    pub stderr_window: Duration,
 }
 
 impl Timeouts {
@@ -196,6 +229,7 @@ impl Timeouts {
             health_interval: scale.secs(health),
             notification_window: Duration::from_secs(NOTIFICATION_WINDOW_SEC),
             notification_limit: NOTIFICATION_LIMIT,
+            stderr_window: Duration::from_secs(STDERR_WINDOW_SEC),
         }
     }
 
@@ -231,7 +265,7 @@ impl Timeouts {
     /// One line per value, for reports ("Reports state the effective values").
     pub fn describe(&self) -> String {
         format!(
-            "time scale {}: initialize {:?}, request {:?}, hook {:?}, shutdown {:?}, sigterm grace {:?}, ping {:?}, health interval {:?}, notification window {:?} ({} per window)",
+            "time scale {}: initialize {:?}, request {:?}, hook {:?}, shutdown {:?}, sigterm grace {:?}, ping {:?}, health interval {:?}, notification window {:?} ({} per window), stderr window {:?}",
             self.scale,
             self.initialize,
             self.request,
@@ -241,7 +275,8 @@ impl Timeouts {
             self.ping,
             self.health_interval,
             self.notification_window,
-            self.notification_limit
+            self.notification_limit,
+            self.stderr_window
         )
     }
 }

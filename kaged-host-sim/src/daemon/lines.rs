@@ -3,18 +3,21 @@
 use serde_json::Value;
 
 use kaged_host_core::audit::{AuditEvent, AuditRecord};
+use kaged_host_core::visible::visible;
 
 /// The human line for `record` when it is a lifecycle event (spawned,
 /// initialized, crashed, exited, stopped, killed, health failure, failed,
-/// enabled, disabled); `None` for any other event.
+/// enabled, disabled); `None` for any other event. Control characters in
+/// the values are escaped (`kaged_host_core::visible`).
 ///
 /// ```
 /// use kaged_host_sim::{daemon::lifecycle_line, AuditLog, AuditEvent};
 /// let log = AuditLog::memory();
 /// log.emit(AuditEvent::Spawned, "echo", serde_json::json!({"pid": 42}));
 /// log.emit(AuditEvent::MethodCalled, "echo", serde_json::json!({}));
+/// log.emit(AuditEvent::Killed, "echo", serde_json::json!({"reason": "x\recho: ok"}));
 /// let lines: Vec<_> = log.events().iter().filter_map(lifecycle_line).collect();
-/// assert_eq!(lines, ["echo: plugin.spawned pid=42"]);
+/// assert_eq!(lines, ["echo: plugin.spawned pid=42", "echo: plugin.killed reason=x\\recho: ok"]);
 /// ```
 pub fn lifecycle_line(record: &AuditRecord) -> Option<String> {
     if !is_lifecycle(record.event) {
@@ -29,7 +32,9 @@ pub fn lifecycle_line(record: &AuditRecord) -> Option<String> {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        line.push_str(&format!(" {k}={v}"));
+        // A value may quote the plugin (a reason, a path): never let it
+        // move the terminal.
+        line.push_str(&format!(" {}={}", visible(k), visible(&v)));
     }
     Some(line)
 }

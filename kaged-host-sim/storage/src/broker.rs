@@ -15,11 +15,16 @@ use super::authorizer::{install, AuthPolicy, Owners, OWNERS_TABLE};
 use super::cache::RewriteCache;
 use super::client::{BrokerError, StorageClient, StorageDenial};
 use super::exec::{exec, query, unprefix, ExecEnv, PluginDb};
+use super::limits::MAX_STATEMENT_BYTES;
 use super::migrate::migrate_legacy_prefixes;
 use super::quota::{Meter, DEFAULT_STORAGE_QUOTA};
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
 use super::values::parse_params;
+use super::write_queue::WriteQueue;
+use kaged_host_core::time::{
+    STORAGE_BUSY_TIMEOUT, STORAGE_STATEMENT_BUDGET, STORAGE_WRITE_BUDGET, STORAGE_WRITE_WAIT_TURNS,
+};
 use kaged_plugin_protocol::capability::{STORAGE_READ, STORAGE_WRITE};
 
 /// The storage broker (see the [module docs](super)). `Send + Sync`; every
@@ -31,6 +36,8 @@ pub struct StorageBroker {
     owners: Arc<Owners>,
     cache: RewriteCache,
     time_budget: Duration,
+    write_budget: Duration,
+    writes: WriteQueue,
     quota: u64,
     // Dropped last: the connections above must close before the directory goes.
     _temp: Option<tempfile::TempDir>,
@@ -54,7 +61,9 @@ fn connect(path: &Path) -> rusqlite::Result<Connection> {
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(Duration::from_secs(5))?;
+    // Another process holding the file's write lock (this host's own
+    // writers take turns in the broker's WriteQueue first).
+    conn.busy_timeout(STORAGE_BUSY_TIMEOUT)?;
     // WAL (set by the broker at open) with NORMAL sync: commits are atomic
     // and the file never corrupts; the last commits may be lost on power
     // failure, which is fine for plugin state and much faster.
@@ -117,16 +126,36 @@ impl StorageBroker {
             plugins: Mutex::new(HashMap::new()),
             owners,
             cache: RewriteCache::new(1024),
-            time_budget: Duration::from_secs(5),
+            time_budget: STORAGE_STATEMENT_BUDGET,
+            write_budget: STORAGE_WRITE_BUDGET,
+            writes: WriteQueue::default(),
             quota: DEFAULT_STORAGE_QUOTA,
             _temp: temp,
         })
     }
 
-    /// Interrupt any plugin statement running longer than `budget` (default 5 s).
+    /// Interrupt any plugin statement running longer than `budget`
+    /// (default `STORAGE_STATEMENT_BUDGET`, 5 s); a write's budget is the
+    /// shorter of this and [`with_write_budget`](Self::with_write_budget)'s.
     pub fn with_time_budget(mut self, budget: Duration) -> StorageBroker {
         self.time_budget = budget;
         self
+    }
+
+    /// Interrupt any plugin write statement (`exec`) holding the write lock
+    /// longer than `budget` (default `STORAGE_WRITE_BUDGET`, 2 s). A write
+    /// waits for its turn at the lock at most `STORAGE_WRITE_WAIT_TURNS`
+    /// (5) such budgets, then answers `-32005`.
+    pub fn with_write_budget(mut self, budget: Duration) -> StorageBroker {
+        self.write_budget = budget;
+        self
+    }
+
+    /// What a write statement may take: the lock for its budget, and the
+    /// wait for its turn.
+    fn write_budgets(&self) -> (Duration, Duration) {
+        let budget = self.write_budget.min(self.time_budget);
+        (budget, budget * STORAGE_WRITE_WAIT_TURNS)
     }
 
     /// Limit every plugin's storage to `bytes` (default
@@ -176,8 +205,11 @@ impl StorageBroker {
 
     /// Answer one storage call of `client`. `Ok` is the JSON `result`;
     /// `Err` carries the JSON-RPC error (`-32003` for every denial,
-    /// `-32602` for malformed params or SQL, `-32005` when the database is
-    /// busy, `-32603` for internal failures) and the audit data.
+    /// `-32602` for malformed params or SQL, or SQL longer than
+    /// [`MAX_STATEMENT_BYTES`], `-32005` when the database is busy (a write
+    /// whose turn at the write lock did not come in time), `-32603` for
+    /// internal failures and statements interrupted at their budget) and
+    /// the audit data.
     pub fn handle(
         &self,
         client: &StorageClient,
@@ -220,6 +252,19 @@ impl StorageBroker {
             StorageDenial::with(ErrorCode::InvalidParams, msg.clone(), msg, sql.as_deref())
         })?;
         let sql = parsed.sql.as_str();
+        if sql.len() > MAX_STATEMENT_BYTES {
+            // Before the rewriter reads it: the text is the cost.
+            let msg = format!(
+                "statement too long ({} bytes, at most {MAX_STATEMENT_BYTES}); use parameters",
+                sql.len()
+            );
+            return Err(StorageDenial::with(
+                ErrorCode::InvalidParams,
+                msg.clone(),
+                msg,
+                Some(sql),
+            ));
+        }
         let prefix = storage_prefix(&client.plugin);
         let rewritten = self
             .cache
@@ -253,10 +298,16 @@ impl StorageBroker {
             ));
         }
         let db = self.plugin_db(&client.plugin).map_err(internal)?;
+        let (write_budget, write_wait) = self.write_budgets();
         let env = ExecEnv {
             db: &db,
             owners: &self.owners,
-            budget: self.time_budget,
+            budget: match method {
+                StorageMethod::Query => self.time_budget,
+                _ => write_budget,
+            },
+            writes: &self.writes,
+            write_wait,
             sql,
         };
         let conn = lock(&db.conn);
@@ -309,6 +360,9 @@ impl StorageBroker {
         }
         let prefix = storage_prefix(plugin);
         let admin = lock(&self.admin);
+        // In turn with the plugins' writes; past the wait, SQLite's busy
+        // timeout still applies.
+        let _turn = self.writes.enter(self.write_budgets().1);
         admin.execute_batch("BEGIN IMMEDIATE")?;
         let result = (|| -> Result<Vec<StorageObject>, BrokerError> {
             let mut stmt = admin.prepare("SELECT type, name FROM sqlite_master")?;

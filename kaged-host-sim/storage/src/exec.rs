@@ -14,6 +14,7 @@ use super::client::StorageDenial;
 use super::quota::{Meter, QuotaExceeded};
 use super::rewrite::{Rewritten, StatementKind};
 use super::values::{to_json, Bind};
+use super::write_queue::WriteQueue;
 
 /// One plugin's connection and its authorizer policy.
 pub(super) struct PluginDb {
@@ -49,7 +50,12 @@ pub const MAX_RESULT_BYTES: usize = 4 * 1024 * 1024;
 pub(super) struct ExecEnv<'a> {
     pub(super) db: &'a PluginDb,
     pub(super) owners: &'a Owners,
+    /// How long the statement may run: the statement budget for a `query`,
+    /// the write budget for an `exec`.
     pub(super) budget: Duration,
+    /// The queue writes take turns in, and how long one waits for its turn.
+    pub(super) writes: &'a WriteQueue,
+    pub(super) write_wait: Duration,
     /// The plugin's original SQL (for redaction in errors).
     pub(super) sql: &'a str,
 }
@@ -338,12 +344,26 @@ fn run_metered(
 
 /// `kaged.storage.exec`: the statement in its own transaction, rolled back
 /// on any error or past the plugin's quota; answers `{"rows_affected": n}`.
+/// It waits for its turn at the write lock (`write_queue.rs`) first.
 pub(super) fn exec(
     env: &ExecEnv<'_>,
     conn: &Connection,
     rw: &Rewritten,
     params: &[SqlValue],
 ) -> Result<Value, StorageDenial> {
+    // The turn first, then the budget: the budget bounds how long the
+    // write lock is held, not the wait for it.
+    let _turn = env.writes.enter(env.write_wait).ok_or_else(|| {
+        StorageDenial::with(
+            ErrorCode::ResourceBusy,
+            "storage is busy, retry",
+            format!(
+                "no turn at the write lock in {} ms: other plugins' writes came first",
+                env.write_wait.as_millis()
+            ),
+            Some(env.sql),
+        )
+    })?;
     let policy = &env.db.policy;
     let _guard = CallGuard::start(policy, env.budget);
     policy.set_phase(Phase::Broker);

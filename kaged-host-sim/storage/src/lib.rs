@@ -1,7 +1,7 @@
 //! # kaged-host-storage
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: handler > broker > exec migrate > authorizer cache client > quota redact rewrite values -->
+//! runs down): <!-- layers: handler > broker > exec migrate > authorizer cache client > quota redact rewrite values write_queue > limits -->
 //!
 //! Brokered plugin storage (`kaged.storage.*`, plugin-host.md § "Plugin-scoped
 //! storage", ADDENDUM §7): one SQLite database shared by every plugin of a
@@ -51,11 +51,25 @@
 //! Connections are also hardened: `SQLITE_DBCONFIG_DEFENSIVE`, untrusted
 //! schema, FTS3 tokenizers disabled, extension loading never enabled, no
 //! attachable database (`SQLITE_LIMIT_ATTACHED` 0), values capped at 16 MiB
-//! and SQL text at 1 MiB, a busy timeout, and a per-call time budget
-//! enforced by a progress handler (runaway recursive CTEs answer `-32603`).
-//! The rewriter refuses statements over [`MAX_STATEMENT_TOKENS`] tokens and
-//! SQL containing NUL, so a plugin cannot overflow the host's stack with a
-//! pathological expression.
+//! and SQL text at 1 MiB (the engine's backstop; a plugin's statement is
+//! refused past [`MAX_STATEMENT_BYTES`], 64 KiB, before it is parsed), a
+//! busy timeout, and a per-call time budget enforced by a progress handler
+//! (runaway recursive CTEs answer `-32603`): 5 s for a `query`, 2 s for an
+//! `exec` (`kaged_host_core::time::STORAGE_*`). The rewriter refuses
+//! statements over [`MAX_STATEMENT_TOKENS`] tokens and SQL containing NUL,
+//! so a plugin cannot overflow the host's stack with a pathological
+//! expression.
+//!
+//! # The write lock
+//!
+//! SQLite has one write lock per database, which every plugin shares. The
+//! broker's writes take turns at it in one first-come, first-served
+//! [`WriteQueue`], a plugin holding one place at most (its own calls run
+//! one at a time), each turn bounded by the write budget (2 s); a write
+//! whose turn has not come within five budgets (10 s) answers `-32005`.
+//! With `K` plugins writing at once, a write starts within `(K − 1) × 2 s`:
+//! a plugin writing back to back cannot starve another's insert, which
+//! SQLite's busy handler alone let it do (issue 45).
 //!
 //! The authorizer's residual trust: while a DDL statement runs, SQLite
 //! needs the catalogue, so the `Schema` phase lets statements read
@@ -97,12 +111,15 @@
 //!
 //! # Quota
 //!
-//! Each plugin's tables and indexes may occupy at most
-//! [`StorageBroker::with_quota`] bytes of the file (default
-//! [`DEFAULT_STORAGE_QUOTA`], 64 MiB), counted in pages: see `quota.rs`. A
-//! write past it is rolled back and answers `-32003` with
-//! [`QuotaExceeded`]'s message, audited with reason `quota`; reads, deletes
-//! and drops always run.
+//! Each plugin's tables and indexes, with the text of its schema (the
+//! `CREATE` statements of its tables, indexes, views and triggers, rounded
+//! up to pages), may occupy at most [`StorageBroker::with_quota`] bytes of
+//! the file (default [`DEFAULT_STORAGE_QUOTA`], 64 MiB), counted in pages:
+//! see `quota.rs`. Its schema text alone may hold at most
+//! [`MAX_SCHEMA_BYTES`] (256 KiB): every connection parses the whole
+//! catalogue. A write past either is rolled back and answers `-32003` with
+//! [`QuotaExceeded`]'s message, audited with reason `quota`; reads,
+//! deletes and drops always run.
 //!
 //! # What is refused (`-32003`)
 //!
@@ -168,11 +185,13 @@ mod cache;
 mod client;
 mod exec;
 mod handler;
+mod limits;
 mod migrate;
 mod quota;
 mod redact;
 pub mod rewrite;
 mod values;
+mod write_queue;
 
 pub use authorizer::{install as install_authorizer, AuthPolicy, Owners, Phase};
 pub use broker::{StorageBroker, StorageObject};
@@ -180,6 +199,7 @@ pub use cache::RewriteCache;
 pub use client::{BrokerError, StorageClient, StorageDenial};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
 pub use handler::BrokerHandler;
+pub use limits::{MAX_SCHEMA_BYTES, MAX_STATEMENT_BYTES};
 pub use quota::{QuotaExceeded, DEFAULT_STORAGE_QUOTA};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
 pub use rewrite::{
@@ -188,6 +208,7 @@ pub use rewrite::{
     RESERVED_NAME_PREFIXES, SQLITE_RESERVED_WORDS,
 };
 pub use values::{base64, parse_params, to_json, ParsedParams, BLOB_KEY};
+pub use write_queue::{WriteQueue, WriteTurn};
 
 /// The storage prefix of a plugin: `plugin_<name>_` (injective: names never hold `_`),
 /// written once in the protocol crate (`Manifest::storage_prefix` uses it too).

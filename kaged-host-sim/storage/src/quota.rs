@@ -4,9 +4,13 @@
 //! # What is measured
 //!
 //! A plugin's usage is the number of database pages of its own b-trees
-//! (its tables, their indexes and auto-indexes) times the page size: what
-//! its data really costs the file, overflow pages included, at page
-//! granularity (4 KiB by default). It is measured exactly with SQLite's
+//! (its tables, their indexes and auto-indexes), plus its schema text (the
+//! `CREATE` statements the catalogue keeps for its tables, indexes, views
+//! and triggers) rounded up to whole pages, times the page size: what its
+//! data really costs the file, overflow pages included, at page
+//! granularity (4 KiB by default). A view or a trigger has no b-tree: its
+//! text is all it costs, and it is counted (issue 45: views of 1 MB each
+//! went past a 1 MiB quota by 80 MiB). It is measured exactly with SQLite's
 //! `dbstat` virtual table (compiled into the bundled SQLite:
 //! `SQLITE_ENABLE_DBSTAT_VTAB`) when the plugin's connection makes its
 //! first write, before and after every schema statement, and before any
@@ -34,13 +38,18 @@
 //! * After it, still inside the transaction, a growth that brings the
 //!   plugin's usage over its quota rolls the statement back.
 //!
-//! Either way the plugin gets `-32003` with a message naming the quota
+//! * A schema statement whose text would take the plugin's schema text
+//!   past [`MAX_SCHEMA_BYTES`] is rolled back too.
+//!
+//! Either way the plugin gets `-32003` with a message naming the limit
 //! ([`QuotaExceeded`]), audited as `plugin.storage_denied` with reason
 //! `quota`. A statement that does not grow the plugin's pages (a `DELETE`,
 //! a `DROP TABLE`, an `UPDATE` in place, any `query`) always runs, so a
 //! plugin over its quota can still read and clean up.
 
 use rusqlite::Connection;
+
+use super::limits::MAX_SCHEMA_BYTES;
 
 /// The default quota per plugin: 64 MiB. Plugin state (settings, caches,
 /// indexes of a few thousand documents) fits many times over, while a
@@ -53,11 +62,14 @@ pub const DEFAULT_STORAGE_QUOTA: u64 = 64 * 1024 * 1024;
 /// exact check after the statement still applies.
 const SLACK_PAGES: i64 = 256;
 
-/// A write refused because it would take the plugin past its quota.
+/// A write refused because it would take the plugin past its quota (or
+/// its schema text past [`MAX_SCHEMA_BYTES`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("storage quota of {quota} bytes exceeded for plugin {plugin}: {detail}")]
+#[error("{limit} of {quota} bytes exceeded for plugin {plugin}: {detail}")]
 pub struct QuotaExceeded {
-    /// The quota, in bytes.
+    /// Which limit: `storage quota`, or `storage schema text limit`.
+    pub limit: &'static str,
+    /// The limit, in bytes.
     pub quota: u64,
     /// The plugin.
     pub plugin: String,
@@ -84,6 +96,24 @@ fn btree_pages(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
     stmt.query_row([name], |r| r.get(0))
 }
 
+/// The bytes of SQL text the catalogue keeps for the objects on the tables
+/// `owns` accepts (a view's table is itself; a trigger's and an index's,
+/// the table they are on).
+fn schema_text(conn: &Connection, owns: impl Fn(&str) -> bool) -> rusqlite::Result<i64> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT tbl_name, length(CAST(sql AS BLOB)) FROM sqlite_master WHERE sql IS NOT NULL",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+    let mut bytes = 0i64;
+    for row in rows {
+        let (table, len) = row?;
+        if owns(&table) {
+            bytes = bytes.saturating_add(len);
+        }
+    }
+    Ok(bytes)
+}
+
 /// Pages in use in the file: `page_count` − `freelist_count`.
 fn used_pages(conn: &Connection) -> rusqlite::Result<i64> {
     let mut stmt = conn.prepare_cached(
@@ -100,6 +130,8 @@ pub(super) struct Start {
     /// The file's used pages before a data statement; `None` for a schema
     /// statement, measured exactly on both sides instead.
     used: Option<i64>,
+    /// The plugin's schema text in bytes before a schema statement.
+    text: i64,
 }
 
 impl Start {
@@ -132,24 +164,36 @@ impl Meter {
             .saturating_mul(self.page_size.unsigned_abs())
     }
 
-    /// The plugin's usage in pages, measured from scratch with `dbstat`:
-    /// every table and index whose table satisfies `owns`.
+    /// The plugin's usage in pages, measured from scratch: the pages
+    /// (`dbstat`) of every table and index whose table satisfies `owns`,
+    /// and its schema text rounded up to pages.
     pub(super) fn measure(
         &self,
         conn: &Connection,
         owns: impl Fn(&str) -> bool,
     ) -> rusqlite::Result<i64> {
+        Ok(self.measure_with_text(conn, owns)?.0)
+    }
+
+    /// [`Meter::measure`], and the schema text in bytes.
+    fn measure_with_text(
+        &self,
+        conn: &Connection,
+        owns: impl Fn(&str) -> bool,
+    ) -> rusqlite::Result<(i64, i64)> {
+        let text = schema_text(conn, &owns)?;
+        let page = self.page_size.max(1);
+        let mut pages = (text + page - 1) / page;
         let mut stmt = conn.prepare(
             "SELECT name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index') AND rootpage > 0",
         )?;
         let btrees = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
-        let mut pages = 0;
         for (name, _) in btrees.iter().filter(|(_, t)| owns(t)) {
             pages += btree_pages(conn, name)?;
         }
-        Ok(pages)
+        Ok((pages, text))
     }
 
     /// Before a writing statement by a plugin whose usage is `usage`
@@ -163,9 +207,9 @@ impl Meter {
         exact: bool,
         owns: impl Fn(&str) -> bool,
     ) -> rusqlite::Result<Start> {
-        let usage = match usage {
-            Some(pages) if !exact => pages,
-            _ => self.measure(conn, owns)?,
+        let (usage, text) = match usage {
+            Some(pages) if !exact => (pages, 0),
+            _ => self.measure_with_text(conn, owns)?,
         };
         let remaining = (self.quota_pages() - usage).max(0);
         let limit = pragma(conn, "page_count")?
@@ -174,7 +218,7 @@ impl Meter {
             .min(self.max_page_count);
         conn.pragma_update(None, "max_page_count", limit)?;
         let used = if exact { None } else { Some(used_pages(conn)?) };
-        Ok(Start { usage, used })
+        Ok(Start { usage, used, text })
     }
 
     /// Put the connection's page limit back (after every statement begun).
@@ -204,7 +248,10 @@ impl Meter {
                 (self.measure(conn, owns)?, grown)
             }
             None => {
-                let after = self.measure(conn, owns)?;
+                let (after, text) = self.measure_with_text(conn, owns)?;
+                if text > start.text && text.unsigned_abs() > MAX_SCHEMA_BYTES {
+                    return Ok(Err((self.schema_exceeded(plugin, start.text), start.usage)));
+                }
                 (after, after - start.usage)
             }
         };
@@ -221,12 +268,27 @@ impl Meter {
     /// the file's free pages, which other plugins' deletes make).
     pub(super) fn exceeded(&self, plugin: &str, usage: i64) -> QuotaExceeded {
         QuotaExceeded {
+            limit: "storage quota",
             quota: self.quota,
             plugin: plugin.to_owned(),
             detail: format!(
                 "{} bytes used, {} bytes left, and the statement needs more; delete rows or drop tables to make room",
                 self.bytes(usage),
                 self.bytes(self.quota_pages() - usage)
+            ),
+        }
+    }
+
+    /// The refusal of a schema statement that would take the plugin's
+    /// schema text, `text` bytes before it, past [`MAX_SCHEMA_BYTES`].
+    fn schema_exceeded(&self, plugin: &str, text: i64) -> QuotaExceeded {
+        QuotaExceeded {
+            limit: "storage schema text limit",
+            quota: MAX_SCHEMA_BYTES,
+            plugin: plugin.to_owned(),
+            detail: format!(
+                "its tables, indexes, views and triggers hold {} bytes of SQL text, and the statement adds more; drop views or triggers to make room",
+                text.max(0)
             ),
         }
     }
@@ -242,17 +304,34 @@ mod tests {
         conn.execute_batch("CREATE TABLE a (x); CREATE TABLE b (x); CREATE INDEX a_x ON a (x)")
             .expect("create");
         let meter = Meter::new(&conn, 1 << 20).expect("meter");
-        // `a` and its index, one root page each; `b` is someone else's.
-        assert_eq!(meter.measure(&conn, |t| t == "a").expect("measure"), 2);
+        // `a` and its index, one root page each, and their 43 bytes of
+        // schema text, one page; `b` is someone else's.
+        assert_eq!(meter.measure(&conn, |t| t == "a").expect("measure"), 3);
         let used = used_pages(&conn).expect("used");
         conn.execute_batch("INSERT INTO a VALUES (zeroblob(10000))")
             .expect("insert");
         let grown = used_pages(&conn).expect("used") - used;
         assert_eq!(
             grown,
-            meter.measure(&conn, |t| t == "a").expect("measure") - 2
+            meter.measure(&conn, |t| t == "a").expect("measure") - 3
         );
         assert!(grown >= 2, "{grown}");
         assert_eq!(meter.bytes(2), 2 * 4096);
+    }
+
+    #[test]
+    fn a_view_costs_its_text() {
+        let conn = Connection::open_in_memory().expect("open");
+        let meter = Meter::new(&conn, 1 << 20).expect("meter");
+        let body = "x".repeat(10_000);
+        conn.execute_batch(&format!("CREATE VIEW v AS SELECT '{body}' AS a"))
+            .expect("view");
+        // No b-tree: 10 025 bytes of text, three pages.
+        assert_eq!(meter.measure(&conn, |t| t == "v").expect("measure"), 3);
+        assert_eq!(
+            schema_text(&conn, |t| t == "v").expect("text"),
+            10_000 + "CREATE VIEW v AS SELECT '' AS a".len() as i64
+        );
+        assert_eq!(meter.measure(&conn, |t| t == "w").expect("measure"), 0);
     }
 }

@@ -15,4 +15,5 @@ mod lifecycle;
 mod nested_grants;
 mod notifications;
 mod project;
+mod stderr;
 mod upgrade;

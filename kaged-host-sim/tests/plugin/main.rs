@@ -14,3 +14,4 @@ mod inprocess;
 mod normal;
 mod protocol;
 mod shutdown;
+mod stderr;

@@ -15,7 +15,7 @@ use kaged_host_sim::storage::{storage_prefix, DEFAULT_STORAGE_QUOTA};
 use kaged_host_sim::{AuditLog, BrokerHandler, HostConfig, HostSim, StorageBroker, TimeScale};
 use serde_json::{json, Value};
 
-const QUOTA: u64 = 64 * 1024;
+pub const QUOTA: u64 = 64 * 1024;
 
 fn hog(b: &StorageBroker) -> kaged_host_sim::storage::StorageClient {
     let c = writer("hog");
@@ -39,8 +39,9 @@ fn rows(b: &StorageBroker, c: &kaged_host_sim::storage::StorageClient) -> Value 
 }
 
 /// `plugin`'s usage in bytes, counted from the file the way the broker
-/// counts it: the pages of its tables and indexes.
-fn usage(path: &Path, plugin: &str) -> u64 {
+/// counts it: the pages of its tables and indexes, and its schema text
+/// (the catalogue's `CREATE` statements) rounded up to pages.
+pub fn usage(path: &Path, plugin: &str) -> u64 {
     let conn = rusqlite::Connection::open(path).expect("raw");
     let prefix = storage_prefix(plugin);
     let page: i64 = conn
@@ -63,11 +64,24 @@ fn usage(path: &Path, plugin: &str) -> u64 {
             .expect("dbstat");
         pages += n;
     }
+    let mut stmt = conn
+        .prepare(
+            "SELECT tbl_name, length(CAST(sql AS BLOB)) FROM sqlite_master WHERE sql IS NOT NULL",
+        )
+        .expect("prepare");
+    let text: i64 = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .filter(|(t, _)| t.starts_with(&prefix))
+        .map(|(_, n)| n)
+        .sum();
+    pages += (text + page - 1) / page;
     u64::try_from(pages * page).expect("a size")
 }
 
 /// The refusal's message for a plugin using `used` bytes of [`QUOTA`].
-fn refusal(plugin: &str, used: u64) -> String {
+pub fn refusal(plugin: &str, used: u64) -> String {
     format!(
         "storage quota of {QUOTA} bytes exceeded for plugin {plugin}: {used} bytes used, {} bytes left, and the statement needs more; delete rows or drop tables to make room",
         QUOTA.saturating_sub(used)

@@ -18,7 +18,11 @@ pub const TMP_BYTES: u64 = 128 * 1024 * 1024;
 /// `/dev/shm`: a tmpfs of this size (bytes); writable, or Python's
 /// `multiprocessing.Lock()` fails.
 pub const SHM_BYTES: u64 = 64 * 1024 * 1024;
-/// `RLIMIT_FSIZE`: the largest file a plugin may write (bytes).
+/// `RLIMIT_FSIZE`: the largest file a plugin may write (bytes). A limit
+/// per file, not a total: what a plugin writes into its writable grants
+/// (`write:fs:`, `exec:` work directories, the host's own directories bound
+/// as they are) is bounded in sum only by their filesystem's free space
+/// (the cage description says so, under `not set`).
 pub const FILE_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
 /// `RLIMIT_NOFILE`: open files (or the host's hard limit, when lower).
 pub const OPEN_FILES: u64 = 4096;
@@ -70,6 +74,13 @@ impl CageLimits {
                 "RLIMIT_AS: runtimes reserve more address space than they use; memory is \
                  limited by the memory cgroup"
                     .to_string(),
+                format!(
+                    "a total for writable grants (write:fs: paths, exec: work directories): \
+                     each is the host's own directory, bound as it is; one file is capped at \
+                     RLIMIT_FSIZE ({} MiB), the sum of files only by the free space of the \
+                     filesystem it is on",
+                    FILE_SIZE_BYTES >> 20
+                ),
             ],
         }
     }

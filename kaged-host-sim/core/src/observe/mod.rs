@@ -10,6 +10,7 @@ pub mod normal;
 pub mod reference;
 pub mod transcript;
 pub mod violation;
+pub mod visible;
 
 pub use audit::{AuditEvent, AuditLog, AuditRecord};
 pub use transcript::{Direction, Transcript, TranscriptRecord};

@@ -20,6 +20,7 @@
 //! | storage request while `initialize` said `storage_available: false` | answered `-32003` "storage is not available" and audited `plugin.storage_denied` (`reason: "storage_unavailable"`); never reaches the handler |
 //! | invalid JSON-RPC after the handshake | `plugin.protocol_violation`; the matching call fails with `-32603`, otherwise answered `-32600` |
 //! | notification | rate limited, `plugin.notification`, delivered to subscribers |
+//! | stderr line | control characters escaped, cut, kept for `last_stderr`; rate limited into the log and the transcript (`stderr.rs`) |
 //! | request | handled by the [`PluginRequestHandler`](crate::PluginRequestHandler) in its own task |
 
 mod pending;
@@ -29,6 +30,8 @@ mod reader;
 mod request_ids;
 mod shared;
 mod state;
+mod stderr;
+mod stderr_gate;
 mod stdout_progress;
 mod writer;
 
@@ -127,7 +130,7 @@ impl Connection {
             tokio::spawn(reader::read_loop(shared.clone(), reader)).abort_handle(),
         ];
         if let Some(err) = stderr {
-            tasks.push(tokio::spawn(writer::stderr_loop(shared.clone(), err)).abort_handle());
+            tasks.push(tokio::spawn(stderr::stderr_loop(shared.clone(), err)).abort_handle());
         }
         lock(&shared.tasks).extend(tasks);
         Connection { shared }
