@@ -7,6 +7,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod as_user;
 mod bwrap_run;
 mod cgroup;
 mod compile;

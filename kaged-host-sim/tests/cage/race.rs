@@ -16,11 +16,10 @@ use kaged_host_sim::CageMode;
 use serde_json::json;
 
 use crate::hostile::{caged_here, host_in, probe};
-use crate::support::host::fixture;
 
 /// A copy of the hostile plugin with `caps`, in `base/plugin`.
 pub(crate) fn hostile_with(base: &Path, caps: &[&str]) -> PathBuf {
-    let src = fixture("hostile");
+    let src = crate::as_user::hostile_src();
     let dir = base.join("plugin");
     std::fs::create_dir_all(&dir).expect("plugin dir");
     for f in ["plugin.py", "kproto.py"] {
