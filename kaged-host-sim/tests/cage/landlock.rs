@@ -9,7 +9,9 @@ use std::net::TcpListener;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener};
 
-use kaged_host_sim::cage::LandlockSupport;
+use std::os::fd::AsRawFd;
+
+use kaged_host_sim::cage::{race_hook, LandlockSupport};
 use kaged_host_sim::CageMode;
 use serde_json::json;
 
@@ -87,4 +89,41 @@ async fn a_port_grant_reaches_that_port_only_and_no_host_abstract_socket() {
         abstract_listener.accept().map(|_| ()).map_err(|e| e.kind()),
         Err(ErrorKind::WouldBlock)
     );
+}
+
+/// The Landlock ruleset's descriptor never collides with the descriptors
+/// placed for bwrap (seen in the cage bench: another task closed a
+/// descriptor while a cage was being made, the ruleset took that number,
+/// a bind's slot, and placing the binds closed it: the start failed). The
+/// test makes that hole itself, from the spawner's pause, just before the
+/// ruleset is created.
+#[tokio::test]
+async fn the_landlock_ruleset_survives_the_placing_of_the_descriptors() {
+    if !caged_here().await || !landlock_here() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let dir = hostile_with(&base, &["net:127.0.0.1:9"]);
+    let mut held: Vec<std::fs::File> = (0..64)
+        .map(|_| std::fs::File::open("/dev/null").expect("a descriptor"))
+        .collect();
+    // The lowest one from the first bind's slot (5) on: a slot number.
+    let at = held
+        .iter()
+        .position(|f| f.as_raw_fd() >= 5)
+        .expect("a descriptor above 5");
+    let victim = std::sync::Mutex::new(Some(held.remove(at)));
+    let _hook = race_hook::before_bwrap(
+        &dir,
+        std::sync::Arc::new(move |_| {
+            drop(victim.lock().expect("lock").take());
+        }),
+    );
+    let s = host_in(CageMode::Require, None)
+        .launch(&dir)
+        .await
+        .expect("the cage starts");
+    s.shutdown().await;
+    drop(held);
 }

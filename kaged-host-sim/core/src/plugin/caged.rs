@@ -267,6 +267,15 @@ impl CagePlan {
         unsafe {
             cmd.pre_exec(move || {
                 super::fds::cloexec_from_3()?;
+                // bwrap and all it runs enter the Landlock domain
+                // (no_new_privs first, as Landlock requires), before the
+                // descriptors are placed: placing them may reuse the
+                // ruleset's number.
+                if let Some(ruleset) = landlock.take() {
+                    ruleset.restrict_self().map_err(|_| {
+                        std::io::Error::from_raw_os_error(rustix::io::Errno::PERM.raw_os_error())
+                    })?;
+                }
                 place_fds(&placements, &mut scratch)?;
                 for entry in &entries {
                     let fd = rustix::fs::open(
@@ -282,13 +291,6 @@ impl CagePlan {
                         maximum: Some(*value),
                     };
                     rustix::process::setrlimit(*resource, limit)?;
-                }
-                // Last: bwrap and all it runs enter the Landlock domain
-                // (no_new_privs first, as Landlock requires).
-                if let Some(ruleset) = landlock.take() {
-                    ruleset.restrict_self().map_err(|_| {
-                        std::io::Error::from_raw_os_error(rustix::io::Errno::PERM.raw_os_error())
-                    })?;
                 }
                 Ok(())
             });

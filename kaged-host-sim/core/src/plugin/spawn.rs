@@ -300,14 +300,22 @@ fn start(mut cmd: Command, exe: &Path) -> Result<(Child, Pipes), SpawnError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let mut child = cmd.spawn().map_err(|source| match source.kind() {
-        std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable {
-            path: exe.to_path_buf(),
-        },
-        _ => SpawnError::Exec {
-            path: exe.to_path_buf(),
-            source,
-        },
+    let mut child = cmd.spawn().map_err(|source| {
+        // EACCES or EPERM from a file that has its execute bits came from
+        // the set-up in the child (the cage's descriptors, cgroup, rlimits,
+        // Landlock), not from the file: say what failed, not "not
+        // executable".
+        use std::os::unix::fs::PermissionsExt;
+        let runnable = std::fs::metadata(exe).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+        match source.kind() {
+            std::io::ErrorKind::PermissionDenied if !runnable => SpawnError::NotExecutable {
+                path: exe.to_path_buf(),
+            },
+            _ => SpawnError::Exec {
+                path: exe.to_path_buf(),
+                source,
+            },
+        }
     })?;
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
