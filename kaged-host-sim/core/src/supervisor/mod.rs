@@ -14,6 +14,7 @@
 //! | capability overreach, `api_version` / `name` / `version` mismatch, malformed `initialize` result | `failed` | no | `plugin.failed {total_failures, reason}`, `plugin.disabled {reason}` |
 //! | executable missing or not executable (spawn error) | `failed` | no | `plugin.disabled {reason: "spawn_failed"}` (the host audited `plugin.failed`) |
 //! | invalid manifest | `disabled` | no | — (the host audited `plugin.disabled {reason: "invalid manifest"}`) |
+//! | refused by the start gate ([`StartGate`], the daemon's consent check: nothing is spawned) | `disabled` | no | the refusal's record (`plugin.capability_overreach`), `plugin.disabled {reason, detail}` |
 //! | [`Supervisor::stop`] (graceful ladder) | `stopped` | no, whatever the exit | — (the session audits `plugin.exited`/`plugin.stopped`/`plugin.killed`) |
 //! | [`Supervisor::disable`] | `disabled` | no | `plugin.disabled {reason}` |
 //!
@@ -45,6 +46,7 @@
 
 mod driver;
 mod failures;
+mod gate;
 mod inner;
 mod state;
 
@@ -65,6 +67,7 @@ use crate::plugin::process::ExitInfo;
 use crate::time::clock::Clock;
 use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
 use failures::FailureHistory;
+pub use gate::{StartGate, StartRefusal};
 use inner::{lock, Inner};
 pub use state::{PluginState, SupervisorError};
 
@@ -120,6 +123,8 @@ impl Supervisor {
                 clock,
                 config: Mutex::new(None),
                 notifications: tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0,
+                gate: Mutex::new(None),
+                refusal: Mutex::new(None),
             }),
             ops: tokio::sync::Mutex::new(()),
             driver: Mutex::new(None),
@@ -194,6 +199,19 @@ impl Supervisor {
     /// The config set with [`Supervisor::set_config`].
     pub fn config(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
         lock(&self.inner.config).clone()
+    }
+
+    /// Check `gate` before every launch from now on (the first start and
+    /// every restart): a refusal leaves the plugin `disabled`, audited
+    /// (see [`StartGate`]).
+    pub fn set_start_gate(&self, gate: Arc<dyn StartGate>) {
+        *lock(&self.inner.gate) = Some(gate);
+    }
+
+    /// Why the start gate refused the last launch, while it stands (the
+    /// next launch the gate lets through clears it).
+    pub fn refusal(&self) -> Option<StartRefusal> {
+        lock(&self.inner.refusal).clone()
     }
 
     /// Start the plugin (daemon startup): `spawning`, then `running` with

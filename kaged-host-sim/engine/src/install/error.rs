@@ -77,6 +77,27 @@ pub enum InstallError {
         /// Why.
         message: String,
     },
+    /// A path capability reaches the plugin store (the store root or what
+    /// it owns: the installed copies, the consent record): an installed
+    /// copy is read-only to its own cage whatever the grants.
+    #[error(
+        "{name} asks `{capability}`, which reaches {} (the plugin store {}): an installed copy \
+         is read-only to its own cage whatever the grants, so no grant may cover the store or \
+         a copy in it; narrow the grant to a path outside the store (it resolves to {})",
+        covers.display(), store.display(), path.display()
+    )]
+    GrantCoversStore {
+        /// The plugin.
+        name: String,
+        /// The capability, canonical.
+        capability: String,
+        /// Its host path, resolved.
+        path: PathBuf,
+        /// What of the store it reaches.
+        covers: PathBuf,
+        /// The store root.
+        store: PathBuf,
+    },
     /// Step 3: the same version is already installed.
     #[error("{name} {version} is already installed")]
     AlreadyInstalled {
