@@ -68,7 +68,7 @@ pub use registry::{installed_copy, InstalledPlugin};
 pub use restart::UpgradeRestart;
 use select::packed_layout;
 pub use select::{LeftOut, LeftOutReason};
-pub use store_guard::{grants_over_store, StoreGrant, STORE_OWNED};
+pub use store_guard::{grants_over_store, scratch_store_dir, StoreGrant, STORE_OWNED};
 
 use kaged_host_core::audit::{AuditEvent, AuditLog};
 use kaged_host_core::validate::{command_leaves_plugin_dir, validate_dir};

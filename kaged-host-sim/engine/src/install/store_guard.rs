@@ -75,6 +75,36 @@ pub fn grants_over_store(
         .collect()
 }
 
+/// A temporary directory for a simulated plugin store (the conformance
+/// suite's install, `cargo kaged test`'s) that no grant of the plugin in
+/// `plugin_dir` reaches, so that a plugin asking `write:fs:/tmp` is not
+/// refused for where a tool chose to put its scratch store: under the
+/// system's temporary directory, else `/var/tmp`, else `$HOME/.cache`;
+/// under the system's when every one is reached (install then names the
+/// grant).
+pub fn scratch_store_dir(plugin_dir: &Path) -> std::io::Result<tempfile::TempDir> {
+    let capabilities = kaged_host_core::validate::validate_dir(plugin_dir)
+        .manifest
+        .map(|m| m.capability_strings())
+        .unwrap_or_default();
+    let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+    let candidates = [
+        Some(std::env::temp_dir()),
+        Some("/var/tmp".into()),
+        home_cache,
+    ];
+    for base in candidates.into_iter().flatten() {
+        let clear = |dir: &Path| grants_over_store(&capabilities, dir, None, None).is_empty();
+        if !base.is_dir() || !clear(&base.join("kaged-scratch")) {
+            continue;
+        }
+        if let Ok(dir) = tempfile::tempdir_in(&base) {
+            return Ok(dir);
+        }
+    }
+    tempfile::tempdir()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +137,30 @@ mod tests {
         assert_eq!(over(&caps, &store, None), caps[..5].to_vec());
         let grants = grants_over_store(&[caps[2].to_string()], &store, None, None);
         assert_eq!(grants[0].covers, store, "an ancestor covers the store root");
+    }
+
+    #[test]
+    fn a_scratch_store_is_made_where_no_grant_reaches() {
+        let plugin = tempfile::tempdir().expect("tempdir");
+        let tmp = resolved_path(&std::env::temp_dir());
+        std::fs::write(
+            plugin.path().join("kaged-plugin.yaml"),
+            format!(
+                "name: demo\nversion: 1.0.0\nkaged_api: 1\ndescription: d\ncommand: [./run]\n\
+                 capabilities: ['write:fs:{}']\n",
+                tmp.display()
+            ),
+        )
+        .expect("write");
+        let scratch = scratch_store_dir(plugin.path()).expect("a scratch dir");
+        let caps = [format!("write:fs:{}", tmp.display())];
+        if Path::new("/var/tmp").is_dir() && !tmp.starts_with("/var/tmp") {
+            assert!(
+                grants_over_store(&caps, scratch.path(), None, None).is_empty(),
+                "{}",
+                scratch.path().display()
+            );
+        }
     }
 
     #[test]
