@@ -46,7 +46,7 @@ impl ConsentGate {
 }
 
 impl StartGate for ConsentGate {
-    fn check(&self, dir: &Path) -> Result<(), StartRefusal> {
+    fn check(&self, dir: &Path) -> Result<(), Box<StartRefusal>> {
         let name = dir
             .file_name()
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
@@ -55,15 +55,15 @@ impl StartGate for ConsentGate {
             .check_consent(&name, self.project_root.as_deref())
         {
             Ok(check) if !check.refused() => Ok(()),
-            Ok(check) => Err(refusal(&check, self.store.root())),
-            Err(e) => Err(StartRefusal {
+            Ok(check) => Err(Box::new(refusal(&check, self.store.root()))),
+            Err(e) => Err(Box::new(StartRefusal {
                 reason: "consent_unchecked".to_string(),
                 capabilities: Vec::new(),
                 remedy: None,
                 message: kaged_host_core::one_line("the consent record cannot be read", &e),
                 event: None,
                 data: json!({}),
-            }),
+            })),
         }
     }
 }
@@ -128,5 +128,13 @@ impl From<StartRefusal> for Refusal {
             message: r.message,
             remedy: r.remedy,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_store_guard_protects_the_file_a_running_daemon_leaves() {
+        assert!(kaged_host_engine::STORE_OWNED.contains(&super::super::link::DAEMON_FILE));
     }
 }

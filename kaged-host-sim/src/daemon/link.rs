@@ -123,11 +123,11 @@ impl DaemonLink {
     /// to start it (its row has a `refusal`); the state it reached, `None`
     /// when nothing was refused there.
     pub async fn enable_if_refused(&self, name: &str) -> Result<Option<String>, LinkError> {
-        if !self
+        let refused = self
             .row(name)
             .await?
-            .is_some_and(|p| !p["refusal"].is_null())
-        {
+            .is_some_and(|p| !p["refusal"].is_null());
+        if !refused {
             return Ok(None);
         }
         let row = self.operate(name, "enable").await?;

@@ -142,15 +142,10 @@ fn install_refuses_a_grant_that_reaches_the_store_or_its_own_copy() {
         ),
     ] {
         let err = install_asking(&store, &capability).expect_err(&capability);
-        let InstallError::GrantCoversStore {
-            capability: named,
-            covers: reached,
-            ..
-        } = &err
-        else {
+        let InstallError::GrantCoversStore { grant, .. } = &err else {
             panic!("{capability}: {err}");
         };
-        assert_eq!((named, reached), (&capability, &covers));
+        assert_eq!((&grant.capability, &grant.covers), (&capability, &covers));
         let text = err.to_string();
         assert!(
             text.contains(&format!("`{capability}`"))
@@ -167,7 +162,7 @@ fn install_refuses_a_grant_that_reaches_the_store_or_its_own_copy() {
     let store = store.with_config_root(Some(real.clone()));
     let err = install_asking(&store, "write:fs:config:/plugins").expect_err("the copies");
     assert!(
-        matches!(&err, InstallError::GrantCoversStore { covers, .. } if *covers == real.join("plugins")),
+        matches!(&err, InstallError::GrantCoversStore { grant, .. } if grant.covers == real.join("plugins")),
         "{err}"
     );
     install_asking(&store, "write:fs:config:/memory").expect("a path the store does not own");

@@ -20,18 +20,18 @@ struct Switch {
 }
 
 impl StartGate for Switch {
-    fn check(&self, dir: &Path) -> Result<(), StartRefusal> {
+    fn check(&self, dir: &Path) -> Result<(), Box<StartRefusal>> {
         if !self.refuse.load(Ordering::SeqCst) {
             return Ok(());
         }
-        Err(StartRefusal {
+        Err(Box::new(StartRefusal {
             reason: "capability_overreach".into(),
             capabilities: vec!["net:*".into()],
             remedy: Some("consent again".into()),
             message: format!("{} asks net:* beyond its consent", dir.display()),
             event: Some(AuditEvent::CapabilityOverreach),
             data: json!({"reason": "not_consented", "excess": ["net:*"]}),
-        })
+        }))
     }
 }
 

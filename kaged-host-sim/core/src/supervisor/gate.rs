@@ -16,7 +16,7 @@ use crate::observe::audit::AuditEvent;
 /// start.
 pub trait StartGate: Send + Sync + std::fmt::Debug {
     /// `Ok` to launch the plugin in `dir`; why not otherwise.
-    fn check(&self, dir: &Path) -> Result<(), StartRefusal>;
+    fn check(&self, dir: &Path) -> Result<(), Box<StartRefusal>>;
 }
 
 /// Why a [`StartGate`] refused a start.

@@ -88,7 +88,7 @@ impl Inner {
     /// one), or `None` (the last refusal cleared).
     pub(super) fn gate_refusal(&self) -> Option<StartRefusal> {
         let gate = lock(&self.gate).clone();
-        let refusal = gate.and_then(|g| g.check(&self.dir).err());
+        let refusal = gate.and_then(|g| g.check(&self.dir).err()).map(|r| *r);
         lock(&self.refusal).clone_from(&refusal);
         refusal
     }

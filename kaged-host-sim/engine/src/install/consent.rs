@@ -31,21 +31,12 @@ use std::path::Path;
 
 use kaged_plugin_protocol::capability::Capability;
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
-use sha2::{Digest, Sha256};
 
 use super::error::InstallError;
-use super::plan::{InstallPlan, Upgrade};
+use super::plan::{manifest_digest, InstallPlan, Upgrade};
 use super::registry::{InstalledPlugin, Registry};
 use super::store_guard::{grants_over_store, StoreGrant};
 use super::PluginStore;
-
-/// The SHA-256 of `bytes`, lowercase hex.
-pub fn manifest_digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
 
 /// The command that asks the operator's consent again for `name` in the
 /// store at `store_root` (this kit's CLI).
@@ -256,32 +247,6 @@ impl PluginStore {
             .ok_or_else(|| InstallError::NotInstalled {
                 name: name.to_string(),
             })
-    }
-}
-
-/// Refuse `capabilities` of `name` when one reaches the store.
-pub(super) fn refuse_store_grants(
-    name: &str,
-    capabilities: &[String],
-    store: &PluginStore,
-) -> Result<(), InstallError> {
-    match grants_over_store(
-        capabilities,
-        store.root(),
-        store.config_root.as_deref(),
-        None,
-    )
-    .into_iter()
-    .next()
-    {
-        None => Ok(()),
-        Some(g) => Err(InstallError::GrantCoversStore {
-            name: name.to_string(),
-            capability: g.capability,
-            path: g.path,
-            covers: g.covers,
-            store: store.root().to_path_buf(),
-        }),
     }
 }
 

@@ -58,11 +58,11 @@ use std::path::{Path, PathBuf};
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 use serde_json::json;
 
-pub use consent::{covered_by, manifest_digest, reconsent_command, ConsentCheck};
+pub use consent::{covered_by, reconsent_command, ConsentCheck};
 pub use copy::InstalledSize;
 pub use kagedignore::KAGEDIGNORE_FILE;
 pub use packed::{cargo_target_dir, package_packed_dir, packed_dir};
-pub use plan::{InstallPlan, Upgrade};
+pub use plan::{manifest_digest, InstallPlan, Upgrade};
 use registry::Registry;
 pub use registry::{installed_copy, InstalledPlugin};
 pub use restart::UpgradeRestart;
@@ -196,7 +196,7 @@ impl PluginStore {
         }
         select::command_files(src, &manifest.name, &manifest.command)?;
         let capabilities = manifest.capability_strings();
-        consent::refuse_store_grants(&manifest.name, &capabilities, self)?;
+        self.refuse_store_grants(&manifest.name, &capabilities)?;
         let resolved = capabilities
             .iter()
             .filter_map(|c| {
@@ -216,8 +216,22 @@ impl PluginStore {
             command: manifest.command,
             upgrade: None,
             reconsent: false,
-            manifest_sha256: consent::manifest_digest(&bytes),
+            manifest_sha256: plan::manifest_digest(&bytes),
         })
+    }
+
+    /// Refuse `capabilities` of `name` when one reaches the store
+    /// ([`store_guard`]).
+    fn refuse_store_grants(&self, name: &str, capabilities: &[String]) -> Result<(), InstallError> {
+        let over = grants_over_store(capabilities, &self.root, self.config_root.as_deref(), None);
+        match over.into_iter().next() {
+            None => Ok(()),
+            Some(g) => Err(InstallError::GrantCoversStore {
+                name: name.to_string(),
+                grant: Box::new(g),
+                store: self.root.clone(),
+            }),
+        }
     }
 
     /// The whole flow: [`plan`](Self::plan), ask `consent`, copy into the

@@ -4,8 +4,18 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use sha2::{Digest, Sha256};
+
 use super::error::InstallError;
 use super::select::{select, LeftOut};
+
+/// The SHA-256 of `bytes`, lowercase hex.
+pub fn manifest_digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// Capabilities gained and lost by an upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -157,6 +157,18 @@ mod tests {
     }
 
     #[test]
+    fn the_store_guard_protects_the_record_and_its_temporary_twin() {
+        let owned = crate::STORE_OWNED;
+        assert!(owned.contains(&CONFIG_FILE) && owned.contains(&"config.toml.tmp"));
+        let tmp = Path::new(CONFIG_FILE).with_extension("toml.tmp");
+        assert_eq!(
+            tmp,
+            Path::new("config.toml.tmp"),
+            "what save() writes first"
+        );
+    }
+
+    #[test]
     fn a_malformed_file_is_named() {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join(CONFIG_FILE), "[plugins.echo]\nlocal = 3\n").expect("w");

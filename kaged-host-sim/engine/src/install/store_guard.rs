@@ -18,12 +18,10 @@ use std::path::{Path, PathBuf};
 
 use kaged_host_core::cage::{grant_path, resolved_path};
 
-use super::registry::CONFIG_FILE;
-
 /// The entries at the store root that the store owns: the installed copies
 /// (`plugins/`), the consent record and its temporary twin, and the file a
 /// running daemon leaves there (`daemon.json`: its API address and token).
-pub const STORE_OWNED: [&str; 4] = ["plugins", CONFIG_FILE, "config.toml.tmp", "daemon.json"];
+pub const STORE_OWNED: [&str; 4] = ["plugins", "config.toml", "config.toml.tmp", "daemon.json"];
 
 /// A grant that reaches the store.
 #[derive(Debug, Clone, PartialEq, Eq)]

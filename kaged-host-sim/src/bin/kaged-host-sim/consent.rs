@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! $ kaged-host-sim plugin list --store ~/.kaged
-//! echo	0.1.0	disabled (capability overreach: net:*, read:fs:/root)	local	/src/echo	sha256:3f9c0a1b2c3d
+//! echo  0.1.0  disabled (capability overreach: net:*, read:fs:/root)  local  /src/echo  sha256:3f9c0a1b2c3d
 //!   → re-consent with: kaged-host-sim plugin consent echo --store ~/.kaged
 //! $ kaged-host-sim plugin consent echo --store ~/.kaged
 //! Plugin echo 0.1.0 is installed; its manifest (sha256 ...) asks:
@@ -65,7 +65,7 @@ pub(super) async fn reconsent(
                     .into(),
             ))
         }
-        Err(e) => return Err(super::plugin::failed("consent", e)),
+        Err(e) => return Err(CliError::Failed(one_line("consent", &e))),
     };
     let caps = match entry.capabilities.is_empty() {
         true => "no capability".to_string(),

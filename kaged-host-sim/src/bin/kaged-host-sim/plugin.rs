@@ -155,7 +155,7 @@ fn open_store(store: Option<&Path>, audit: &AuditLog) -> Result<PluginStore, Cli
     })
 }
 
-pub(super) fn failed(what: &str, e: InstallError) -> CliError {
+fn failed(what: &str, e: InstallError) -> CliError {
     match e {
         InstallError::InvalidManifest { report, .. } => CliError::Failed(format!(
             "{what}: invalid manifest: {}",
