@@ -46,9 +46,11 @@ impl InstalledCopy {
                 source,
             }
         })?;
-        let root = tempfile::tempdir().map_err(|source| crate::pack::PackError::Io {
-            path: std::env::temp_dir(),
-            source,
+        let root = kaged_host_engine::scratch_store_dir(dir).map_err(|source| {
+            crate::pack::PackError::Io {
+                path: std::env::temp_dir(),
+                source,
+            }
         })?;
         let input = PackInput {
             manifest: &manifest,

@@ -61,17 +61,19 @@ pub use kaged_host_core::{
     validate_dir, AuditEvent, AuditLog, AuditRecord, CageKind, CageMode, CageStatus, CallError,
     DefaultHandler, Direction, ExitInfo, HandshakeError, HandshakeInfo, HealthMonitor, HostConfig,
     HostSim, InFlight, InFlightWaiter, LaunchError, Phase, PluginHandle, PluginRequestHandler,
-    PluginState, RawChannel, RequestContext, RequestError, ShutdownOutcome, SpawnError, Supervisor,
-    SupervisorError, TimeScale, Timeouts, Transcript, TranscriptRecord, CONFIG_ROOT_ENV,
+    PluginState, RawChannel, RequestContext, RequestError, ShutdownOutcome, SpawnError, StartGate,
+    StartRefusal, Supervisor, SupervisorError, TimeScale, Timeouts, Transcript, TranscriptRecord,
+    CONFIG_ROOT_ENV,
 };
 #[doc(no_inline)]
 pub use kaged_host_engine::assert_transcript_snapshot;
 #[doc(no_inline)]
 pub use kaged_host_engine::{
     agents, installed_copy, scenario, AgentHost, AgentHostError, CompactRequest, CompactionOutcome,
-    FailedPlugin, IdleOutcome, InstallError, InstallPlan, InstalledPlugin, InstalledSize,
-    KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten, LeftOut, LeftOutReason, PluginDirs,
-    PluginStore, SessionStart, Uninstalled, Upgrade, UpgradeRestart, KAGEDIGNORE_FILE,
+    ConsentCheck, FailedPlugin, IdleOutcome, InstallError, InstallPlan, InstalledPlugin,
+    InstalledSize, KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten, LeftOut,
+    LeftOutReason, PluginDirs, PluginStore, SessionStart, StoreGrant, Uninstalled, Upgrade,
+    UpgradeRestart, KAGEDIGNORE_FILE,
 };
 #[doc(no_inline)]
 pub use kaged_host_storage::{BrokerHandler, StorageBroker};

@@ -3,11 +3,14 @@
 //! with a capability diff and the running plugin restarted on the new copy,
 //! uninstall refused with active sessions unless
 //! forced, and cleanup of the plugin's storage on uninstall; what install
-//! copies is in [`copies`].
+//! copies is in [`copies`]; consent recorded and checked at every start in
+//! [`consent`].
 
 #[path = "support/mod.rs"]
 mod support;
 
+#[path = "install/consent.rs"]
+mod consent;
 #[path = "install/copies.rs"]
 mod copies;
 

@@ -18,7 +18,11 @@ use crate::packing::{build_and_pack, PackOptions};
 /// MUST case failed). Progress goes to stderr, the report where `suite`
 /// says.
 pub fn certify(pack: &PackOptions, suite: &SuiteArgs, cwd: &Path) -> Result<i32, KagedError> {
-    let scratch = tempfile::tempdir().map_err(KagedError::io_at(&std::env::temp_dir()))?;
+    // Where none of the plugin's grants reaches (the store in it would be
+    // refused by install otherwise).
+    let package = crate::cargo::find_package(pack.package.as_deref(), cwd)?;
+    let scratch = kaged_host_engine::scratch_store_dir(&package.dir)
+        .map_err(KagedError::io_at(&std::env::temp_dir()))?;
     let options = PackOptions {
         out: Some(scratch.path().join("packed")),
         ..pack.clone()
@@ -34,7 +38,6 @@ pub fn certify(pack: &PackOptions, suite: &SuiteArgs, cwd: &Path) -> Result<i32,
     );
     let mut suite = suite.clone();
     if suite.conformance_profile.is_none() {
-        let package = crate::cargo::find_package(pack.package.as_deref(), cwd)?;
         suite.conformance_profile = kaged_conformance::testing::profile_of(&package.dir);
     }
     Ok(run_dir(&installed, &suite)?)

@@ -70,7 +70,7 @@ pub use plugin::{
     HandshakeError, HandshakeInfo, HealthMonitor, Phase, PluginHandle, RawChannel, RequestError,
     ShutdownOutcome, SpawnError, CONFIG_ROOT_ENV,
 };
-pub use supervisor::{PluginState, Supervisor, SupervisorError};
+pub use supervisor::{PluginState, StartGate, StartRefusal, Supervisor, SupervisorError};
 #[doc(no_inline)]
 pub use time::{TimeScale, Timeouts};
 

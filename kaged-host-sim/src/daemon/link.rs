@@ -3,7 +3,8 @@
 //! (mode 0600: the API's address and token) and removes it when it stops.
 //! `plugin install`, after an upgrade, asks that daemon to restart the
 //! plugin when it runs it (plugin-host.md § Upgrade: "Plugin was running;
-//! restarting... ✓ oh-my-pi restarted").
+//! restarting... ✓ oh-my-pi restarted"); `plugin consent`, after a
+//! re-consent, asks it to enable the plugin it had refused to start.
 //!
 //! The request is one HTTP/1.1 exchange on loopback with the daemon's own
 //! API (`GET /api/v1/plugins`, `POST /api/v1/plugins/<name>/restart`),
@@ -111,11 +112,34 @@ impl DaemonLink {
         {
             return Ok(Restart::NotRunning);
         }
-        let path = format!("/api/v1/plugins/{name}/restart");
+        let row = self.operate(name, "restart").await?;
+        Ok(Restart::Restarted {
+            state: row["state"].as_str().unwrap_or("?").to_string(),
+            version: row["version"].as_str().unwrap_or("?").to_string(),
+        })
+    }
+
+    /// After `plugin consent`: enable `name` in the daemon when it refused
+    /// to start it (its row has a `refusal`); the state it reached, `None`
+    /// when nothing was refused there.
+    pub async fn enable_if_refused(&self, name: &str) -> Result<Option<String>, LinkError> {
+        let refused = self
+            .row(name)
+            .await?
+            .is_some_and(|p| !p["refusal"].is_null());
+        if !refused {
+            return Ok(None);
+        }
+        let row = self.operate(name, "enable").await?;
+        Ok(Some(row["state"].as_str().unwrap_or("?").to_string()))
+    }
+
+    /// `POST /api/v1/plugins/<name>/<action>` (`restart`, `enable`), then
+    /// wait while the new process is `spawning` (bounded by the spec's
+    /// initialize timeout; the daemon's own is no longer): its last row.
+    async fn operate(&self, name: &str, action: &str) -> Result<Value, LinkError> {
+        let path = format!("/api/v1/plugins/{name}/{action}");
         let mut row = self.request("POST", &path).await?;
-        // The restart answers once the old process stopped and the new one
-        // is spawning: wait for its handshake (bounded by the spec's
-        // initialize timeout; the daemon's own is no longer).
         let deadline = std::time::Instant::now() + Duration::from_secs(INITIALIZE_TIMEOUT_SEC);
         while row["state"] == "spawning" && std::time::Instant::now() < deadline {
             tokio::time::sleep(API_STATE_POLL).await;
@@ -123,10 +147,7 @@ impl DaemonLink {
                 row = now;
             }
         }
-        Ok(Restart::Restarted {
-            state: row["state"].as_str().unwrap_or("?").to_string(),
-            version: row["version"].as_str().unwrap_or("?").to_string(),
-        })
+        Ok(row)
     }
 
     /// `name`'s row of the daemon's plugin list, if it runs it.

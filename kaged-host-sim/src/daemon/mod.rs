@@ -7,6 +7,10 @@
 //! * [`discover`] reads the enabled-plugins list as the daemon does (spec
 //!   Spawn step 1): the enabled entries of a plugin store, or every plugin
 //!   directory under a `--plugins` root.
+//! * [`ConsentGate`] checks, before every start of a store's plugin, that
+//!   its manifest asks no more than was consented at install (ADDENDUM
+//!   §16): refused, it stays `disabled`, audited
+//!   `plugin.capability_overreach`.
 //! * [`Daemon::start_all`] starts every plugin at once: a plugin that fails
 //!   to start ends `failed` or `disabled` on its own and never blocks the
 //!   others.
@@ -21,6 +25,7 @@
 //! `plugin.knob_write`.
 
 pub mod api;
+mod consent_gate;
 mod discover;
 mod error;
 mod history;
@@ -32,6 +37,7 @@ mod overlap;
 mod project;
 mod running;
 
+pub use consent_gate::{ConsentGate, Refusal};
 pub use discover::{discover, PluginSource};
 pub use error::DaemonError;
 pub use history::HISTORY_LEN;

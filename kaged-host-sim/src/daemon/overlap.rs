@@ -50,9 +50,9 @@ pub(super) fn refusals(
                  nested in another plugin's writable grant is refused (ADDENDUM §16); the \
                  operator removes one of the two plugins or changes a grant",
                 inner.capability,
-                inner.path.display(),
+                inner.declared.display(),
                 o.capability,
-                o.path.display()
+                o.declared.display()
             ))
         })
         .collect()

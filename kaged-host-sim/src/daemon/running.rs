@@ -10,6 +10,7 @@ use kaged_plugin_protocol::manifest::Manifest;
 use tokio::sync::broadcast::Receiver;
 use tokio::task::JoinHandle;
 
+use super::consent_gate::{ConsentGate, Refusal};
 use super::error::DaemonError;
 use super::history::History;
 use super::project::DaemonProject;
@@ -17,7 +18,7 @@ use kaged_host_core::audit::{AuditEvent, AuditRecord};
 use kaged_host_core::time::clock::Clock;
 use kaged_host_core::HostSim;
 use kaged_host_core::PluginHandle;
-use kaged_host_core::{PluginState, Supervisor};
+use kaged_host_core::{PluginState, StartGate, Supervisor};
 use kaged_host_engine::agents::config::merge_config;
 
 /// One supervised plugin and its daemon-side config.
@@ -57,6 +58,10 @@ pub struct DaemonOptions {
     pub clock: Clock,
     /// A project file: agent contexts for `?agent=PATH`.
     pub project: Option<PathBuf>,
+    /// The plugin store the plugins come from: consent is checked before
+    /// every start ([`ConsentGate`]). `None` (a `--plugins` directory):
+    /// nothing was consented, nothing is checked.
+    pub store: Option<PathBuf>,
 }
 
 /// Every enabled plugin under its own supervisor; see the module docs.
@@ -89,6 +94,9 @@ pub struct PluginStatus {
     pub last_exit: Option<Value>,
     /// Whether the running process is caged; `None` when none runs.
     pub caged: Option<bool>,
+    /// Why the plugin was not started (its manifest asks more than was
+    /// consented: the command that re-consents), while that stands.
+    pub refusal: Option<Refusal>,
 }
 
 impl Daemon {
@@ -97,7 +105,7 @@ impl Daemon {
     pub fn new(host: HostSim, dirs: &[PathBuf]) -> Arc<Daemon> {
         let events = host.audit().subscribe();
         let manifests = read_manifests(dirs);
-        Daemon::assemble(host, dirs, manifests, Clock::Real, None, events)
+        Daemon::assemble(host, dirs, manifests, Clock::Real, None, events, None)
     }
 
     /// [`Daemon::new`] with `options`: a project (loaded and resolved
@@ -110,6 +118,18 @@ impl Daemon {
     ) -> Result<Arc<Daemon>, DaemonError> {
         let events = host.audit().subscribe();
         let manifests = read_manifests(dirs);
+        let gate = match &options.store {
+            None => None,
+            Some(root) => {
+                let c = host.config();
+                let gate = ConsentGate::new(root, c.config_root.clone(), c.project_root.clone())
+                    .map_err(|source| DaemonError::Store {
+                        root: root.clone(),
+                        source,
+                    })?;
+                Some(Arc::new(gate) as Arc<dyn StartGate>)
+            }
+        };
         let (host, project) = match &options.project {
             None => (host, None),
             Some(file) => {
@@ -129,6 +149,7 @@ impl Daemon {
             options.clock,
             project,
             events,
+            gate,
         ))
     }
 
@@ -139,17 +160,22 @@ impl Daemon {
         clock: Clock,
         project: Option<DaemonProject>,
         events: Receiver<AuditRecord>,
+        gate: Option<Arc<dyn StartGate>>,
     ) -> Arc<Daemon> {
         let refusals = super::overlap::refusals(host.config(), dirs, &manifests);
+        let supervisor = |dir: &PathBuf| {
+            let sup = Supervisor::with_clock(host.clone(), dir, clock.clone());
+            if let Some(gate) = &gate {
+                sup.set_start_gate(gate.clone());
+            }
+            sup
+        };
         let plugins = dirs
             .iter()
             .zip(manifests)
             .zip(refusals)
             .map(|((dir, manifest), refused)| Managed {
-                sup: with_initial_config(
-                    Supervisor::with_clock(host.clone(), dir, clock.clone()),
-                    manifest.as_ref(),
-                ),
+                sup: with_initial_config(supervisor(dir), manifest.as_ref()),
                 version: manifest
                     .as_ref()
                     .map(|m| m.version.clone())
@@ -353,5 +379,6 @@ fn status_of(m: &Managed) -> PluginStatus {
             .last_exit()
             .map(|x| json!({"code": x.code, "signal": x.signal})),
         caged: session.as_ref().map(|s| s.caged()),
+        refusal: m.sup.refusal().map(Refusal::from),
     }
 }

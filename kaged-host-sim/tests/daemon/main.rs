@@ -7,6 +7,7 @@ mod support;
 mod api;
 mod browser;
 mod callers;
+mod consent;
 mod flood;
 mod foreign;
 mod guard;

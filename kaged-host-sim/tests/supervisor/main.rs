@@ -4,6 +4,7 @@
 mod support;
 
 mod clock;
+mod gate;
 mod helpers;
 mod operator;
 mod restart;

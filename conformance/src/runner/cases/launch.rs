@@ -72,7 +72,9 @@ pub(crate) async fn self_contained(
              (pack it first: `cargo kaged pack`)"
         ));
     }
-    let store_root = match tempfile::tempdir() {
+    // Where none of the plugin's grants reaches: a `write:fs:/tmp` grant
+    // would otherwise be refused for reaching this scratch store.
+    let store_root = match kaged_host_engine::scratch_store_dir(&ctx.dir) {
         Ok(d) => d,
         Err(e) => return Verdict::skip(format!("cannot create a temporary plugin store: {e}")),
     };

@@ -13,51 +13,28 @@
 //! twice is not nesting: a bind's own root is a mount point, which nobody
 //! can swap.
 
-use std::path::PathBuf;
-
-use kaged_plugin_protocol::capability::Capability;
 use kaged_plugin_protocol::manifest::Manifest;
 
 use super::error::CageError;
-use super::fs_view::HostFs;
-use super::grants::host_path;
+use super::grant_path::{grant_path, GrantPath};
 use super::inputs::CageInputs;
 use super::policy::{Mode, Mount};
 
-/// One path grant of a plugin, as a host path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrantPath {
-    /// The capability, canonical.
-    pub capability: String,
-    /// The host path it names (lexically normalised, roots resolved).
-    pub path: PathBuf,
-    /// `write:fs:` or an `exec:` working directory.
-    pub writable: bool,
-}
-
-/// The path grants of `manifest` under `inputs`' roots; a capability that
-/// does not parse or has no root is left out (the compiler reports it).
+/// The path grants of `manifest` under `inputs`' roots ([`grant_path`]);
+/// a capability that does not parse or has no root is left out (the
+/// compiler reports it).
 pub fn grant_paths(manifest: &Manifest, inputs: &CageInputs) -> Vec<GrantPath> {
-    let mut out = Vec::new();
-    for entry in &manifest.capabilities {
-        let Ok(cap) = entry.capability() else {
-            continue;
-        };
-        let (raw, writable) = match &cap {
-            Capability::ReadFs(p) => (p, false),
-            Capability::WriteFs(p) | Capability::Exec { path: p, .. } => (p, true),
-            _ => continue,
-        };
-        let text = cap.to_string();
-        if let Ok(path) = host_path(&HostFs, &text, raw, inputs) {
-            out.push(GrantPath {
-                capability: text,
-                path,
-                writable,
-            });
-        }
-    }
-    out
+    manifest
+        .capabilities
+        .iter()
+        .filter_map(|entry| {
+            grant_path(
+                &entry.canonical(),
+                inputs.config_root.as_deref(),
+                inputs.project_root.as_deref(),
+            )
+        })
+        .collect()
 }
 
 /// The first of `inner` that lies strictly inside a writable one of
@@ -69,7 +46,7 @@ pub fn nested_in_writable<'a>(
     inner.iter().find_map(|i| {
         outer
             .iter()
-            .find(|o| o.writable && i.path != o.path && i.path.starts_with(&o.path))
+            .find(|o| o.writable && i.declared != o.declared && i.declared.starts_with(&o.declared))
             .map(|o| (i, o))
     })
 }

@@ -54,7 +54,7 @@ crate::names::name_table! {
     Uninstalled => "plugin.uninstalled",
     /// The plugin violated the wire protocol (name, violation_type, detail).
     ProtocolViolation => "plugin.protocol_violation",
-    /// The plugin claimed capabilities beyond its manifest (name, claimed, allowed).
+    /// The plugin claimed capabilities beyond its manifest in its handshake (name, claimed, allowed, excess). Also, before every start of a store's plugin (ADDENDUM §16), the plugin is not started: its manifest asks more than was consented at install (reason `not_consented`, excess, asked, consented, manifest_sha256, consented_sha256, reconsent: the command that re-consents), or a grant of it reaches the plugin store (reason `covers_store`, excess, paths, store).
     CapabilityOverreach => "plugin.capability_overreach",
     /// Storage access outside the plugin's schema, or a write past its quota (name, sql, method, reason: `quota` for the quota; capability: the one the plugin lacks, when that is why).
     StorageDenied => "plugin.storage_denied",

@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::failures::Verdict;
+use super::gate::StartRefusal;
 use super::inner::{lock, Inner, Slot};
 use super::PluginState;
 use crate::host::LaunchError;
@@ -34,6 +35,8 @@ enum Attempt {
     /// [`SpawnError::is_host_side`](crate::plugin::spawn::SpawnError::is_host_side)):
     /// retried with backoff, not counted as a failure of the plugin.
     HostSide(String),
+    /// The start gate refused it: disabled, nothing spawned.
+    Refused(StartRefusal),
 }
 
 /// Drive the plugin until it is marked failed or disabled (or cancelled).
@@ -100,13 +103,29 @@ pub(super) async fn drive(inner: Arc<Inner>) {
                 inner.set_state(PluginState::Disabled);
                 return;
             }
+            Attempt::Refused(refusal) => {
+                tracing::error!(plugin = %inner.name, reason = %refusal.reason, message = %refusal.message, "plugin not started");
+                if let Some(event) = refusal.event {
+                    inner.audit(event, refusal.data);
+                }
+                inner.audit(
+                    AuditEvent::Disabled,
+                    json!({"reason": refusal.reason, "detail": refusal.message}),
+                );
+                inner.set_state(PluginState::Disabled);
+                return;
+            }
         }
     }
 }
 
-/// One launch: spawn, handshake, run until the process ends.
+/// One launch: the start gate, spawn, handshake, run until the process
+/// ends.
 async fn attempt(inner: &Inner) -> Attempt {
     inner.set_state(PluginState::Spawning);
+    if let Some(refusal) = inner.gate_refusal() {
+        return Attempt::Refused(refusal);
+    }
     inner.spawns.fetch_add(1, Ordering::SeqCst);
     let session = match inner.host.launch(&inner.dir).await {
         Ok(s) => Arc::new(s),

@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
 use super::failures::FailureHistory;
+use super::gate::{StartGate, StartRefusal};
 use super::state::PluginState;
 use crate::host::HostSim;
 use crate::observe::audit::AuditEvent;
@@ -45,6 +46,10 @@ pub(crate) struct Inner {
     /// Every notification of every process, forwarded from each one right
     /// after its launch ([`super::Supervisor::notifications`]).
     pub(super) notifications: broadcast::Sender<Notification>,
+    /// Run before every launch ([`super::Supervisor::set_start_gate`]).
+    pub(super) gate: Mutex<Option<Arc<dyn StartGate>>>,
+    /// The gate's last refusal; cleared when it lets a launch through.
+    pub(super) refusal: Mutex<Option<StartRefusal>>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -77,6 +82,15 @@ impl Inner {
                 }
             }
         });
+    }
+
+    /// Run the start gate, if any: its refusal (also kept as the last
+    /// one), or `None` (the last refusal cleared).
+    pub(super) fn gate_refusal(&self) -> Option<StartRefusal> {
+        let gate = lock(&self.gate).clone();
+        let refusal = gate.and_then(|g| g.check(&self.dir).err()).map(|r| *r);
+        lock(&self.refusal).clone_from(&refusal);
+        refusal
     }
 
     /// Take the slot, but only if it still holds `session`.

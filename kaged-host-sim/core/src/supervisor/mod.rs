@@ -15,6 +15,7 @@
 //! | the host's own resources ran out at the start (`EMFILE`, `ENFILE`, `ENOMEM`, `EAGAIN` reading the manifest or spawning) | `crashed` | yes, after 1 s, 2 s, 4 s ... (capped at 60 s), never counted toward the 5 failures | — (the host audited `plugin.failed {reason: "spawn failed"}`; no `plugin.disabled`: the plugin is not marked failed) |
 //! | executable missing or not executable (spawn error) | `failed` | no | `plugin.disabled {reason: "spawn_failed"}` (the host audited `plugin.failed`) |
 //! | invalid manifest | `disabled` | no | — (the host audited `plugin.disabled {reason: "invalid manifest"}`) |
+//! | refused by the start gate ([`StartGate`], the daemon's consent check: nothing is spawned) | `disabled` | no | the refusal's record (`plugin.capability_overreach`), `plugin.disabled {reason, detail}` |
 //! | [`Supervisor::stop`] (graceful ladder) | `stopped` | no, whatever the exit | — (the session audits `plugin.exited`/`plugin.stopped`/`plugin.killed`) |
 //! | [`Supervisor::disable`] | `disabled` | no | `plugin.disabled {reason}` |
 //!
@@ -46,6 +47,7 @@
 
 mod driver;
 mod failures;
+mod gate;
 mod inner;
 mod state;
 
@@ -66,6 +68,7 @@ use crate::plugin::process::ExitInfo;
 use crate::time::clock::Clock;
 use crate::time::{RestartPolicy, KILL_CONFIRM_MIN};
 use failures::FailureHistory;
+pub use gate::{StartGate, StartRefusal};
 use inner::{lock, Inner};
 pub use state::{PluginState, SupervisorError};
 
@@ -121,6 +124,8 @@ impl Supervisor {
                 clock,
                 config: Mutex::new(None),
                 notifications: tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0,
+                gate: Mutex::new(None),
+                refusal: Mutex::new(None),
             }),
             ops: tokio::sync::Mutex::new(()),
             driver: Mutex::new(None),
@@ -195,6 +200,19 @@ impl Supervisor {
     /// The config set with [`Supervisor::set_config`].
     pub fn config(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
         lock(&self.inner.config).clone()
+    }
+
+    /// Check `gate` before every launch from now on (the first start and
+    /// every restart): a refusal leaves the plugin `disabled`, audited
+    /// (see [`StartGate`]).
+    pub fn set_start_gate(&self, gate: Arc<dyn StartGate>) {
+        *lock(&self.inner.gate) = Some(gate);
+    }
+
+    /// Why the start gate refused the last launch, while it stands (the
+    /// next launch the gate lets through clears it).
+    pub fn refusal(&self) -> Option<StartRefusal> {
+        lock(&self.inner.refusal).clone()
     }
 
     /// Start the plugin (daemon startup): `spawning`, then `running` with

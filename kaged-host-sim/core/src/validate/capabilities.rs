@@ -119,7 +119,11 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
 /// `project:/` or `/`, and the normal components after it (`.` dropped,
 /// `..` popped; the grammar refuses a `..` under a root prefix), and
 /// whether it is writable.
-fn grant_path(cap: &Capability) -> Option<(&'static str, Vec<String>, bool)> {
+/// A path grant's root (`config:/`, `project:/`, `/`), components, and
+/// whether it is writable.
+type RootedPath = (&'static str, Vec<String>, bool);
+
+fn grant_path(cap: &Capability) -> Option<RootedPath> {
     let (raw, writable) = match cap {
         Capability::ReadFs(p) => (p, false),
         Capability::WriteFs(p) | Capability::Exec { path: p, .. } => (p, true),
@@ -148,7 +152,7 @@ fn nested_grants<'a>(
     seen: &[(usize, String, Capability)],
     entries: &'a [YamlNode],
 ) -> Vec<(String, &'a YamlNode, String)> {
-    let paths: Vec<(usize, &str, (&'static str, Vec<String>, bool))> = seen
+    let paths: Vec<(usize, &str, RootedPath)> = seen
         .iter()
         .filter_map(|(i, t, c)| Some((*i, t.as_str(), grant_path(c)?)))
         .collect();

@@ -6,6 +6,8 @@ use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 
 use kaged_host_storage::BrokerError;
 
+use super::store_guard::StoreGrant;
+
 /// Why an install, upgrade or uninstall did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum InstallError {
@@ -76,6 +78,24 @@ pub enum InstallError {
         dir: PathBuf,
         /// Why.
         message: String,
+    },
+    /// A path capability reaches the plugin store (the store root or what
+    /// it owns: the installed copies, the consent record): an installed
+    /// copy is read-only to its own cage whatever the grants.
+    #[error(
+        "{name} asks `{}`, which reaches {} (the plugin store {}): an installed copy \
+         is read-only to its own cage whatever the grants, so no grant may cover the store or \
+         a copy in it; narrow the grant to a path outside the store (it resolves to {})",
+        grant.capability, grant.covers.display(), store.display(), grant.path.display()
+    )]
+    GrantCoversStore {
+        /// The plugin.
+        name: String,
+        /// The grant: its capability, host path and what of the store it
+        /// reaches.
+        grant: Box<StoreGrant>,
+        /// The store root.
+        store: PathBuf,
     },
     /// Step 3: the same version is already installed.
     #[error("{name} {version} is already installed")]

@@ -7,6 +7,12 @@
 //! refuses while sessions use the plugin unless forced and drops the
 //! plugin's storage objects.
 //!
+//! **Consent** ([`consent`]): install records the capabilities consented
+//! to and the manifest's SHA-256; [`PluginStore::check_consent`] compares
+//! an installed copy with that record before every start, and
+//! [`PluginStore::consent`] asks again. No grant may reach the store
+//! ([`store_guard`]): install refuses it.
+//!
 //! **What uninstall stops.** The simulator has no daemon keeping a registry
 //! of sessions, so [`PluginStore::uninstall`] is told two things: how many
 //! sessions use the plugin (`active_sessions`, the caller's count: it only
@@ -35,6 +41,7 @@
 //! assert_eq!(audit.names(), ["plugin.installed"]);
 //! ```
 
+mod consent;
 mod copy;
 mod error;
 mod kagedignore;
@@ -43,6 +50,7 @@ mod plan;
 mod registry;
 mod restart;
 mod select;
+mod store_guard;
 pub use error::InstallError;
 
 use std::path::{Path, PathBuf};
@@ -50,15 +58,17 @@ use std::path::{Path, PathBuf};
 use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 use serde_json::json;
 
+pub use consent::{covered_by, reconsent_command, ConsentCheck};
 pub use copy::InstalledSize;
 pub use kagedignore::KAGEDIGNORE_FILE;
 pub use packed::{cargo_target_dir, package_packed_dir, packed_dir};
-pub use plan::{InstallPlan, Upgrade};
+pub use plan::{manifest_digest, InstallPlan, Upgrade};
 use registry::Registry;
 pub use registry::{installed_copy, InstalledPlugin};
 pub use restart::UpgradeRestart;
 use select::packed_layout;
 pub use select::{LeftOut, LeftOutReason};
+pub use store_guard::{grants_over_store, scratch_store_dir, StoreGrant, STORE_OWNED};
 
 use kaged_host_core::audit::{AuditEvent, AuditLog};
 use kaged_host_core::validate::{command_leaves_plugin_dir, validate_dir};
@@ -115,13 +125,47 @@ impl PluginStore {
     }
 
     /// Steps 1-4: the manifest exists and validates, the name is free (or
-    /// another version is installed: an upgrade), and what to show.
+    /// another version is installed: an upgrade), and what to show. A grant
+    /// that reaches the store is refused ([`store_guard`]).
     pub fn plan(&self, src: &Path) -> Result<InstallPlan, InstallError> {
-        if !src.join(MANIFEST_FILE).is_file() {
+        let mut plan = self.read_plan(src)?;
+        plan.upgrade = match Registry::load(&self.root)?.plugins.get(&plan.name) {
+            None => None,
+            Some(old) if old.installed == plan.version => {
+                return Err(InstallError::AlreadyInstalled {
+                    name: plan.name,
+                    version: old.installed.clone(),
+                })
+            }
+            Some(old) => Some(Upgrade {
+                old_version: old.installed.clone(),
+                added: plan
+                    .capabilities
+                    .iter()
+                    .filter(|c| !old.capabilities.contains(c))
+                    .cloned()
+                    .collect(),
+                removed: old
+                    .capabilities
+                    .iter()
+                    .filter(|c| !plan.capabilities.contains(c))
+                    .cloned()
+                    .collect(),
+            }),
+        };
+        Ok(plan)
+    }
+
+    /// The plan of the plugin in `src` on its own (no upgrade computed):
+    /// validated, self-contained, its grants clear of the store.
+    fn read_plan(&self, src: &Path) -> Result<InstallPlan, InstallError> {
+        let file = src.join(MANIFEST_FILE);
+        if !file.is_file() {
             return Err(InstallError::NoManifest {
                 dir: src.to_path_buf(),
             });
         }
+        let bytes = std::fs::read(&file).map_err(InstallError::io_at(&file))?;
         let report = validate_dir(src);
         let manifest = match (&report.manifest, report.has_errors()) {
             (Some(m), false) => m.clone(),
@@ -148,33 +192,11 @@ impl PluginStore {
             });
         }
         if let Some(packed) = packed_layout(src, &manifest.name) {
-            return self.plan(&packed);
+            return self.read_plan(&packed);
         }
         select::command_files(src, &manifest.name, &manifest.command)?;
         let capabilities = manifest.capability_strings();
-        let upgrade = match Registry::load(&self.root)?.plugins.get(&manifest.name) {
-            None => None,
-            Some(old) if old.installed == manifest.version => {
-                return Err(InstallError::AlreadyInstalled {
-                    name: manifest.name,
-                    version: old.installed.clone(),
-                })
-            }
-            Some(old) => Some(Upgrade {
-                old_version: old.installed.clone(),
-                added: capabilities
-                    .iter()
-                    .filter(|c| !old.capabilities.contains(c))
-                    .cloned()
-                    .collect(),
-                removed: old
-                    .capabilities
-                    .iter()
-                    .filter(|c| !capabilities.contains(c))
-                    .cloned()
-                    .collect(),
-            }),
-        };
+        self.refuse_store_grants(&manifest.name, &capabilities)?;
         let resolved = capabilities
             .iter()
             .filter_map(|c| {
@@ -192,8 +214,24 @@ impl PluginStore {
             warnings: report.warnings().map(ToString::to_string).collect(),
             source: src.to_path_buf(),
             command: manifest.command,
-            upgrade,
+            upgrade: None,
+            reconsent: false,
+            manifest_sha256: plan::manifest_digest(&bytes),
         })
+    }
+
+    /// Refuse `capabilities` of `name` when one reaches the store
+    /// ([`store_guard`]).
+    fn refuse_store_grants(&self, name: &str, capabilities: &[String]) -> Result<(), InstallError> {
+        let over = grants_over_store(capabilities, &self.root, self.config_root.as_deref(), None);
+        match over.into_iter().next() {
+            None => Ok(()),
+            Some(g) => Err(InstallError::GrantCoversStore {
+                name: name.to_string(),
+                grant: Box::new(g),
+                store: self.root.clone(),
+            }),
+        }
     }
 
     /// The whole flow: [`plan`](Self::plan), ask `consent`, copy into the
@@ -236,6 +274,7 @@ impl PluginStore {
             source: src.display().to_string(),
             enabled: registry.plugins.get(&plan.name).is_some_and(|p| p.enabled),
             capabilities: plan.capabilities.clone(),
+            manifest_sha256: Some(plan.manifest_sha256.clone()),
         };
         registry.plugins.insert(plan.name.clone(), entry.clone());
         registry.save()?;

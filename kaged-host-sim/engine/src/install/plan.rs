@@ -4,8 +4,18 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use sha2::{Digest, Sha256};
+
 use super::error::InstallError;
 use super::select::{select, LeftOut};
+
+/// The SHA-256 of `bytes`, lowercase hex.
+pub fn manifest_digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// Capabilities gained and lost by an upgrade.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +51,14 @@ pub struct InstallPlan {
     pub source: PathBuf,
     /// Its `command` (install ships the files it names).
     pub command: Vec<String>,
-    /// Set when another version is installed.
+    /// Set when another version is installed; for a re-consent
+    /// ([`reconsent`](Self::reconsent)), what the installed copy asks
+    /// beyond the recorded consent (`added`) and no longer asks (`removed`).
     pub upgrade: Option<Upgrade>,
+    /// Consent asked again for an installed copy (`plugin consent`).
+    pub reconsent: bool,
+    /// The SHA-256 of the manifest shown (hex): recorded on consent.
+    pub manifest_sha256: String,
 }
 
 impl InstallPlan {
@@ -50,6 +66,10 @@ impl InstallPlan {
     /// without the question itself.
     pub fn render(&self) -> String {
         let mut out = match &self.upgrade {
+            Some(_) if self.reconsent => format!(
+                "Plugin {} {} is installed; its manifest (sha256 {}) asks:\n\nCapability changes since consent:\n",
+                self.name, self.version, self.manifest_sha256
+            ),
             None => format!(
                 "  name: {}\n  version: {}\n  kaged_api: {}\n  description: {}\n  capabilities:\n",
                 self.name, self.version, self.kaged_api, self.description
@@ -88,6 +108,7 @@ impl InstallPlan {
     /// The question to end the prompt with.
     pub fn question(&self) -> String {
         match &self.upgrade {
+            Some(_) if self.reconsent => format!("Consent to what {} asks?", self.name),
             None => format!("Install {}?", self.name),
             Some(u) => format!(
                 "Upgrade {} {} → {}?",

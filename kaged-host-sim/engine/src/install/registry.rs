@@ -2,8 +2,9 @@
 //! of `config.toml` at the store root, as the daemon keeps them (spec
 //! Install flow step 7: `installed = "<version>"`, `local = true|false`;
 //! Spawn step 1 reads the enabled list from it), with what the simulator
-//! adds: `enabled`, `source` and the consented `capabilities`. Every other
-//! key of the file is kept as it is.
+//! adds: `enabled`, `source`, the consented `capabilities` and the
+//! `manifest_sha256` consented to. Every other key of the file is kept as
+//! it is.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,8 +30,13 @@ pub struct InstalledPlugin {
     pub source: String,
     /// Installed plugins stay disabled until the operator enables them.
     pub enabled: bool,
-    /// The capabilities the operator consented to.
+    /// The capabilities the operator consented to (at install, upgrade or
+    /// `plugin consent`): every start is checked against them.
     pub capabilities: Vec<String>,
+    /// The SHA-256 of the manifest consented to (hex), `manifest_sha256`
+    /// in the file; `None` in an entry written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_sha256: Option<String>,
 }
 
 /// The registry file and its entries, keyed by plugin name.
@@ -148,6 +154,18 @@ mod tests {
         );
         let again = Registry::load(dir.path()).expect("load");
         assert_eq!(again.plugins, reg.plugins);
+    }
+
+    #[test]
+    fn the_store_guard_protects_the_record_and_its_temporary_twin() {
+        let owned = crate::STORE_OWNED;
+        assert!(owned.contains(&CONFIG_FILE) && owned.contains(&"config.toml.tmp"));
+        let tmp = Path::new(CONFIG_FILE).with_extension("toml.tmp");
+        assert_eq!(
+            tmp,
+            Path::new("config.toml.tmp"),
+            "what save() writes first"
+        );
     }
 
     #[test]

@@ -41,11 +41,25 @@ pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| CliError::Usage(one_line(&format!("invalid {what}"), &e)))
 }
 
-/// Refuse an installed copy its store has disabled, unless `force`: the
-/// daemon would not start it.
+/// Refuse an installed copy its store has disabled, or whose manifest
+/// asks more than was consented, unless `force`: the daemon would not
+/// start it.
 pub(super) fn refuse_disabled_copy(dir: &Path, force: bool) -> Result<(), CliError> {
     let entry = kaged_host_sim::installed_copy(dir)
         .map_err(|e| CliError::Usage(one_line("cannot read the plugin store", &e)))?;
+    if let (Some((store, p)), false) = (&entry, force) {
+        let check = kaged_host_sim::PluginStore::open(store, kaged_host_sim::AuditLog::discard())
+            .and_then(|s| s.check_consent(&p.name, None))
+            .map_err(|e| CliError::Usage(one_line("cannot check the consent", &e)))?;
+        if let Some(why) = check.refusal_message() {
+            return Err(CliError::Usage(format!(
+                "{} is the installed copy of {}, which the daemon would not start: {why}; \
+                 or pass --force",
+                dir.display(),
+                p.name
+            )));
+        }
+    }
     match entry {
         Some((store, p)) if !p.enabled && !force => {
             Err(CliError::Usage(format!(

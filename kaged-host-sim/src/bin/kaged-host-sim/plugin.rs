@@ -1,4 +1,5 @@
-//! `kaged-host-sim plugin (install | uninstall | enable | disable | list)`:
+//! `kaged-host-sim plugin (install | install-project | consent | uninstall |
+//! enable | disable | list)`:
 //! the install flow of plugin-host.md § Install flow over a plugin store
 //! directory (`--store DIR`, default `$KAGED_HOME`), see
 //! [`kaged_host_sim::PluginStore`].
@@ -21,7 +22,9 @@
 //!
 //! Consent: `--yes`, or a `y` typed at the prompt when stdin is a
 //! terminal; without either the install is refused (exit 2), so CI never
-//! hangs on a prompt.
+//! hangs on a prompt. What was consented is checked at every start (a
+//! manifest asking more does not start); `plugin consent NAME` asks again
+//! and `plugin list` shows a refused plugin (see [`super::consent`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -68,6 +71,20 @@ pub enum PluginCommand {
         #[arg(long, short = 'y')]
         yes: bool,
     },
+    /// Ask consent again for what the installed copy of NAME asks now (its
+    /// manifest asks more than was consented, so it does not start): on
+    /// consent, that becomes the record, and a running daemon that refused
+    /// the plugin enables it.
+    Consent {
+        /// The plugin name.
+        name: String,
+        /// The plugin store (default: $KAGED_HOME).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+        /// Consent without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
     /// Remove an installed plugin, its local-config entry and (with
     /// --storage-db) every storage object with its prefix.
     Uninstall {
@@ -101,7 +118,9 @@ pub enum PluginCommand {
         #[arg(long, value_name = "DIR")]
         store: Option<PathBuf>,
     },
-    /// List the installed plugins.
+    /// List the installed plugins: name, version, state (why one does not
+    /// start: `disabled (capability overreach: ...)`, then the command that
+    /// re-consents), scope, source, the consented manifest's digest.
     List {
         /// The plugin store (default: $KAGED_HOME).
         #[arg(long, value_name = "DIR")]
@@ -227,6 +246,10 @@ pub async fn run(
             let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
             super::install_project::run(project, &store, *yes)
         }
+        PluginCommand::Consent { name, store, yes } => {
+            let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
+            super::consent::reconsent(&store, name, *yes).await
+        }
         PluginCommand::Uninstall {
             name,
             store,
@@ -265,18 +288,11 @@ pub async fn run(
             Ok(ExitCode::SUCCESS)
         }
         PluginCommand::List { store } => {
-            for p in open_store(store.as_deref(), audit)?
-                .list()
-                .map_err(|e| failed("list", e))?
-            {
-                let state = if p.enabled { "enabled" } else { "disabled" };
-                let scope = if p.local { "local" } else { "project" };
-                kaged_host_core::outln!(
-                    "{}\t{}\t{state}\t{scope}\t{}",
-                    p.name,
-                    p.installed,
-                    p.source
-                );
+            let store = open_store_at(store.as_deref(), audit, config_root)?;
+            for p in store.list().map_err(|e| failed("list", e))? {
+                for row in super::consent::list_rows(&store, &p) {
+                    kaged_host_core::outln!("{row}");
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -104,6 +104,10 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
     let mut events = host.config().audit.subscribe();
     let options = DaemonOptions {
         project: args.project.clone(),
+        store: match &source {
+            PluginSource::Store(root) => Some(root.clone()),
+            PluginSource::Plugins(_) => None,
+        },
         ..DaemonOptions::default()
     };
     let daemon = Daemon::with_options(host, &dirs, options)

@@ -13,7 +13,7 @@
 //!
 //! | route | answer |
 //! |---|---|
-//! | `GET /api/v1/plugins` | `[{"name", "version", "state", "pid", "restarts", "last_exit", "caged"}]` |
+//! | `GET /api/v1/plugins` | `[{"name", "version", "state", "pid", "restarts", "last_exit", "caged", "refusal"}]` (`refusal`: why it was not started, [`Refusal`](super::Refusal), or `null`) |
 //! | `POST /api/v1/plugins/<name>/call/<method>` | the method's result (body = params); a system or reserved method: 403 |
 //! | `GET /api/v1/plugins/<name>/knobs` | `{"plugin", "knobs": [..]}`, each with its `value` |
 //! | `PUT /api/v1/plugins/<name>/knobs/<knob>` `{"value": V}` | `{"config": ..}`; out of bounds: 422 |

@@ -132,7 +132,21 @@ function card(p) {
   c.root.dataset.state = p.state;
   c.facts.replaceChildren(...facts(p).map(([k, v]) =>
     el("div", { "data-fact": k.replace(" ", "_") }, el("dt", { text: k }), el("dd", { text: String(v) }))));
+  c.root.querySelector(".refusal")?.remove();
+  const refusal = refusalNote(p);
+  if (refusal) c.facts.after(refusal);
   return c;
+}
+
+// Why the daemon did not start the plugin (its manifest asks more than was
+// consented at install), with the command that re-consents; null when
+// nothing was refused.
+function refusalNote(p) {
+  const r = p.refusal;
+  if (!r) return null;
+  return el("div", { class: "refusal", role: "alert", "data-reason": r.reason },
+    el("p", { text: `Not started: ${r.message}` }),
+    r.remedy ? el("p", {}, "Re-consent with: ", el("code", { class: "remedy", text: r.remedy })) : null);
 }
 
 function alertIn(root, text) {
