@@ -1,4 +1,5 @@
-//! The race, mount and Landlock probes again with the host run as an
+//! The hostile probes (race, mounts, Landlock, kernel interfaces, seccomp,
+//! privileges, tmpfs sizes) again with the host run as an
 //! ordinary user (issue 45: "as root and as an ordinary user"). When the
 //! tests run as root, each test here runs one probe test of this binary
 //! again, alone, under `setpriv` as `nobody` (the plugin's copy staged
@@ -30,8 +31,11 @@ fn as_nobody(test: &str) -> bool {
     let src = fixture("hostile");
     let copy = stage.path().join("hostile");
     std::fs::create_dir(&copy).expect("copy dir");
-    for f in ["plugin.py", "kproto.py", "kaged-plugin.yaml"] {
-        std::fs::copy(src.join(f), copy.join(f)).expect("copy");
+    for entry in std::fs::read_dir(&src).expect("the hostile fixture") {
+        let path = entry.expect("an entry").path();
+        if path.is_file() {
+            std::fs::copy(&path, copy.join(path.file_name().expect("a name"))).expect("copy");
+        }
     }
     for dir in [stage.path(), copy.as_path()] {
         use std::os::unix::fs::PermissionsExt;
@@ -81,4 +85,36 @@ as_nobody!(
 as_nobody!(
     landlock_holds_as_an_ordinary_user,
     "landlock::a_port_grant_reaches_that_port_only_and_no_host_abstract_socket"
+);
+as_nobody!(
+    kernel_settings_cannot_be_written_as_an_ordinary_user,
+    "hostile::kernel_settings_cannot_be_written_whatever_the_host_uid"
+);
+as_nobody!(
+    what_docker_masks_cannot_be_read_as_an_ordinary_user,
+    "hostile::what_docker_masks_cannot_be_read"
+);
+as_nobody!(
+    no_fd_but_0_1_2_as_an_ordinary_user,
+    "hostile::the_plugin_inherits_no_fd_but_0_1_2_caged_or_not"
+);
+as_nobody!(
+    the_cage_root_is_read_only_as_an_ordinary_user,
+    "hostile::the_cage_root_is_read_only_and_only_tmp_and_dev_shm_are_writable"
+);
+as_nobody!(
+    no_new_user_namespace_as_an_ordinary_user,
+    "hostile::no_new_user_namespace_by_clone_clone3_or_unshare"
+);
+as_nobody!(
+    the_seccomp_profile_holds_as_an_ordinary_user,
+    "hostile::the_seccomp_profile_refuses_what_docker_and_flatpak_refuse"
+);
+as_nobody!(
+    no_capability_as_an_ordinary_user,
+    "hostile::the_plugin_has_no_capability_and_no_new_privileges"
+);
+as_nobody!(
+    tmp_and_dev_shm_sizes_hold_as_an_ordinary_user,
+    "hostile_limits::tmp_and_dev_shm_fill_up_at_their_stated_size"
 );
