@@ -166,3 +166,49 @@ async fn every_bind_is_nosuid_and_nodev() {
         assert_eq!(options.contains(&"rw"), rw, "{}: {options:?}", at.display());
     }
 }
+
+/// Issue 45: "setuid files owned by the host's root". The plugin is uid 0
+/// of a namespace mapped to the host's uid, so on a root host a file it
+/// made setuid in its grant was `-rwsr-xr-x root` on the host. The seccomp
+/// profile refuses the set-id bits on every call that sets a mode from a
+/// register, and `openat2` (whose mode is in memory) answers `ENOSYS`.
+#[tokio::test]
+async fn no_set_id_file_can_be_made_in_a_grant() {
+    if !caged_here().await {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let out = base.join("out");
+    std::fs::create_dir_all(&out).expect("out");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Writable by whatever uid the plugin has.
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    }
+    let dir = hostile_with(&base, &[&format!("write:fs:{}", out.display())]);
+    let s = host_in(CageMode::Require, None)
+        .launch(&dir)
+        .await
+        .expect("launch caged");
+    let r = probe(
+        &s,
+        json!({"name": "set_id", "dir": out.display().to_string()}),
+    )
+    .await;
+    s.shutdown().await;
+    for way in ["chmod", "chmod_setgid", "fchmod", "open_creat", "mknod"] {
+        assert_eq!(r[way]["errno"], "EPERM", "{way}: {r}");
+    }
+    assert_eq!(r["openat2"]["errno"], "ENOSYS", "{r}");
+    for (name, mode) in r["modes"].as_object().expect("modes") {
+        let mode = u32::from_str_radix(mode.as_str().unwrap_or("0").trim_start_matches("0o"), 8)
+            .expect("octal");
+        assert_eq!(mode & 0o6000, 0, "{name}: {r}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&out).expect("out").count(),
+        0,
+        "cleaned up"
+    );
+}

@@ -2,7 +2,8 @@
 //! seccompiler's one match action per program cannot say. On the
 //! program's own architecture, `clone3` returns `ENOSYS` (its flags live in
 //! memory, which seccomp cannot read, so libc must fall back to `clone`,
-//! whose flags the main program checks); on x86_64, every x32-ABI syscall
+//! whose flags the main program checks), and so does `openat2` (its mode
+//! is in memory: `openat`'s is checked); on x86_64, every x32-ABI syscall
 //! (bit 30 of the number) returns `EPERM`. Anything else falls through to
 //! seccompiler's program, which starts with its own architecture check;
 //! jumps are relative, so a prefix leaves them intact.
@@ -25,6 +26,9 @@ pub(super) const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 /// `clone3`'s number: the same on x86_64, aarch64 and riscv64 (the
 /// generic table's 435; a test checks it against seccompiler's tables).
 pub(super) const CLONE3_NR: u32 = 435;
+/// `openat2`'s number: the same on x86_64, aarch64 and riscv64 (the
+/// generic table's 437; a test checks it against seccompiler's tables).
+pub(super) const OPENAT2_NR: u32 = 437;
 
 fn ins(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
     sock_filter { code, jt, jf, k }
@@ -45,9 +49,11 @@ pub(super) fn prefix(arch: &str) -> Vec<sock_filter> {
         body.push(ins(BPF_JSET_K, 0, 1, X32_SYSCALL_BIT));
         body.push(ins(BPF_RET_K, 0, 0, eperm));
     }
-    // clone3: next (ENOSYS); anything else: skip 1 (to the main program)
-    body.push(ins(BPF_JEQ_K, 0, 1, CLONE3_NR));
-    body.push(ins(BPF_RET_K, 0, 0, enosys));
+    // clone3, openat2: next (ENOSYS); anything else: skip 1 (onwards)
+    for nr in [CLONE3_NR, OPENAT2_NR] {
+        body.push(ins(BPF_JEQ_K, 0, 1, nr));
+        body.push(ins(BPF_RET_K, 0, 0, enosys));
+    }
     let skip = u8::try_from(body.len()).unwrap_or(u8::MAX);
     let mut program = vec![
         ins(BPF_LD_W_ABS, 0, 0, SECCOMP_DATA_ARCH),

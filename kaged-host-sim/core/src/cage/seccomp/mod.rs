@@ -241,7 +241,7 @@ pub fn program_fd(program: &SeccompProgram) -> std::io::Result<OwnedFd> {
 
 #[cfg(test)]
 mod tests {
-    use super::bpf::{BPF_RET_K, CLONE3_NR, SECCOMP_RET_ERRNO};
+    use super::bpf::{BPF_RET_K, CLONE3_NR, OPENAT2_NR, SECCOMP_RET_ERRNO};
     use super::*;
 
     fn ret_at(p: &SeccompProgram, i: usize) -> (u16, u32) {
@@ -267,29 +267,35 @@ mod tests {
     fn the_prefix_answers_clone3_enosys_and_x32_eperm() {
         let x86 = program_for("x86_64").unwrap();
         let arm = program_for("aarch64").unwrap();
-        // x86_64: ld arch, jeq, ld nr, jset x32, ret EPERM, jeq clone3, ret ENOSYS
+        // x86_64: ld arch, jeq, ld nr, jset x32, ret EPERM, jeq clone3,
+        // ret ENOSYS, jeq openat2, ret ENOSYS
         assert_eq!(ret_at(&x86, 4), (BPF_RET_K, SECCOMP_RET_ERRNO | 1));
         assert_eq!(ret_at(&x86, 6), (BPF_RET_K, SECCOMP_RET_ERRNO | 38));
         assert_eq!(ret_at(&x86, 5).1, CLONE3_NR);
+        assert_eq!(ret_at(&x86, 7).1, OPENAT2_NR);
+        assert_eq!(ret_at(&x86, 8), (BPF_RET_K, SECCOMP_RET_ERRNO | 38));
         // aarch64: no x32 part
         assert_eq!(ret_at(&arm, 4), (BPF_RET_K, SECCOMP_RET_ERRNO | 38));
+        assert_eq!(ret_at(&arm, 6), (BPF_RET_K, SECCOMP_RET_ERRNO | 38));
     }
 
     #[test]
-    fn clone3_has_the_same_number_on_every_architecture() {
-        // seccompiler's tables know the number: a rule on clone3 compiles
-        // to a comparison with 435 on each architecture.
+    fn clone3_and_openat2_have_the_same_numbers_on_every_architecture() {
+        // seccompiler's tables know the numbers: a rule on each compiles to
+        // a comparison with 435 (437) on each architecture.
         for (arch, target) in [
             ("x86_64", TargetArch::x86_64),
             ("aarch64", TargetArch::aarch64),
             ("riscv64", TargetArch::riscv64),
         ] {
-            let json = serde_json::json!({"p": {"mismatch_action": "allow",
-                "match_action": "trap", "filter": [{"syscall": "clone3"}]}});
-            let text = serde_json::to_vec(&json).unwrap();
-            let mut map = seccompiler::compile_from_json(text.as_slice(), target).unwrap();
-            let p = map.remove("p").unwrap();
-            assert!(p.iter().any(|i| i.k == CLONE3_NR), "{arch}");
+            for (name, nr) in [("clone3", CLONE3_NR), ("openat2", OPENAT2_NR)] {
+                let json = serde_json::json!({"p": {"mismatch_action": "allow",
+                    "match_action": "trap", "filter": [{"syscall": name}]}});
+                let text = serde_json::to_vec(&json).unwrap();
+                let mut map = seccompiler::compile_from_json(text.as_slice(), target).unwrap();
+                let p = map.remove("p").unwrap();
+                assert!(p.iter().any(|i| i.k == nr), "{arch} {name}");
+            }
         }
     }
 
@@ -302,6 +308,11 @@ mod tests {
             let cond = conditional_refusals(arch).join("\n");
             assert!(cond.contains("clone with any of CLONE_NEWUSER"), "{cond}");
             assert!(cond.contains("clone3 always: ENOSYS"), "{cond}");
+            assert!(cond.contains("openat2 always: ENOSYS"), "{cond}");
+            assert!(
+                cond.contains("openat with any of S_ISUID, S_ISGID: EPERM"),
+                "{cond}"
+            );
             assert!(
                 cond.contains("ioctl for TIOCSTI, TIOCLINUX: EPERM"),
                 "{cond}"

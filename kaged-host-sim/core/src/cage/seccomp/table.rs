@@ -127,6 +127,31 @@ pub const SOCKET_FAMILIES: &[(&str, u64)] = &[
     ("AF_NETLINK", 16),
 ];
 
+/// The set-user-ID and set-group-ID mode bits (issue 45: the plugin is
+/// uid 0 of a namespace mapped to the host's uid, so on a root host a file
+/// it made setuid in a `write:fs:` grant was setuid root on the host).
+pub const SET_ID_BITS: &[(&str, u64)] = &[("S_ISUID", 0o4000), ("S_ISGID", 0o2000)];
+
+/// A row refusing the set-id bits in the mode argument `index`.
+const fn set_id(
+    family: &'static str,
+    syscalls: &'static [&'static str],
+    index: u8,
+    only_on: Option<&'static str>,
+) -> Refusal {
+    Refusal {
+        family,
+        syscalls,
+        when: When::AnyFlag {
+            index,
+            flags: SET_ID_BITS,
+        },
+        errno: Errno::Eperm,
+        only_on,
+        also: "neither (the kit's: a plugin must not make a set-id file on the host)",
+    }
+}
+
 /// Every refused family, in the order of the profile.
 pub const REFUSALS: &[Refusal] = &[
     always(
@@ -224,6 +249,29 @@ pub const REFUSALS: &[Refusal] = &[
         errno: Errno::Eperm,
         only_on: None,
         also: "Flatpak",
+    },
+    set_id("set-id bits by fchmod", &["fchmod"], 1, None),
+    set_id(
+        "set-id bits by fchmodat, mknodat",
+        &["fchmodat", "fchmodat2", "mknodat"],
+        2,
+        None,
+    ),
+    set_id("set-id bits by openat", &["openat"], 3, None),
+    set_id(
+        "set-id bits by chmod, creat, mknod",
+        &["chmod", "creat", "mknod"],
+        1,
+        Some("x86_64"),
+    ),
+    set_id("set-id bits by open", &["open"], 2, Some("x86_64")),
+    Refusal {
+        family: "openat2 (its mode is in memory seccomp cannot read)",
+        syscalls: &["openat2"],
+        when: When::Always,
+        errno: Errno::Enosys,
+        only_on: None,
+        also: "neither (the kit's: libc's open does not use it)",
     },
     Refusal {
         family: "socket families other than unix, inet, inet6, netlink",
