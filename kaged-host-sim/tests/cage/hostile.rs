@@ -300,7 +300,6 @@ async fn a_config_grant_is_created_only_inside_the_config_root() {
     std::fs::create_dir_all(&root).expect("root");
     std::fs::create_dir_all(&outside).expect("outside");
     std::os::unix::fs::symlink(&outside, root.join("link")).expect("symlink");
-    let src = crate::as_user::hostile_src();
     for (cap, escape) in [
         (
             "write:fs:config:/link/made".to_string(),
@@ -311,15 +310,8 @@ async fn a_config_grant_is_created_only_inside_the_config_root() {
             outside.join("dotdot"),
         ),
     ] {
-        let dir = base.join("plugin");
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("plugin dir");
-        for f in ["plugin.py", "kproto.py"] {
-            std::fs::copy(src.join(f), dir.join(f)).expect("copy");
-        }
-        let manifest = std::fs::read_to_string(src.join("kaged-plugin.yaml")).expect("read");
-        let manifest = manifest.replace("capabilities: []", &format!("capabilities: [\"{cap}\"]"));
-        std::fs::write(dir.join("kaged-plugin.yaml"), manifest).expect("write");
+        let _ = std::fs::remove_dir_all(base.join("plugin"));
+        let dir = crate::race::hostile_with(&base, &[&cap]);
         let e = host_in(CageMode::Require, Some(root.clone()))
             .launch(&dir)
             .await

@@ -50,8 +50,7 @@ async fn a_port_grant_reaches_that_port_only_and_no_host_abstract_socket() {
     abstract_listener
         .set_nonblocking(true)
         .expect("nonblocking");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let (_tmp, base) = crate::race::temp_base();
     let dir = hostile_with(&base, &[&format!("net:127.0.0.1:{gp}")]);
     let s = host_in(CageMode::Require, None)
         .launch(&dir)
@@ -102,8 +101,7 @@ async fn the_landlock_ruleset_survives_the_placing_of_the_descriptors() {
     if !caged_here().await || !landlock_here() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let (_tmp, base) = crate::race::temp_base();
     let dir = hostile_with(&base, &["net:127.0.0.1:9"]);
     let mut held: Vec<std::fs::File> = (0..64)
         .map(|_| std::fs::File::open("/dev/null").expect("a descriptor"))

@@ -35,13 +35,19 @@ pub(crate) fn hostile_with(base: &Path, caps: &[&str]) -> PathBuf {
     dir
 }
 
+/// A temporary directory (removed on drop) and its canonical path.
+pub(crate) fn temp_base() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    (tmp, base)
+}
+
 #[tokio::test]
 async fn a_grant_swapped_for_a_symlink_before_bwrap_binds_what_was_resolved() {
     if !caged_here().await {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let (_tmp, base) = temp_base();
     let root = base.join("config-root");
     let data = root.join("shared/data");
     let moved = root.join("shared/data-moved");
@@ -104,8 +110,7 @@ async fn a_grant_swapped_before_its_source_is_opened_does_not_start() {
     }
     // The same swap, made before the spawner opens the sources: the open
     // refuses the link, and the plugin does not start.
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let (_tmp, base) = temp_base();
     let data = base.join("data");
     let outside = base.join("outside");
     std::fs::create_dir_all(&data).expect("data");
@@ -132,8 +137,7 @@ async fn every_bind_is_nosuid_and_nodev() {
     if !caged_here().await {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let (_tmp, base) = temp_base();
     let out = base.join("out");
     std::fs::create_dir_all(&out).expect("out");
     let dir = hostile_with(&base, &[&format!("write:fs:{}", out.display())]);
@@ -177,8 +181,7 @@ async fn no_set_id_file_can_be_made_in_a_grant() {
     if !caged_here().await {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(tmp.path()).expect("canonical");
+    let (_tmp, base) = temp_base();
     let out = base.join("out");
     std::fs::create_dir_all(&out).expect("out");
     {

@@ -75,7 +75,13 @@ pub(crate) fn check_policy(mounts: &[Mount]) -> Result<(), CageError> {
             }
             let inner_why = match inner {
                 Mount::Bind { because, .. } => because.join(", "),
-                other => format!("{other:?}"),
+                Mount::Tmpfs { .. } => "the cage's tmpfs".to_string(),
+                Mount::Sealed { .. } => "a sealed root".to_string(),
+                Mount::Symlink { .. } => "a system symlink".to_string(),
+                Mount::Proc { .. }
+                | Mount::Dev { .. }
+                | Mount::KernelReadOnly { .. }
+                | Mount::Masked { .. } => "a kernel view".to_string(),
             };
             return Err(CageError::NestedInWritable {
                 inner: inner_why,

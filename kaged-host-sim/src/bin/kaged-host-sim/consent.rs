@@ -25,6 +25,22 @@ use kaged_host_sim::{InstallError, InstallPlan, InstalledPlugin, PluginStore};
 
 use super::{one_line, CliError};
 
+/// The consent callback of an install or a re-consent: print the plan,
+/// then consent with `--yes` or ask on the terminal; `no_terminal` is set
+/// when there was no terminal to ask on (the caller says so and refuses).
+pub(super) fn asker(yes: bool, no_terminal: &mut bool) -> impl FnMut(&InstallPlan) -> bool + '_ {
+    move |plan| {
+        kaged_host_core::out!("{}", plan.render());
+        if yes {
+            return true;
+        }
+        ask(plan).unwrap_or_else(|| {
+            *no_terminal = true;
+            false
+        })
+    }
+}
+
 /// Ask on the terminal; `None` when there is no terminal to ask.
 pub(super) fn ask(plan: &InstallPlan) -> Option<bool> {
     if !std::io::stdin().is_terminal() {
@@ -47,16 +63,7 @@ pub(super) async fn reconsent(
     yes: bool,
 ) -> Result<ExitCode, CliError> {
     let mut no_terminal = false;
-    let result = store.consent(name, |plan| {
-        kaged_host_core::out!("{}", plan.render());
-        if yes {
-            return true;
-        }
-        ask(plan).unwrap_or_else(|| {
-            no_terminal = true;
-            false
-        })
-    });
+    let result = store.consent(name, asker(yes, &mut no_terminal));
     let entry = match result {
         Ok(entry) => entry,
         Err(InstallError::Declined { .. }) if no_terminal => {

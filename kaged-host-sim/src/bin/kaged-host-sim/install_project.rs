@@ -24,7 +24,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::consent::ask;
+use super::consent::asker;
 use super::{one_line, CliError};
 use kaged_host_sim::agents::resolve::version_meets;
 use kaged_host_sim::agents::{DeclaredPackage, Project};
@@ -109,16 +109,7 @@ fn install(
     kaged_host_core::outln!("{package}: not installed; source {source}");
     kaged_host_core::outln!("Validating manifest...");
     let mut no_terminal = false;
-    let result = store.install(dir, false, |plan| {
-        kaged_host_core::out!("{}", plan.render());
-        if yes {
-            return true;
-        }
-        ask(plan).unwrap_or_else(|| {
-            no_terminal = true;
-            false
-        })
-    });
+    let result = store.install(dir, false, asker(yes, &mut no_terminal));
     match result {
         Ok(entry) => {
             kaged_host_core::outln!(
