@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 
-use kaged_host_core::cage::{grant_paths, nested_in_writable, writable_grants, CageInputs};
+use kaged_host_core::cage::{grant_paths, nested_in_writable, CageInputs};
 use kaged_host_core::HostConfig;
 use kaged_plugin_protocol::manifest::Manifest;
 
@@ -33,18 +33,10 @@ pub(super) fn refusals(
         .collect();
     (0..grants.len())
         .map(|i| {
-            let others: Vec<_> = grants
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .flat_map(|(j, g)| {
-                    let name = manifests[j].as_ref().map_or("?", |m| m.name.as_str());
-                    writable_grants(g).into_iter().map(move |w| (name, w))
-                })
-                .collect();
-            let outer: Vec<_> = others.iter().map(|(_, w)| w.clone()).collect();
-            let (inner, o) = nested_in_writable(&grants[i], &outer)?;
-            let owner = others.iter().find(|(_, w)| w == o).map_or("?", |(n, _)| n);
+            let (owner, (inner, o)) = (0..grants.len()).filter(|j| *j != i).find_map(|j| {
+                let owner = manifests[j].as_ref().map_or("?", |m| m.name.as_str());
+                Some((owner, nested_in_writable(&grants[i], &grants[j])?))
+            })?;
             Some(format!(
                 "`{}` ({}) lies inside plugin {owner}'s writable grant `{}` ({}): a grant \
                  nested in another plugin's writable grant is refused (ADDENDUM §16); the \

@@ -159,6 +159,66 @@ impl Capability {
     pub fn grants_network(&self) -> bool {
         matches!(self, Capability::NetAll | Capability::Net { .. })
     }
+
+    /// The path of a `read:fs:`, `write:fs:` or `exec:` capability as
+    /// written (no root resolved, no filesystem looked at); `None` for the
+    /// others.
+    ///
+    /// ```
+    /// use kaged_plugin_protocol::capability::Capability;
+    /// let inner = Capability::parse("read:fs:config:/shared/./x/data").unwrap();
+    /// let outer = Capability::parse("write:fs:config:/shared").unwrap();
+    /// let (inner, outer) = (inner.path_grant().unwrap(), outer.path_grant().unwrap());
+    /// assert!(outer.writable && inner.lies_inside(&outer));
+    /// assert!(!outer.lies_inside(&inner));
+    /// assert!(Capability::parse("net:*").unwrap().path_grant().is_none());
+    /// ```
+    pub fn path_grant(&self) -> Option<PathGrant> {
+        let (raw, writable) = match self {
+            Capability::ReadFs(p) => (p, false),
+            Capability::WriteFs(p) | Capability::Exec { path: p, .. } => (p, true),
+            _ => return None,
+        };
+        let (root, rest) = PATH_URI_PREFIXES
+            .into_iter()
+            .find_map(|r| raw.strip_prefix(r).map(|rest| (r, rest)))
+            .unwrap_or(("/", raw.as_str()));
+        let mut parts: Vec<String> = Vec::new();
+        for part in rest.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p.to_owned()),
+            }
+        }
+        Some(PathGrant {
+            root,
+            parts,
+            writable,
+        })
+    }
+}
+
+/// The path of a path capability, lexically: its root and its components.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PathGrant {
+    /// `config:/`, `project:/`, or `/` for an absolute path.
+    pub root: &'static str,
+    /// The normal components after the root (`.` dropped, `..` removing
+    /// the one before it).
+    pub parts: Vec<String>,
+    /// `write:fs:`, or the working directory of `exec:` (bound read-write).
+    pub writable: bool,
+}
+
+impl PathGrant {
+    /// Whether this path is `other` or lies beneath it (the same root,
+    /// `other`'s components a prefix of this one's).
+    pub fn lies_inside(&self, other: &PathGrant) -> bool {
+        self.root == other.root && self.parts.starts_with(&other.parts)
+    }
 }
 
 impl FromStr for Capability {

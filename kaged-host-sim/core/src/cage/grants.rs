@@ -17,6 +17,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::error::CageError;
 use super::fs_view::FsView;
+use super::grant_path::grant_path;
 use super::inputs::CageInputs;
 use super::policy::{Mode, Mount};
 use super::resolve::{normalize, resolve, within, ResolveFailure, Resolved};
@@ -241,16 +242,21 @@ pub fn config_grant_dirs(
 /// differs from what the capability says.
 pub fn consent_target(capability: &str, config_root: Option<&Path>) -> Option<String> {
     use kaged_plugin_protocol::capability::Capability;
-    let fs = super::fs_view::HostFs;
     let cap = Capability::parse(capability).ok()?;
     let raw = match &cap {
-        Capability::ReadFs(p) | Capability::WriteFs(p) | Capability::Exec { path: p, .. } => {
-            p.clone()
-        }
+        Capability::ReadFs(p) | Capability::WriteFs(p) | Capability::Exec { path: p, .. } => p,
         _ => return None,
     };
+    let project = raw.starts_with("project:/");
+    // Where the path lands, resolved (`None`: a root not known here).
+    let landed = grant_path(capability, config_root, None);
     if let Capability::Exec { binary, .. } = &cap {
-        let place = place_for_consent(&fs, &raw, config_root);
+        let fs = super::fs_view::HostFs;
+        let place = match &landed {
+            Some(g) => g.resolved.display().to_string(),
+            None if project => format!("{raw} (under the project root)"),
+            None => raw.clone(),
+        };
         let bin = match find_binary(&fs, capability, binary) {
             Ok(Some(bin)) => {
                 let bin = resolve(&fs, &bin).map_or(bin, |r| r.path);
@@ -261,36 +267,10 @@ pub fn consent_target(capability: &str, config_root: Option<&Path>) -> Option<St
         };
         return Some(format!("{bin} in {place}"));
     }
-    if raw.starts_with("project:/") {
+    if project {
         return Some("under the project root".to_string());
     }
-    let declared = match raw.strip_prefix("config:/") {
-        Some(rel) => {
-            let root = config_root?;
-            let root = resolve(&fs, root).map_or_else(|_| normalize(root), |r| r.path);
-            normalize(&root.join(rel.trim_start_matches('/')))
-        }
-        None => normalize(Path::new(&raw)),
-    };
-    let shown = resolve(&fs, &declared).map_or(declared.clone(), |r| r.path);
-    (raw.starts_with("config:/") || shown != declared).then(|| shown.display().to_string())
-}
-
-/// An `exec:` working directory as the consent prompt names it.
-fn place_for_consent(fs: &dyn FsView, raw: &str, config_root: Option<&Path>) -> String {
-    if raw.starts_with("project:/") {
-        return format!("{raw} (under the project root)");
-    }
-    let declared = match (raw.strip_prefix("config:/"), config_root) {
-        (Some(rel), Some(root)) => {
-            let root = resolve(fs, root).map_or_else(|_| normalize(root), |r| r.path);
-            normalize(&root.join(rel.trim_start_matches('/')))
-        }
-        (Some(_), None) => return raw.to_string(),
-        (None, _) => normalize(Path::new(raw)),
-    };
-    resolve(fs, &declared)
-        .map_or(declared, |r| r.path)
-        .display()
-        .to_string()
+    let g = landed?;
+    (raw.starts_with("config:/") || g.resolved != g.declared)
+        .then(|| g.resolved.display().to_string())
 }

@@ -119,13 +119,20 @@ impl LandlockPolicy {
         self.tcp_enforced || self.scoped
     }
 
+    /// The TCP ports in force, listed (`443, 5432`); `None` when TCP is
+    /// not restricted here.
+    pub fn enforced_ports(&self) -> Option<String> {
+        let ports = self.tcp_connect.as_ref().filter(|_| self.tcp_enforced)?;
+        let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+        Some(ports.join(", "))
+    }
+
     /// In brief, for the cage line: `tcp 443, 5432; scoped`, `scoped`,
     /// `unavailable`.
     pub fn line(&self) -> String {
         let mut parts = Vec::new();
-        if let (Some(ports), true) = (&self.tcp_connect, self.tcp_enforced) {
-            let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-            parts.push(format!("tcp {}", ports.join(", ")));
+        if let Some(ports) = self.enforced_ports() {
+            parts.push(format!("tcp {ports}"));
         }
         if self.scoped {
             parts.push("scoped".to_string());

@@ -53,7 +53,7 @@ pub use inputs::CageInputs;
 pub use landlock_layer::{LandlockPolicy, LandlockSupport};
 pub use limits::{CageLimits, Rlimit};
 pub use mode::{CageKind, CageMode, CageModeError, CageStatus};
-pub use nesting::{grant_paths, nested_in_writable, writable_grants};
+pub use nesting::{grant_paths, nested_in_writable};
 pub use policy::{Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING};
 pub use resolve::{normalize, resolve, ResolveFailure, Resolved};
 pub use seccomp::{SeccompPolicy, SeccompProgram};

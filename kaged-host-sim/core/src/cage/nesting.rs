@@ -51,11 +51,6 @@ pub fn nested_in_writable<'a>(
     })
 }
 
-/// The writable grants of `grants`.
-pub fn writable_grants(grants: &[GrantPath]) -> Vec<GrantPath> {
-    grants.iter().filter(|g| g.writable).cloned().collect()
-}
-
 /// Refuse a cage with any mount strictly inside a read-write bind.
 pub(crate) fn check_policy(mounts: &[Mount]) -> Result<(), CageError> {
     for outer in mounts {

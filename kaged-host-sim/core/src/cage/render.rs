@@ -192,13 +192,8 @@ impl CagePolicy {
         }
         let l = &self.landlock;
         writeln!(o, "landlock: {}", l.line())?;
-        if let (Some(ports), true) = (&l.tcp_connect, l.tcp_enforced) {
-            let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-            writeln!(
-                o,
-                "  tcp connect: ports {} only (EACCES otherwise)",
-                ports.join(", ")
-            )?;
+        if let Some(ports) = l.enforced_ports() {
+            writeln!(o, "  tcp connect: ports {ports} only (EACCES otherwise)")?;
         }
         if l.scoped {
             writeln!(

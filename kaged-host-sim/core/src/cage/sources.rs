@@ -138,16 +138,6 @@ impl OpenedBinds {
             .map(|fd| fd.as_ref().map(|f| f.as_fd()))
             .collect()
     }
-
-    /// How many sources are open.
-    pub fn len(&self) -> usize {
-        self.fds.iter().flatten().count()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]

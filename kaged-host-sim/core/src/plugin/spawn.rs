@@ -305,8 +305,8 @@ fn start(mut cmd: Command, exe: &Path) -> Result<(Child, Pipes), SpawnError> {
         // the set-up in the child (the cage's descriptors, cgroup, rlimits,
         // Landlock), not from the file: say what failed, not "not
         // executable".
-        use std::os::unix::fs::PermissionsExt;
-        let runnable = std::fs::metadata(exe).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+        use crate::cage::FsView;
+        let runnable = crate::cage::HostFs.executable(exe).unwrap_or(false);
         match source.kind() {
             std::io::ErrorKind::PermissionDenied if !runnable => SpawnError::NotExecutable {
                 path: exe.to_path_buf(),

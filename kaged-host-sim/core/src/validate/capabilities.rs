@@ -3,7 +3,7 @@
 //! names the broken rule, locates it, and checks the list (duplicates,
 //! `net:[]` with a network grant).
 
-use kaged_plugin_protocol::capability::{CapabilityErrorKind, NET_NONE};
+use kaged_plugin_protocol::capability::{CapabilityErrorKind, PathGrant, NET_NONE};
 use kaged_plugin_protocol::manifest::YamlNode;
 
 use super::locate::{item, Ctx};
@@ -115,52 +115,21 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
     }
 }
 
-/// The path of a path grant as `(root, components)`: `config:/`,
-/// `project:/` or `/`, and the normal components after it (`.` dropped,
-/// `..` popped; the grammar refuses a `..` under a root prefix), and
-/// whether it is writable.
-/// A path grant's root (`config:/`, `project:/`, `/`), components, and
-/// whether it is writable.
-type RootedPath = (&'static str, Vec<String>, bool);
-
-fn grant_path(cap: &Capability) -> Option<RootedPath> {
-    let (raw, writable) = match cap {
-        Capability::ReadFs(p) => (p, false),
-        Capability::WriteFs(p) | Capability::Exec { path: p, .. } => (p, true),
-        _ => return None,
-    };
-    let (root, rest) = ["config:/", "project:/"]
-        .into_iter()
-        .find_map(|r| raw.strip_prefix(r).map(|rest| (r, rest)))
-        .unwrap_or(("/", raw.as_str()));
-    let mut parts: Vec<String> = Vec::new();
-    for c in std::path::Path::new(rest).components() {
-        match c {
-            std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
-            std::path::Component::ParentDir => {
-                parts.pop();
-            }
-            _ => {}
-        }
-    }
-    Some((root, parts, writable))
-}
-
 /// Each grant strictly inside a writable grant of the same root, with the
 /// message naming both (ADDENDUM §16).
 fn nested_grants<'a>(
     seen: &[(usize, String, Capability)],
     entries: &'a [YamlNode],
 ) -> Vec<(String, &'a YamlNode, String)> {
-    let paths: Vec<(usize, &str, RootedPath)> = seen
+    let paths: Vec<(usize, &str, PathGrant)> = seen
         .iter()
-        .filter_map(|(i, t, c)| Some((*i, t.as_str(), grant_path(c)?)))
+        .filter_map(|(i, t, c)| Some((*i, t.as_str(), c.path_grant()?)))
         .collect();
     let mut out = Vec::new();
-    for (i, text, (root, parts, _)) in &paths {
-        let outer = paths.iter().find(|(_, _, (r, o, w))| {
-            *w && r == root && o.len() < parts.len() && parts.starts_with(o)
-        });
+    for (i, text, inner) in &paths {
+        let outer = paths
+            .iter()
+            .find(|(_, _, o)| o.writable && inner.lies_inside(o) && inner.parts != o.parts);
         if let (Some((_, outer, _)), Some(node)) = (outer, entries.get(*i)) {
             out.push((
                 format!(

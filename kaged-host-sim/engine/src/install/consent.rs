@@ -72,27 +72,11 @@ fn holds(broad: &Capability, narrow: &Capability) -> bool {
         (C::NetAll, C::Net { .. }) => true,
         (C::Net { host, port: None }, C::Net { host: h, .. }) => host == h,
         (C::StorageWrite, C::StorageRead) => true,
-        (C::ReadFs(q) | C::WriteFs(q), C::ReadFs(p)) | (C::WriteFs(q), C::WriteFs(p)) => {
-            inside(p, q)
+        (C::ReadFs(_) | C::WriteFs(_), C::ReadFs(_)) | (C::WriteFs(_), C::WriteFs(_)) => {
+            matches!((narrow.path_grant(), broad.path_grant()), (Some(p), Some(q)) if p.lies_inside(&q))
         }
         (a, b) => a == b,
     }
-}
-
-/// Whether the capability path `p` lies inside `q`: the same root (`/`,
-/// `config:/` or `project:/`), and `q`'s components a prefix of `p`'s,
-/// both normalised lexically as the cage normalises them.
-fn inside(p: &str, q: &str) -> bool {
-    let split = |s: &str| -> (String, std::path::PathBuf) {
-        let (root, rest) = match s.split_once(":/") {
-            Some((root, rest)) if !root.contains('/') => (root.to_string(), rest.to_string()),
-            _ => (String::new(), s.to_string()),
-        };
-        let path = kaged_host_core::cage::normalize(&Path::new("/").join(rest));
-        (root, path)
-    };
-    let ((pr, pp), (qr, qp)) = (split(p), split(q));
-    pr == qr && pp.starts_with(&qp)
 }
 
 /// The installed copy of a plugin against the consent recorded for it.
