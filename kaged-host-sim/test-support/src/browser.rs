@@ -9,6 +9,7 @@
 //! packages); elsewhere the test says on stderr that it is skipped.
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -96,7 +97,10 @@ impl ChromeDriver {
             .and_then(|l| l.local_addr())
             .map_err(|e| format!("no free port: {e}"))?
             .port();
+        // Its own process group, so that the Chromium it starts (same
+        // group) goes with it when a failing test never closes the session.
         let child = Command::new(&tools.chromedriver)
+            .process_group(0)
             .arg(format!("--port={port}"))
             .arg("--allowed-ips=127.0.0.1")
             .stdin(Stdio::null())
@@ -132,6 +136,13 @@ impl ChromeDriver {
 
 impl Drop for ChromeDriver {
     fn drop(&mut self) {
+        // The whole group: the driver and the browser it started.
+        let group = i32::try_from(self.child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(group) = group {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
