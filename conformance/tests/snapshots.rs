@@ -67,6 +67,11 @@ fn json_report_of_the_conforming_fixture() {
     for state in ["landlock scoped", "landlock unavailable"] {
         redact(&mut v, state, "landlock [state]");
     }
+    // Who the plugin runs as depends on the host's uid (and the plugin id
+    // range): `uid N` on a root host, `host uid N` on another.
+    if let Some(user) = v["cage_policy"]["user"].as_str().map(str::to_string) {
+        redact(&mut v, &user, "[user]");
+    }
     // The cage's cgroup and Landlock states (and the cage itself, on a
     // machine without bwrap) depend on the machine; what the policy binds
     // does not.
@@ -74,6 +79,7 @@ fn json_report_of_the_conforming_fixture() {
         ".cases[].duration_ms" => "[duration_ms]",
         ".cage_policy.cgroup" => "[cgroup state]",
         ".cage_policy.landlock" => "[landlock state]",
+        ".cage_policy.user" => "[user]",
     });
 }
 

@@ -118,3 +118,7 @@ as_nobody!(
     tmp_and_dev_shm_sizes_hold_as_an_ordinary_user,
     "hostile_limits::tmp_and_dev_shm_fill_up_at_their_stated_size"
 );
+as_nobody!(
+    the_plugin_runs_as_the_hosts_ordinary_user,
+    "own_uid::the_plugin_runs_as_its_own_uid_never_the_hosts_root"
+);

@@ -7,7 +7,9 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use kaged_host_sim::cage::{compile, seccomp, CageFds, CageInputs, CagePolicy, OpenedBinds, BWRAP};
+use kaged_host_sim::cage::{
+    compile, seccomp, BindSource, CageFds, CageInputs, CagePolicy, OpenedBinds, BWRAP,
+};
 
 use crate::model::manifest;
 
@@ -88,7 +90,7 @@ fn run(policy: &CagePolicy, cmd: &[&str]) -> Output {
             seccomp: fd.as_raw_fd(),
             binds: descriptors
                 .iter()
-                .map(|d| d.map(|d| d.as_raw_fd()))
+                .map(|d| d.map(|d| BindSource::Fd(d.as_raw_fd())))
                 .collect(),
         },
     );

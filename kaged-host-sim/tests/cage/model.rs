@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use kaged_host_sim::cage::{
-    compile_with, CageError, CageFds, CageInputs, CagePolicy, MemFs, Mount,
+    compile_with, BindSource, CageError, CageFds, CageInputs, CagePolicy, MemFs, Mount,
 };
 use kaged_plugin_protocol::manifest::Manifest;
 
@@ -118,7 +118,7 @@ pub fn argv_with_fds(policy: &CagePolicy, present: impl Fn(&Path) -> bool) -> Ve
         .map(|m| match m {
             Mount::Bind { source, .. } if present(source) => {
                 next += 1;
-                Some(next - 1)
+                Some(BindSource::Fd(next - 1))
             }
             _ => None,
         })

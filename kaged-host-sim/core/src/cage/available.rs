@@ -99,6 +99,19 @@ async fn probe(bwrap: &Path) -> Result<(), String> {
     .stdout(Stdio::null())
     .stderr(Stdio::piped())
     .kill_on_drop(true);
+    // A root host runs bwrap as the plugin's own uid (`cage::stage`): the
+    // probe does too, so that a machine where an unprivileged bwrap cannot
+    // make its user namespace is found here, not at the first spawn.
+    let drop_to = rustix::process::geteuid()
+        .is_root()
+        .then(|| super::user::PluginIds::from_env().unwrap_or(super::user::PluginIds::DEFAULT))
+        .map(|ids| ids.first);
+    if let Some(id) = drop_to {
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || super::stage::become_id(id));
+        }
+    }
     let run = tokio::time::timeout(PROBE_LIMIT, cmd.output()).await;
     match run {
         Err(_) => Err(format!(
@@ -108,8 +121,12 @@ async fn probe(bwrap: &Path) -> Result<(), String> {
         Ok(Err(e)) => Err(format!("cannot run {}: {e}", bwrap.display())),
         Ok(Ok(out)) if out.status.success() => Ok(()),
         Ok(Ok(out)) => Err(format!(
-            "{} cannot make a sandbox here: {}",
+            "{} cannot make a sandbox here{}: {}",
             bwrap.display(),
+            drop_to.map_or_else(String::new, |id| format!(
+                " as the unprivileged uid {id} plugins run as (are unprivileged user \
+                 namespaces disabled?)"
+            )),
             String::from_utf8_lossy(&out.stderr).trim()
         )),
     }

@@ -7,7 +7,9 @@
 //!       <mounts, in policy order> (--proc, --dev, [--size N] --tmpfs,
 //!                                  --symlink, --ro-bind-fd FD DEST,
 //!                                  --bind-fd FD DEST (every bind by the
-//!                                  descriptor the host opened: sources),
+//!                                  descriptor the host opened: sources;
+//!                                  a root host: --bind /tmp/N DEST, the
+//!                                  same inode staged: stage),
 //!                                  the kernel paths: --ro-bind P P,
 //!                                  --ro-bind /dev/null P, --tmpfs P)
 //!       --remount-ro P ...        (masked dirs, /dev, then / last)
@@ -42,11 +44,28 @@ pub struct CageFds {
     pub info: Option<RawFd>,
     /// `--seccomp`: the program of [`super::seccomp::program_fd`].
     pub seccomp: RawFd,
-    /// Per mount of the policy, in order: the descriptor of a bind's
-    /// source (`super::sources::OpenedBinds::slots`), or `None` (not a
-    /// bind, or a missing source left out, which is then not bound).
-    pub binds: Vec<Option<RawFd>>,
+    /// Per mount of the policy, in order: where bwrap finds a bind's
+    /// source, or `None` (not a bind, or a missing source left out, which
+    /// is then not bound).
+    pub binds: Vec<Option<BindSource>>,
 }
+
+/// Where bwrap finds one bind's source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindSource {
+    /// A descriptor open in bwrap's process (`--bind-fd`, `--ro-bind-fd`;
+    /// `super::sources::OpenedBinds::slots`): a host that is an ordinary
+    /// user.
+    Fd(RawFd),
+    /// A path staged in the spawner's own mount namespace (`--bind`,
+    /// `--ro-bind`; [`super::stage`]): a root host, whose bwrap runs as the
+    /// plugin's uid.
+    Staged(std::path::PathBuf),
+}
+
+/// Per mount (index, mount): a bind's source argument and whether it is
+/// a descriptor (`--bind-fd`) or a path (`--bind`); `None`: not bound.
+type BindArg<'a> = dyn Fn(usize, &Mount) -> Option<(bool, OsString)> + 'a;
 
 /// The placeholder of a descriptor in [`CagePolicy::bwrap_argv_template`].
 pub const INFO_FD_SLOT: &str = "<info-fd>";
@@ -59,8 +78,10 @@ impl CagePolicy {
     pub fn bwrap_argv(&self, command: &[OsString], fds: &CageFds) -> Vec<OsString> {
         let info = fds.info.map(|fd| OsString::from(fd.to_string()));
         let bind = |i: usize, _: &Mount| {
-            let slot = fds.binds.get(i).copied().flatten()?;
-            Some(OsString::from(slot.to_string()))
+            Some(match fds.binds.get(i)?.as_ref()? {
+                BindSource::Fd(fd) => (true, OsString::from(fd.to_string())),
+                BindSource::Staged(path) => (false, path.clone().into_os_string()),
+            })
         };
         self.argv_with(
             command,
@@ -80,7 +101,8 @@ impl CagePolicy {
                 source, missing, ..
             } => {
                 let mark = if *missing { "fd?" } else { "fd" };
-                Some(OsString::from(format!("<{mark}:{}>", source.display())))
+                let arg = OsString::from(format!("<{mark}:{}>", source.display()));
+                Some((true, arg))
             }
             _ => None,
         };
@@ -97,7 +119,7 @@ impl CagePolicy {
         command: &[OsString],
         info: Option<OsString>,
         seccomp: OsString,
-        bind_fd: &dyn Fn(usize, &Mount) -> Option<OsString>,
+        bind_source: &BindArg<'_>,
     ) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push =
@@ -141,12 +163,14 @@ impl CagePolicy {
                 }
                 Mount::Bind { dest, mode, .. } => {
                     // A source left out (missing now) is not bound.
-                    if let Some(fd) = bind_fd(i, m) {
-                        let flag = match mode {
-                            Mode::Ro => "--ro-bind-fd",
-                            Mode::Rw => "--bind-fd",
+                    if let Some((by_fd, source)) = bind_source(i, m) {
+                        let flag = match (mode, by_fd) {
+                            (Mode::Ro, true) => "--ro-bind-fd",
+                            (Mode::Rw, true) => "--bind-fd",
+                            (Mode::Ro, false) => "--ro-bind",
+                            (Mode::Rw, false) => "--bind",
                         };
-                        push(&[flag.as_ref(), fd.as_ref(), dest.as_ref()]);
+                        push(&[flag.as_ref(), source.as_ref(), dest.as_ref()]);
                     }
                 }
             }

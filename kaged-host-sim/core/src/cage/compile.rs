@@ -36,6 +36,7 @@ use super::policy::{
     Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING,
 };
 use super::seccomp::SeccompPolicy;
+use super::user::CageUser;
 
 /// Why the install directory is bound.
 pub const BECAUSE_INSTALL_DIR: &str = "install dir";
@@ -133,14 +134,16 @@ pub fn compile_with(
         }
     }
     let shared = net.mode == NetMode::Shared;
+    let user = CageUser::for_plugin(&manifest.name, inputs.host_uid, inputs.ids);
     let mut policy = CagePolicy {
         mounts: merge(mounts),
         net,
         exec,
         chdir: install.path,
+        user,
         env: inputs.env.clone(),
         remount_ro: Vec::new(),
-        limits: CageLimits::plugin_default(),
+        limits: CageLimits::for_user(&user),
         state: "ephemeral".to_string(),
         seccomp: SeccompPolicy::default_profile(),
         cgroup: CgroupPolicy::new(inputs.cgroup.clone()),

@@ -139,6 +139,19 @@ pub enum CageError {
         /// `is a directory`, `is not executable`.
         why: &'static str,
     },
+    /// A bind source could not be staged for the plugin's own uid
+    /// (`cage::stage`: a copy of its mount, idmapped for grants).
+    #[error("cannot stage {path} for the plugin's own uid")]
+    Stage {
+        /// The source.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The plugin id range (`$KAGED_PLUGIN_IDS`) is not valid.
+    #[error("the plugin id range is not valid: {0}")]
+    PluginIds(String),
     /// The seccomp profile could not be compiled to BPF.
     #[error("the default seccomp profile does not compile for {arch}: {message}")]
     Seccomp {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use super::cgroup::CgroupState;
 use super::landlock_layer::LandlockSupport;
+use super::user::PluginIds;
 
 /// The inputs of [`crate::cage::compile`] other than the manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,10 +30,16 @@ pub struct CageInputs {
     /// What this kernel's Landlock enforces
     /// ([`crate::cage::LandlockSupport::detect`]; nothing until detected).
     pub landlock: LandlockSupport,
+    /// The uid the host runs as (0: each plugin gets its own id from
+    /// `ids`; see [`crate::cage::CageUser`]).
+    pub host_uid: u32,
+    /// The plugin id range (`$KAGED_PLUGIN_IDS`).
+    pub ids: PluginIds,
 }
 
 impl CageInputs {
-    /// Inputs with no command check, no roots and cgroup "not detected".
+    /// Inputs with no command check, no roots, cgroup "not detected", this
+    /// process's uid and the default plugin id range.
     pub fn new(install_dir: impl Into<PathBuf>, env: BTreeMap<String, String>) -> CageInputs {
         CageInputs {
             install_dir: install_dir.into(),
@@ -44,6 +51,8 @@ impl CageInputs {
                 reason: "not detected".to_string(),
             },
             landlock: LandlockSupport::default(),
+            host_uid: rustix::process::geteuid().as_raw(),
+            ids: PluginIds::DEFAULT,
         }
     }
 }

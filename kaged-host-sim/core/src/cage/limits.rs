@@ -4,10 +4,12 @@
 //! the spawner sets before running bwrap, which apply on every host (the
 //! fallback when no cgroup can be written).
 //!
-//! `RLIMIT_NPROC` is not among them: it counts every process of the host's
-//! real uid, not the cage's (a host user with 100 processes of its own
-//! would leave the plugin none), and it does not bind uid 0 at all (the
-//! kernel exempts the root user). The process limit is the pids cgroup's.
+//! `RLIMIT_NPROC` counts every process of a real uid: it is set when the
+//! plugin runs as its own uid (a root host, [`super::CageUser::Own`]), to
+//! [`PROCESSES`] for all running copies of that plugin together; on a
+//! host run by an ordinary user it is not (the plugin runs as that user,
+//! whose other processes count too), and the process limit is the pids
+//! cgroup's only.
 //! `RLIMIT_AS` is not either: runtimes such as V8 and bun reserve far more
 //! address space than they use; memory is the memory cgroup's.
 
@@ -26,6 +28,9 @@ pub const SHM_BYTES: u64 = 64 * 1024 * 1024;
 pub const FILE_SIZE_BYTES: u64 = 1024 * 1024 * 1024;
 /// `RLIMIT_NOFILE`: open files (or the host's hard limit, when lower).
 pub const OPEN_FILES: u64 = 4096;
+/// `RLIMIT_NPROC` of a plugin's own uid: processes (threads count) of all
+/// its running copies together.
+pub const PROCESSES: u64 = 1024;
 /// `RLIMIT_CORE`: no core dumps (a dump could hold secrets the plugin
 /// read, and the host's `core_pattern` decides where it goes).
 pub const CORE_BYTES: u64 = 0;
@@ -33,7 +38,7 @@ pub const CORE_BYTES: u64 = 0;
 /// One rlimit the spawner sets (soft = hard = `value`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rlimit {
-    /// `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE`.
+    /// `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_CORE`, `RLIMIT_NPROC`.
     pub name: String,
     /// The value.
     pub value: u64,
@@ -53,7 +58,22 @@ pub struct CageLimits {
 }
 
 impl CageLimits {
-    /// The limits of every plugin cage.
+    /// The limits of a plugin cage run as `user`: [`CageLimits::plugin_default`],
+    /// with `RLIMIT_NPROC` ([`PROCESSES`]) when the plugin has its own uid.
+    pub fn for_user(user: &super::CageUser) -> CageLimits {
+        let mut limits = CageLimits::plugin_default();
+        if user.own_id().is_some() {
+            limits.rlimits.push(Rlimit {
+                name: "RLIMIT_NPROC".to_string(),
+                value: PROCESSES,
+            });
+            limits.not_set.retain(|n| !n.starts_with("RLIMIT_NPROC"));
+        }
+        limits
+    }
+
+    /// The limits of every plugin cage (without `RLIMIT_NPROC`: see
+    /// [`CageLimits::for_user`]).
     pub fn plugin_default() -> CageLimits {
         let rl = |name: &str, value: u64| Rlimit {
             name: name.to_string(),
@@ -68,8 +88,8 @@ impl CageLimits {
                 rl("RLIMIT_CORE", CORE_BYTES),
             ],
             not_set: vec![
-                "RLIMIT_NPROC: counts every process of the host's uid and does not bind \
-                 uid 0; processes are limited by the pids cgroup"
+                "RLIMIT_NPROC: the plugin runs as the host's (ordinary) user, whose other \
+                 processes count too; processes are limited by the pids cgroup"
                     .to_string(),
                 "RLIMIT_AS: runtimes reserve more address space than they use; memory is \
                  limited by the memory cgroup"
@@ -100,6 +120,7 @@ pub fn rlimits_for_child(limits: &CageLimits) -> Vec<(rustix::process::Resource,
                 "RLIMIT_FSIZE" => Resource::Fsize,
                 "RLIMIT_NOFILE" => Resource::Nofile,
                 "RLIMIT_CORE" => Resource::Core,
+                "RLIMIT_NPROC" => Resource::Nproc,
                 _ => return None,
             };
             let hard = getrlimit(res).maximum.unwrap_or(u64::MAX);

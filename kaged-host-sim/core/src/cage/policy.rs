@@ -16,6 +16,7 @@ use super::cgroup::CgroupPolicy;
 use super::landlock_layer::LandlockPolicy;
 use super::limits::CageLimits;
 use super::seccomp::SeccompPolicy;
+use super::user::CageUser;
 
 /// Read-only or read-write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -198,6 +199,9 @@ pub struct CagePolicy {
     pub exec: Vec<ExecGrant>,
     /// The working directory (the install directory).
     pub chdir: PathBuf,
+    /// Who the plugin runs as (ADDENDUM §16: never the host's root).
+    #[serde(default)]
+    pub user: CageUser,
     /// The whole environment (after `--clearenv`).
     pub env: BTreeMap<String, String>,
     /// Mounts made read-only after every other mount, in order: the

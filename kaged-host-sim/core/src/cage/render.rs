@@ -89,6 +89,7 @@ impl CagePolicy {
     }
 
     fn write_rest(&self, o: &mut String) -> std::fmt::Result {
+        writeln!(o, "user: {}", self.user.describe())?;
         match self.net.mode {
             NetMode::None => writeln!(o, "network: none (a new namespace, loopback only)")?,
             NetMode::Shared => {

@@ -22,6 +22,7 @@ use std::path::Path;
 
 use rustix::fs::{Mode as FileMode, OFlags, ResolveFlags, CWD};
 
+use super::bwrap::BindSource;
 use super::error::CageError;
 use super::policy::{CagePolicy, Mount};
 
@@ -116,6 +117,14 @@ impl OpenedBinds {
                     slot
                 })
             })
+            .collect()
+    }
+
+    /// [`OpenedBinds::slots`] as bwrap's [`BindSource`]s.
+    pub fn fd_sources(&self, first: RawFd) -> Vec<Option<BindSource>> {
+        self.slots(first)
+            .into_iter()
+            .map(|s| s.map(BindSource::Fd))
             .collect()
     }
 

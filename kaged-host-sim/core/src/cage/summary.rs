@@ -26,12 +26,15 @@ pub struct CageSummary {
     /// The Landlock layer in brief (`tcp 443; scoped`, `unavailable`).
     #[serde(default)]
     pub landlock: String,
+    /// Who the plugin runs as (`uid 1900012345`, `host uid 1000`).
+    #[serde(default)]
+    pub user: String,
 }
 
 impl CageSummary {
     /// One line: `ro A, B; rw C; network none; seccomp default; cgroup
-    /// unavailable; landlock scoped` (the cgroup's details, why it is unavailable, stay in
-    /// [`CageSummary::cgroup`]).
+    /// unavailable; landlock scoped; uid 1900012345` (the cgroup's details,
+    /// why it is unavailable, stay in [`CageSummary::cgroup`]).
     pub fn line(&self) -> String {
         let list = |v: &[PathBuf]| {
             if v.is_empty() {
@@ -44,13 +47,14 @@ impl CageSummary {
             }
         };
         format!(
-            "ro {}; rw {}; network {}; seccomp {}; cgroup {}; landlock {}",
+            "ro {}; rw {}; network {}; seccomp {}; cgroup {}; landlock {}; {}",
             list(&self.read_only),
             list(&self.read_write),
             self.network,
             self.seccomp,
             self.cgroup.split(" (").next().unwrap_or_default(),
-            self.landlock
+            self.landlock,
+            self.user
         )
     }
 }
@@ -106,6 +110,7 @@ impl CagePolicy {
             seccomp: self.seccomp.profile.clone(),
             cgroup,
             landlock: self.landlock.line(),
+            user: self.user.line(),
         }
     }
 }

@@ -37,5 +37,6 @@ pub fn inputs_for_dir(
     }
     inputs.cgroup = cgroup::detect();
     inputs.landlock = cage::LandlockSupport::detect();
+    inputs.ids = cage::PluginIds::from_env().map_err(CageError::PluginIds)?;
     Ok((inputs, command))
 }

@@ -30,6 +30,14 @@
 //! child also marks every other inherited descriptor close-on-exec first
 //! (the plugin gets 0, 1, 2 only: `fds`) and sets the cage's rlimits
 //! (`cage::limits`).
+//!
+//! On a root host the child runs bwrap as the plugin's own uid
+//! (`cage::user`): first, still root, it stages the bind sources in a
+//! mount namespace of its own (`cage::stage`: the copies the host made of
+//! the mounts it opened, idmapped for grants), enters the cgroup and sets
+//! the rlimits, then drops its groups, gid and uid; Landlock and the
+//! descriptors come after. bwrap then binds `/tmp/N` (visible to it alone)
+//! instead of a descriptor.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
@@ -59,7 +67,7 @@ pub const BIND_FD_FIRST: RawFd = 5;
 /// What [`prepare`] decided.
 pub(crate) enum Prepared {
     /// Run the plugin directly.
-    Uncaged(CageStatus),
+    Uncaged(Box<CageStatus>),
     /// Run it in bwrap.
     Caged(Box<CagePlan>),
 }
@@ -166,7 +174,7 @@ pub(crate) async fn prepare(
     options: &CageRequest<'_>,
 ) -> Result<Prepared, CageError> {
     if options.mode == CageMode::Off {
-        return Ok(Prepared::Uncaged(CageStatus::off()));
+        return Ok(Prepared::Uncaged(Box::new(CageStatus::off())));
     }
     if let Some(root) = options.config_root {
         std::fs::create_dir_all(root).map_err(|e| CageError::Inspect {
@@ -181,6 +189,7 @@ pub(crate) async fn prepare(
     inputs.project_root = options.project_root.map(Path::to_path_buf);
     inputs.cgroup = cgroup::detect();
     inputs.landlock = cage::LandlockSupport::detect();
+    inputs.ids = cage::PluginIds::from_env().map_err(CageError::PluginIds)?;
     cage::create_config_grants(manifest, &inputs);
     let policy = cage::compile(manifest, &inputs)?;
     match cage::availability().await {
@@ -198,7 +207,9 @@ pub(crate) async fn prepare(
                 %reason,
                 "plugins run UNCAGED: bwrap cannot cage here (--cage auto)"
             );
-            Ok(Prepared::Uncaged(CageStatus::unavailable(reason, policy)))
+            Ok(Prepared::Uncaged(Box::new(CageStatus::unavailable(
+                reason, policy,
+            ))))
         }
     }
 }
@@ -225,12 +236,34 @@ impl CagePlan {
         // mounts these descriptors, not paths (ADDENDUM §16).
         let binds = cage::OpenedBinds::open(&self.policy)?;
         cage::race_hook::run(&self.policy.chdir);
+        // A root host runs bwrap as the plugin's own uid, from sources
+        // staged in the child's own mount namespace (ADDENDUM §16).
+        let staging = match self.policy.user.own_id() {
+            Some(id) => Some(cage::stage::Staging::prepare(&self.policy, &binds, id)?),
+            None => None,
+        };
+        if let Some(staging) = &staging {
+            for (path, why) in &staging.not_idmapped {
+                self.policy.notes.push(format!(
+                    "{} is not idmapped ({why}): the plugin has the rights of its own uid there",
+                    path.display()
+                ));
+            }
+        }
+        let sources = match &staging {
+            Some(staging) => staging
+                .paths()
+                .iter()
+                .map(|p| p.clone().map(cage::BindSource::Staged))
+                .collect(),
+            None => binds.fd_sources(BIND_FD_FIRST),
+        };
         let argv = self.policy.bwrap_argv(
             command,
             &CageFds {
                 info: Some(INFO_FD),
                 seccomp: SECCOMP_FD,
-                binds: binds.slots(BIND_FD_FIRST),
+                binds: sources,
             },
         );
         let entries: Vec<CString> = self
@@ -256,27 +289,28 @@ impl CagePlan {
             (info_write.as_raw_fd(), INFO_FD),
             (seccomp_fd.as_raw_fd(), SECCOMP_FD),
         ];
-        placements.extend(binds.placements(BIND_FD_FIRST));
+        if staging.is_none() {
+            placements.extend(binds.placements(BIND_FD_FIRST));
+        }
         let mut scratch: Vec<RawFd> = vec![-1; placements.len()];
+        let own_id = staging.as_ref().map(|s| s.id());
         // SAFETY: the closure runs between fork and exec and only makes
         // system calls (no allocation, no lock): it marks every inherited
-        // descriptor close-on-exec, duplicates descriptors the parent keeps
+        // descriptor close-on-exec, stages copies made before the fork at
+        // paths built before it, duplicates descriptors the parent keeps
         // open until the spawn returned (into a buffer allocated before the
-        // fork), writes to paths built before the fork, and sets rlimits
-        // computed before it.
+        // fork), writes to paths built before the fork, sets rlimits
+        // computed before it, and changes its ids.
         unsafe {
             cmd.pre_exec(move || {
                 super::fds::cloexec_from_3()?;
-                // bwrap and all it runs enter the Landlock domain
-                // (no_new_privs first, as Landlock requires), before the
-                // descriptors are placed: placing them may reuse the
-                // ruleset's number.
-                if let Some(ruleset) = landlock.take() {
-                    ruleset.restrict_self().map_err(|_| {
-                        std::io::Error::from_raw_os_error(rustix::io::Errno::PERM.raw_os_error())
-                    })?;
+                // A root host: stage the sources in a mount namespace of
+                // the child's own (`cage::stage`) while it is root.
+                // (Its copies are the child's own descriptors from the fork
+                // on, closed at exec.)
+                if let Some(staging) = &staging {
+                    staging.enter()?;
                 }
-                place_fds(&placements, &mut scratch)?;
                 for entry in &entries {
                     let fd = rustix::fs::open(
                         entry.as_c_str(),
@@ -292,6 +326,20 @@ impl CagePlan {
                     };
                     rustix::process::setrlimit(*resource, limit)?;
                 }
+                // Then the plugin's own uid and gid: never the host's root.
+                if let Some(id) = own_id {
+                    cage::stage::become_id(id)?;
+                }
+                // bwrap and all it runs enter the Landlock domain
+                // (no_new_privs first, as Landlock requires), before the
+                // descriptors are placed: placing them may reuse the
+                // ruleset's number.
+                if let Some(ruleset) = landlock.take() {
+                    ruleset.restrict_self().map_err(|_| {
+                        std::io::Error::from_raw_os_error(rustix::io::Errno::PERM.raw_os_error())
+                    })?;
+                }
+                place_fds(&placements, &mut scratch)?;
                 Ok(())
             });
         }

@@ -242,7 +242,7 @@ pub(crate) async fn spawn_plugin(
             }
             let (child, pipes) = start(cmd, &exe)?;
             let pid = child.id().unwrap_or_default();
-            Ok(pipes.into_spawned(child, pid, dir, status, None))
+            Ok(pipes.into_spawned(child, pid, dir, *status, None))
         }
         Prepared::Caged(mut plan) => {
             let command = caged::command_line(&exe, &manifest.command[1..]);
