@@ -8,6 +8,8 @@
 //!                                  --symlink, --ro-bind-fd FD DEST,
 //!                                  --bind-fd FD DEST (every bind by the
 //!                                  descriptor the host opened: sources),
+//!                                  --ro-bind-data FD /etc/hosts (a
+//!                                  filtered network's hosts file),
 //!                                  the kernel paths: --ro-bind P P,
 //!                                  --ro-bind /dev/null P, --tmpfs P)
 //!       --remount-ro P ...        (masked dirs, /dev, then / last)
@@ -24,7 +26,9 @@
 //! started by root otherwise leaves the plugin its capabilities (checked
 //! with bubblewrap 0.8: CapEff full without it). The descriptors are slots
 //! the spawner fills; the seccomp one is not optional: plugins always get
-//! the default profile.
+//! the default profile. `--share-net` only for `net:*`: a filtered
+//! network (`net:HOST:PORT`) is the cage's own, empty namespace, its
+//! connects made by the host (`super::net_filter`).
 
 use std::ffi::OsString;
 use std::os::fd::RawFd;
@@ -43,8 +47,9 @@ pub struct CageFds {
     /// `--seccomp`: the program of [`super::seccomp::program_fd`].
     pub seccomp: RawFd,
     /// Per mount of the policy, in order: the descriptor of a bind's
-    /// source (`super::sources::OpenedBinds::slots`), or `None` (not a
-    /// bind, or a missing source left out, which is then not bound).
+    /// source or of the hosts file's content
+    /// (`super::sources::OpenedBinds::slots`), or `None` (not a bind, or
+    /// a missing source left out, which is then not bound).
     pub binds: Vec<Option<RawFd>>,
 }
 
@@ -82,6 +87,7 @@ impl CagePolicy {
                 let mark = if *missing { "fd?" } else { "fd" };
                 Some(OsString::from(format!("<{mark}:{}>", source.display())))
             }
+            Mount::HostsFile { .. } => Some(OsString::from("<fd:hosts-file>")),
             _ => None,
         };
         self.argv_with(
@@ -138,6 +144,11 @@ impl CagePolicy {
                 }
                 Mount::Symlink { target, dest } => {
                     push(&["--symlink".as_ref(), target.as_ref(), dest.as_ref()]);
+                }
+                Mount::HostsFile { dest } => {
+                    if let Some(fd) = bind_fd(i, m) {
+                        push(&["--ro-bind-data".as_ref(), fd.as_ref(), dest.as_ref()]);
+                    }
                 }
                 Mount::Bind { dest, mode, .. } => {
                     // A source left out (missing now) is not bound.

@@ -53,6 +53,11 @@ impl CagePolicy {
                 Mount::Symlink { target, dest } => {
                     writeln!(o, "  symlink  {} -> {}", dest.display(), target.display())?
                 }
+                Mount::HostsFile { dest } => writeln!(
+                    o,
+                    "  ro       {}  (generated: the granted hosts, see network)",
+                    dest.display()
+                )?,
                 Mount::Bind {
                     source,
                     dest,
@@ -91,10 +96,18 @@ impl CagePolicy {
     fn write_rest(&self, o: &mut String) -> std::fmt::Result {
         match self.net.mode {
             NetMode::None => writeln!(o, "network: none (a new namespace, loopback only)")?,
-            NetMode::Shared => {
-                writeln!(o, "network: shared, granted {}", self.net.grants.join(", "))?;
+            NetMode::Shared | NetMode::Filtered => {
+                let mode = if self.net.mode == NetMode::Shared {
+                    "shared"
+                } else {
+                    "filtered"
+                };
+                writeln!(o, "network: {mode}, granted {}", self.net.grants.join(", "))?;
                 if let Some(f) = &self.net.filtering {
                     writeln!(o, "  {f}")?;
+                }
+                for s in &self.net.stand_ins {
+                    writeln!(o, "  stand-in {} for {}", s.address, s.host)?;
                 }
             }
         }

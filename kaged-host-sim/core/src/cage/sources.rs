@@ -61,7 +61,8 @@ fn libc_eloop() -> i32 {
 }
 
 /// The descriptors of a policy's binds, one per [`Mount::Bind`] that is
-/// there now, in the order of [`CagePolicy::mounts`].
+/// there now and one for a [`Mount::HostsFile`] (its content, generated
+/// now), in the order of [`CagePolicy::mounts`].
 #[derive(Debug, Default)]
 pub struct OpenedBinds {
     /// Per mount index: the descriptor, or `None` (not a bind, or a
@@ -77,6 +78,10 @@ impl OpenedBinds {
     pub fn open(policy: &CagePolicy) -> Result<OpenedBinds, CageError> {
         let mut fds = Vec::with_capacity(policy.mounts.len());
         for m in &policy.mounts {
+            if let Mount::HostsFile { .. } = m {
+                fds.push(Some(hosts_fd(policy)?));
+                continue;
+            }
             let Mount::Bind {
                 source,
                 missing,
@@ -138,6 +143,35 @@ impl OpenedBinds {
             .map(|fd| fd.as_ref().map(|f| f.as_fd()))
             .collect()
     }
+}
+
+/// The content of a filtered cage's `/etc/hosts`, in a sealed memory
+/// file (no path anyone could write, no size limit), read from its start
+/// by bwrap (`--ro-bind-data`).
+fn hosts_fd(policy: &CagePolicy) -> Result<OwnedFd, CageError> {
+    use rustix::fs::{MemfdFlags, SealFlags};
+    let fail = |e: rustix::io::Errno| CageError::Setup {
+        what: "the cage's hosts file",
+        source: e.into(),
+    };
+    let text = super::net_grants::hosts_file(&policy.net.stand_ins);
+    let fd = rustix::fs::memfd_create(
+        "kaged-hosts",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )
+    .map_err(fail)?;
+    let mut rest = text.as_bytes();
+    while !rest.is_empty() {
+        let n = rustix::io::write(&fd, rest).map_err(fail)?;
+        rest = rest.get(n..).unwrap_or_default();
+    }
+    rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0)).map_err(fail)?;
+    rustix::fs::fcntl_add_seals(
+        &fd,
+        SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL,
+    )
+    .map_err(fail)?;
+    Ok(fd)
 }
 
 #[cfg(test)]
