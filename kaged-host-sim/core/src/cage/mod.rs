@@ -32,6 +32,8 @@ pub mod limits;
 mod merge;
 mod mode;
 mod nesting;
+pub mod net_filter;
+pub mod net_grants;
 mod policy;
 pub mod race_hook;
 mod render;
@@ -54,7 +56,10 @@ pub use landlock_layer::{LandlockPolicy, LandlockSupport};
 pub use limits::{CageLimits, Rlimit};
 pub use mode::{CageKind, CageMode, CageModeError, CageStatus};
 pub use nesting::{grant_paths, nested_in_writable};
-pub use policy::{Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING};
+pub use net_grants::{NetGrant, NetHost, StandIn};
+pub use policy::{
+    Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERED, NET_SHARED,
+};
 pub use resolve::{normalize, resolve, ResolveFailure, Resolved};
 pub use seccomp::{SeccompPolicy, SeccompProgram};
 pub use sources::{open_no_links, OpenedBinds};

@@ -73,6 +73,9 @@ pub(crate) struct CagePlan {
     fds: Option<(OwnedFd, OwnedFd, OwnedFd)>,
     /// The bind sources, open until bwrap has started.
     binds: Option<cage::OpenedBinds>,
+    /// The plugin's name, and the host's part of a filtered network.
+    plugin: String,
+    net: Option<cage::net_filter::HostPlan>,
 }
 
 /// bwrap and the cgroup of a running cage.
@@ -83,6 +86,8 @@ pub(crate) struct CageRuntime {
     /// The cage's cgroups (v1: one per controller), removed by
     /// [`CageRuntime::release`].
     cgroup: Vec<PathBuf>,
+    /// The supervisor of a filtered network (`cage::net_filter`).
+    _net: Option<cage::net_filter::Supervisor>,
 }
 
 impl CageRuntime {
@@ -190,6 +195,8 @@ pub(crate) async fn prepare(
             policy,
             fds: None,
             binds: None,
+            plugin: manifest.name.clone(),
+            net: None,
         }))),
         Err(reason) if options.mode == CageMode::Require => Err(CageError::Unavailable { reason }),
         Err(reason) => {
@@ -258,6 +265,7 @@ impl CagePlan {
         ];
         placements.extend(binds.placements(BIND_FD_FIRST));
         let mut scratch: Vec<RawFd> = vec![-1; placements.len()];
+        let (net_child, net_host) = cage::net_filter::prepare(&self.policy)?.unzip();
         // SAFETY: the closure runs between fork and exec and only makes
         // system calls (no allocation, no lock): it marks every inherited
         // descriptor close-on-exec, duplicates descriptors the parent keeps
@@ -276,6 +284,7 @@ impl CagePlan {
                         std::io::Error::from_raw_os_error(rustix::io::Errno::PERM.raw_os_error())
                     })?;
                 }
+                cage::net_filter::enter(net_child.as_ref())?;
                 place_fds(&placements, &mut scratch)?;
                 for entry in &entries {
                     let fd = rustix::fs::open(
@@ -297,6 +306,7 @@ impl CagePlan {
         }
         self.fds = Some((info_read, info_write, seccomp_fd));
         self.binds = Some(binds);
+        self.net = net_host;
         Ok(cmd)
     }
 
@@ -330,7 +340,16 @@ impl CagePlan {
             .into_iter()
             .map(Path::to_path_buf)
             .collect();
-        let runtime = CageRuntime { bwrap_pid, cgroup };
+        let net = self.net.take().and_then(|h| {
+            h.start(&self.plugin)
+                .inspect_err(|e| tracing::warn!(bwrap_pid, error = %e, "no network filter: the cage's connects fail"))
+                .ok()
+        });
+        let runtime = CageRuntime {
+            bwrap_pid,
+            cgroup,
+            _net: net,
+        };
         (pid, runtime, CageStatus::caged(self.cage_id, self.policy))
     }
 }
