@@ -1,4 +1,4 @@
-//! The hostile probes (race, mounts, Landlock, kernel interfaces, seccomp,
+//! The hostile probes (race, mounts, Landlock, net grants, kernel interfaces, seccomp,
 //! privileges, tmpfs sizes) again with the host run as an
 //! ordinary user (issue 45: "as root and as an ordinary user"). When the
 //! tests run as root, each test here runs one probe test of this binary
@@ -117,4 +117,12 @@ as_nobody!(
 as_nobody!(
     tmp_and_dev_shm_sizes_hold_as_an_ordinary_user,
     "hostile_limits::tmp_and_dev_shm_fill_up_at_their_stated_size"
+);
+as_nobody!(
+    net_grants_hold_as_an_ordinary_user,
+    "net::a_port_grant_reaches_that_host_and_port_only"
+);
+as_nobody!(
+    a_localhost_grant_holds_as_an_ordinary_user,
+    "net::a_localhost_grant_of_any_port_reaches_every_port_of_the_host_loopback_only"
 );
