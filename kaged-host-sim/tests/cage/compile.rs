@@ -108,7 +108,12 @@ fn a_host_port_grant_filters_the_network_with_a_hosts_file_and_no_resolver() {
     assert_eq!(policy.net.mode, NetMode::Filtered);
     assert_eq!(
         policy.net.grants,
-        ["[::1]:80", "api.example.com:443", "b.example:443", "localhost:*"]
+        [
+            "[::1]:80",
+            "api.example.com:443",
+            "b.example:443",
+            "localhost:*"
+        ]
     );
     assert_eq!(policy.net.filtering.as_deref(), Some(NET_FILTERED));
     // Names get stand-ins in grant order; addresses and localhost none.
@@ -135,12 +140,23 @@ fn a_host_port_grant_filters_the_network_with_a_hosts_file_and_no_resolver() {
     ]));
     assert!(!has_bind(&a, "--ro-bind", "/etc/hosts", "/etc/hosts"));
     assert!(!a.iter().any(|x| x == "/etc/resolv.conf"), "{a:?}");
-    assert!(has_bind(&a, "--ro-bind", "/etc/ssl/certs", "/etc/ssl/certs"));
+    assert!(has_bind(
+        &a,
+        "--ro-bind",
+        "/etc/ssl/certs",
+        "/etc/ssl/certs"
+    ));
     assert_eq!(policy.access(p("/etc/hosts")), Access::ReadOnly);
     assert_eq!(policy.access(p("/etc/ssl/private")), Access::Hidden);
     let text = policy.render();
-    assert!(text.contains("network: filtered, granted [::1]:80"), "{text}");
-    assert!(text.contains("stand-in 198.18.0.1 for api.example.com"), "{text}");
+    assert!(
+        text.contains("network: filtered, granted [::1]:80"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stand-in 198.18.0.1 for api.example.com"),
+        "{text}"
+    );
     let json = serde_json::to_value(&policy).unwrap();
     assert_eq!(json["net"]["stand_ins"][1]["address"], "198.18.0.2");
 }

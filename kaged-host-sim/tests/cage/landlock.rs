@@ -86,7 +86,10 @@ async fn a_port_grant_reaches_that_port_only_and_no_host_abstract_socket() {
         .await
         .expect("launch caged");
     let r = probe(&all, json!({"name": "abstract_connect", "socket": name})).await;
-    assert_eq!(r["errno"], "EPERM", "the host's abstract socket, net:*: {r}");
+    assert_eq!(
+        r["errno"], "EPERM",
+        "the host's abstract socket, net:*: {r}"
+    );
     all.shutdown().await;
     // Only the granted connection reached the host.
     granted.set_nonblocking(true).expect("nonblocking");

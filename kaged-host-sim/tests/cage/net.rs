@@ -44,8 +44,9 @@ async fn echo_server(addr: &str) -> Option<(u16, Arc<AtomicUsize>)> {
 /// The host's abstract unix socket the plugin must not reach.
 fn abstract_listener(tag: &str) -> (String, UnixListener) {
     let name = format!("kaged-net-test-{tag}-{}", std::process::id());
-    let l = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).expect("name"))
-        .expect("abstract listener");
+    let l =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).expect("name"))
+            .expect("abstract listener");
     l.set_nonblocking(true).expect("nonblocking");
     (name, l)
 }
@@ -101,17 +102,27 @@ async fn a_port_grant_reaches_that_host_and_port_only() {
     let r = probe(&s, connect("::1", port)).await;
     assert_eq!(r["ok"], false, "the granted port on ::1: {r}");
     let r = probe(&s, connect("169.254.169.254", 80)).await;
-    assert_eq!(r["errno"], "ECONNREFUSED", "link-local, refused at once: {r}");
+    assert_eq!(
+        r["errno"], "ECONNREFUSED",
+        "link-local, refused at once: {r}"
+    );
     let r = probe(&s, connect("::ffff:169.254.169.254", 80)).await;
     assert_eq!(r["errno"], "ECONNREFUSED", "link-local, IPv6 form: {r}");
     let r = probe(&s, json!({"name": "abstract_connect", "socket": name})).await;
-    assert_eq!(r["errno"], "ECONNREFUSED", "the host's abstract socket: {r}");
+    assert_eq!(
+        r["errno"], "ECONNREFUSED",
+        "the host's abstract socket: {r}"
+    );
     for (host, p) in [("127.0.0.1", port), ("192.0.2.1", 53)] {
         let r = probe(&s, json!({"name": "udp_connect", "host": host, "port": p})).await;
         assert_eq!(r["errno"], "ECONNREFUSED", "UDP to {host}:{p}: {r}");
     }
     s.shutdown().await;
-    assert_eq!(accepted.load(Ordering::SeqCst), 2, "the two echo connections");
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        2,
+        "the two echo connections"
+    );
     assert_eq!(
         other.accept().map(|_| ()).map_err(|e| e.kind()),
         Err(ErrorKind::WouldBlock)
@@ -169,7 +180,11 @@ async fn a_granted_name_resolves_to_its_stand_in_and_nothing_else_resolves() {
         .map(|p| p.net.stand_ins.clone())
         .unwrap_or_default();
     assert_eq!(stand_ins.len(), 1, "{stand_ins:?}");
-    let r = probe(&s, json!({"name": "resolve", "host": "api.kaged-test.invalid"})).await;
+    let r = probe(
+        &s,
+        json!({"name": "resolve", "host": "api.kaged-test.invalid"}),
+    )
+    .await;
     assert_eq!(r["addresses"], json!(["198.18.0.1"]), "{r}");
     // No DNS in the cage: a name without a grant does not resolve.
     let r = probe(&s, json!({"name": "resolve", "host": "example.com"})).await;

@@ -5,19 +5,23 @@
 //!
 //! - **TCP connect by port** (Landlock ABI ≥ 4, Linux 6.7): when every
 //!   `net:` grant names a port, connecting to any other TCP port fails
-//!   with `EACCES`, on every address (`net:127.0.0.1:5432` no longer
-//!   reaches the host's other loopback services). A grant with `*` as its
-//!   port (`net:HOST:*`, `net:*`) leaves TCP ports unrestricted.
+//!   with `EACCES`, on every address. A grant with `*` as its port
+//!   (`net:HOST:*`, `net:*`) leaves TCP ports unrestricted. In a filtered
+//!   cage (`net:HOST:PORT`: [`super::net_filter`]) this is the second
+//!   wall: the plugin's own connects never leave the cage's network
+//!   namespace (the host makes the granted ones, outside this domain), so
+//!   the rule holds the cage's own loopback to the granted ports too.
 //! - **Scopes** (ABI ≥ 6, Linux 6.12): abstract unix sockets made outside
-//!   the cage cannot be connected to (a shared network namespace no longer
-//!   shows the host's), and no signal reaches a process outside the cage.
+//!   the cage cannot be connected to (what keeps the host's from a shared
+//!   network, `net:*`; a filtered one does not show them at all), and no
+//!   signal reaches a process outside the cage.
 //!
 //! The filesystem rights are not Landlock's here: a domain that handles
 //! them forbids `mount(2)`, which bwrap needs after the domain is in
 //! force. Best effort: what this kernel cannot enforce is said in the cage
 //! description and the report's cage line ([`LandlockPolicy::line`]).
-//! Addresses are not filtered (Landlock has no address rule): the host
-//! part of `net:HOST:PORT` is not enforced, nor UDP.
+//! Addresses and UDP are not Landlock's (it has no address rule): the
+//! network filter enforces the host part of `net:HOST:PORT`.
 
 use std::sync::OnceLock;
 
@@ -61,7 +65,7 @@ impl LandlockSupport {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LandlockPolicy {
     /// The TCP ports the plugin may connect to (`None`: not restricted by
-    /// port, because the network is not shared or a grant allows any port).
+    /// port, because the cage has no network or a grant allows any port).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_connect: Option<Vec<u16>>,
     /// Whether the TCP rule is in force (this kernel has it).
@@ -76,9 +80,9 @@ pub struct LandlockPolicy {
 }
 
 impl LandlockPolicy {
-    /// The layer for `caps` (the manifest's, parsed), with the network
-    /// shared or not, on a kernel with `support`.
-    pub fn compile(caps: &[Capability], shared_network: bool, support: LandlockSupport) -> Self {
+    /// The layer for `caps` (the manifest's, parsed), for a cage with a
+    /// network (shared or filtered) or none, on a kernel with `support`.
+    pub fn compile(caps: &[Capability], network: bool, support: LandlockSupport) -> Self {
         let mut ports: Vec<u16> = Vec::new();
         let mut any_port = false;
         for c in caps {
@@ -91,7 +95,7 @@ impl LandlockPolicy {
         }
         ports.sort_unstable();
         ports.dedup();
-        let tcp_connect = (shared_network && !any_port && !ports.is_empty()).then_some(ports);
+        let tcp_connect = (network && !any_port && !ports.is_empty()).then_some(ports);
         let mut not_enforced = Vec::new();
         if tcp_connect.is_some() && !support.tcp {
             not_enforced.push(

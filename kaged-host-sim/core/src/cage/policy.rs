@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::cgroup::CgroupPolicy;
 use super::landlock_layer::LandlockPolicy;
-use super::net_grants::StandIn;
 use super::limits::CageLimits;
+use super::net_grants::StandIn;
 use super::seccomp::SeccompPolicy;
 
 /// Read-only or read-write.

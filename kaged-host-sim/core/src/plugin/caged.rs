@@ -340,11 +340,7 @@ impl CagePlan {
             .into_iter()
             .map(Path::to_path_buf)
             .collect();
-        let net = self.net.take().and_then(|h| {
-            h.start(&self.plugin)
-                .inspect_err(|e| tracing::warn!(bwrap_pid, error = %e, "no network filter: the cage's connects fail"))
-                .ok()
-        });
+        let net = self.net.take().and_then(|h| h.start(&self.plugin));
         let runtime = CageRuntime {
             bwrap_pid,
             cgroup,

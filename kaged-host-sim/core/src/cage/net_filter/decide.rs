@@ -156,7 +156,10 @@ impl NetRules {
     /// The rules of `net` (its grants parsed, its stand-ins).
     pub fn from_policy(net: &NetPolicy) -> NetRules {
         NetRules::new(
-            net.grants.iter().filter_map(|g| NetGrant::parse(g)).collect(),
+            net.grants
+                .iter()
+                .filter_map(|g| NetGrant::parse(g))
+                .collect(),
             net.stand_ins.clone(),
         )
     }
@@ -188,9 +191,10 @@ impl NetRules {
         let (ip, port) = (canonical(addr.ip()), addr.port());
         let addr = SocketAddr::new(ip, port);
         let route = if let Some(name) = self.stand_in_for(ip) {
-            let granted = self.grants.iter().any(|g| {
-                matches!(&g.host, NetHost::Name(n) if n == name) && g.allows_port(port)
-            });
+            let granted = self
+                .grants
+                .iter()
+                .any(|g| matches!(&g.host, NetHost::Name(n) if n == name) && g.allows_port(port));
             if !granted {
                 return Decision::Refuse(format!("{name}:{port} is not granted"));
             }

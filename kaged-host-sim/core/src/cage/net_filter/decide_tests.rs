@@ -48,7 +48,10 @@ fn link_local_is_refused_unless_a_grant_names_it() {
         "[febf::1]:80",
     ] {
         let d = r.decide(&to(a), true);
-        assert!(matches!(&d, Decision::Refuse(w) if w.contains("link-local")), "{a}: {d:?}");
+        assert!(
+            matches!(&d, Decision::Refuse(w) if w.contains("link-local")),
+            "{a}: {d:?}"
+        );
     }
     let r = rules(&["169.254.169.254:80"]);
     assert!(matches!(
@@ -61,7 +64,10 @@ fn link_local_is_refused_unless_a_grant_names_it() {
 #[test]
 fn a_stand_in_is_its_granted_name() {
     let r = rules(&["a.example:443", "b.example:*"]);
-    assert_eq!(r.stand_in_for("198.18.0.1".parse().unwrap()), Some("a.example"));
+    assert_eq!(
+        r.stand_in_for("198.18.0.1".parse().unwrap()),
+        Some("a.example")
+    );
     assert_eq!(
         r.decide(&to("198.18.0.1:443"), true),
         Decision::Forward(Route::Name {
@@ -94,7 +100,10 @@ fn a_stand_in_is_its_granted_name() {
 fn localhost_is_127_0_0_1_and_the_ipv6_loopback() {
     let r = rules(&["localhost:8080"]);
     for a in ["127.0.0.1:8080", "[::1]:8080", "[::ffff:127.0.0.1]:8080"] {
-        assert!(matches!(r.decide(&to(a), true), Decision::Forward(_)), "{a}");
+        assert!(
+            matches!(r.decide(&to(a), true), Decision::Forward(_)),
+            "{a}"
+        );
     }
     assert_eq!(r.decide(&to("127.0.0.2:8080"), true), Decision::InCage);
     assert_eq!(r.decide(&to("127.0.0.1:8081"), true), Decision::InCage);
@@ -115,7 +124,14 @@ fn datagrams_are_never_forwarded_and_other_families_are_refused() {
 
 #[test]
 fn what_a_name_resolves_to_in_the_host() {
-    for bad in ["169.254.1.1", "fe80::2", "127.0.0.1", "::1", "0.0.0.0", "::ffff:169.254.0.1"] {
+    for bad in [
+        "169.254.1.1",
+        "fe80::2",
+        "127.0.0.1",
+        "::1",
+        "0.0.0.0",
+        "::ffff:169.254.0.1",
+    ] {
         assert!(resolved_ok(bad.parse().unwrap()).is_err(), "{bad}");
     }
     for good in ["203.0.113.1", "2001:db8::1", "198.18.0.1"] {

@@ -67,9 +67,19 @@ pub struct HostPlan {
 
 impl HostPlan {
     /// After bwrap started: receive the listener the child sent and start
-    /// the supervisor of `plugin`'s cage.
-    pub fn start(self, plugin: &str) -> std::io::Result<Supervisor> {
-        let listener = self.host.receive()?;
-        Supervisor::start(listener, self.rules, plugin, crate::time::NET_CONNECT_TIMEOUT)
+    /// the supervisor of `plugin`'s cage. `None` (said in the host's log)
+    /// when that fails: the filter then has no listener, and every
+    /// `connect` of the cage fails (`ENOSYS`), none is let through.
+    pub fn start(self, plugin: &str) -> Option<Supervisor> {
+        let timeout = crate::time::NET_CONNECT_TIMEOUT;
+        let started = self
+            .host
+            .receive()
+            .and_then(|listener| Supervisor::start(listener, self.rules, plugin, timeout));
+        started
+            .inspect_err(|e| {
+                tracing::warn!(plugin, error = %e, "no network filter: the cage's connects fail");
+            })
+            .ok()
     }
 }

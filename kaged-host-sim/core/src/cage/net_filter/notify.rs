@@ -178,7 +178,8 @@ pub fn enter(child: &ChildSide) -> io::Result<()> {
             &prog as *const libc::sock_fprog,
         )
     })?;
-    let listener = RawFd::try_from(listener).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    let listener =
+        RawFd::try_from(listener).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
     // SAFETY: the kernel just returned it; owned here, closed on return.
     let listener = unsafe { OwnedFd::from_raw_fd(listener) };
     send_fd(child.socket.as_raw_fd(), listener.as_raw_fd())
@@ -265,7 +266,11 @@ mod tests {
     #[test]
     fn the_program_notifies_connect_and_listen_and_allows_the_rest() {
         let p = program().unwrap();
-        let rets: Vec<u32> = p.iter().filter(|i| i.code == BPF_RET_K).map(|i| i.k).collect();
+        let rets: Vec<u32> = p
+            .iter()
+            .filter(|i| i.code == BPF_RET_K)
+            .map(|i| i.k)
+            .collect();
         assert_eq!(
             rets.iter()
                 .filter(|k| **k == libc::SECCOMP_RET_USER_NOTIF)
