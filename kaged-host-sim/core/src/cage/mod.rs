@@ -10,7 +10,10 @@
 //!
 //! [`compile_with`] is pure over a [`FsView`] ([`MemFs`] in tests);
 //! [`compile`] uses the real filesystem. [`seccomp`] builds the BPF
-//! program, [`cgroup`] detects and applies the limits.
+//! program, [`cgroup`] detects and applies the limits, [`net_filter`]
+//! enforces `net:HOST:PORT` grants (a filtered network: the cage's own
+//! namespace, the connects made by the host; [`net_grants`] the stand-in
+//! addresses of its hosts file).
 //!
 //! The spawner (`plugin::caged`) runs every plugin through it, as
 //! [`CageMode`] says; [`availability`] tells whether bwrap works here;

@@ -12,8 +12,9 @@
 //!  anything else                         → ALLOW (bwrap's default profile decides)
 //! ```
 //!
-//! It is loaded with `SECCOMP_FILTER_FLAG_NEW_LISTENER` in the child
-//! (`no_new_privs` set first, so an unprivileged child may), in addition to
+//! It is loaded with `SECCOMP_FILTER_FLAG_NEW_LISTENER` (and
+//! `SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV` where the kernel has it) in the
+//! child (`no_new_privs` set first, so an unprivileged child may), in addition to
 //! the default profile that bwrap loads later: the kernel runs both and the
 //! stricter action wins (`ERRNO` over `USER_NOTIF`); the default profile
 //! does not refuse `connect` or `listen`. The child sends the listener to
@@ -169,15 +170,27 @@ pub fn enter(child: &ChildSide) -> io::Result<()> {
         len: u16::try_from(child.program.len()).unwrap_or(u16::MAX),
         filter: child.program.as_ptr().cast_mut(),
     };
-    // SAFETY: `prog` points at the program, alive for the call.
-    let listener = check(unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
-            &prog as *const libc::sock_fprog,
-        )
-    })?;
+    let load = |flags: libc::c_ulong| {
+        // SAFETY: `prog` points at the program, alive for the call.
+        check(unsafe {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                flags,
+                &prog as *const libc::sock_fprog,
+            )
+        })
+    };
+    // Killable only once the host has the call (Linux ≥ 5.19): a signal
+    // the plugin handles (Go's preemption signal, SIGCHLD) does not
+    // interrupt a connect the host is making, which a restart would ask
+    // again and again. Before 5.19: without it.
+    let listener =
+        load(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+            .or_else(|e| match e.raw_os_error() {
+                Some(libc::EINVAL) => load(libc::SECCOMP_FILTER_FLAG_NEW_LISTENER),
+                _ => Err(e),
+            })?;
     let listener =
         RawFd::try_from(listener).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
     // SAFETY: the kernel just returned it; owned here, closed on return.
