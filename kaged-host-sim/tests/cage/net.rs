@@ -97,6 +97,18 @@ async fn a_port_grant_reaches_that_host_and_port_only() {
         assert_eq!(r["echo"], "kaged-echo\n", "{r}");
         assert_eq!(r["peer"], json!(["127.0.0.1", port]), "{r}");
     }
+    // The socket handed over stays a connection to the granted peer; the
+    // cage's own sockets may still listen on its own loopback. (Python
+    // names errno 95, EOPNOTSUPP on Linux, ENOTSUP.)
+    let r = probe(
+        &s,
+        json!({"name": "handed_over", "host": "127.0.0.1", "port": port}),
+    )
+    .await;
+    assert_eq!(r["listen"], "ENOTSUP", "{r}");
+    assert_eq!(r["unspec"], "ENOTSUP", "{r}");
+    assert_eq!(r["fastopen"], "ENOTSUP", "{r}");
+    assert_eq!(r["own_listen"], Value::Null, "{r}");
     let r = probe(&s, connect("127.0.0.1", other_port)).await;
     assert_eq!(r["ok"], false, "another host port: {r}");
     let r = probe(&s, connect("::1", port)).await;
@@ -120,8 +132,8 @@ async fn a_port_grant_reaches_that_host_and_port_only() {
     s.shutdown().await;
     assert_eq!(
         accepted.load(Ordering::SeqCst),
-        2,
-        "the two echo connections"
+        3,
+        "the two echo connections and the handed-over one"
     );
     assert_eq!(
         other.accept().map(|_| ()).map_err(|e| e.kind()),
