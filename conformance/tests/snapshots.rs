@@ -64,7 +64,12 @@ fn json_report_of_the_conforming_fixture() {
     ] {
         redact(&mut v, state, "cgroup [state]");
     }
-    for state in ["landlock scoped", "landlock unavailable"] {
+    for state in [
+        "landlock fs; scoped",
+        "landlock fs",
+        "landlock scoped",
+        "landlock unavailable",
+    ] {
         redact(&mut v, state, "landlock [state]");
     }
     // Who the plugin runs as depends on the host's uid (and the plugin id

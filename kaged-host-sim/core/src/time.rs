@@ -63,6 +63,11 @@ pub const STORAGE_WRITE_WAIT_TURNS: u32 = 5;
 /// another process (the command line's `storage` commands on the same
 /// file), SQLite's busy timeout; past it `-32005`. Not scaled.
 pub const STORAGE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the host tries to make a connect a filtered cage's `net:`
+/// grant allows (the name's lookup and the TCP handshake, every address
+/// tried), before the plugin's `connect` fails with `ETIMEDOUT`. A remote
+/// host's latency is the network's, not the protocol's: not scaled.
+pub const NET_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default wait of a session script's `wait` step, in seconds (scaled).
 pub const SCRIPT_WAIT_SEC: u64 = 5;
 /// The least time the host waits to see a SIGKILLed plugin exit. A safety

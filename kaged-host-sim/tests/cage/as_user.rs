@@ -1,4 +1,4 @@
-//! The hostile probes (race, mounts, Landlock, kernel interfaces, seccomp,
+//! The hostile probes (race, mounts, Landlock, net grants, kernel interfaces, seccomp,
 //! privileges, tmpfs sizes) again with the host run as an
 //! ordinary user (issue 45: "as root and as an ordinary user"). When the
 //! tests run as root, each test here runs one probe test of this binary
@@ -121,4 +121,16 @@ as_nobody!(
 as_nobody!(
     the_plugin_runs_as_the_hosts_ordinary_user,
     "own_uid::the_plugin_runs_as_its_own_uid_never_the_hosts_root"
+);
+as_nobody!(
+    net_grants_hold_as_an_ordinary_user,
+    "net::a_port_grant_reaches_that_host_and_port_only"
+);
+as_nobody!(
+    a_localhost_grant_holds_as_an_ordinary_user,
+    "net::a_localhost_grant_of_any_port_reaches_every_port_of_the_host_loopback_only"
+);
+as_nobody!(
+    the_landlock_file_rules_hold_as_an_ordinary_user,
+    "landlock::every_caged_plugin_runs_under_the_landlock_file_rules"
 );

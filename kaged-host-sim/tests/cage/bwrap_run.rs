@@ -7,8 +7,10 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use kaged_host_sim::cage::landlock_fs::{self, FsAccess, FsRule};
 use kaged_host_sim::cage::{
-    compile, seccomp, BindSource, CageFds, CageInputs, CagePolicy, OpenedBinds, BWRAP,
+    compile, init, seccomp, BindSource, CageFds, CageInputs, CagePolicy, LandlockSupport, Mode,
+    Mount, OpenedBinds, BWRAP,
 };
 
 use crate::model::manifest;
@@ -159,4 +161,99 @@ fn the_cage_hides_etc_and_keeps_home_read_only_and_grants_writable() {
     let o = sh("touch /tmp/scratch && echo $KAGED_PLUGIN_NAME");
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "demo");
+}
+
+/// `policy` with this test binary bound as the cage's init.
+fn with_init(mut policy: CagePolicy) -> CagePolicy {
+    let exe = std::fs::canonicalize(std::env::current_exe().expect("exe")).expect("canonical");
+    policy.mounts.push(Mount::Bind {
+        source: exe,
+        dest: PathBuf::from(init::INIT_DEST),
+        mode: Mode::Ro,
+        missing: false,
+        because: vec![init::BECAUSE_INIT.to_string()],
+    });
+    policy
+}
+
+/// Run `script` in `policy`'s cage through the init with `rules`.
+fn through_init(policy: &CagePolicy, rules: &[FsRule], script: &str) -> Output {
+    let command: Vec<OsString> = ["/bin/sh", "-c", script]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    let argv: Vec<String> = init::wrap(rules, &command)
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    run(policy, &argv)
+}
+
+#[test]
+fn the_init_enters_the_landlock_rules_before_the_command_whatever_the_mounts() {
+    if !bwrap_works() || !LandlockSupport::detect().fs {
+        return;
+    }
+    let p = Plugin::new();
+    let out = p.root.join("out");
+    let policy = p.policy(&[&format!("write:fs:{}", out.display())]);
+    // The rules of the cage as compiled (the init's own bind comes after).
+    let rules = landlock_fs::fs_rules(&policy.mounts);
+    assert_eq!(rules, policy.landlock.fs);
+    let policy = with_init(policy);
+    // With the cage's own rules: the grant and /tmp are writable.
+    let script = format!(
+        "touch /tmp/a && echo hi > {}/a && cat {}/a",
+        out.display(),
+        out.display()
+    );
+    let o = through_init(&policy, &rules, &script);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "hi");
+    // Rules that make the grant read-only and leave /tmp out: the mounts
+    // are the same (read-write), Landlock refuses.
+    let narrowed: Vec<FsRule> = rules
+        .iter()
+        .filter(|r| r.path.as_os_str() != "/tmp")
+        .map(|r| FsRule {
+            access: if r.path == out {
+                FsAccess::Read
+            } else {
+                r.access
+            },
+            path: r.path.clone(),
+        })
+        .collect();
+    for script in [
+        "touch /tmp/b".to_string(),
+        format!("echo hi > {}/b", out.display()),
+        format!("rm {}/a", out.display()),
+    ] {
+        let o = through_init(&policy, &narrowed, &script);
+        assert!(!o.status.success(), "{script} got through");
+        assert!(
+            stderr(&o).contains("Permission denied"),
+            "{script}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(out.join("a").exists() && !out.join("b").exists());
+    // Reading stays possible where a rule allows it; the init's own file,
+    // not among the rules, is refused though mounted.
+    let o = through_init(&policy, &narrowed, &format!("cat {}/a", out.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = through_init(&policy, &narrowed, &format!("head -c1 {}", init::INIT_DEST));
+    assert!(stderr(&o).contains("Permission denied"), "{}", stderr(&o));
+    // A bad rule list is one line and exit 127, before any command runs.
+    let o = run(
+        &policy,
+        &[init::INIT_DEST, init::INIT_ARG, "{", "--", "/bin/true"],
+    );
+    assert_eq!(o.status.code(), Some(127), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("kaged cage init: the rules do not parse"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{Access, CageError, Mode, Mount, NetMode, NET_FILTERING};
+use kaged_host_sim::cage::{Access, CageError, Mode, Mount, NetMode, NET_FILTERED, NET_SHARED};
 
 use crate::model::{argv, compile, has_bind, options, INSTALL};
 
@@ -97,11 +97,76 @@ fn no_network_unless_a_net_grant() {
 }
 
 #[test]
-fn a_host_port_grant_shares_the_network_and_says_who_filters() {
-    let policy = compile(&["net:api.example.com:443", "net:localhost:*"]).unwrap();
+fn a_host_port_grant_filters_the_network_with_a_hosts_file_and_no_resolver() {
+    let policy = compile(&[
+        "net:b.example:443",
+        "net:localhost:*",
+        "net:api.example.com:443",
+        "net:[::1]:80",
+    ])
+    .unwrap();
+    assert_eq!(policy.net.mode, NetMode::Filtered);
+    assert_eq!(
+        policy.net.grants,
+        [
+            "[::1]:80",
+            "api.example.com:443",
+            "b.example:443",
+            "localhost:*"
+        ]
+    );
+    assert_eq!(policy.net.filtering.as_deref(), Some(NET_FILTERED));
+    // Names get stand-ins in grant order; addresses and localhost none.
+    let table: Vec<(String, String)> = policy
+        .net
+        .stand_ins
+        .iter()
+        .map(|s| (s.host.clone(), s.address.to_string()))
+        .collect();
+    assert_eq!(
+        table,
+        [
+            ("api.example.com".to_string(), "198.18.0.1".to_string()),
+            ("b.example".to_string(), "198.18.0.2".to_string())
+        ]
+    );
+    let a = argv(&policy);
+    assert!(!a.contains(&"--share-net".to_string()), "{a:?}");
+    // The generated hosts file instead of the host's; no resolver; the CA store.
+    assert!(options(&a).contains(&vec![
+        "--ro-bind-data".to_string(),
+        "<fd:hosts-file>".to_string(),
+        "/etc/hosts".to_string()
+    ]));
+    assert!(!has_bind(&a, "--ro-bind", "/etc/hosts", "/etc/hosts"));
+    assert!(!a.iter().any(|x| x == "/etc/resolv.conf"), "{a:?}");
+    assert!(has_bind(
+        &a,
+        "--ro-bind",
+        "/etc/ssl/certs",
+        "/etc/ssl/certs"
+    ));
+    assert_eq!(policy.access(p("/etc/hosts")), Access::ReadOnly);
+    assert_eq!(policy.access(p("/etc/ssl/private")), Access::Hidden);
+    let text = policy.render();
+    assert!(
+        text.contains("network: filtered, granted [::1]:80"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stand-in 198.18.0.1 for api.example.com"),
+        "{text}"
+    );
+    let json = serde_json::to_value(&policy).unwrap();
+    assert_eq!(json["net"]["stand_ins"][1]["address"], "198.18.0.2");
+}
+
+#[test]
+fn net_star_shares_the_network_with_the_resolver() {
+    let policy = compile(&["net:*", "net:api.example.com:443"]).unwrap();
     assert_eq!(policy.net.mode, NetMode::Shared);
-    assert_eq!(policy.net.grants, ["api.example.com:443", "localhost:*"]);
-    assert_eq!(policy.net.filtering.as_deref(), Some(NET_FILTERING));
+    assert_eq!(policy.net.filtering.as_deref(), Some(NET_SHARED));
+    assert!(policy.net.stand_ins.is_empty());
     let a = argv(&policy);
     assert_eq!(a.iter().filter(|x| *x == "--share-net").count(), 1);
     // With the network come the resolver (its content) and the CA store.
@@ -111,21 +176,13 @@ fn a_host_port_grant_shares_the_network_and_says_who_filters() {
         "/run/systemd/resolve/stub-resolv.conf",
         "/etc/resolv.conf"
     ));
+    assert!(has_bind(&a, "--ro-bind", "/etc/hosts", "/etc/hosts"));
     assert!(has_bind(
         &a,
         "--ro-bind",
         "/etc/ssl/certs",
         "/etc/ssl/certs"
     ));
-    assert_eq!(policy.access(p("/etc/ssl/private")), Access::Hidden);
-}
-
-#[test]
-fn net_star_is_unrestricted_and_wins_over_net_none() {
-    let policy = compile(&["net:*", "net:[]"]).unwrap();
-    assert_eq!(policy.net.mode, NetMode::Shared);
-    assert_eq!(policy.net.grants, ["*"]);
-    assert!(policy.notes.iter().any(|n| n.contains("grants win")));
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! The Landlock layer (issue 45, ADDENDUM §16 "`net:` grants are
 //! enforced"; `kaged-host-sim/core/src/cage/landlock_layer.rs`): with
-//! `net:127.0.0.1:P` the plugin reaches port P and no other host port, and
-//! no abstract unix socket of the host. The test opens the listeners
-//! itself, on loopback, and closes them; the plugin only connects.
+//! `net:127.0.0.1:P` the plugin reaches port P and no other port (the
+//! filtered network's own loopback refuses it with Landlock's `EACCES`,
+//! `net.rs` checks the host's side), and with `net:*` (the host's network,
+//! shared) no abstract unix socket of the host (Landlock's scope). The
+//! test opens the listeners itself, on loopback, and closes them; the
+//! plugin only connects.
 
 use std::io::ErrorKind;
 use std::net::TcpListener;
@@ -62,7 +65,7 @@ async fn a_port_grant_reaches_that_port_only_and_no_host_abstract_socket() {
         .map(|c| c.line())
         .unwrap_or_default();
     assert!(
-        line.contains(&format!("landlock tcp {gp}; scoped")),
+        line.contains(&format!("landlock fs; tcp {gp}; scoped")),
         "{line}"
     );
     let to = |port: u16| json!({"name": "tcp_connect", "host": "127.0.0.1", "port": port});
@@ -71,8 +74,23 @@ async fn a_port_grant_reaches_that_port_only_and_no_host_abstract_socket() {
     let r = probe(&s, to(op)).await;
     assert_eq!(r["errno"], "EACCES", "another host port: {r}");
     let r = probe(&s, json!({"name": "abstract_connect", "socket": name})).await;
-    assert_eq!(r["errno"], "EPERM", "the host's abstract socket: {r}");
+    assert_eq!(
+        r["errno"], "ECONNREFUSED",
+        "the host's abstract socket, not in the cage's network namespace: {r}"
+    );
     s.shutdown().await;
+    // Shared (net:*): Landlock's scope keeps the host's abstract sockets.
+    let (_tmp_all, base_all) = crate::race::temp_base();
+    let all = host_in(CageMode::Require, None)
+        .launch(&hostile_with(&base_all, &["net:*"]))
+        .await
+        .expect("launch caged");
+    let r = probe(&all, json!({"name": "abstract_connect", "socket": name})).await;
+    assert_eq!(
+        r["errno"], "EPERM",
+        "the host's abstract socket, net:*: {r}"
+    );
+    all.shutdown().await;
     // Only the granted connection reached the host.
     granted.set_nonblocking(true).expect("nonblocking");
     other.set_nonblocking(true).expect("nonblocking");
@@ -124,4 +142,30 @@ async fn the_landlock_ruleset_survives_the_placing_of_the_descriptors() {
         .expect("the cage starts");
     s.shutdown().await;
     drop(held);
+}
+
+#[tokio::test]
+async fn every_caged_plugin_runs_under_the_landlock_file_rules() {
+    if !caged_here().await || !landlock_here() {
+        return;
+    }
+    let s = crate::hostile::hostile().await;
+    let line = s.cage().expect("a cage").line();
+    assert!(line.contains("landlock fs; scoped"), "{line}");
+    // The init is mounted (it ran the plugin) but is in no rule: readable
+    // by its mode, refused by Landlock. Without the layer there is no
+    // init (ENOENT), or it would be read.
+    let init = kaged_host_sim::cage::init::INIT_DEST;
+    let r = probe(&s, json!({"name": "read", "path": init})).await;
+    assert_eq!(r["errno"], "EACCES", "{r}");
+    // What the rules allow still works: its own directory, /tmp.
+    let r = probe(&s, json!({"name": "read", "path": "/etc/nsswitch.conf"})).await;
+    assert_eq!(r["ok"], true, "{r}");
+    let r = probe(
+        &s,
+        json!({"name": "create", "paths": ["/tmp/landlock-probe"]}),
+    )
+    .await;
+    assert_eq!(r["ok"], true, "{r}");
+    s.shutdown().await;
 }

@@ -17,6 +17,7 @@ mod hostile;
 mod hostile_limits;
 mod landlock;
 mod model;
+mod net;
 mod own_uid;
 mod properties;
 mod race;

@@ -141,7 +141,8 @@ pub fn options(argv: &[String]) -> Vec<Vec<String>> {
     let mut i = 0;
     while i < argv.len() && argv[i] != "--" {
         let arity = match argv[i].as_str() {
-            "--setenv" | "--symlink" | "--ro-bind" | "--ro-bind-fd" | "--bind-fd" => 2,
+            "--setenv" | "--symlink" | "--ro-bind" | "--ro-bind-fd" | "--bind-fd"
+            | "--ro-bind-data" => 2,
             "--proc" | "--dev" | "--tmpfs" | "--chdir" | "--info-fd" | "--seccomp"
             | "--cap-drop" => 1,
             _ => 0,

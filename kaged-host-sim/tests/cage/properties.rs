@@ -1,7 +1,8 @@
 //! Properties of the compiler over arbitrary sets of grants: the argv is
 //! deterministic and independent of the order of the capabilities, every
 //! rw bind comes after each ro bind containing it, `/` and `/etc` are never
-//! bound, `--share-net` appears iff a network grant exists, what a path
+//! bound, `--share-net` appears iff `net:*` is granted and the generated
+//! hosts file iff another network grant is (a filtered network), what a path
 //! is inside the cage is what its most specific grant says, and a grant
 //! strictly inside a writable grant is refused (ADDENDUM §16).
 
@@ -140,9 +141,11 @@ proptest! {
                 prop_assert!(src != p && dest != p, "{src:?} -> {dest:?}");
             }
         }
-        // --share-net iff a network grant.
-        let net = grants.iter().any(|g| g.starts_with("net:") && g != "net:[]");
-        prop_assert_eq!(a.iter().any(|x| x == "--share-net"), net);
+        // --share-net iff net:*; the generated hosts file iff filtered.
+        let all = grants.iter().any(|g| g == "net:*");
+        let some = grants.iter().any(|g| g.starts_with("net:") && g != "net:[]");
+        prop_assert_eq!(a.iter().any(|x| x == "--share-net"), all);
+        prop_assert_eq!(a.iter().any(|x| x == "--ro-bind-data"), some && !all);
         // The most specific grant decides.
         for p in PATHS.iter().filter(|p| EXISTING.contains(p)) {
             let probe = Path::new(p).join("probe");

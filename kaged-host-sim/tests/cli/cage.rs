@@ -31,8 +31,10 @@ fn cage_prints_the_binds_net_seccomp_cgroup_and_argv() {
         "rw       /var/tmp/kaged-cage-demo  (write:fs:/var/tmp/kaged-cage-demo, exec:sh:/var/tmp/kaged-cage-demo",
         "(install dir)",
         "cwd and HOME:",
-        "network: shared, granted api.example.com:443",
-        "hosts NOT ENFORCED YET: any net: grant shares the host's network",
+        "network: filtered, granted api.example.com:443",
+        "filtered: the cage has its own network namespace",
+        "stand-in 198.18.0.1 for api.example.com",
+        "ro       /etc/hosts  (generated: the granted hosts, see network)",
         "exec: sh (",
         "working dir /var/tmp/kaged-cage-demo (rw)",
         "seccomp: default profile, EPERM for mount",
@@ -40,13 +42,14 @@ fn cage_prints_the_binds_net_seccomp_cgroup_and_argv() {
         "cgroup: ",
         "wanted: memory.max 512 MiB, pids.max 100, cpu.weight 25 (cpu shares 256)",
         "bwrap argv:",
-        "--share-net",
+        "--ro-bind-data <fd:hosts-file> /etc/hosts",
         "--seccomp <seccomp-fd>",
         "--clearenv",
     ] {
         assert!(stdout.contains(want), "missing {want:?} in:\n{stdout}");
     }
     assert!(!stdout.contains("--ro-bind /etc /etc"), "{stdout}");
+    assert!(!stdout.contains("--share-net"), "{stdout}");
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! [`super::kernel`]), `/dev`, sized `/tmp` and `/dev/shm` (ADDENDUM §15:
 //! the only writable places besides grants), read-only binds of the system
 //! runtime, and of the few `/etc` files a runtime needs to start (plus the
-//! resolver and CA store when the network is shared). Never all of `/etc`.
+//! CA store when the cage has a network, the resolver configuration when
+//! it is shared; a filtered network gets a generated `/etc/hosts` instead
+//! of the host's: `super::net_grants`). Never all of `/etc`.
 
 use std::path::PathBuf;
 
@@ -11,7 +13,7 @@ use super::error::CageError;
 use super::fs_view::{FsView, Node};
 use super::kernel::kernel_mounts;
 use super::limits::{SHM_BYTES, TMP_BYTES};
-use super::policy::{Mode, Mount};
+use super::policy::{Mode, Mount, NetMode};
 use super::resolve::{resolve, ResolveFailure};
 
 /// The system runtime, bound read-only where present (a host symlink such
@@ -47,8 +49,15 @@ pub const BECAUSE_ETC: &str = "etc";
 /// Why a resolver or CA file is bound.
 pub const BECAUSE_NETWORK: &str = "network";
 
-/// The base mounts on `fs`; the resolver and CA store only when `network`.
-pub fn base_mounts(fs: &dyn FsView, network: bool) -> Result<Vec<Mount>, CageError> {
+/// The resolver configuration: bound only when the network is shared.
+const RESOLV_CONF: &str = "/etc/resolv.conf";
+/// The hosts file: generated when the network is filtered.
+const ETC_HOSTS: &str = "/etc/hosts";
+
+/// The base mounts on `fs` for a cage whose network is `net`: the CA
+/// store unless there is no network, the resolver configuration only
+/// when shared, and a generated `/etc/hosts` when filtered.
+pub fn base_mounts(fs: &dyn FsView, net: NetMode) -> Result<Vec<Mount>, CageError> {
     let mut mounts = vec![
         Mount::Proc {
             dest: "/proc".into(),
@@ -84,8 +93,18 @@ pub fn base_mounts(fs: &dyn FsView, network: bool) -> Result<Vec<Mount>, CageErr
         }
     }
     let etc = ETC_FILES.iter().map(|p| (*p, BECAUSE_ETC));
-    let net = ETC_NETWORK.iter().map(|p| (*p, BECAUSE_NETWORK));
-    for (p, because) in etc.chain(net.filter(|_| network)) {
+    let network = ETC_NETWORK.iter().map(|p| (*p, BECAUSE_NETWORK));
+    let wanted = etc.chain(network).filter(|(p, _)| match net {
+        NetMode::None => !ETC_NETWORK.contains(p),
+        NetMode::Shared => true,
+        NetMode::Filtered => *p != RESOLV_CONF && *p != ETC_HOSTS,
+    });
+    if net == NetMode::Filtered {
+        mounts.push(Mount::HostsFile {
+            dest: PathBuf::from(ETC_HOSTS),
+        });
+    }
+    for (p, because) in wanted {
         let path = PathBuf::from(p);
         // The content is bound (a symlinked resolv.conf points into /run,
         // which the cage does not have).

@@ -10,6 +10,8 @@
 //!                                  descriptor the host opened: sources;
 //!                                  a root host: --bind /tmp/N DEST, the
 //!                                  same inode staged: stage),
+//!                                  --ro-bind-data FD /etc/hosts (a
+//!                                  filtered network's hosts file),
 //!                                  the kernel paths: --ro-bind P P,
 //!                                  --ro-bind /dev/null P, --tmpfs P)
 //!       --remount-ro P ...        (masked dirs, /dev, then / last)
@@ -26,7 +28,9 @@
 //! started by root otherwise leaves the plugin its capabilities (checked
 //! with bubblewrap 0.8: CapEff full without it). The descriptors are slots
 //! the spawner fills; the seccomp one is not optional: plugins always get
-//! the default profile.
+//! the default profile. `--share-net` only for `net:*`: a filtered
+//! network (`net:HOST:PORT`) is the cage's own, empty namespace, its
+//! connects made by the host (`super::net_filter`).
 
 use std::ffi::OsString;
 use std::os::fd::RawFd;
@@ -45,8 +49,9 @@ pub struct CageFds {
     /// `--seccomp`: the program of [`super::seccomp::program_fd`].
     pub seccomp: RawFd,
     /// Per mount of the policy, in order: where bwrap finds a bind's
-    /// source, or `None` (not a bind, or a missing source left out, which
-    /// is then not bound).
+    /// source, or the descriptor of the hosts file's content
+    /// ([`BindSource::Fd`] always), or `None` (not a bind, or a missing
+    /// source left out, which is then not bound).
     pub binds: Vec<Option<BindSource>>,
 }
 
@@ -104,6 +109,7 @@ impl CagePolicy {
                 let arg = OsString::from(format!("<{mark}:{}>", source.display()));
                 Some((true, arg))
             }
+            Mount::HostsFile { .. } => Some((true, OsString::from("<fd:hosts-file>"))),
             _ => None,
         };
         self.argv_with(
@@ -160,6 +166,11 @@ impl CagePolicy {
                 }
                 Mount::Symlink { target, dest } => {
                     push(&["--symlink".as_ref(), target.as_ref(), dest.as_ref()]);
+                }
+                Mount::HostsFile { dest } => {
+                    if let Some((_, fd)) = bind_source(i, m) {
+                        push(&["--ro-bind-data".as_ref(), fd.as_ref(), dest.as_ref()]);
+                    }
                 }
                 Mount::Bind { dest, mode, .. } => {
                     // A source left out (missing now) is not bound.

@@ -4,11 +4,16 @@
 //!
 //! 1. The install directory (resolved: the host's own path) is bound
 //!    read-only at its own path, and is the working directory.
-//! 2. `net:`: no grant (`net:[]` or nothing) → no network; any
-//!    `net:<host>:<port>`, `net:<host>:*` or `net:*` → the network is
-//!    shared, and the policy says the host:port filtering is the daemon's.
-//! 3. The base ([`super::base`]), with the resolver and CA store only when
-//!    the network is shared.
+//! 2. `net:` ([`NetMode`]): no grant (`net:[]` or nothing) → no network;
+//!    `net:*` → the host's network, shared; any other set of
+//!    `net:<host>:<port>` / `net:<host>:*` → filtered: the cage's own
+//!    empty network namespace, a generated `/etc/hosts` mapping each
+//!    granted name to a stand-in address ([`super::net_grants`]), and
+//!    every `connect(2)` decided and made by the host
+//!    ([`super::net_filter`]).
+//! 3. The base ([`super::base`]): the CA store when there is a network,
+//!    the resolver configuration only when it is shared (filtered: the
+//!    generated hosts file instead of the host's, and no DNS).
 //! 4. `read:fs:P` / `write:fs:P` / `exec:BIN:P` → binds ([`super::grants`]).
 //! 5. `exec:` binaries and the command: bound read-only only when no other
 //!    bind shows them already (a binary under `/usr` needs nothing).
@@ -32,8 +37,9 @@ use super::inputs::CageInputs;
 use super::landlock_layer::LandlockPolicy;
 use super::limits::CageLimits;
 use super::merge::merge;
+use super::net_grants::{stand_ins, NetGrant};
 use super::policy::{
-    Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING,
+    Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERED, NET_SHARED,
 };
 use super::seccomp::SeccompPolicy;
 use super::user::CageUser;
@@ -78,15 +84,29 @@ fn net_policy(caps: &[Capability], notes: &mut Vec<String>) -> NetPolicy {
             mode: NetMode::None,
             grants,
             filtering: None,
+            stand_ins: Vec::new(),
         };
     }
     if caps.contains(&Capability::NetNone) {
         notes.push("`net:[]` is listed with network grants: the grants win".to_string());
     }
+    if caps.contains(&Capability::NetAll) {
+        if grants.len() > 1 {
+            notes.push("`net:*` is listed with other network grants: `net:*` wins".to_string());
+        }
+        return NetPolicy {
+            mode: NetMode::Shared,
+            grants,
+            filtering: Some(NET_SHARED.to_string()),
+            stand_ins: Vec::new(),
+        };
+    }
+    let parsed: Vec<NetGrant> = grants.iter().filter_map(|g| NetGrant::parse(g)).collect();
     NetPolicy {
-        mode: NetMode::Shared,
+        mode: NetMode::Filtered,
+        stand_ins: stand_ins(&parsed),
         grants,
-        filtering: Some(NET_FILTERING.to_string()),
+        filtering: Some(NET_FILTERED.to_string()),
     }
 }
 
@@ -106,7 +126,7 @@ pub fn compile_with(
     let caps = capabilities(manifest)?;
     let mut notes = Vec::new();
     let net = net_policy(&caps, &mut notes);
-    let mut mounts = base_mounts(fs, net.mode == NetMode::Shared)?;
+    let mut mounts = base_mounts(fs, net.mode)?;
     mounts.push(Mount::Bind {
         source: install.path.clone(),
         dest: install.path.clone(),
@@ -133,7 +153,7 @@ pub fn compile_with(
             });
         }
     }
-    let shared = net.mode == NetMode::Shared;
+    let reachable = net.mode != NetMode::None;
     let user = CageUser::for_plugin(&manifest.name, inputs.host_uid, inputs.ids);
     let mut policy = CagePolicy {
         mounts: merge(mounts),
@@ -147,13 +167,14 @@ pub fn compile_with(
         state: "ephemeral".to_string(),
         seccomp: SeccompPolicy::default_profile(),
         cgroup: CgroupPolicy::new(inputs.cgroup.clone()),
-        landlock: LandlockPolicy::compile(&caps, shared, inputs.landlock),
+        landlock: LandlockPolicy::compile(&caps, reachable, inputs.landlock),
         notes,
     };
     add_executables(&mut policy, fs, inputs)?;
     seal_roots(&mut policy, fs, inputs);
     super::nesting::check_policy(&policy.mounts)?;
     policy.remount_ro = remounts(&policy.mounts);
+    policy.landlock.set_fs(&policy.mounts);
     policy.notes.extend(missing_notes(&policy.mounts));
     if !policy.exec.is_empty() {
         policy.notes.push(

@@ -95,6 +95,14 @@ pub enum CageError {
         #[source]
         source: std::io::Error,
     },
+    /// A filtered network (`net:HOST:PORT`, `net:HOST:*`) cannot be
+    /// enforced on this machine (another architecture than x86_64 and
+    /// aarch64): the plugin does not start rather than run unfiltered.
+    #[error("`net:` grants cannot be enforced here: {why}; the plugin does not start")]
+    NetFilter {
+        /// Why.
+        why: String,
+    },
     /// A bind source changed between compile and spawn: it is gone, or a
     /// symlink now stands in its path (ADDENDUM §16: a source is resolved
     /// once, and the cage mounts what was resolved, or nothing).

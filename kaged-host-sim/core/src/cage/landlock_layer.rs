@@ -5,32 +5,41 @@
 //!
 //! - **TCP connect by port** (Landlock ABI ≥ 4, Linux 6.7): when every
 //!   `net:` grant names a port, connecting to any other TCP port fails
-//!   with `EACCES`, on every address (`net:127.0.0.1:5432` no longer
-//!   reaches the host's other loopback services). A grant with `*` as its
-//!   port (`net:HOST:*`, `net:*`) leaves TCP ports unrestricted.
+//!   with `EACCES`, on every address. A grant with `*` as its port
+//!   (`net:HOST:*`, `net:*`) leaves TCP ports unrestricted. In a filtered
+//!   cage (`net:HOST:PORT`: [`super::net_filter`]) this is the second
+//!   wall: the plugin's own connects never leave the cage's network
+//!   namespace (the host makes the granted ones, outside this domain), so
+//!   the rule holds the cage's own loopback to the granted ports too.
 //! - **Scopes** (ABI ≥ 6, Linux 6.12): abstract unix sockets made outside
-//!   the cage cannot be connected to (a shared network namespace no longer
-//!   shows the host's), and no signal reaches a process outside the cage.
+//!   the cage cannot be connected to (what keeps the host's from a shared
+//!   network, `net:*`; a filtered one does not show them at all), and no
+//!   signal reaches a process outside the cage.
 //!
 //! The filesystem rights are not Landlock's here: a domain that handles
 //! them forbids `mount(2)`, which bwrap needs after the domain is in
 //! force. Best effort: what this kernel cannot enforce is said in the cage
 //! description and the report's cage line ([`LandlockPolicy::line`]).
-//! Addresses are not filtered (Landlock has no address rule): the host
-//! part of `net:HOST:PORT` is not enforced, nor UDP.
+//! Addresses and UDP are not Landlock's (it has no address rule): the
+//! network filter enforces the host part of `net:HOST:PORT`.
 
 use std::sync::OnceLock;
 
 use kaged_plugin_protocol::capability::Capability;
 use landlock::{
-    Access, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, Scope, ABI,
+    Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, Scope, ABI,
 };
 use serde::{Deserialize, Serialize};
+
+use super::landlock_fs::FsRule;
 
 /// What this kernel's Landlock can enforce of the cage's layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LandlockSupport {
+    /// Filesystem rules (ABI ≥ 1), entered in the cage (`cage::init`).
+    #[serde(default)]
+    pub fs: bool,
     /// TCP connect rules (ABI ≥ 4).
     pub tcp: bool,
     /// Abstract unix socket and signal scopes (ABI ≥ 6).
@@ -43,6 +52,11 @@ impl LandlockSupport {
     pub fn detect() -> LandlockSupport {
         static SUPPORT: OnceLock<LandlockSupport> = OnceLock::new();
         *SUPPORT.get_or_init(|| LandlockSupport {
+            fs: Ruleset::default()
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessFs::from_all(ABI::V1))
+                .and_then(Ruleset::create)
+                .is_ok(),
             tcp: Ruleset::default()
                 .set_compatibility(CompatLevel::HardRequirement)
                 .handle_access(AccessNet::ConnectTcp)
@@ -61,7 +75,7 @@ impl LandlockSupport {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LandlockPolicy {
     /// The TCP ports the plugin may connect to (`None`: not restricted by
-    /// port, because the network is not shared or a grant allows any port).
+    /// port, because the cage has no network or a grant allows any port).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_connect: Option<Vec<u16>>,
     /// Whether the TCP rule is in force (this kernel has it).
@@ -70,15 +84,23 @@ pub struct LandlockPolicy {
     /// Whether abstract unix sockets and signals are scoped to the cage.
     #[serde(default)]
     pub scoped: bool,
+    /// The filesystem rules, entered in the cage by `cage::init`
+    /// ([`super::landlock_fs`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fs: Vec<FsRule>,
+    /// Whether they are in force (this kernel has Landlock and the cage
+    /// can run the init).
+    #[serde(default)]
+    pub fs_enforced: bool,
     /// What is asked and not enforced here, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_enforced: Vec<String>,
 }
 
 impl LandlockPolicy {
-    /// The layer for `caps` (the manifest's, parsed), with the network
-    /// shared or not, on a kernel with `support`.
-    pub fn compile(caps: &[Capability], shared_network: bool, support: LandlockSupport) -> Self {
+    /// The layer for `caps` (the manifest's, parsed), for a cage with a
+    /// network (shared or filtered) or none, on a kernel with `support`.
+    pub fn compile(caps: &[Capability], network: bool, support: LandlockSupport) -> Self {
         let mut ports: Vec<u16> = Vec::new();
         let mut any_port = false;
         for c in caps {
@@ -91,7 +113,7 @@ impl LandlockPolicy {
         }
         ports.sort_unstable();
         ports.dedup();
-        let tcp_connect = (shared_network && !any_port && !ports.is_empty()).then_some(ports);
+        let tcp_connect = (network && !any_port && !ports.is_empty()).then_some(ports);
         let mut not_enforced = Vec::new();
         if tcp_connect.is_some() && !support.tcp {
             not_enforced.push(
@@ -106,11 +128,32 @@ impl LandlockPolicy {
                     .to_string(),
             );
         }
+        if !support.fs {
+            not_enforced.push(
+                "filesystem rules: this kernel has no Landlock (ABI < 1, Linux < 5.13)".to_string(),
+            );
+        }
         LandlockPolicy {
             tcp_enforced: tcp_connect.is_some() && support.tcp,
             tcp_connect,
             scoped: support.scopes,
+            fs: Vec::new(),
+            fs_enforced: support.fs,
             not_enforced,
+        }
+    }
+
+    /// The filesystem rules of a cage with `mounts` (the final list).
+    pub fn set_fs(&mut self, mounts: &[super::policy::Mount]) {
+        self.fs = super::landlock_fs::fs_rules(mounts);
+    }
+
+    /// The filesystem rules cannot be entered after all (the init is not
+    /// there): said, not claimed.
+    pub fn fs_not_enforced(&mut self, why: String) {
+        if self.fs_enforced {
+            self.fs_enforced = false;
+            self.not_enforced.push(format!("filesystem rules: {why}"));
         }
     }
 
@@ -131,6 +174,9 @@ impl LandlockPolicy {
     /// `unavailable`.
     pub fn line(&self) -> String {
         let mut parts = Vec::new();
+        if self.fs_enforced {
+            parts.push("fs".to_string());
+        }
         if let Some(ports) = self.enforced_ports() {
             parts.push(format!("tcp {ports}"));
         }
@@ -177,6 +223,7 @@ mod tests {
     }
 
     const ALL: LandlockSupport = LandlockSupport {
+        fs: true,
         tcp: true,
         scopes: true,
     };
@@ -185,11 +232,11 @@ mod tests {
     fn ports_are_restricted_only_when_every_grant_names_one() {
         let p = LandlockPolicy::compile(&caps(&["net:a.example:443", "net:b:5432"]), true, ALL);
         assert_eq!(p.tcp_connect, Some(vec![443, 5432]));
-        assert_eq!(p.line(), "tcp 443, 5432; scoped");
+        assert_eq!(p.line(), "fs; tcp 443, 5432; scoped");
         for any in [&["net:a:443", "net:b:*"][..], &["net:*"][..]] {
             let p = LandlockPolicy::compile(&caps(any), true, ALL);
             assert_eq!(p.tcp_connect, None, "{any:?}");
-            assert_eq!(p.line(), "scoped");
+            assert_eq!(p.line(), "fs; scoped");
         }
         let p = LandlockPolicy::compile(&caps(&["net:[]"]), false, ALL);
         assert_eq!(p.tcp_connect, None);
@@ -201,6 +248,6 @@ mod tests {
         let p = LandlockPolicy::compile(&caps(&["net:a:443"]), true, none);
         assert!(!p.enforces_anything());
         assert_eq!(p.line(), "unavailable");
-        assert_eq!(p.not_enforced.len(), 2, "{:?}", p.not_enforced);
+        assert_eq!(p.not_enforced.len(), 3, "{:?}", p.not_enforced);
     }
 }

@@ -10,7 +10,10 @@
 //!
 //! [`compile_with`] is pure over a [`FsView`] ([`MemFs`] in tests);
 //! [`compile`] uses the real filesystem. [`seccomp`] builds the BPF
-//! program, [`cgroup`] detects and applies the limits.
+//! program, [`cgroup`] detects and applies the limits, [`net_filter`]
+//! enforces `net:HOST:PORT` grants (a filtered network: the cage's own
+//! namespace, the connects made by the host; [`net_grants`] the stand-in
+//! addresses of its hosts file).
 //!
 //! The spawner (`plugin::caged`) runs every plugin through it, as
 //! [`CageMode`] says; [`availability`] tells whether bwrap works here;
@@ -26,13 +29,17 @@ mod fs_view;
 mod grant_path;
 mod grants;
 mod idmap;
+pub mod init;
 mod inputs;
 pub mod kernel;
+pub mod landlock_fs;
 pub mod landlock_layer;
 pub mod limits;
 mod merge;
 mod mode;
 mod nesting;
+pub mod net_filter;
+pub mod net_grants;
 mod policy;
 pub mod race_hook;
 mod render;
@@ -57,7 +64,10 @@ pub use landlock_layer::{LandlockPolicy, LandlockSupport};
 pub use limits::{CageLimits, Rlimit};
 pub use mode::{CageKind, CageMode, CageModeError, CageStatus};
 pub use nesting::{grant_paths, nested_in_writable};
-pub use policy::{Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERING};
+pub use net_grants::{NetGrant, NetHost, StandIn};
+pub use policy::{
+    Access, CagePolicy, ExecGrant, Mode, Mount, NetMode, NetPolicy, NET_FILTERED, NET_SHARED,
+};
 pub use resolve::{normalize, resolve, ResolveFailure, Resolved};
 pub use seccomp::{SeccompPolicy, SeccompProgram};
 pub use sources::{open_no_links, OpenedBinds};

@@ -72,6 +72,7 @@ pub(crate) fn check_policy(mounts: &[Mount]) -> Result<(), CageError> {
                 Mount::Bind { because, .. } => because.join(", "),
                 Mount::Tmpfs { .. } => "the cage's tmpfs".to_string(),
                 Mount::Sealed { .. } => "a sealed root".to_string(),
+                Mount::HostsFile { .. } => "the cage's hosts file".to_string(),
                 Mount::Symlink { .. } => "a system symlink".to_string(),
                 Mount::Proc { .. }
                 | Mount::Dev { .. }

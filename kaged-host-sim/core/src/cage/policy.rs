@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::cgroup::CgroupPolicy;
 use super::landlock_layer::LandlockPolicy;
 use super::limits::CageLimits;
+use super::net_grants::StandIn;
 use super::seccomp::SeccompPolicy;
 use super::user::CageUser;
 
@@ -76,6 +77,14 @@ pub enum Mount {
         /// Where (the same path on the host).
         dest: PathBuf,
     },
+    /// The generated `/etc/hosts` of a filtered network (the granted names
+    /// at their stand-in addresses: `super::net_grants`), copied by bwrap
+    /// from a sealed memory file the host fills at spawn
+    /// (`--ro-bind-data FD DEST`): never a path the plugin could write.
+    HostsFile {
+        /// Where (`/etc/hosts`).
+        dest: PathBuf,
+    },
     /// A symlink, as on the host (`--symlink`: `/bin -> usr/bin`).
     Symlink {
         /// The link's target as written on the host.
@@ -112,6 +121,7 @@ impl Mount {
             | Mount::Masked { dest, .. }
             | Mount::Sealed { dest }
             | Mount::Symlink { dest, .. }
+            | Mount::HostsFile { dest }
             | Mount::Bind { dest, .. } => dest,
         }
     }
@@ -123,41 +133,56 @@ impl Mount {
             Mount::Proc { .. } | Mount::Dev { .. } => 0,
             Mount::Tmpfs { .. } | Mount::Sealed { .. } => 1,
             Mount::Symlink { .. } => 2,
-            Mount::Bind { .. } => 3,
+            Mount::Bind { .. } | Mount::HostsFile { .. } => 3,
             Mount::KernelReadOnly { .. } | Mount::Masked { .. } => 4,
         }
     }
 }
 
-/// Whether the network namespace is shared.
+/// The cage's network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NetMode {
     /// A new, empty network namespace: loopback only, inside the cage.
     None,
-    /// The host's network namespace (`--share-net`).
+    /// The host's network namespace (`--share-net`): `net:*`.
     Shared,
+    /// A new, empty network namespace whose `connect(2)` calls the host
+    /// intercepts (seccomp user notification) and makes itself when a
+    /// grant allows them (`net:HOST:PORT`, `net:HOST:*`: `super::net_filter`).
+    Filtered,
 }
 
 /// The network part of a cage policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetPolicy {
-    /// Shared or not.
+    /// None, shared or filtered.
     pub mode: NetMode,
     /// The declared targets (`api.example.com:443`, `localhost:*`, `*`).
     pub grants: Vec<String>,
-    /// How the grants are enforced, when shared.
+    /// What is enforced, in one sentence, when there is a network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filtering: Option<String>,
+    /// Filtered: each granted host name and its stand-in address in the
+    /// cage's `/etc/hosts`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stand_ins: Vec<StandIn>,
 }
 
-/// What the cage does with `net:` grants today: ADDENDUM §16 asks that
-/// `net:HOST:PORT` reach that host and port only; the kit enforces the
-/// port (Landlock) but not yet the host (issue 45), and the cage
-/// description says so.
-pub const NET_FILTERING: &str =
-    "hosts NOT ENFORCED YET: any net: grant shares the host's network; Landlock keeps TCP to \
-     the granted ports where every grant names one (see landlock below)";
+/// What a filtered network enforces ([`NetMode::Filtered`]; ADDENDUM §16,
+/// issue 45), for [`NetPolicy::filtering`] and the cage description.
+pub const NET_FILTERED: &str =
+    "filtered: the cage has its own network namespace (no host loopback service, no host \
+     abstract unix socket) and no DNS (granted names resolve through the cage's /etc/hosts \
+     to stand-in addresses); a TCP connect to a granted host and port is made by the host \
+     and the connected socket handed to the plugin; any other connect outside the cage's \
+     own loopback, link-local addresses (169.254.0.0/16, fe80::/10) unless a grant names \
+     them, and every UDP connect fail at once with ECONNREFUSED";
+
+/// What `net:*` enforces ([`NetMode::Shared`]).
+pub const NET_SHARED: &str =
+    "shared: net:* grants every host and port; the host's network namespace is the cage's \
+     (the host's loopback services too); only the Landlock scopes below apply";
 
 /// One `exec:BIN:P` grant, resolved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -243,7 +268,9 @@ impl CagePolicy {
                     | Mount::Masked { .. },
                 ) => return Access::Kernel,
                 Some(Mount::Tmpfs { .. }) => return Access::Scratch,
-                Some(Mount::Bind { mode: Mode::Ro, .. }) => return Access::ReadOnly,
+                Some(Mount::Bind { mode: Mode::Ro, .. } | Mount::HostsFile { .. }) => {
+                    return Access::ReadOnly
+                }
                 Some(Mount::Bind { mode: Mode::Rw, .. }) => return Access::ReadWrite,
                 Some(Mount::Symlink { target, dest }) => {
                     let rest = path.strip_prefix(dest).unwrap_or(Path::new(""));
@@ -258,5 +285,11 @@ impl CagePolicy {
     /// Whether the network namespace is shared.
     pub fn shares_network(&self) -> bool {
         self.net.mode == NetMode::Shared
+    }
+
+    /// Whether the plugin's `connect(2)` calls go through the host
+    /// ([`NetMode::Filtered`]).
+    pub fn filters_network(&self) -> bool {
+        self.net.mode == NetMode::Filtered
     }
 }

@@ -53,6 +53,11 @@ impl CagePolicy {
                 Mount::Symlink { target, dest } => {
                     writeln!(o, "  symlink  {} -> {}", dest.display(), target.display())?
                 }
+                Mount::HostsFile { dest } => writeln!(
+                    o,
+                    "  ro       {}  (generated: the granted hosts, see network)",
+                    dest.display()
+                )?,
                 Mount::Bind {
                     source,
                     dest,
@@ -92,10 +97,18 @@ impl CagePolicy {
         writeln!(o, "user: {}", self.user.describe())?;
         match self.net.mode {
             NetMode::None => writeln!(o, "network: none (a new namespace, loopback only)")?,
-            NetMode::Shared => {
-                writeln!(o, "network: shared, granted {}", self.net.grants.join(", "))?;
+            NetMode::Shared | NetMode::Filtered => {
+                let mode = if self.net.mode == NetMode::Shared {
+                    "shared"
+                } else {
+                    "filtered"
+                };
+                writeln!(o, "network: {mode}, granted {}", self.net.grants.join(", "))?;
                 if let Some(f) = &self.net.filtering {
                     writeln!(o, "  {f}")?;
+                }
+                for s in &self.net.stand_ins {
+                    writeln!(o, "  stand-in {} for {}", s.address, s.host)?;
                 }
             }
         }
@@ -193,6 +206,23 @@ impl CagePolicy {
         }
         let l = &self.landlock;
         writeln!(o, "landlock: {}", l.line())?;
+        if l.fs_enforced {
+            writeln!(
+                o,
+                "  files (entered in the cage by the host's executable, {}, before the \
+                 command; EACCES otherwise):",
+                super::init::INIT_DEST
+            )?;
+            for r in &l.fs {
+                let access = serde_json::to_value(r.access).unwrap_or_default();
+                writeln!(
+                    o,
+                    "    {:<6} {}",
+                    access.as_str().unwrap_or("?"),
+                    r.path.display()
+                )?;
+            }
+        }
         if let Some(ports) = l.enforced_ports() {
             writeln!(o, "  tcp connect: ports {ports} only (EACCES otherwise)")?;
         }

@@ -62,7 +62,8 @@ fn libc_eloop() -> i32 {
 }
 
 /// The descriptors of a policy's binds, one per [`Mount::Bind`] that is
-/// there now, in the order of [`CagePolicy::mounts`].
+/// there now and one for a [`Mount::HostsFile`] (its content, generated
+/// now), in the order of [`CagePolicy::mounts`].
 #[derive(Debug, Default)]
 pub struct OpenedBinds {
     /// Per mount index: the descriptor, or `None` (not a bind, or a
@@ -78,6 +79,10 @@ impl OpenedBinds {
     pub fn open(policy: &CagePolicy) -> Result<OpenedBinds, CageError> {
         let mut fds = Vec::with_capacity(policy.mounts.len());
         for m in &policy.mounts {
+            if let Mount::HostsFile { .. } = m {
+                fds.push(Some(hosts_fd(policy)?));
+                continue;
+            }
             let Mount::Bind {
                 source,
                 missing,
@@ -131,10 +136,23 @@ impl OpenedBinds {
     /// `(descriptor in this process, slot in bwrap's)` of every open
     /// source, for the spawner to place (see [`OpenedBinds::slots`]).
     pub fn placements(&self, first: RawFd) -> Vec<(RawFd, RawFd)> {
+        self.placements_where(first, |_| true)
+    }
+
+    /// [`OpenedBinds::placements`] of the mounts (by index in the policy)
+    /// `keep` keeps: with staged binds (`cage::stage`), only the hosts
+    /// file's content still goes to bwrap by descriptor.
+    pub fn placements_where(
+        &self,
+        first: RawFd,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<(RawFd, RawFd)> {
         self.fds
             .iter()
             .zip(self.slots(first))
-            .filter_map(|(fd, slot)| Some((fd.as_ref()?.as_raw_fd(), slot?)))
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .filter_map(|(_, (fd, slot))| Some((fd.as_ref()?.as_raw_fd(), slot?)))
             .collect()
     }
 
@@ -147,6 +165,35 @@ impl OpenedBinds {
             .map(|fd| fd.as_ref().map(|f| f.as_fd()))
             .collect()
     }
+}
+
+/// The content of a filtered cage's `/etc/hosts`, in a sealed memory
+/// file (no path anyone could write, no size limit), read from its start
+/// by bwrap (`--ro-bind-data`).
+fn hosts_fd(policy: &CagePolicy) -> Result<OwnedFd, CageError> {
+    use rustix::fs::{MemfdFlags, SealFlags};
+    let fail = |e: rustix::io::Errno| CageError::Setup {
+        what: "the cage's hosts file",
+        source: e.into(),
+    };
+    let text = super::net_grants::hosts_file(&policy.net.stand_ins);
+    let fd = rustix::fs::memfd_create(
+        "kaged-hosts",
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )
+    .map_err(fail)?;
+    let mut rest = text.as_bytes();
+    while !rest.is_empty() {
+        let n = rustix::io::write(&fd, rest).map_err(fail)?;
+        rest = rest.get(n..).unwrap_or_default();
+    }
+    rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0)).map_err(fail)?;
+    rustix::fs::fcntl_add_seals(
+        &fd,
+        SealFlags::WRITE | SealFlags::GROW | SealFlags::SHRINK | SealFlags::SEAL,
+    )
+    .map_err(fail)?;
+    Ok(fd)
 }
 
 #[cfg(test)]

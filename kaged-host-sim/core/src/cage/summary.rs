@@ -17,7 +17,7 @@ pub struct CageSummary {
     pub read_only: Vec<PathBuf>,
     /// Read-write binds (`write:fs:`, `exec:` working directories).
     pub read_write: Vec<PathBuf>,
-    /// `none` or `shared (grants...)`.
+    /// `none`, `shared (grants...)` or `filtered (grants...)`.
     pub network: String,
     /// The seccomp profile (`default`).
     pub seccomp: String,
@@ -62,7 +62,12 @@ impl CageSummary {
 impl CagePolicy {
     /// The policy in brief (see [`CageSummary`]).
     pub fn summary(&self) -> CageSummary {
-        let base = [BECAUSE_SYSTEM, BECAUSE_ETC, BECAUSE_NETWORK];
+        let base = [
+            BECAUSE_SYSTEM,
+            BECAUSE_ETC,
+            BECAUSE_NETWORK,
+            super::init::BECAUSE_INIT,
+        ];
         let mut read_only = Vec::new();
         let mut read_write = Vec::new();
         for m in &self.mounts {
@@ -86,6 +91,7 @@ impl CagePolicy {
         let network = match self.net.mode {
             NetMode::None => "none".to_string(),
             NetMode::Shared => format!("shared ({})", self.net.grants.join(", ")),
+            NetMode::Filtered => format!("filtered ({})", self.net.grants.join(", ")),
         };
         let cgroup = match &self.cgroup.state {
             CgroupState::Applied { path, failed, .. } if failed.is_empty() => {

@@ -41,8 +41,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
-use std::mem::ManuallyDrop;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -81,6 +80,9 @@ pub(crate) struct CagePlan {
     fds: Option<(OwnedFd, OwnedFd, OwnedFd)>,
     /// The bind sources, open until bwrap has started.
     binds: Option<cage::OpenedBinds>,
+    /// The plugin's name, and the host's part of a filtered network.
+    plugin: String,
+    net: Option<cage::net_filter::HostPlan>,
 }
 
 /// bwrap and the cgroup of a running cage.
@@ -91,6 +93,8 @@ pub(crate) struct CageRuntime {
     /// The cage's cgroups (v1: one per controller), removed by
     /// [`CageRuntime::release`].
     cgroup: Vec<PathBuf>,
+    /// The supervisor of a filtered network (`cage::net_filter`).
+    _net: Option<cage::net_filter::Supervisor>,
 }
 
 impl CageRuntime {
@@ -199,6 +203,8 @@ pub(crate) async fn prepare(
             policy,
             fds: None,
             binds: None,
+            plugin: manifest.name.clone(),
+            net: None,
         }))),
         Err(reason) if options.mode == CageMode::Require => Err(CageError::Unavailable { reason }),
         Err(reason) => {
@@ -232,6 +238,9 @@ impl CagePlan {
         let seccomp_fd = seccomp::program_fd(&program).map_err(setup("the seccomp pipe"))?;
         let (info_read, info_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
             .map_err(|e| setup("the info pipe")(e.into()))?;
+        // The Landlock filesystem rules are entered in the cage, by the
+        // host's own executable run first (`cage::init`).
+        let command = self.init_command(command);
         // Every bind source opened now, once, with no link followed; bwrap
         // mounts these descriptors, not paths (ADDENDUM §16).
         let binds = cage::OpenedBinds::open(&self.policy)?;
@@ -250,16 +259,20 @@ impl CagePlan {
                 ));
             }
         }
+        // Staged binds by path; the rest (the hosts file's content) by
+        // descriptor.
+        let by_fd = binds.fd_sources(BIND_FD_FIRST);
         let sources = match &staging {
             Some(staging) => staging
                 .paths()
                 .iter()
-                .map(|p| p.clone().map(cage::BindSource::Staged))
+                .zip(by_fd)
+                .map(|(path, fd)| path.clone().map(cage::BindSource::Staged).or(fd))
                 .collect(),
-            None => binds.fd_sources(BIND_FD_FIRST),
+            None => by_fd,
         };
         let argv = self.policy.bwrap_argv(
-            command,
+            &command,
             &CageFds {
                 info: Some(INFO_FD),
                 seccomp: SECCOMP_FD,
@@ -280,7 +293,7 @@ impl CagePlan {
         let mut cmd = Command::new(&self.bwrap);
         cmd.args(argv).env_clear();
         // The Landlock layer, made before the fork; the child only enters it.
-        let mut landlock = self
+        let landlock = self
             .policy
             .landlock
             .ruleset()
@@ -289,62 +302,31 @@ impl CagePlan {
             (info_write.as_raw_fd(), INFO_FD),
             (seccomp_fd.as_raw_fd(), SECCOMP_FD),
         ];
-        if staging.is_none() {
-            placements.extend(binds.placements(BIND_FD_FIRST));
+        match &staging {
+            Some(staging) => placements
+                .extend(binds.placements_where(BIND_FD_FIRST, |i| staging.paths()[i].is_none())),
+            None => placements.extend(binds.placements(BIND_FD_FIRST)),
         }
-        let mut scratch: Vec<RawFd> = vec![-1; placements.len()];
-        let own_id = staging.as_ref().map(|s| s.id());
-        // SAFETY: the closure runs between fork and exec and only makes
-        // system calls (no allocation, no lock): it marks every inherited
-        // descriptor close-on-exec, stages copies made before the fork at
-        // paths built before it, duplicates descriptors the parent keeps
-        // open until the spawn returned (into a buffer allocated before the
-        // fork), writes to paths built before the fork, sets rlimits
-        // computed before it, and changes its ids.
+        let (net_child, net_host) = cage::net_filter::prepare(&self.policy)?.unzip();
+        let mut child = super::cage_child::ChildSteps {
+            own_id: staging.as_ref().map(|s| s.id()),
+            staging,
+            cgroup_entries: entries,
+            rlimits,
+            landlock,
+            net: net_child,
+            scratch: vec![-1; placements.len()],
+            placements,
+        };
+        // SAFETY: `ChildSteps::run` only makes system calls (no
+        // allocation, no lock), on values built before the fork (see its
+        // documentation).
         unsafe {
-            cmd.pre_exec(move || {
-                super::fds::cloexec_from_3()?;
-                // A root host: stage the sources in a mount namespace of
-                // the child's own (`cage::stage`) while it is root.
-                // (Its copies are the child's own descriptors from the fork
-                // on, closed at exec.)
-                if let Some(staging) = &staging {
-                    staging.enter()?;
-                }
-                for entry in &entries {
-                    let fd = rustix::fs::open(
-                        entry.as_c_str(),
-                        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CLOEXEC,
-                        rustix::fs::Mode::empty(),
-                    )?;
-                    rustix::io::write(&fd, b"0")?;
-                }
-                for (resource, value) in &rlimits {
-                    let limit = rustix::process::Rlimit {
-                        current: Some(*value),
-                        maximum: Some(*value),
-                    };
-                    rustix::process::setrlimit(*resource, limit)?;
-                }
-                // Then the plugin's own uid and gid: never the host's root.
-                if let Some(id) = own_id {
-                    cage::stage::become_id(id)?;
-                }
-                // bwrap and all it runs enter the Landlock domain
-                // (no_new_privs first, as Landlock requires), before the
-                // descriptors are placed: placing them may reuse the
-                // ruleset's number.
-                if let Some(ruleset) = landlock.take() {
-                    ruleset.restrict_self().map_err(|_| {
-                        std::io::Error::from_raw_os_error(rustix::io::Errno::PERM.raw_os_error())
-                    })?;
-                }
-                place_fds(&placements, &mut scratch)?;
-                Ok(())
-            });
+            cmd.pre_exec(move || child.run());
         }
         self.fds = Some((info_read, info_write, seccomp_fd));
         self.binds = Some(binds);
+        self.net = net_host;
         Ok(cmd)
     }
 
@@ -378,41 +360,48 @@ impl CagePlan {
             .into_iter()
             .map(Path::to_path_buf)
             .collect();
-        let runtime = CageRuntime { bwrap_pid, cgroup };
+        let net = self.net.take().and_then(|h| h.start(&self.plugin));
+        let runtime = CageRuntime {
+            bwrap_pid,
+            cgroup,
+            _net: net,
+        };
         (pid, runtime, CageStatus::caged(self.cage_id, self.policy))
     }
 }
 
 impl CagePlan {
+    /// `command`, run through the cage's init when the Landlock
+    /// filesystem rules are to be entered (the init bound read-only in the
+    /// policy); as it is, with the reason said, when they cannot be.
+    fn init_command(&mut self, command: &[OsString]) -> Vec<OsString> {
+        if !self.policy.landlock.fs_enforced {
+            return command.to_vec();
+        }
+        match cage::init::init_executable() {
+            Ok(exe) => {
+                self.policy.mounts.push(cage::Mount::Bind {
+                    source: exe,
+                    dest: PathBuf::from(cage::init::INIT_DEST),
+                    mode: cage::Mode::Ro,
+                    missing: false,
+                    because: vec![cage::init::BECAUSE_INIT.to_string()],
+                });
+                cage::init::wrap(&self.policy.landlock.fs, command)
+            }
+            Err(why) => {
+                self.policy.landlock.fs_not_enforced(why);
+                command.to_vec()
+            }
+        }
+    }
+
     /// The spawn failed: remove the cgroup made for it.
     pub(crate) fn abandon(&self) {
         for path in self.policy.cgroup.state.dirs() {
             let _ = cgroup::remove(path);
         }
     }
-}
-
-/// In the child: each `(descriptor, slot)` of `placements` at its slot,
-/// inheritable. Every source is first duplicated above the highest slot
-/// (into `scratch`, one entry per placement, allocated before the fork),
-/// so that placing one never closes a source not yet placed.
-fn place_fds(placements: &[(RawFd, RawFd)], scratch: &mut [RawFd]) -> std::io::Result<()> {
-    let above = placements.iter().map(|p| p.1).max().unwrap_or(2) + 1;
-    for ((src, _), tmp) in placements.iter().zip(scratch.iter_mut()) {
-        // SAFETY: every source is open in the parent, hence in the child.
-        let src = unsafe { BorrowedFd::borrow_raw(*src) };
-        // Close-on-exec: the copy above the slots vanishes at exec.
-        *tmp = rustix::io::fcntl_dupfd_cloexec(src, above)?.into_raw_fd();
-    }
-    for ((_, slot), tmp) in placements.iter().zip(scratch.iter()) {
-        // SAFETY: `tmp` was just opened above; `slot` is a number dup2 may
-        // (re)use; it is never closed here (ManuallyDrop), only replaced by
-        // dup2, which clears CLOEXEC.
-        let tmp = unsafe { BorrowedFd::borrow_raw(*tmp) };
-        let mut target = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(*slot) });
-        rustix::io::dup2(tmp, &mut target)?;
-    }
-    Ok(())
 }
 
 /// Read bwrap's `--info-fd` JSON to its end and return `child-pid`.

@@ -5,6 +5,7 @@
 //! shutdown). [`probe`] watches process groups from `/proc` for the
 //! conformance suite.
 
+mod cage_child;
 mod cage_inputs;
 mod caged;
 pub mod connection;
