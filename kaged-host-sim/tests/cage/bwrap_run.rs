@@ -7,7 +7,8 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use kaged_host_sim::cage::landlock_fs::{self, FsAccess, FsRule};
+use kaged_host_sim::cage::landlock_fs::{FsAccess, FsRule};
+use kaged_host_sim::cage::landlock_rules;
 use kaged_host_sim::cage::{
     compile, init, seccomp, BindSource, CageFds, CageInputs, CagePolicy, LandlockSupport, Mode,
     Mount, OpenedBinds, BWRAP,
@@ -199,7 +200,7 @@ fn the_init_enters_the_landlock_rules_before_the_command_whatever_the_mounts() {
     let out = p.root.join("out");
     let policy = p.policy(&[&format!("write:fs:{}", out.display())]);
     // The rules of the cage as compiled (the init's own bind comes after).
-    let rules = landlock_fs::fs_rules(&policy.mounts);
+    let rules = landlock_rules::fs_rules(&policy.mounts);
     assert_eq!(rules, policy.landlock.fs);
     let policy = with_init(policy);
     // With the cage's own rules: the grant and /tmp are writable.

@@ -174,7 +174,9 @@ pub fn compile_with(
     seal_roots(&mut policy, fs, inputs);
     super::nesting::check_policy(&policy.mounts)?;
     policy.remount_ro = remounts(&policy.mounts);
-    policy.landlock.set_fs(&policy.mounts);
+    policy
+        .landlock
+        .set_fs(super::landlock_rules::fs_rules(&policy.mounts));
     policy.notes.extend(missing_notes(&policy.mounts));
     if !policy.exec.is_empty() {
         policy.notes.push(

@@ -12,31 +12,12 @@
 //! and the plugin has not run yet), restricts itself and executes the
 //! plugin's command.
 //!
-//! ```
-//! use kaged_host_core::cage::landlock_fs::{fs_rules, FsAccess};
-//! use kaged_host_core::cage::Mount;
-//!
-//! let mounts = vec![
-//!     Mount::Tmpfs { dest: "/tmp".into(), size: None },
-//!     Mount::Bind {
-//!         source: "/opt/p".into(),
-//!         dest: "/opt/p".into(),
-//!         mode: kaged_host_core::cage::Mode::Ro,
-//!         missing: false,
-//!         because: vec!["install dir".into()],
-//!     },
-//! ];
-//! let rules = fs_rules(&mounts);
-//! assert!(rules.iter().any(|r| r.path.as_os_str() == "/tmp" && r.access == FsAccess::Write));
-//! assert!(rules.iter().any(|r| r.path.as_os_str() == "/opt/p" && r.access == FsAccess::Read));
-//! ```
+//! The rules themselves come from the mounts: `cage::landlock_rules`.
 
 use std::path::PathBuf;
 
 use landlock::{Access, AccessFs, BitFlags, ABI};
 use serde::{Deserialize, Serialize};
-
-use super::policy::{Mode, Mount};
 
 /// What a rule allows beneath its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -77,36 +58,6 @@ pub struct FsRule {
     pub path: PathBuf,
     /// What.
     pub access: FsAccess,
-}
-
-/// The rules of a cage with `mounts`: the root listable, each mount's
-/// destination as it is mounted. A bind whose source was missing at compile
-/// time gets its rule too (it may be there at spawn; the init skips a path
-/// that is not).
-pub fn fs_rules(mounts: &[Mount]) -> Vec<FsRule> {
-    let mut rules = vec![FsRule {
-        path: PathBuf::from("/"),
-        access: FsAccess::List,
-    }];
-    for m in mounts {
-        let access = match m {
-            Mount::Proc { .. } => FsAccess::Proc,
-            Mount::Dev { .. } => FsAccess::Dev,
-            Mount::Tmpfs { .. } => FsAccess::Write,
-            Mount::Sealed { .. } | Mount::HostsFile { .. } => FsAccess::Read,
-            Mount::Bind { mode: Mode::Ro, .. } => FsAccess::Read,
-            Mount::Bind { mode: Mode::Rw, .. } => FsAccess::Write,
-            // Under /proc or /dev (covered), or a link to a bound path.
-            Mount::KernelReadOnly { .. } | Mount::Masked { .. } | Mount::Symlink { .. } => continue,
-        };
-        rules.push(FsRule {
-            path: m.dest().to_path_buf(),
-            access,
-        });
-    }
-    rules.sort_by(|a, b| a.path.cmp(&b.path).then(a.access.cmp(&b.access)));
-    rules.dedup();
-    rules
 }
 
 #[cfg(test)]

@@ -143,9 +143,10 @@ impl LandlockPolicy {
         }
     }
 
-    /// The filesystem rules of a cage with `mounts` (the final list).
-    pub fn set_fs(&mut self, mounts: &[super::policy::Mount]) {
-        self.fs = super::landlock_fs::fs_rules(mounts);
+    /// The filesystem rules of the cage (`cage::landlock_rules::fs_rules`
+    /// of its final mounts).
+    pub fn set_fs(&mut self, rules: Vec<FsRule>) {
+        self.fs = rules;
     }
 
     /// The filesystem rules cannot be entered after all (the init is not

@@ -34,6 +34,7 @@ mod inputs;
 pub mod kernel;
 pub mod landlock_fs;
 pub mod landlock_layer;
+pub mod landlock_rules;
 pub mod limits;
 mod merge;
 mod mode;
