@@ -77,13 +77,33 @@ fn attacks() -> Vec<Value> {
 
 #[test]
 fn four_lanes_of_a_hostile_plugin_get_nothing_under_cage_require() {
-    if !kaged_host_core::testing::cage_available_for_blocking("the hostile suite run") {
-        return;
+    if kaged_host_core::testing::cage_available_for_blocking("the hostile suite run") {
+        hostile_suite_run(false);
     }
+}
+
+#[test]
+fn the_same_with_the_suite_run_by_an_ordinary_user() {
+    if rustix::process::geteuid().is_root()
+        && kaged_host_core::testing::cage_available_for_blocking("the hostile suite as nobody")
+    {
+        hostile_suite_run(true);
+    }
+}
+
+/// Run the suite on the armed copy of the hostile fixture (as `nobody`
+/// under `setpriv` when `as_nobody`) and check what it judged.
+fn hostile_suite_run(as_nobody: bool) {
     let src = host_fixture("hostile");
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().join("hostile");
     std::fs::create_dir(&dir).expect("dir");
+    if as_nobody {
+        use std::os::unix::fs::PermissionsExt;
+        for d in [tmp.path(), dir.as_path()] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+    }
     for f in ["plugin.py", "kproto.py"] {
         std::fs::copy(src.join(f), dir.join(f)).expect("copy");
     }
@@ -97,7 +117,16 @@ fn four_lanes_of_a_hostile_plugin_get_nothing_under_cage_require() {
     let profile = json!({"profile": 1, "methods": {"hostile.probe": {"examples": attacks()}}});
     // JSON is YAML 1.2.
     std::fs::write(dir.join("kaged-conformance.yaml"), profile.to_string()).expect("profile");
-    let out = cmd()
+    let mut run = if as_nobody {
+        let mut c = assert_cmd::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_kaged-conformance"))
+            .env("HOME", tmp.path());
+        c
+    } else {
+        cmd()
+    };
+    let out = run
         .args([
             "run", "--cage", "require", "--jobs", "4", "--format", "json", "--quiet",
         ])
@@ -141,7 +170,9 @@ fn four_lanes_of_a_hostile_plugin_get_nothing_under_cage_require() {
     assert_eq!(started["status"], "pass", "{started}");
     assert!(detail.contains("landlock fs"), "{detail}");
     assert!(detail.contains("network filtered"), "{detail}");
-    if rustix::process::geteuid().is_root() {
+    if as_nobody {
+        assert!(detail.contains("; host uid 65534"), "{detail}");
+    } else if rustix::process::geteuid().is_root() {
         assert!(detail.contains("; uid "), "{detail}");
     }
 }
