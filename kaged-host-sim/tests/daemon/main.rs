@@ -5,6 +5,7 @@
 mod support;
 
 mod api;
+mod as_user;
 mod browser;
 mod callers;
 mod consent;

@@ -26,14 +26,20 @@ pub fn fixture(name: &str) -> PathBuf {
 }
 
 /// `tests/fixtures/plugins`, copied once per test process under
-/// `CARGO_TARGET_TMPDIR` with `_lib/kproto.py` inside every plugin
+/// `CARGO_TARGET_TMPDIR` (or `$KAGED_TEST_FIXTURES_BASE`) with `_lib/kproto.py` inside every plugin
 /// directory: the cage shows a plugin nothing outside its own directory,
 /// so the fixtures' `../_lib` is not there when caged. Copies left by
 /// test processes that are gone are removed.
 pub fn plugins_root() -> PathBuf {
     static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ROOT.get_or_init(|| {
-        let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kaged-fixtures");
+        // Another base when the tests run again as an ordinary user, who
+        // cannot write under the root-owned target directory
+        // (`support::as_nobody`).
+        let base = std::env::var_os(super::as_nobody::FIXTURES_BASE_ENV).map_or_else(
+            || PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("kaged-fixtures"),
+            PathBuf::from,
+        );
         if let Ok(rd) = std::fs::read_dir(&base) {
             for e in rd.flatten() {
                 let gone = e
