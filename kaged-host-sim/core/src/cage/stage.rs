@@ -105,6 +105,13 @@ impl Staging {
                 ) {
                     Ok(tree) => tree,
                     Err(e) => {
+                        // Bound as it is, the plugin reaches it only through
+                        // the "other" permission bits: say so now rather
+                        // than let bwrap or the plugin fail on EACCES.
+                        let mode = rustix::fs::fstat(fd).map_err(|e| failed(e.into()))?.st_mode;
+                        if let Some(why) = closed_to_others(mode, dir, &e) {
+                            return Err(failed(io::Error::other(why)));
+                        }
                         staging.not_idmapped.push((source.clone(), e.to_string()));
                         clone_tree(fd).map_err(failed)?
                     }
@@ -170,6 +177,24 @@ impl Staging {
     }
 }
 
+/// Why a source that could not be idmapped (`idmap_error`) stays out of
+/// the plugin's reach, bound as it is: its "other" bits do not let another
+/// user enter the directory (`r-x`) or read the file (`r--`). `None`: they
+/// do.
+fn closed_to_others(mode: u32, dir: bool, idmap_error: &io::Error) -> Option<String> {
+    let needed = if dir { 0o005 } else { 0o004 };
+    (mode & needed != needed).then(|| {
+        format!(
+            "its filesystem has no idmapped mounts ({idmap_error}), and other users cannot {} \
+             it (mode {:o}); make it readable by others (chmod o+{}) or run the host as an \
+             ordinary user",
+            if dir { "enter" } else { "read" },
+            mode & 0o7777,
+            if dir { "rx" } else { "r" },
+        )
+    })
+}
+
 /// In the child, last of what needs root: no supplementary groups, then
 /// the plugin's gid and uid (real, effective and saved), which also drops
 /// every capability.
@@ -180,4 +205,23 @@ pub fn become_id(id: u32) -> io::Result<()> {
     rustix::thread::set_thread_res_gid(gid, gid, gid)?;
     rustix::thread::set_thread_res_uid(uid, uid, uid)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_closed_to_others_is_refused_when_it_cannot_be_idmapped() {
+        let e = io::Error::from_raw_os_error(rustix::io::Errno::INVAL.raw_os_error());
+        let why = closed_to_others(0o40700, true, &e).expect("refused");
+        assert!(
+            why.contains("(mode 700)") && why.contains("chmod o+rx"),
+            "{why}"
+        );
+        assert!(closed_to_others(0o40755, true, &e).is_none());
+        assert!(closed_to_others(0o40751, true, &e).is_some());
+        assert!(closed_to_others(0o100600, false, &e).is_some());
+        assert!(closed_to_others(0o100644, false, &e).is_none());
+    }
 }
