@@ -53,9 +53,23 @@ fn junit_is_well_formed_xml_with_one_testcase_per_case() {
     let mut reader = quick_xml::Reader::from_str(&xml);
     reader.config_mut().check_end_names = true;
     let (mut depth, mut cases, mut failures, mut skipped, mut props) = (0i32, 0, 0, 0, Vec::new());
+    let mut messages: Vec<String> = Vec::new();
     let mut seen = |e: &BytesStart<'_>| match e.name().as_ref() {
         b"testcase" => cases += 1,
-        b"failure" => failures += 1,
+        b"failure" => {
+            failures += 1;
+            let message = e.try_get_attribute("message").ok().flatten();
+            // The five predefined entities (what the writer escapes).
+            let text = message
+                .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+                .unwrap_or_default()
+                .replace("&quot;", "\"")
+                .replace("&apos;", "'")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&");
+            messages.push(text);
+        }
         b"skipped" => skipped += 1,
         b"property" => {
             let name = e.try_get_attribute("name").ok().flatten();
@@ -95,6 +109,24 @@ fn junit_is_well_formed_xml_with_one_testcase_per_case() {
         "a mixed report"
     );
     assert!(props.iter().any(|p| p == "effective_timeouts"), "{props:?}");
+    // A failure's message says what broke: its detail's first line (CI
+    // summaries show the message only), not the rule.
+    for c in json["cases"].as_array().into_iter().flatten() {
+        if c["status"] == "fail" {
+            let first = c["detail"]
+                .as_str()
+                .and_then(|d| d.lines().next())
+                .unwrap_or("");
+            assert!(
+                messages.iter().any(|m| m.starts_with(first)),
+                "no failure message starts with {first:?}: {messages:?}"
+            );
+        }
+    }
+    assert!(
+        messages.iter().all(|m| !m.contains("rule broken")),
+        "{messages:?}"
+    );
 }
 
 /// TAP 13 (what `prove` reads, and TAP 14 consumers accept): the version

@@ -44,12 +44,16 @@ pub fn render_junit(report: &Report) -> String {
                     .as_ref()
                     .map(|r| format!(" (follows from {r})"))
                     .unwrap_or_default();
-                s.set_message(format!(
-                    "{} rule broken: {}{root}",
+                // What broke, first (CI summaries show the message only);
+                // the rule it breaks after the whole detail.
+                let first = c.detail.lines().next().unwrap_or_default();
+                s.set_message(format!("{first}{root}"));
+                s.set_description(format!(
+                    "{}\n\n{} rule broken: {}",
+                    c.detail,
                     c.level.as_str(),
                     c.spec
                 ));
-                s.set_description(c.detail.clone());
                 if let Some(k) = c.kind {
                     s.set_type(k.as_str());
                 }
