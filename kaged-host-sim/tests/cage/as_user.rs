@@ -2,73 +2,20 @@
 //! privileges, tmpfs sizes) again with the host run as an
 //! ordinary user (issue 45: "as root and as an ordinary user"). When the
 //! tests run as root, each test here runs one probe test of this binary
-//! again, alone, under `setpriv` as `nobody` (the plugin's copy staged
-//! where that user can read it); run as an ordinary user already, the
-//! probes themselves are that run, and these delegate nothing.
-
-use std::path::PathBuf;
-use std::process::Command;
+//! again, alone, under `setpriv` as `nobody` (`support::as_nobody`, which
+//! stages the fixtures where that user can read them); run as an ordinary
+//! user already, the probes themselves are that run, and these delegate
+//! nothing.
 
 use crate::hostile::caged_here;
-use crate::support::host::fixture;
-
-/// What the probes' `hostile_with` copies from, when set (the nobody run
-/// cannot stage the fixtures under the root-owned target directory).
-pub(crate) const HOSTILE_SRC_ENV: &str = "KAGED_TEST_HOSTILE_SRC";
-
-/// The hostile fixture's directory for the probes.
-pub(crate) fn hostile_src() -> PathBuf {
-    std::env::var_os(HOSTILE_SRC_ENV).map_or_else(|| fixture("hostile"), PathBuf::from)
-}
-
-/// Run `test` (a test of this binary) as `nobody`; `false` when this
-/// process is not root (nothing to do: the test itself runs as this user).
-fn as_nobody(test: &str) -> bool {
-    if !rustix::process::geteuid().is_root() {
-        return false;
-    }
-    let stage = tempfile::tempdir().expect("tempdir");
-    let src = fixture("hostile");
-    let copy = stage.path().join("hostile");
-    std::fs::create_dir(&copy).expect("copy dir");
-    for entry in std::fs::read_dir(&src).expect("the hostile fixture") {
-        let path = entry.expect("an entry").path();
-        if path.is_file() {
-            std::fs::copy(&path, copy.join(path.file_name().expect("a name"))).expect("copy");
-        }
-    }
-    for dir in [stage.path(), copy.as_path()] {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    }
-    let exe = std::env::current_exe().expect("this test binary");
-    let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(exe)
-        .args(["--exact", test, "--test-threads", "1", "--nocapture"])
-        .env(HOSTILE_SRC_ENV, &copy)
-        .env("HOME", stage.path())
-        .output()
-        .expect("run setpriv (util-linux)");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{test} as nobody:\n{text}");
-    assert!(
-        text.contains("1 passed") && !text.contains("SKIPPED") && !text.contains("skipped:"),
-        "{test} as nobody did not run:\n{text}"
-    );
-    true
-}
+use crate::support::as_nobody::rerun;
 
 macro_rules! as_nobody {
     ($name:ident, $test:literal) => {
         #[tokio::test]
         async fn $name() {
             if caged_here().await {
-                as_nobody($test);
+                rerun($test);
             }
         }
     };

@@ -33,7 +33,7 @@ pub(crate) fn host_in(mode: CageMode, config_root: Option<PathBuf>) -> HostSim {
 
 pub(crate) async fn hostile() -> PluginHandle {
     let s = host_in(CageMode::Require, None)
-        .launch(&crate::as_user::hostile_src())
+        .launch(&crate::support::host::fixture("hostile"))
         .await
         .expect("launch caged");
     assert!(s.caged(), "{:?}", s.cage());
@@ -130,7 +130,7 @@ async fn the_plugin_inherits_no_fd_but_0_1_2_caged_or_not() {
     assert!(leaked.0.as_raw_fd() >= 200);
     for mode in [CageMode::Require, CageMode::Off] {
         let s = host_in(mode, None)
-            .launch(&crate::as_user::hostile_src())
+            .launch(&crate::support::host::fixture("hostile"))
             .await
             .expect("launch");
         let r = probe(&s, json!({"name": "fds"})).await;
@@ -145,7 +145,7 @@ async fn the_cage_root_is_read_only_and_only_tmp_and_dev_shm_are_writable() {
         return;
     }
     let s = hostile().await;
-    let own = crate::as_user::hostile_src()
+    let own = crate::support::host::fixture("hostile")
         .join("kaged-hostile")
         .display()
         .to_string();

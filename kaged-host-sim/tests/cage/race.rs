@@ -19,7 +19,7 @@ use crate::hostile::{caged_here, host_in, probe};
 
 /// A copy of the hostile plugin with `caps`, in `base/plugin`.
 pub(crate) fn hostile_with(base: &Path, caps: &[&str]) -> PathBuf {
-    let src = crate::as_user::hostile_src();
+    let src = crate::support::host::fixture("hostile");
     let dir = base.join("plugin");
     std::fs::create_dir_all(&dir).expect("plugin dir");
     for f in ["plugin.py", "kproto.py"] {

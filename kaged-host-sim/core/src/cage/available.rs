@@ -46,7 +46,8 @@ pub fn bwrap_path() -> Result<PathBuf, String> {
         })
 }
 
-fn is_executable(p: &Path) -> bool {
+/// An executable regular file (one that `execve` may run by its mode).
+pub(super) fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

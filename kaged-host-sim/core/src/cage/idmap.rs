@@ -161,11 +161,26 @@ fn make_userns(map: IdMap) -> io::Result<OwnedFd> {
     answer
 }
 
-/// Whether `fd` is a directory, and its owner (for the idmap).
-pub fn owner_of(fd: BorrowedFd<'_>) -> io::Result<(bool, (u32, u32))> {
+/// What a source is, for staging: whether a directory, its owner (for the
+/// idmap) and its mode bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceFacts {
+    /// A directory (else a file).
+    pub dir: bool,
+    /// Owner (uid, gid) on disk.
+    pub owner: (u32, u32),
+    /// `st_mode`.
+    pub mode: u32,
+}
+
+/// [`SourceFacts`] of `fd`, from one `fstat`.
+pub fn facts_of(fd: BorrowedFd<'_>) -> io::Result<SourceFacts> {
     let st = rustix::fs::fstat(fd)?;
-    let dir = st.st_mode & 0o170000 == 0o040000;
-    Ok((dir, (st.st_uid, st.st_gid)))
+    Ok(SourceFacts {
+        dir: st.st_mode & 0o170000 == 0o040000,
+        owner: (st.st_uid, st.st_gid),
+        mode: st.st_mode,
+    })
 }
 
 #[cfg(test)]
@@ -181,8 +196,9 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         std::fs::write(t.path().join("f"), "x").unwrap();
         let src = crate::cage::open_no_links(t.path()).unwrap();
-        let (dir, owner) = owner_of(src.as_fd()).unwrap();
-        assert!(dir);
+        let facts = facts_of(src.as_fd()).unwrap();
+        assert!(facts.dir);
+        let owner = facts.owner;
         let map = IdMap {
             owner,
             to: (1_900_000_001, 1_900_000_001),

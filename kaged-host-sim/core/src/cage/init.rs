@@ -67,13 +67,8 @@ pub fn init_executable() -> Result<PathBuf, String> {
         .skip(1)
         .take(2)
         .map(|dir| dir.join(INIT_BIN))
-        .find(|c| is_executable_file(c));
+        .find(|c| super::available::is_executable(c));
     Ok(small.unwrap_or(exe))
-}
-
-fn is_executable_file(p: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// The command bwrap runs: the init, its rules, `--`, then `command`.

@@ -35,7 +35,7 @@ use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags};
 
 use super::base::{BECAUSE_ETC, BECAUSE_NETWORK, BECAUSE_SYSTEM};
 use super::error::CageError;
-use super::idmap::{clone_tree, idmapped_tree, owner_of, IdMap};
+use super::idmap::{clone_tree, facts_of, idmapped_tree, IdMap, SourceFacts};
 use super::policy::{CagePolicy, Mount};
 use super::sources::OpenedBinds;
 
@@ -91,7 +91,7 @@ impl Staging {
                 path: source.clone(),
                 source: e,
             };
-            let (dir, owner) = owner_of(fd).map_err(failed)?;
+            let SourceFacts { dir, owner, mode } = facts_of(fd).map_err(failed)?;
             let system = because.iter().all(|b| base.contains(&b.as_str()));
             let tree = if system || owner == (id, id) {
                 clone_tree(fd).map_err(failed)?
@@ -108,7 +108,6 @@ impl Staging {
                         // Bound as it is, the plugin reaches it only through
                         // the "other" permission bits: say so now rather
                         // than let bwrap or the plugin fail on EACCES.
-                        let mode = rustix::fs::fstat(fd).map_err(|e| failed(e.into()))?.st_mode;
                         if let Some(why) = closed_to_others(mode, dir, &e) {
                             return Err(failed(io::Error::other(why)));
                         }
