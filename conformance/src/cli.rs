@@ -13,6 +13,7 @@ use kaged_host_core::TimeScale;
 
 pub use crate::cli_error::CliError;
 use crate::list;
+use crate::policy::{Policy, RunInputs};
 use crate::report::{render_case_line, render_human, Report};
 pub use crate::report_format::{parse_report, render, Format};
 use crate::runner::{judge_dir, run_suite_streaming, Options};
@@ -179,6 +180,11 @@ pub struct SuiteArgs {
     /// far and the last verdict.)
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Judge the run under a certifier's policy (docs/conformance.md §
+    /// Certifying under a policy): the report's first line says certified
+    /// or not and why, and the exit status is 0 only when certified.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
 /// `list` options.
@@ -278,8 +284,23 @@ where
 /// exit status 2).
 pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     let (selection, baseline) = a.report.selection()?;
+    let policy = a.policy.as_deref().map(Policy::load).transpose()?;
+    let time_scale = match policy.as_ref().and_then(|p| p.time_scale) {
+        None => a.time_scale,
+        Some(f) if a.time_scale == TimeScale::FULL || a.time_scale.factor() == f => {
+            TimeScale::new(f).map_err(|e| CliError::Refused(e.to_string()))?
+        }
+        Some(f) => {
+            return Err(CliError::Refused(format!(
+                "--time-scale {} differs from the policy's time_scale {f}: drop the flag, the policy sets it",
+                a.time_scale.factor()
+            )))
+        }
+    };
+    let narrowed = !selection.only.is_empty() || !selection.skip.is_empty();
     let options = Options {
-        time_scale: a.time_scale,
+        ignore_plugin_profile: policy.as_ref().is_some_and(|p| !p.plugin_profile),
+        time_scale,
         selection,
         baseline,
         transcript_dir: a.transcript_dir.clone(),
@@ -317,7 +338,23 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     };
     let report = run_suite_streaming(plugin_dir, &options, &mut on_case);
     progress.finish();
-    let report = report?;
+    let mut report = report?;
+    if let Some(policy) = &policy {
+        let own_profile = plugin_dir.join(crate::profile::PROFILE_FILE);
+        let profile = match (&options.profile, options.ignore_plugin_profile) {
+            // The certifier's own profile, or none: nothing of the plugin's.
+            (Some(_), _) | (None, true) => None,
+            (None, false) => own_profile
+                .is_file()
+                .then(|| own_profile.display().to_string()),
+        };
+        let inputs = RunInputs {
+            baseline: options.baseline.as_ref(),
+            plugin_profile: profile.as_deref(),
+            narrowed,
+        };
+        report.certification = Some(policy.certify(&report, &inputs));
+    }
     if report.cage != Some(kaged_host_core::CageKind::Bwrap) {
         if let Some(line) = report.cage_line() {
             eprintln!("kaged-conformance: warning: {line}");

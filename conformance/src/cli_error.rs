@@ -11,6 +11,9 @@ pub enum CliError {
     /// The baseline cannot be read.
     #[error(transparent)]
     Baseline(#[from] crate::selection::BaselineError),
+    /// The certifier's policy cannot be used.
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
     /// The stored run cannot be judged.
     #[error("cannot judge the stored run")]
     Judge(#[from] crate::runner::stored::StoredError),

@@ -8,7 +8,7 @@
 //! to see each case as it finishes).
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: cli > fuzz_cli init > cli_error testing > fuzz list report_format runner > report > catalogue home pack printed profile schema_args selection -->
+//! runs down): <!-- layers: cli > fuzz_cli init > cli_error testing > fuzz list policy report_format runner > report > catalogue home pack printed profile schema_args selection -->
 //!
 //! A plugin's own tests depend on this crate with `default-features =
 //! false`: the suite and [`testing::assert_conforms`] without the command
@@ -28,6 +28,8 @@ pub mod home;
 pub mod init;
 pub mod list;
 pub mod pack;
+#[cfg(feature = "cli")]
+pub mod policy;
 mod printed;
 pub mod profile;
 pub mod report;
@@ -40,7 +42,7 @@ pub mod testing;
 
 pub use printed::{answers_flag, print_flag, PrintError};
 pub use runner::{run_suite, Options, SuiteError};
-pub use schema_args::{args_breaking_schema, args_from_schema};
+pub use schema_args::{args_breaking_schema, args_from_schema, daemon_config};
 
 // The command line, for the `kaged-conformance` binary and for tools that
 // wrap the suite with the same flags (`cargo kaged test`).

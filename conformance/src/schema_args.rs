@@ -56,6 +56,40 @@ pub fn args_from_schema(schema: &Value) -> Result<Value, ArgsError> {
     Ok(v)
 }
 
+/// The config a daemon would send this plugin with its first
+/// `config.update`: a valid value for `config_schema` and one for
+/// `system_config_schema` (defaults, required fields filled), merged, the
+/// project side's where both name a field (plugin-host.md § Merging;
+/// ADDENDUM §16). `{}` without schemas.
+///
+/// ```
+/// use kaged_conformance::daemon_config;
+/// use kaged_plugin_protocol::manifest::Manifest;
+/// let m = Manifest::from_yaml_str(concat!(
+///     "name: x\nversion: 0.1.0\nkaged_api: 1\ndescription: d\ncommand: [./x]\ncapabilities: []\n",
+///     "config_schema: {type: object, properties: {greeting: {type: string, default: hi}}}\n",
+///     "system_config_schema: {type: object, required: [api_token], properties: {api_token: {type: string}}}\n",
+/// )).unwrap();
+/// assert_eq!(serde_json::Value::Object(daemon_config(&m).unwrap()),
+///            serde_json::json!({"greeting": "hi", "api_token": "conformance"}));
+/// ```
+pub fn daemon_config(
+    manifest: &kaged_plugin_protocol::manifest::Manifest,
+) -> Result<Map<String, Value>, ArgsError> {
+    let mut out = Map::new();
+    for schema in [&manifest.config_schema, &manifest.system_config_schema]
+        .into_iter()
+        .flatten()
+    {
+        if let Value::Object(side) = args_from_schema(schema)? {
+            for (k, v) in side {
+                out.entry(k).or_insert(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Arguments breaking `schema` (an object schema): a required property
 /// left out, or a property of the wrong type, or an unexpected property
 /// when `additionalProperties` is false. `None` when nothing tried breaks it.

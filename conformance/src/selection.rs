@@ -123,6 +123,16 @@ impl Baseline {
         self.entries.iter().any(|p| p.matches(id))
     }
 
+    /// The entries that list `id`, as written (a pattern with `*` lists
+    /// many).
+    pub fn entries_listing(&self, id: &str) -> Vec<&str> {
+        self.entries
+            .iter()
+            .filter(|p| p.matches(id))
+            .map(|p| p.0.as_str())
+            .collect()
+    }
+
     /// A baseline file listing `ids` (the `--known-failing` format), with
     /// a header comment naming `plugin`.
     ///

@@ -546,8 +546,8 @@ fn a_planted_change_in_a_golden_file_is_named_by_step_and_path() {
     };
     let first = diff.lines().take(2).collect::<Vec<_>>().join("\n");
     assert!(
-        first.starts_with("step 2 (`py-notes.remember`), message 10 ")
-            && first.contains("host>plugin: request 3, `py-notes.remember`")
+        first.starts_with("step 2 (`py-notes.remember`), message 12 ")
+            && first.contains("host>plugin: request 4, `py-notes.remember`")
             && first.contains("$.msg.params.text: golden \"The band rehearses on Mondays.\", actual \"The band rehearses on Tuesdays.\""),
         "{diff}"
     );

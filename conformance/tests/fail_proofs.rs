@@ -192,7 +192,6 @@ fail_proofs! {
         fail(PROTOCOL_PING),
         fail(PROTOCOL_UNKNOWN_METHOD),
         warn(PROTOCOL_NOT_INITIALIZED),
-        fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
         fail(SYSTEM_PROJECTS_ACTIVATED),
         fail(PROTOCOL_BATCH_REJECTED),
         fail(PROTOCOL_PARSE_ERROR),
@@ -206,7 +205,6 @@ fail_proofs! {
         fail(HOOKS_ANSWERS).on("on_session_start").audit("plugin.hook.timeout"),
         fail(HOOKS_ANSWERS).on("pre_compact").audit("plugin.hook.timeout"),
         fail(COMPACTION_COMPACTOR_CONTRACT).audit("compaction.failed"),
-        fail(CONFIG_UPDATE_ACCEPTED).audit("plugin.killed"),
         fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
         fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
     ] then |r| {
@@ -245,6 +243,30 @@ fail_proofs! {
     lax_config: own("lax-config") => [warn(CONFIG_INVALID_REJECTED)] then |r| {
         let d = &r.case(CONFIG_INVALID_REJECTED.id).detail;
         assert!(d.contains("actual: accepted") && d.contains("greeting"), "{d}");
+    };
+
+    /// Reads its config only from the first config.update and needs a
+    /// system-side `api_token`: correct under ADDENDUM §15, so every case
+    /// passes (a suite that never sent the config, or built it from
+    /// config_schema alone, failed its tool with -32603).
+    config_from_first_update: own("config-from-first-update") => [] then |r| {
+        let d = &r.case(CONFIG_UPDATE_ACCEPTED.id).detail;
+        assert!(d.contains("api_token") && d.contains("sent right after initialized"), "{d}");
+        let d = &r.case(&format!("{}[config-from-first-update.greet]", METHODS_TOOL_VALID_ARGS.id)).detail;
+        assert!(d.contains("hello, "), "{d}");
+    };
+
+    /// Never answers config.update: killed at every start, as the daemon
+    /// would; the cases that need a session say so and name the cause.
+    hangs_on_config: own("hangs-on-config").scale(0.05) => [
+        fail(CONFIG_UPDATE_ACCEPTED).audit("plugin.killed"),
+        fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
+    ] then |r| {
+        let d = &r.case(CONFIG_UPDATE_ACCEPTED.id).detail;
+        assert!(d.contains("timed out"), "{d}");
+        let d = &r.case(PROTOCOL_PING.id).detail;
+        assert!(d.contains("the first config.update") && d.contains("ended the session"), "{d}");
+        assert_eq!(r.case(HANDSHAKE_INITIALIZE_VARIANTS.id).status, Pass);
     };
 
     /// config.update before `initialized` gets -32002 (ADDENDUM §12 and

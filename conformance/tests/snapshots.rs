@@ -111,6 +111,7 @@ fn small_report() -> Report {
         } else {
             EndedBy::Answer
         }),
+        known_failure: None,
         sentence: "A sentence.".into(),
         transcript_tail: Vec::new(),
     };

@@ -59,11 +59,11 @@ pub use kaged_host_core::{
 pub use kaged_host_core::{
     cage_inputs_for_dir, canonical_capability, group_alive, one_line, resolve_command,
     validate_dir, AuditEvent, AuditLog, AuditRecord, CageKind, CageMode, CageStatus, CallError,
-    DefaultHandler, Direction, ExitInfo, HandshakeError, HandshakeInfo, HealthMonitor, HostConfig,
-    HostSim, InFlight, InFlightWaiter, LaunchError, Phase, PluginHandle, PluginRequestHandler,
-    PluginState, RawChannel, RequestContext, RequestError, ShutdownOutcome, SpawnError, StartGate,
-    StartRefusal, Supervisor, SupervisorError, TimeScale, Timeouts, Transcript, TranscriptRecord,
-    CONFIG_ROOT_ENV,
+    DefaultHandler, Direction, ExitInfo, FirstConfig, FirstConfigSent, HandshakeError,
+    HandshakeInfo, HealthMonitor, HostConfig, HostSim, InFlight, InFlightWaiter, LaunchError,
+    Phase, PluginHandle, PluginRequestHandler, PluginState, RawChannel, RequestContext,
+    RequestError, ShutdownOutcome, SpawnError, StartGate, StartRefusal, Supervisor,
+    SupervisorError, TimeScale, Timeouts, Transcript, TranscriptRecord, CONFIG_ROOT_ENV,
 };
 #[doc(no_inline)]
 pub use kaged_host_engine::assert_transcript_snapshot;

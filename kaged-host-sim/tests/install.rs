@@ -310,6 +310,8 @@ async fn a_forced_uninstall_stops_the_plugins_running_sessions_first() {
             "plugin.installed",
             "plugin.spawned",
             "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.exited",
             "plugin.stopped",
             "plugin.uninstalled"

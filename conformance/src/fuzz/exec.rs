@@ -8,7 +8,8 @@ use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 use kaged_host_core::time::{TimeScale, Timeouts};
 use kaged_host_core::{
-    AuditEvent, AuditLog, CageMode, CallError, HostConfig, HostSim, PluginHandle, Transcript,
+    AuditEvent, AuditLog, CageMode, CallError, FirstConfig, HostConfig, HostSim, PluginHandle,
+    Transcript,
 };
 use kaged_host_storage::BrokerHandler;
 use kaged_plugin_protocol::{PluginCallContext, RpcError};
@@ -39,6 +40,8 @@ pub struct Runner {
     pub cage: CageMode,
     /// The config root (`config:/` grants).
     pub config_root: PathBuf,
+    /// The first `config.update` each process is sent.
+    pub first_config: FirstConfig,
 }
 
 /// Audit events no operation may cause.
@@ -64,6 +67,7 @@ impl Runner {
                 .with_storage(handler)
                 .with_cage(self.cage)
                 .with_config_root(self.config_root.clone())
+                .with_first_config(self.first_config.clone())
                 // How long an interpreter takes to start or exit depends on
                 // how busy the machine is, not on the plugin (and `run`
                 // judges start-up): only the answers' budgets are scaled.

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use kaged_host_core::time::TimeScale;
-use kaged_host_core::CageMode;
+use kaged_host_core::{CageMode, FirstConfig};
 use kaged_plugin_protocol::manifest::Manifest;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -110,6 +110,8 @@ pub struct Counterexample {
     pub original_len: usize,
     /// Candidate sequences run while shrinking.
     pub shrink_runs: usize,
+    /// The first `config.update` every sequence's process was sent.
+    pub first_config: FirstConfig,
 }
 
 impl Counterexample {
@@ -125,7 +127,7 @@ impl Counterexample {
             self.ops.len(),
             self.broken.detail
         );
-        replay::to_yaml(&self.ops, &comment).map_err(FuzzError::Replay)
+        replay::to_yaml(&self.ops, &self.first_config, &comment).map_err(FuzzError::Replay)
     }
 }
 
@@ -198,6 +200,9 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         scale: opts.time_scale,
         cage: opts.cage,
         config_root: config_root.path().to_path_buf(),
+        // What the daemon sends first, as `run` sends it.
+        first_config: crate::daemon_config(&manifest)
+            .map_or(FirstConfig::Defaults, FirstConfig::Given),
     };
     let params = match crate::profile::load(&dir.join(crate::profile::PROFILE_FILE), &manifest) {
         crate::profile::Loaded::Absent => Default::default(),
@@ -242,6 +247,7 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
                 case: cases,
                 original_len,
                 shrink_runs,
+                first_config: runner.first_config.clone(),
             });
             break;
         }

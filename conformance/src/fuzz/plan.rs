@@ -2,7 +2,7 @@
 //! tool calls with arguments from `parameters_schema` (valid and broken),
 //! custom methods (with params from the conformance profile's
 //! `params_schema`, valid and broken, else `{}`), `config.update` with
-//! configs from `config_schema`,
+//! configs from `config_schema` (the system side merged in, valid),
 //! pings, and several of these at once. Each is also a step of a
 //! `kaged-host-sim session` script ([`super::replay`]), so a failing
 //! sequence replays without the fuzzer.
@@ -154,19 +154,37 @@ fn single(manifest: &Manifest, params: &BTreeMap<String, Value>) -> BoxedStrateg
     }
     if let Some(schema) = &manifest.config_schema {
         let judge = Judge::of(schema);
+        // The system side as the operator set it, valid, merged into each
+        // project-side config (judged alone against `config_schema`): the
+        // object the daemon sends (plugin-host.md § Merging).
+        let system = manifest
+            .system_config_schema
+            .as_ref()
+            .and_then(|s| crate::args_from_schema(s).ok())
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default();
+        let merged = move |project: Value| match project {
+            Value::Object(mut o) => {
+                for (k, v) in &system {
+                    o.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                Value::Object(o)
+            }
+            other => other,
+        };
         if let Some(writes) = knob_writes(manifest) {
-            let judge = judge.clone();
+            let (judge, merged) = (judge.clone(), merged.clone());
             arms.push(
                 writes
                     .prop_map(move |(config, _knob)| Op::Config {
                         valid: judge.valid(&config),
-                        config,
+                        config: merged(config),
                     })
                     .boxed(),
             );
         }
         for broken in [false, true] {
-            let judge = judge.clone();
+            let (judge, merged) = (judge.clone(), merged.clone());
             let values = if broken {
                 mutated(schema)
             } else {
@@ -176,7 +194,7 @@ fn single(manifest: &Manifest, params: &BTreeMap<String, Value>) -> BoxedStrateg
                 values
                     .prop_map(move |config| Op::Config {
                         valid: judge.valid(&config),
-                        config,
+                        config: merged(config),
                     })
                     .boxed(),
             );

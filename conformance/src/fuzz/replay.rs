@@ -4,6 +4,7 @@
 //! replays with the host alone (`kaged-host-sim session DIR --script
 //! replay.yaml`). A broken input carries the error it must get.
 
+use kaged_host_core::FirstConfig;
 use kaged_host_engine::scenario::{CallStep, CallsStep, Expect, Script, SessionStep};
 
 use super::plan::Op;
@@ -57,16 +58,21 @@ fn calls(op: &Op) -> Vec<CallStep> {
 }
 
 /// The script doing `ops` in order.
-pub fn script(ops: &[Op]) -> Script {
+pub fn script(ops: &[Op], config: &FirstConfig) -> Script {
     Script {
+        config: config.clone(),
         steps: ops.iter().map(step).collect(),
     }
 }
 
 /// `ops` as a YAML script, each line of `comment` above it as a YAML
 /// comment.
-pub fn to_yaml(ops: &[Op], comment: &str) -> Result<String, serde_saphyr::SerializeError> {
-    let body = serde_saphyr::to_string(&script(ops))?;
+pub fn to_yaml(
+    ops: &[Op],
+    config: &FirstConfig,
+    comment: &str,
+) -> Result<String, serde_saphyr::SerializeError> {
+    let body = serde_saphyr::to_string(&script(ops, config))?;
     let head: String = comment.lines().map(|l| format!("# {l}\n")).collect();
     Ok(format!("{head}{body}"))
 }
@@ -84,10 +90,12 @@ mod tests {
 
     /// What the host-sim's script runner reads back, as JSON.
     fn read_back(ops: &[Op]) -> (String, Value, Value) {
-        let text = to_yaml(ops, "a comment\nof two lines").expect("serializes");
+        let config = FirstConfig::Given(json!({"greeting": "hi"}).as_object().cloned().unwrap());
+        let text = to_yaml(ops, &config, "a comment\nof two lines").expect("serializes");
         let parsed = Script::from_yaml_str(&text).expect("the runner reads it");
+        assert_eq!(parsed.config, config, "{text}");
         let json = |s: &Script| serde_json::to_value(s).expect("a script is JSON");
-        (text, json(&parsed), json(&script(ops)))
+        (text, json(&parsed), json(&script(ops, &config)))
     }
 
     #[test]

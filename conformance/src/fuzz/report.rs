@@ -26,6 +26,7 @@ pub fn fuzz_report(outcome: &FuzzOutcome, dir: &str, time_scale: f64, replay: &s
                 duration_ms: ms,
                 detail,
                 audit_events: Vec::new(),
+                known_failure: None,
                 kind: match status {
                     Status::Pass => None,
                     // No RSS to read is this machine's; a property no

@@ -21,6 +21,13 @@ pub fn render_html(report: &Report) -> String {
     } else {
         ("pass", "passed".to_string())
     };
+    let (verdict_class, verdict) = match &report.certification {
+        Some(c) if c.outcome == super::Outcome::Certified => {
+            ("pass", format!("certified: {verdict}"))
+        }
+        Some(_) => ("fail", format!("not certified: {verdict}")),
+        None => (verdict_class, verdict),
+    };
     let name = format!("{} {}", report.plugin.name, report.plugin.version);
     let mut facts = vec![
         ("plugin dir", report.plugin.dir.clone()),
@@ -42,6 +49,9 @@ pub fn render_html(report: &Report) -> String {
     ];
     if let Some(t) = &report.timeouts {
         facts.push(("effective timeouts", t.describe()));
+    }
+    if let Some(c) = &report.certification {
+        facts.insert(0, ("certification", c.line()));
     }
     let facts: String = facts
         .iter()

@@ -50,6 +50,18 @@ fn first_line(s: &str) -> &str {
 /// repeated here (for `--output FILE`).
 pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> String {
     let mut out = String::new();
+    if let Some(c) = &report.certification {
+        out.push_str(&paint(
+            &c.line(),
+            if c.outcome == super::Outcome::Certified {
+                GREEN
+            } else {
+                RED
+            },
+            colour,
+        ));
+        out.push('\n');
+    }
     if include_lines {
         for c in &report.cases {
             out.push_str(&render_case_line(c, colour));

@@ -24,11 +24,19 @@ pub fn render_markdown(report: &Report) -> String {
     } else {
         "✅ passed".to_string()
     };
+    let verdict = match &report.certification {
+        Some(c) if c.outcome == super::Outcome::Certified => format!("✅ certified ({verdict})"),
+        Some(_) => format!("❌ not certified ({verdict})"),
+        None => verdict,
+    };
     let mut out = format!(
         "## kaged-conformance: {} {}: {verdict}\n\n",
         cell(&report.plugin.name),
         cell(&report.plugin.version)
     );
+    if let Some(c) = &report.certification {
+        out.push_str(&format!("**{}**\n\n", cell(&c.line())));
+    }
     let cage = report
         .cage_line()
         .map_or_else(|| "not run".to_string(), |l| cell(&l));

@@ -1,6 +1,7 @@
 //! The conformance report: the JSON object of ADDENDUM §11 and its
 //! renderings (human, JUnit, TAP, Markdown, HTML).
 
+mod certification;
 mod escape;
 mod html;
 mod human;
@@ -14,6 +15,7 @@ use kaged_host_core::cage::CageSummary;
 use kaged_host_core::CageKind;
 use serde::{Deserialize, Serialize};
 
+pub use certification::{Certification, Outcome, PluginInput, PolicyRef};
 pub use html::render_html;
 pub use human::{render_case_line, render_human};
 #[cfg(feature = "junit")]
@@ -110,6 +112,11 @@ pub struct CaseResult {
     /// §11 object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_by: Option<EndedBy>,
+    /// The baseline (`--known-failing` file) that turned this case's
+    /// failure into a warning, when one did. An extension of the §11
+    /// object; a certifier's policy judges it (`crate::policy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_failure: Option<String>,
     /// The spec sentence the case checks (human report only).
     #[serde(skip)]
     pub sentence: String,
@@ -165,6 +172,10 @@ impl EffectiveTimeouts {
 pub struct Report {
     /// Always [`REPORT_SCHEMA`].
     pub schema: &'static str,
+    /// The outcome under a certifier's policy (`run --policy`); absent
+    /// without one. An extension of the §11 object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certification: Option<Certification>,
     /// The plugin under test.
     pub plugin: PluginInfo,
     /// The time scale in force.
@@ -205,6 +216,7 @@ impl Report {
         }
         Report {
             schema: REPORT_SCHEMA,
+            certification: None,
             plugin,
             time_scale,
             timeouts: None,
@@ -258,8 +270,12 @@ impl Report {
     }
 
     /// The exit status of ADDENDUM §11: 1 when a case failed (with
-    /// `strict`, also when one warned), else 0.
+    /// `strict`, also when one warned), else 0. Under a policy, 1 unless
+    /// certified, whatever the cases (a baseline cannot lower it).
     pub fn exit_code(&self, strict: bool) -> i32 {
+        if let Some(c) = &self.certification {
+            return i32::from(c.outcome != Outcome::Certified);
+        }
         let failed = self.summary.failed > 0 || (strict && self.summary.warned > 0);
         i32::from(failed)
     }

@@ -11,7 +11,7 @@ use kaged_host_core::time::Timeouts;
 use kaged_host_core::transcript::Transcript;
 use kaged_host_core::PluginRequestHandler;
 use kaged_host_core::{resolve_command, SpawnError};
-use kaged_host_core::{HostConfig, HostSim};
+use kaged_host_core::{FirstConfig, HostConfig, HostSim};
 use kaged_host_core::{InFlight, InFlightWaiter};
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::InitializeParams;
@@ -52,6 +52,11 @@ pub(crate) struct RunContext {
     /// `kaged-conformance.yaml` beside the manifest), loaded and checked
     /// against the manifest.
     pub profile: Loaded,
+    /// What every session is sent with `config.update` right after
+    /// `initialized`, as the daemon does (ADDENDUM §12, §15, §16): a
+    /// config valid for both schemas ([`crate::daemon_config`]), or their
+    /// defaults when none could be generated.
+    pub first_config: FirstConfig,
 }
 
 /// Why `command[0]` cannot be started.
@@ -74,8 +79,16 @@ impl RunContext {
         storage: InFlight,
         (cage, config_root): (RunCage, PathBuf),
     ) -> RunContext {
+        let first_config = match crate::daemon_config(&manifest) {
+            Ok(config) => FirstConfig::Given(config),
+            Err(_) => FirstConfig::Defaults,
+        };
         RunContext {
-            profile: crate::profile::load_for_run(options.profile.as_deref(), dir, &manifest),
+            first_config,
+            profile: match (options.ignore_plugin_profile, options.profile.as_deref()) {
+                (true, None) => Loaded::Absent,
+                (_, explicit) => crate::profile::load_for_run(explicit, dir, &manifest),
+            },
             cage,
             lane_roots: options
                 .config_root
@@ -126,6 +139,7 @@ impl RunContext {
             cage: self.cage.clone(),
             config_root,
             profile: self.profile.clone(),
+            first_config: self.first_config.clone(),
         };
         (ctx, lane_root)
     }
@@ -148,6 +162,14 @@ impl RunContext {
             .with_storage(self.storage.clone())
             .with_cage(self.options.cage)
             .with_config_root(self.config_root.clone())
+            .with_first_config(self.first_config.clone())
+    }
+
+    /// The config of [`RunContext::first_config`] (`{}` when it is off).
+    pub fn daemon_config(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.first_config
+            .for_manifest(&self.manifest)
+            .unwrap_or_default()
     }
 
     /// The `initialize` params a host would send this plugin: those of

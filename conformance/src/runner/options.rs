@@ -46,6 +46,10 @@ pub struct Options {
     /// is reported `skip` (`not run: --max-failures N reached`) instead of
     /// run. `None`: every case runs.
     pub max_failures: Option<usize>,
+    /// Run as if the plugin had no conformance profile beside its
+    /// manifest (a certifier's policy with `plugin_profile: false`);
+    /// `--conformance-profile` still names one.
+    pub ignore_plugin_profile: bool,
     /// `--jobs N`: how many lanes of session cases work at once (`None`:
     /// the available parallelism). Verdicts never depend on it.
     pub jobs: Option<std::num::NonZeroUsize>,

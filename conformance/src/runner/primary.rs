@@ -115,6 +115,11 @@ async fn handshake(
         }
     }
     let ok = outcome.is_ok();
+    if ok {
+        // The daemon's first call after `initialized` (ADDENDUM §12, §15);
+        // `config.update_accepted` judges how it went.
+        session.send_first_config(&ctx.first_config).await;
+    }
     let primary = Primary {
         started: Instant::now(),
         launch_error: None,

@@ -146,6 +146,7 @@ impl<'a> Recorder<'a> {
             }
             Verdict::Fail(f) => (Status::Warn, f.detail, f.kind, f.caused_by),
         };
+        let mut known_failure = None;
         if let Some(b) = self
             .options
             .baseline
@@ -155,6 +156,7 @@ impl<'a> Recorder<'a> {
             match status {
                 Status::Fail | Status::Warn => {
                     status = Status::Warn;
+                    known_failure = Some(b.source.clone());
                     detail = format!("known failure (listed in {}): {detail}", b.source);
                 }
                 Status::Pass => {
@@ -257,6 +259,7 @@ impl<'a> Recorder<'a> {
             kind,
             caused_by,
             ended_by: Some(ended),
+            known_failure,
             sentence: case.sentence.to_string(),
             transcript_tail: tail,
         };

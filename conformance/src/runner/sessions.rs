@@ -11,10 +11,10 @@ use std::time::Duration;
 use kaged_host_core::group_alive;
 use kaged_host_core::time::REAP_POLL;
 use kaged_host_core::transcript::Transcript;
-use kaged_host_core::CallError;
 use kaged_host_core::LaunchError;
 use kaged_host_core::PluginHandle;
 use kaged_host_core::RequestError;
+use kaged_host_core::{CallError, FirstConfig};
 use kaged_plugin_protocol::{methods, InitializeParams};
 use serde_json::{json, Value};
 
@@ -209,19 +209,39 @@ impl Sessions {
         scope: &mut Scope,
         dir: &Path,
     ) -> Result<PluginHandle, String> {
+        self.ready(ctx, scope, dir, &ctx.first_config).await
+    }
+
+    /// A fresh session past its handshake that was sent no config yet: the
+    /// caller sends the first (`config.update_accepted`).
+    pub async fn fresh_unconfigured(
+        &mut self,
+        ctx: &RunContext,
+        scope: &mut Scope,
+    ) -> Result<PluginHandle, String> {
+        self.ready(ctx, scope, &ctx.dir, &FirstConfig::Off).await
+    }
+
+    async fn ready(
+        &mut self,
+        ctx: &RunContext,
+        scope: &mut Scope,
+        dir: &Path,
+        first: &FirstConfig,
+    ) -> Result<PluginHandle, String> {
         match self.mode.clone() {
             Mode::Unavailable(why) => Err(why),
             Mode::Strict => {
                 let t = self.new_transcript();
                 scope.touch_from(&t, 0);
                 ctx.host(t)
-                    .launch(dir)
+                    .launch_with(dir, first)
                     .await
                     .map_err(|e| describe_launch(&e))
             }
             Mode::Lenient => {
                 let s = self.spawn_unready_in(ctx, scope, dir).await?;
-                match lenient_handshake(&s, ctx.init_params(), ctx.timeouts.initialize).await {
+                match lenient_handshake(ctx, &s, first).await {
                     Ok(()) => Ok(s),
                     Err(e) => {
                         self.retire(s).await;
@@ -261,9 +281,7 @@ impl Sessions {
                         .launch_lenient(&ctx.dir)
                         .await
                         .map_err(|e| describe_launch(&e))?;
-                    if let Err(e) =
-                        lenient_handshake(&s, ctx.init_params(), ctx.timeouts.initialize).await
-                    {
+                    if let Err(e) = lenient_handshake(ctx, &s, &ctx.first_config).await {
                         self.retire(s).await;
                         return Err(e);
                     }
@@ -289,6 +307,22 @@ impl Sessions {
 /// `initialize` through the raw channel, accepting any answer (result or
 /// error), then `initialized`.
 async fn lenient_handshake(
+    ctx: &RunContext,
+    s: &PluginHandle,
+    first: &FirstConfig,
+) -> Result<(), String> {
+    bare_lenient_handshake(s, ctx.init_params(), ctx.timeouts.initialize).await?;
+    // The daemon's first call after `initialized` (ADDENDUM §12, §15).
+    match s.send_first_config(first).await {
+        Some(sent) if !s.is_running() => Err(format!(
+            "the first config.update, sent right after initialized as the daemon does, ended the session: {}",
+            sent.refused.unwrap_or_else(|| "the plugin exited".into())
+        )),
+        _ => Ok(()),
+    }
+}
+
+async fn bare_lenient_handshake(
     s: &PluginHandle,
     params: InitializeParams,
     timeout: Duration,
@@ -373,6 +407,9 @@ pub(crate) fn describe_launch(e: &LaunchError) -> String {
             }
         ),
         LaunchError::Handshake { source, .. } => format!("handshake failed: {source}"),
+        LaunchError::FirstConfig { why, .. } => format!(
+            "the first config.update, sent right after initialized as the daemon does, ended the session: {why}"
+        ),
     }
 }
 

@@ -67,8 +67,8 @@ pub use cage::{CageKind, CageMode, CageStatus};
 pub use host::{HostConfig, HostSim, LaunchError};
 pub use plugin::{
     cage_inputs_for_dir, canonical_capability, group_alive, resolve_command, CallError, ExitInfo,
-    HandshakeError, HandshakeInfo, HealthMonitor, Phase, PluginHandle, RawChannel, RequestError,
-    ShutdownOutcome, SpawnError, CONFIG_ROOT_ENV,
+    FirstConfig, FirstConfigSent, HandshakeError, HandshakeInfo, HealthMonitor, Phase,
+    PluginHandle, RawChannel, RequestError, ShutdownOutcome, SpawnError, CONFIG_ROOT_ENV,
 };
 pub use supervisor::{PluginState, StartGate, StartRefusal, Supervisor, SupervisorError};
 #[doc(no_inline)]

@@ -101,11 +101,11 @@ misbehaviours! {
     /// Up to 300 storage requests at once.
     StorageStorm => "storage_storm", contained_uncaged: true, judged_by: None;
     /// Closes its stdout and lives on.
-    CloseStdout => "close_stdout", contained_uncaged: true, judged_by: Some((When::AfterInitialized, "protocol.ping"));
+    CloseStdout => "close_stdout", contained_uncaged: true, judged_by: Some((When::AfterInitialized, "config.update_accepted"));
     /// Stops reading its stdin and lives on.
-    IgnoreStdin => "ignore_stdin", contained_uncaged: true, judged_by: Some((When::AfterInitialized, "protocol.ping"));
+    IgnoreStdin => "ignore_stdin", contained_uncaged: true, judged_by: Some((When::AfterInitialized, "config.update_accepted"));
     /// SIGSTOPs itself.
-    SigstopSelf => "sigstop_self", contained_uncaged: true, judged_by: Some((When::AfterInitialized, "protocol.ping"));
+    SigstopSelf => "sigstop_self", contained_uncaged: true, judged_by: Some((When::AfterInitialized, "config.update_accepted"));
     /// Forks a child that sleeps forever.
     ForkChild => "fork_child", contained_uncaged: true, judged_by: Some((When::AfterInitialized, "lifecycle.no_orphans"));
     /// A `setsid` grandchild that sleeps forever, outside the process group.

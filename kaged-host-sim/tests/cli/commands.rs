@@ -78,6 +78,8 @@ fn call_json_prints_the_result_alone() {
             "plugin.initialized",
             "plugin.method_called",
             "plugin.method_returned",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.exited",
             "plugin.stopped"
         ]

@@ -105,7 +105,7 @@ fn a_changed_answer_fails_with_a_diff_naming_the_field() {
     // Each change is named by its step, its message and its JSON path.
     assert!(
         stdout.contains(
-            "step 1 (`good.echo`), message 5 (plugin>host: the answer to host request 2, `good.echo`):\n  \
+            "step 1 (`good.echo`), message 7 (plugin>host: the answer to host request 3, `good.echo`):\n  \
              $.msg.result.echo: only in the golden file ({\"text\":\"hi\"})\n  \
              $.msg.result.echoed: only in this run ({\"text\":\"hi\"})"
         ),

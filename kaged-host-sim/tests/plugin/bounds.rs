@@ -42,7 +42,10 @@ async fn an_endless_line_with_no_call_pending_is_killed_at_the_limit() {
     // At every scale: nothing here waits on a timeout.
     for scale in [1.0, 0.05] {
         let (host, audit, _t) = host(scale);
-        let s = host.launch(&fixture("endless-line")).await.expect("launch");
+        let s = host
+            .launch_with(&fixture("endless-line"), &kaged_host_sim::FirstConfig::Off)
+            .await
+            .expect("launch");
         let pid = s.pid().expect("pid");
         s.wait_exit(LIMIT)
             .await
@@ -160,7 +163,7 @@ async fn a_request_storm_is_answered_resource_busy_past_the_in_flight_bound() {
 async fn a_plugin_that_never_reads_its_stdin_is_killed_at_the_backlog_bound() {
     let (host, audit, _t) = host(EASY);
     let s = Arc::new(
-        host.launch(&fixture("stdin-ignored"))
+        host.launch_with(&fixture("stdin-ignored"), &kaged_host_sim::FirstConfig::Off)
             .await
             .expect("launch"),
     );

@@ -53,7 +53,15 @@ async fn a_tool_needs_an_agent_context_and_is_refused_without_one() {
         assert_eq!(e.code(), -32602);
     }
     assert_eq!(transcript.records().len(), before, "nothing was sent");
-    assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned"
+        ]
+    );
     s.shutdown().await;
 }
 
@@ -84,7 +92,15 @@ async fn undeclared_methods_and_partial_contexts_are_refused_before_sending() {
     assert!(matches!(e, CallError::ParamsNotObject { .. }));
     // Nothing reached the wire, nothing was audited.
     assert_eq!(transcript.records().len(), before);
-    assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned"
+        ]
+    );
     s.shutdown().await;
 }
 
@@ -203,6 +219,8 @@ async fn hooks_need_an_agent_context_and_are_audited_as_hooks() {
         [
             "plugin.spawned",
             "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.hook.fired",
             "plugin.hook.returned"
         ]
@@ -232,6 +250,8 @@ async fn a_hung_method_times_out_with_32603_and_the_plugin_is_killed() {
         [
             "plugin.spawned",
             "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.method_called",
             "plugin.method_returned",
             "plugin.killed"

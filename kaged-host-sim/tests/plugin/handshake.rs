@@ -14,7 +14,15 @@ async fn good_plugin_handshake_is_clean_and_snapshotted() {
     assert!(info.unavailable_methods.is_empty() && info.extra_methods.is_empty());
     // ADDENDUM §1: the prefixed tool name is a declared method, not "extra".
     assert!(info.available_methods.contains(&"good.echo".to_string()));
-    assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned"
+        ]
+    );
     let spawned = one(&audit, "plugin.spawned");
     assert_eq!(spawned.get("version"), "1.0.0");
     assert_eq!(spawned.get("pid"), pid);
@@ -28,6 +36,8 @@ async fn good_plugin_handshake_is_clean_and_snapshotted() {
         [
             "plugin.spawned",
             "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.exited",
             "plugin.stopped"
         ]
@@ -259,7 +269,15 @@ async fn methods_drift_is_tolerated_with_unavailable_methods() {
     assert_eq!(e.code(), -32601);
     let e = s.call("extra.thing", None, None).await.unwrap_err();
     assert_eq!(e.code(), -32601);
-    assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned"
+        ]
+    );
     assert_eq!(one(&audit, "plugin.initialized").get("methods_count"), 1);
     s.shutdown().await;
 }
@@ -332,6 +350,8 @@ async fn the_spec_shell_plugin_pattern_works() {
             "plugin.initialized",
             "plugin.method_called",
             "plugin.method_returned",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.exited",
             "plugin.stopped"
         ]
@@ -382,6 +402,14 @@ async fn a_lenient_session_can_run_the_handshake_later() {
     let s = host.launch_lenient(&fixture("good")).await.expect("spawn");
     let info = s.handshake().await.expect("handshake");
     assert_eq!(info.result.name, "good");
+    // The handshake alone: the first config is the caller's to send.
     assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
+    assert_eq!(s.first_config(), None);
+    let sent = s
+        .send_first_config(&kaged_host_sim::FirstConfig::Defaults)
+        .await
+        .expect("sent");
+    assert_eq!(sent.refused, None);
+    assert_eq!(s.first_config(), Some(sent));
     assert!(s.shutdown().await.is_clean());
 }

@@ -81,6 +81,8 @@ async fn a_healthy_plugin_passes_its_checks() {
         [
             "plugin.spawned",
             "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.exited",
             "plugin.stopped"
         ]
@@ -173,7 +175,12 @@ async fn killed_by_health_checks(
 /// failed checks: spawned, initialized, `fails` × health_fail, killed
 /// (reason `health_check_failed`).
 fn assert_health_kill_trail(audit: &AuditLog, fails: usize) {
-    let mut expected = vec!["plugin.spawned", "plugin.initialized"];
+    let mut expected = vec![
+        "plugin.spawned",
+        "plugin.initialized",
+        "plugin.method_called",
+        "plugin.method_returned",
+    ];
     expected.extend(std::iter::repeat_n("plugin.health_fail", fails));
     expected.push("plugin.killed");
     assert_eq!(audit.names(), expected);

@@ -162,19 +162,25 @@ async fn connect_calls_notifies_and_shuts_down() {
             "plugin.spawned",
             "plugin.initialized",
             "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.method_called",
             "plugin.notification",
             "plugin.method_returned",
             "plugin.exited",
             "plugin.stopped"
         ]
     );
-    // Host ids start at 1: initialize is 1, the call is 2.
+    // Host ids start at 1: initialize is 1, the first config.update 2,
+    // the call 3.
     let recs = transcript.records();
     assert_eq!(recs[0].msg["id"], 1);
     assert_eq!(recs[0].msg["method"], "initialize");
     assert!(recs
         .iter()
-        .any(|r| r.msg["method"] == "fake.add" && r.msg["id"] == 2));
+        .any(|r| r.msg["method"] == "config.update" && r.msg["id"] == 2));
+    assert!(recs
+        .iter()
+        .any(|r| r.msg["method"] == "fake.add" && r.msg["id"] == 3));
 }
 
 #[tokio::test]

@@ -48,6 +48,8 @@ async fn an_oversize_line_kills_the_plugin() {
             "plugin.spawned",
             "plugin.initialized",
             "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.method_called",
             "protocol.oversize_message",
             "plugin.killed",
             "plugin.method_returned"
@@ -142,6 +144,14 @@ async fn answers_to_raw_requests_are_tapped_not_violations() {
         .expect("line");
     assert_eq!(answer["id"], 999);
     assert_eq!(answer["result"], json!({"status": "ok"}));
-    assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
+    assert_eq!(
+        audit.names(),
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned"
+        ]
+    );
     s.shutdown().await;
 }

@@ -26,7 +26,13 @@ async fn ignoring_shutdown_but_not_sigterm_ends_in_the_sigterm_stage() {
     assert_eq!(s.shutdown().await, ShutdownOutcome::Terminated(terminated));
     assert_eq!(
         audit.names(),
-        ["plugin.spawned", "plugin.initialized", "plugin.stopped"]
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.stopped"
+        ]
     );
     let stopped = one(&audit, "plugin.stopped");
     assert_eq!(stopped.get("via"), "sigterm");
@@ -51,7 +57,13 @@ async fn ignoring_shutdown_and_sigterm_ends_in_sigkill() {
     assert_eq!(s.shutdown().await, ShutdownOutcome::Killed);
     assert_eq!(
         audit.names(),
-        ["plugin.spawned", "plugin.initialized", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.killed"
+        ]
     );
     assert_eq!(
         one(&audit, "plugin.killed").get("reason"),
@@ -84,6 +96,8 @@ async fn the_group_kill_leaves_no_grandchild_behind() {
             "plugin.initialized",
             "plugin.method_called",
             "plugin.method_returned",
+            "plugin.method_called",
+            "plugin.method_returned",
             "plugin.exited",
             "plugin.stopped"
         ]
@@ -103,7 +117,13 @@ async fn dropping_a_session_kills_its_group() {
     drop(s);
     assert_eq!(
         audit.names(),
-        ["plugin.spawned", "plugin.initialized", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "plugin.initialized",
+            "plugin.method_called",
+            "plugin.method_returned",
+            "plugin.killed"
+        ]
     );
     assert_eq!(
         one(&audit, "plugin.killed").get("reason"),

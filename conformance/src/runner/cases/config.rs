@@ -7,7 +7,7 @@
 
 use kaged_host_core::{CallError, RequestError};
 use kaged_plugin_protocol::{methods, ErrorCode};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
@@ -28,11 +28,23 @@ pub(crate) async fn invalid_rejected(
     let Some(schema) = &ctx.manifest.config_schema else {
         return Verdict::skip("the manifest has no config_schema");
     };
-    let Some(bad) = args_breaking_schema(schema) else {
+    let Some(mut bad) = args_breaking_schema(schema) else {
         return Verdict::skip(
             "could not generate a config that breaks config_schema (it accepts every object)",
         );
     };
+    // The system side as the daemon would merge it, valid, so that the
+    // one thing wrong is the project field broken.
+    let system = ctx
+        .manifest
+        .system_config_schema
+        .as_ref()
+        .map(args_from_schema);
+    if let (Some(Ok(Value::Object(system))), Some(args)) = (system, bad.args.as_object_mut()) {
+        for (k, v) in system.into_iter().filter(|(k, _)| *k != bad.field) {
+            args.entry(k).or_insert(v);
+        }
+    }
     let code = ErrorCode::ConfigInvalid.code();
     let shown = format!("config.update {} ({} `{}`)", bad.args, bad.how, bad.field);
     let s = match sessions.fresh(ctx, scope).await {
@@ -74,16 +86,14 @@ pub(crate) async fn update_in_handshake_window(
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
-    let config = match &ctx.manifest.config_schema {
-        None => json!({}),
-        Some(schema) => match args_from_schema(schema) {
-            Ok(c) => c,
-            Err(e) => {
-                return Verdict::skip(format!(
-                    "could not generate a config from config_schema: {e}"
-                ))
-            }
-        },
+    // The merged config of both schemas, as the daemon builds it.
+    let config = match crate::daemon_config(&ctx.manifest) {
+        Ok(c) => Value::Object(c),
+        Err(e) => {
+            return Verdict::skip(format!(
+                "could not generate a config from the config schemas: {e}"
+            ))
+        }
     };
     let t = &ctx.timeouts;
     let s = match sessions.spawn_unready(ctx, scope).await {

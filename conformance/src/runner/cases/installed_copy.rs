@@ -93,7 +93,10 @@ enum Ended {
 async fn handshake(ctx: &RunContext, s: &PluginHandle, strict: bool) -> Result<(), Ended> {
     if strict {
         return match s.handshake().await {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                s.send_first_config(&ctx.first_config).await;
+                Ok(())
+            }
             Err(HandshakeError::Exited) => Err(Ended::OnItsOwn),
             Err(e) => Err(Ended::Otherwise(format!("handshake failed: {e}"))),
         };

@@ -277,41 +277,45 @@ fn judge(
     }
 }
 
-/// `config.update_accepted`: a `config.update` built from `config_schema`
-/// (`{}` without one) is answered with a result.
+/// `config.update_accepted`: on a fresh session, the first `config.update`,
+/// sent right after `initialized` with a config valid for both schemas (as
+/// the daemon does: ADDENDUM §12, §15, §16), is answered with a result.
+/// Every other session of the run is sent it too; this case judges it.
 pub(crate) async fn config_update_accepted(
     ctx: &RunContext,
     sessions: &mut Sessions,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
-    let (params, source) = match &ctx.manifest.config_schema {
-        None => (Ok(json!({})), "no config_schema"),
-        Some(schema) => (args_from_schema(schema), "valid for config_schema"),
+    let source = match (
+        &ctx.manifest.config_schema,
+        &ctx.manifest.system_config_schema,
+    ) {
+        (None, None) => "no config schema: the empty config",
+        (Some(_), None) => "valid for config_schema",
+        (None, Some(_)) => "valid for system_config_schema",
+        (Some(_), Some(_)) => "valid for config_schema and system_config_schema, merged",
     };
-    let params = match params {
-        Ok(p) => p,
-        Err(e) => {
-            return Verdict::skip(format!(
-                "could not generate a config from config_schema: {e}"
-            ))
-        }
+    let s = match sessions.fresh_unconfigured(ctx, scope).await {
+        Err(e) => return Verdict::no_session(e),
+        Ok(s) => s,
     };
+    let params = Value::Object(ctx.daemon_config());
     let shown = params.to_string();
-    match sessions.shared(ctx, scope).await {
-        Err(e) => Verdict::no_session(e),
-        Ok(s) => match or_stray(&s.raw(), s.call(methods::CONFIG_UPDATE, Some(params), None)).await
-        {
-            Err(v) => Verdict::fail(stray_detail(&format!("config.update {shown} accepted"), &v)),
-            Ok(Ok(_)) => Verdict::pass(format!("config.update {shown} accepted")),
-            Ok(Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
-                "expected: config.update {shown} ({source}) accepted; actual: error {} {:?}",
-                error.code, error.message
-            )),
-            Ok(Err(e)) => Verdict::fail(format!(
-                "expected: config.update {shown} accepted; actual: {}",
-                error_chain(&e)
-            )),
-        },
-    }
+    let expected = format!(
+        "the first config.update {shown} ({source}), sent right after initialized as the daemon does, answered with a result"
+    );
+    let v = match or_stray(&s.raw(), s.call(methods::CONFIG_UPDATE, Some(params), None)).await {
+        Err(v) => Verdict::fail(stray_detail(&expected, &v)),
+        Ok(Ok(_)) => Verdict::pass(format!(
+            "the first config.update {shown} ({source}), sent right after initialized, accepted"
+        )),
+        Ok(Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
+            "expected: {expected}; actual: error {} {:?}",
+            error.code, error.message
+        )),
+        Ok(Err(e)) => Verdict::fail(format!("expected: {expected}; actual: {}", error_chain(&e))),
+    };
+    sessions.retire(s).await;
+    v
 }

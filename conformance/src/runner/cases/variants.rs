@@ -4,7 +4,7 @@
 //! answers its methods: its storage calls get `-32003` at once). Each
 //! variant is a fresh spawn.
 
-use kaged_host_core::{CallError, HostSim, PluginHandle};
+use kaged_host_core::{CallError, HostSim, LaunchError, PluginHandle};
 use serde_json::json;
 
 use crate::runner::call_context::PROJECT;
@@ -99,6 +99,9 @@ pub(crate) async fn initialize_variants(
                 }
                 done.push(v.what);
             }
+            // The handshake completed; what ended the session is the
+            // first config's (config.update_accepted judges it).
+            Err(LaunchError::FirstConfig { .. }) => done.push(v.what),
             Err(e) => {
                 return Verdict::fail(format!(
                     "expected: the handshake completes with {} (projects {:?}, storage_available {}); actual: {}",

@@ -35,6 +35,7 @@ use kaged_plugin_protocol::{InitializeParams, API_VERSION};
 use crate::cage::CageMode;
 use crate::observe::audit::AuditLog;
 use crate::observe::transcript::Transcript;
+use crate::plugin::FirstConfig;
 use crate::requests::handler::{DefaultHandler, PluginRequestHandler};
 use crate::time::{TimeScale, Timeouts};
 
@@ -74,6 +75,11 @@ pub struct HostConfig {
     pub config_root: Option<PathBuf>,
     /// The project root of `project:/` grants.
     pub project_root: Option<PathBuf>,
+    /// What [`HostSim::launch`](crate::HostSim::launch) sends with
+    /// `config.update` right after `initialized` (default: the defaults of
+    /// both config schemas, as the daemon does when the operator set
+    /// nothing).
+    pub first_config: FirstConfig,
 }
 
 impl Default for HostConfig {
@@ -92,6 +98,7 @@ impl Default for HostConfig {
             no_sandbox: false,
             config_root: None,
             project_root: None,
+            first_config: FirstConfig::Defaults,
         }
     }
 }
@@ -193,6 +200,12 @@ impl HostConfig {
     /// Sets [`HostConfig::project_root`] (a path, or an `Option`).
     pub fn with_project_root(mut self, root: impl Into<Option<PathBuf>>) -> HostConfig {
         self.project_root = root.into();
+        self
+    }
+
+    /// Sets [`HostConfig::first_config`].
+    pub fn with_first_config(mut self, first: FirstConfig) -> HostConfig {
+        self.first_config = first;
         self
     }
 

@@ -23,7 +23,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::cage::{CageMode, CageStatus};
 use crate::observe::audit::{AuditEvent, AuditLog};
 use crate::plugin::connection::{Connection, ConnectionConfig};
-use crate::plugin::handle::PluginHandle;
+use crate::plugin::handle::{FirstConfig, FirstConfigSent, PluginHandle};
 use crate::plugin::handshake::HandshakeError;
 use crate::plugin::process::{become_subreaper, ExitInfo, Lifecycle};
 use crate::plugin::spawn::{host_resources_exhausted, spawn_plugin, SpawnError, SpawnOptions};
@@ -63,6 +63,16 @@ pub enum LaunchError {
         exit: Option<ExitInfo>,
         /// Its last stderr lines.
         stderr: Vec<String>,
+    },
+    /// The plugin did not survive the first `config.update` (it timed out
+    /// and was killed, or the plugin exited): a refusal it answered is no
+    /// failure (it runs on its defaults, as in the daemon).
+    #[error("plugin {name:?} did not survive its first config.update: {why}")]
+    FirstConfig {
+        /// The plugin.
+        name: String,
+        /// What happened to the call.
+        why: String,
     },
     /// The handshake failed and the plugin was killed.
     #[error("handshake with plugin {name:?} failed")]
@@ -128,11 +138,23 @@ impl HostSim {
         }
     }
 
-    /// Validate `dir` (refusing any error), spawn the plugin and run the
-    /// handshake. On failure nothing is left running.
+    /// Validate `dir` (refusing any error), spawn the plugin, run the
+    /// handshake and send the first config ([`HostConfig::first_config`]).
+    /// On failure nothing is left running.
     pub async fn launch(&self, dir: &Path) -> Result<PluginHandle, LaunchError> {
+        self.launch_with(dir, &self.config.first_config).await
+    }
+
+    /// [`HostSim::launch`], sending `first` as the first config instead of
+    /// [`HostConfig::first_config`] (the supervisor and the agent host send
+    /// the operator's merged config).
+    pub async fn launch_with(
+        &self,
+        dir: &Path,
+        first: &FirstConfig,
+    ) -> Result<PluginHandle, LaunchError> {
         let session = self.launch_lenient(dir).await?;
-        finish_handshake(session).await
+        finish_handshake(session, first).await
     }
 
     /// Validate and spawn, but do not run the handshake: the caller drives
@@ -270,7 +292,11 @@ impl HostSim {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        finish_handshake(self.connect_lenient(manifest, plugin_dir, reader, writer)).await
+        finish_handshake(
+            self.connect_lenient(manifest, plugin_dir, reader, writer),
+            &self.config.first_config,
+        )
+        .await
     }
 
     /// [`HostSim::connect`] without the handshake. Must be called within a
@@ -324,9 +350,20 @@ fn audit_spawned(
     );
 }
 
-async fn finish_handshake(session: PluginHandle) -> Result<PluginHandle, LaunchError> {
+async fn finish_handshake(
+    session: PluginHandle,
+    first: &FirstConfig,
+) -> Result<PluginHandle, LaunchError> {
     match session.handshake().await {
-        Ok(_) => Ok(session),
+        Ok(_) => match session.send_first_config(first).await {
+            Some(FirstConfigSent {
+                refused: Some(why), ..
+            }) if !session.is_running() => Err(LaunchError::FirstConfig {
+                name: session.name().to_string(),
+                why,
+            }),
+            _ => Ok(session),
+        },
         Err(HandshakeError::Exited) => Err(LaunchError::ExitedAtOnce {
             name: session.name().to_string(),
             exit: session.exit_info(),

@@ -19,7 +19,10 @@ pub mod spawn;
 
 pub use cage_inputs::inputs_for_dir as cage_inputs_for_dir;
 pub use connection::{Phase, RequestError};
-pub use handle::{CallError, HealthMonitor, PluginHandle, RawChannel, ShutdownOutcome};
+pub use handle::{
+    CallError, FirstConfig, FirstConfigSent, HealthMonitor, PluginHandle, RawChannel,
+    ShutdownOutcome,
+};
 pub use handshake::{canonical_capability, HandshakeError, HandshakeInfo};
 pub use process::{group_alive, ExitInfo};
 pub use spawn::{resolve_command, SpawnError, CONFIG_ROOT_ENV};

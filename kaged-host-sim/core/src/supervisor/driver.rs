@@ -13,7 +13,7 @@ use super::inner::{lock, Inner, Slot};
 use super::PluginState;
 use crate::host::LaunchError;
 use crate::observe::audit::AuditEvent;
-use crate::plugin::handle::PluginHandle;
+use crate::plugin::handle::{FirstConfig, PluginHandle};
 use crate::plugin::handshake::HandshakeError;
 use crate::time::KILL_CONFIRM_MIN;
 
@@ -127,12 +127,17 @@ async fn attempt(inner: &Inner) -> Attempt {
         return Attempt::Refused(refusal);
     }
     inner.spawns.fetch_add(1, Ordering::SeqCst);
-    let session = match inner.host.launch(&inner.dir).await {
+    // The config in force goes first, right after `initialized` (ADDENDUM
+    // §12, §15: always, the schemas' defaults when none was set).
+    let first = match lock(&inner.config).clone() {
+        Some(config) => FirstConfig::Given(config),
+        None => FirstConfig::Defaults,
+    };
+    let session = match inner.host.launch_with(&inner.dir, &first).await {
         Ok(s) => Arc::new(s),
         Err(e) => return classify(e),
     };
     inner.forward_notifications(&session);
-    send_config(inner, &session).await;
     let monitor = session.start_health_checks();
     *lock(&inner.slot) = Some(Slot {
         session: session.clone(),
@@ -144,21 +149,6 @@ async fn attempt(inner: &Inner) -> Attempt {
     // Dropping the monitor is safe now: any kill it made has finished.
     drop(inner.take_slot_of(&session));
     Attempt::Failure(describe_end(&session))
-}
-
-/// Send the config in force with `config.update` (ADDENDUM §12: right
-/// after `initialized`, before any other call), `{}` when none was set
-/// (ADDENDUM §15: always sent). A plugin that refuses it keeps running on
-/// its previous (default) config; the refusal is logged.
-async fn send_config(inner: &Inner, session: &PluginHandle) {
-    let config = lock(&inner.config).clone().unwrap_or_default();
-    let params = Some(serde_json::Value::Object(config));
-    if let Err(e) = session
-        .call(kaged_plugin_protocol::methods::CONFIG_UPDATE, params, None)
-        .await
-    {
-        tracing::warn!(plugin = %inner.name, error = %kaged_plugin_protocol::error_chain::chain(&e), "the plugin refused its config after its handshake");
-    }
 }
 
 /// Which launch failures are restarted (see the module docs' table).
@@ -182,6 +172,9 @@ fn classify(e: LaunchError) -> Attempt {
             ),
             None => "exited before the handshake".to_string(),
         }),
+        LaunchError::FirstConfig { why, .. } => {
+            Attempt::Failure(format!("did not survive its first config.update: {why}"))
+        }
         LaunchError::Handshake { source, .. } => {
             if restartable(&source) {
                 Attempt::Failure(format!("handshake failed: {source}"))

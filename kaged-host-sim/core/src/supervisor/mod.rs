@@ -191,7 +191,8 @@ impl Supervisor {
     }
 
     /// Set the config every new process gets with `config.update` right
-    /// after its handshake (`None`: none is sent). The running process is
+    /// after its handshake, over the schemas' defaults (`None`: the
+    /// defaults alone, `{}` without any). The running process is
     /// not sent it: that is the caller's `config.update`.
     pub fn set_config(&self, config: Option<serde_json::Map<String, serde_json::Value>>) {
         *lock(&self.inner.config) = config;

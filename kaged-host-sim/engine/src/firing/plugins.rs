@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 use super::AgentHostError;
 use crate::agents::{ActivePlugin, Catalogue, Resolution};
 use kaged_host_core::audit::AuditEvent;
-use kaged_host_core::PluginHandle;
+use kaged_host_core::{FirstConfig, PluginHandle};
 use kaged_host_core::{HostSim, LaunchError};
 
 /// The plugin directories a project's packages map to.
@@ -51,7 +51,7 @@ pub(super) struct Running {
     /// The config of the first agent declaring the plugin (primary first).
     pub(super) first_config: Map<String, Value>,
     /// Held across `config.update` + hook; holds the last config sent
-    /// (`None` before the first, which is always sent: ADDENDUM §15).
+    /// (the first is sent at launch: ADDENDUM §15).
     pub(super) gate: tokio::sync::Mutex<Option<Map<String, Value>>>,
 }
 
@@ -165,14 +165,20 @@ pub(super) async fn launch_all(
                 add_package(&mut f.packages, &p.package);
                 continue;
             }
-            match host.launch(dir).await {
-                Ok(session) => out.running.push(Running {
-                    dir: dir.to_path_buf(),
-                    packages: vec![p.package.clone()],
-                    session,
-                    first_config: p.config.clone(),
-                    gate: tokio::sync::Mutex::new(None),
-                }),
+            // The first declaring agent's config goes right after
+            // `initialized` (ADDENDUM §12, §15), before any hook.
+            let first = FirstConfig::Given(p.config.clone());
+            match host.launch_with(dir, &first).await {
+                Ok(session) => {
+                    let sent = session.first_config().map(|s| s.config);
+                    out.running.push(Running {
+                        dir: dir.to_path_buf(),
+                        packages: vec![p.package.clone()],
+                        session,
+                        first_config: p.config.clone(),
+                        gate: tokio::sync::Mutex::new(sent),
+                    })
+                }
                 Err(error) => {
                     tracing::warn!(plugin = %p.name, package = %p.package, error = %error_chain::chain(&error), "plugin failed to launch; starting the others");
                     if !matches!(error, LaunchError::Spawn { .. }) {

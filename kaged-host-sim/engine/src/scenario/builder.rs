@@ -224,7 +224,7 @@ impl Scenario {
                 .with_config_root(self.config_root.clone()),
         );
         let session = host
-            .launch(dir)
+            .launch_with(dir, &self.script.config)
             .await
             .map_err(|e| ScenarioError::Launch(Box::new(e)))?;
         let outcomes = run_steps(&host, &session, &self.script, &mut |_, _| {}).await;

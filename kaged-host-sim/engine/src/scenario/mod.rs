@@ -3,6 +3,9 @@
 //! steps built in Rust ([`Scenario`]) for snapshot tests.
 //!
 //! ```yaml
+//! config: {greeting: hi}              # optional: the first config.update, sent
+//!                                     # right after `initialized` over the
+//!                                     # schemas' defaults; `off` sends none
 //! steps:
 //!   - call: good.echo                 # a call, with optional params and context
 //!     params: {text: hi}
@@ -55,6 +58,7 @@ mod project;
 mod run;
 mod step;
 
+use kaged_host_core::FirstConfig;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -70,6 +74,13 @@ pub use step::{
 /// A plugin-session script (`session DIR --script FILE`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Script {
+    /// The first `config.update` (ADDENDUM §12, §15): the schemas'
+    /// defaults unless the script's `config` says otherwise.
+    #[serde(
+        skip_serializing_if = "is_defaults",
+        serialize_with = "serialize_first_config"
+    )]
+    pub config: FirstConfig,
     /// The steps, run in order.
     pub steps: Vec<SessionStep>,
 }
@@ -99,10 +110,26 @@ pub enum ScriptError {
     },
 }
 
-fn from_yaml<S: parse::StepKind>(text: &str) -> Result<Vec<S>, ScriptError> {
+fn from_yaml<S: parse::StepKind>(text: &str) -> Result<(FirstConfig, Vec<S>), ScriptError> {
     let raw: parse::RawScript =
         serde_saphyr::from_str(text).map_err(|e| ScriptError::Syntax(e.to_string()))?;
-    parse::read_steps(raw.steps).map_err(|(index, error)| ScriptError::Step { index, error })
+    let config = parse::first_config(raw.config).map_err(ScriptError::Syntax)?;
+    let steps = parse::read_steps(raw.steps)
+        .map_err(|(index, error)| ScriptError::Step { index, error })?;
+    Ok((config, steps))
+}
+
+fn is_defaults(c: &FirstConfig) -> bool {
+    *c == FirstConfig::Defaults
+}
+
+/// A script's `config` as YAML reads it back: a map, `off` or `defaults`.
+fn serialize_first_config<S: serde::Serializer>(c: &FirstConfig, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        FirstConfig::Given(map) => map.serialize(s),
+        FirstConfig::Off => s.serialize_str("off"),
+        FirstConfig::Defaults => s.serialize_str("defaults"),
+    }
 }
 
 impl Script {
@@ -116,30 +143,33 @@ impl Script {
     /// assert!(err.to_string().starts_with("invalid script: step 2 needs exactly one of `call`"));
     /// ```
     pub fn from_yaml_str(text: &str) -> Result<Script, ScriptError> {
-        Ok(Script {
-            steps: from_yaml(text)?,
-        })
+        let (config, steps) = from_yaml(text)?;
+        Ok(Script { config, steps })
     }
 }
 
 impl ProjectScript {
     /// Parse a YAML project script.
     pub fn from_yaml_str(text: &str) -> Result<ProjectScript, ScriptError> {
-        Ok(ProjectScript {
-            steps: from_yaml(text)?,
-        })
+        match from_yaml(text)? {
+            (FirstConfig::Defaults, steps) => Ok(ProjectScript { steps }),
+            _ => Err(ScriptError::Syntax(
+                "`config` is for a plugin session: a project's plugins get their agents' config"
+                    .into(),
+            )),
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Script {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Script, D::Error> {
-        parse::deserialize_script(d).map(|steps| Script { steps })
+        parse::deserialize_script(d).map(|(config, steps)| Script { config, steps })
     }
 }
 
 impl<'de> Deserialize<'de> for ProjectScript {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ProjectScript, D::Error> {
-        parse::deserialize_script(d).map(|steps| ProjectScript { steps })
+        parse::deserialize_script(d).map(|(_, steps)| ProjectScript { steps })
     }
 }
 

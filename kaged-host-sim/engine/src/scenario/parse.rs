@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use kaged_host_core::FirstConfig;
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -152,17 +153,38 @@ pub(super) fn read_steps<S: StepKind>(values: Vec<Value>) -> Result<Vec<S>, (usi
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScript {
+    /// The first `config.update`: a map (over the schemas' defaults), or
+    /// `off` / `false` for none.
+    #[serde(default)]
+    pub(super) config: Option<Value>,
     pub(super) steps: Vec<Value>,
 }
 
+/// A script's `config` key as the [`FirstConfig`] the session starts with.
+pub(super) fn first_config(raw: Option<Value>) -> Result<FirstConfig, String> {
+    match raw {
+        None | Some(Value::Bool(true)) => Ok(FirstConfig::Defaults),
+        Some(Value::Bool(false)) => Ok(FirstConfig::Off),
+        Some(Value::String(s)) if s == "off" => Ok(FirstConfig::Off),
+        Some(Value::String(s)) if s == "defaults" => Ok(FirstConfig::Defaults),
+        Some(Value::Object(map)) => Ok(FirstConfig::Given(map)),
+        Some(other) => Err(format!(
+            "`config` is a map (the first config.update, over the schemas' defaults), `defaults` or `off`, not {other}"
+        )),
+    }
+}
+
 /// Deserialize a script's `steps` of kind `S`, an error naming the step.
-pub(super) fn deserialize_script<'de, D, S>(d: D) -> Result<Vec<S>, D::Error>
+pub(super) fn deserialize_script<'de, D, S>(d: D) -> Result<(FirstConfig, Vec<S>), D::Error>
 where
     D: Deserializer<'de>,
     S: StepKind,
 {
     let raw = RawScript::deserialize(d)?;
-    read_steps(raw.steps).map_err(|(index, e)| D::Error::custom(format!("step {index} {e}")))
+    let config = first_config(raw.config).map_err(D::Error::custom)?;
+    let steps = read_steps(raw.steps)
+        .map_err(|(index, e)| D::Error::custom(format!("step {index} {e}")))?;
+    Ok((config, steps))
 }
 
 /// Deserialize one step of kind `S` (outside a script: no index).

@@ -120,6 +120,12 @@ pub enum Command {
         /// Call an installed copy the store has disabled (refused without).
         #[arg(long)]
         force: bool,
+        /// The operator's config for the plugin, a JSON object: sent over
+        /// the schemas' defaults with the first `config.update`, right
+        /// after `initialized`, as the daemon does (default: the defaults
+        /// alone, `{}` without any).
+        #[arg(long, value_name = "JSON")]
+        plugin_config: Option<String>,
         /// Print only the result or error object, as JSON, on stdout.
         #[arg(long)]
         json: bool,
@@ -190,6 +196,12 @@ pub enum Command {
         /// Its call context, a JSON PluginCallContext (a tool needs one).
         #[arg(long, value_name = "JSON")]
         context: Option<String>,
+        /// The operator's config for the plugin, a JSON object: sent over
+        /// the schemas' defaults with the first `config.update`, right
+        /// after `initialized`, as the daemon does (default: the defaults
+        /// alone, `{}` without any).
+        #[arg(long, value_name = "JSON")]
+        plugin_config: Option<String>,
         /// Calls per phase.
         #[arg(long, value_name = "N", default_value_t = 2000)]
         calls: usize,

@@ -65,6 +65,9 @@ pub(super) async fn run(
         ))
     })?;
     eprintln!("{}", super::caging::line(&session, None));
+    if let Some(sent) = session.first_config().filter(|s| s.refused.is_some()) {
+        eprintln!("{}", super::script::first_config_line(&sent));
+    }
     // One call first: a method that fails is said at once, not 2000 times.
     if let Err(e) = session
         .call(a.method, params.clone(), context.clone())

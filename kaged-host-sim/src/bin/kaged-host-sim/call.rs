@@ -41,6 +41,18 @@ pub(super) fn parse_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| CliError::Usage(one_line(&format!("invalid {what}"), &e)))
 }
 
+/// `host` sending `--plugin-config` (a JSON object) over the schemas'
+/// defaults as its first `config.update`; `host` as it is without one.
+pub(super) fn with_plugin_config(host: HostSim, config: Option<&str>) -> Result<HostSim, CliError> {
+    let Some(text) = config else {
+        return Ok(host);
+    };
+    let map: serde_json::Map<String, Value> = parse_json("--plugin-config (a JSON object)", text)?;
+    Ok(HostSim::new(host.config().clone().with_first_config(
+        kaged_host_sim::FirstConfig::Given(map),
+    )))
+}
+
 /// Refuse an installed copy its store has disabled, or whose manifest
 /// asks more than was consented, unless `force`: the daemon would not
 /// start it.
@@ -165,6 +177,9 @@ pub(super) async fn run(
         ))
     })?;
     eprintln!("{}", super::caging::line(&session, None));
+    if let Some(sent) = session.first_config().filter(|s| s.refused.is_some()) {
+        eprintln!("{}", super::script::first_config_line(&sent));
+    }
     let hook = HookName::from_method(&method);
     // Tools and hooks are for agents: without a context, they get the
     // primary agent's context of a CLI session.

@@ -130,12 +130,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             project,
             session,
             force,
+            plugin_config,
             json,
         } => {
             require_dir(&dir)?;
             call::refuse_disabled_copy(&dir, force)?;
             caging::check(cli.global.cage).await?;
             let (host, in_flight) = host_for(&cli.global, false)?;
+            let host = call::with_plugin_config(host, plugin_config.as_deref())?;
             let request = call::CallRequest {
                 method: &method,
                 params: params.as_deref(),
@@ -200,6 +202,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             method,
             params,
             context,
+            plugin_config,
             calls,
             concurrency,
             json,
@@ -208,6 +211,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             require_dir(&dir)?;
             caging::check(cli.global.cage).await?;
             let (host, in_flight) = host_for(&cli.global, false)?;
+            let host = call::with_plugin_config(host, plugin_config.as_deref())?;
             let args = bench::BenchArgs {
                 method: &method,
                 params: params.as_deref(),

@@ -32,13 +32,16 @@ pub fn load<S>(
 
 pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<ExitCode, CliError> {
     let script = load(script, Script::from_yaml_str)?;
-    let session = host.launch(dir).await.map_err(|e| {
+    let session = host.launch_with(dir, &script.config).await.map_err(|e| {
         CliError::Failed(one_line(
             &format!("cannot start the plugin in {}", dir.display()),
             &e,
         ))
     })?;
     kaged_host_core::outln!("{}", super::caging::line(&session, None));
+    if let Some(sent) = session.first_config() {
+        kaged_host_core::outln!("{}", first_config_line(&sent));
+    }
     let outcomes = run_steps(host, &session, &script, &mut |i, o| {
         let mark = if o.ok { "ok  " } else { "FAIL" };
         kaged_host_core::outln!("step {i}: {mark} {}", o.line);
@@ -53,4 +56,16 @@ pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<Exi
     } else {
         ExitCode::from(1)
     })
+}
+
+/// How the first `config.update` went, in one line: what the daemon sends
+/// right after `initialized` (a script's `config` sets it, `off` skips it).
+pub fn first_config_line(sent: &kaged_host_sim::FirstConfigSent) -> String {
+    let config = serde_json::Value::Object(sent.config.clone());
+    match &sent.refused {
+        None => format!("config: {config} sent after initialized, accepted"),
+        Some(why) => format!(
+            "config: {config} sent after initialized, REFUSED ({why}); the plugin runs on its defaults, as in the daemon"
+        ),
+    }
 }

@@ -5,6 +5,7 @@
 //! lives in `kaged-host-sim`'s validator; this module only parses. Its
 //! [`parse_yaml`] gives the located tree the validator works on.
 
+mod defaults;
 mod emit;
 mod model;
 mod parse;

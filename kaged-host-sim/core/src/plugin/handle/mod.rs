@@ -2,10 +2,12 @@
 //! [`health`] checks and its graceful [`shutdown`].
 
 pub mod call;
+pub mod first_config;
 pub mod health;
 pub mod shutdown;
 
 pub use call::CallError;
+pub use first_config::{FirstConfig, FirstConfigSent};
 pub use health::HealthMonitor;
 pub use shutdown::ShutdownOutcome;
 
@@ -37,6 +39,7 @@ pub struct PluginHandle {
     audit: AuditLog,
     init_params: InitializeParams,
     info: Mutex<Option<HandshakeInfo>>,
+    first_config: Mutex<Option<FirstConfigSent>>,
     hook_lock: tokio::sync::Mutex<()>,
     request_ids: AtomicU64,
     guardian: AbortHandle,
@@ -109,6 +112,7 @@ impl PluginHandle {
             audit,
             init_params,
             info: Mutex::new(None),
+            first_config: Mutex::new(None),
             hook_lock: tokio::sync::Mutex::new(()),
             request_ids: AtomicU64::new(1),
             guardian,
