@@ -8,7 +8,7 @@
 //! to see each case as it finishes).
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: cli > fuzz_cli init > cli_error testing > fuzz list policy report_format runner > report > catalogue home pack printed profile schema_args selection -->
+//! runs down): <!-- layers: cli > fuzz_cli init > cli_error testing > fuzz list policy report_format runner > report > catalogue home pack printed profile schema_args selection valid_args -->
 //!
 //! A plugin's own tests depend on this crate with `default-features =
 //! false`: the suite and [`testing::assert_conforms`] without the command
@@ -39,6 +39,7 @@ pub mod runner;
 mod schema_args;
 pub mod selection;
 pub mod testing;
+pub mod valid_args;
 
 pub use printed::{answers_flag, print_flag, PrintError};
 pub use runner::{run_suite, Options, SuiteError};

@@ -328,3 +328,21 @@ fn progress_is_drawn_on_a_terminal_only_and_not_with_quiet() {
         quiet.terminal
     );
 }
+
+#[test]
+fn an_internal_error_on_valid_arguments_fails_fuzz_as_it_fails_run() {
+    // One rule (`kaged_conformance::valid_args`): -32603 on arguments the
+    // schema allows is no domain error.
+    let dir = own_fixture("tool-internal-error");
+    let (code, report, _out) = fuzz(&dir, &["--cases", "20", "--soak", "0"]);
+    assert_eq!(code, Some(1));
+    let c = case(&report, "fuzz.valid_args_accepted");
+    assert_eq!(c["status"], "fail", "{c}");
+    let d = c["detail"].as_str().unwrap_or_default();
+    assert!(
+        d.contains("tool-internal-error.file")
+            && d.contains("-32603")
+            && d.contains("handler failed"),
+        "{c}"
+    );
+}

@@ -37,10 +37,11 @@ pub const NOTIFICATIONS_NO_FLOOD: CaseDef = CaseDef {
     per: None,
 };
 
-/// `timing.margins` (SHOULD): no answer used more than half of its budget.
+/// `timing.margins` (SHOULD): no answer used more than half of its
+/// budget, nor (a method, tool or hook) more than 1.5 s at any time scale.
 pub const TIMING_MARGINS: CaseDef = CaseDef {
     id: "timing.margins",
-    title: "Every method and hook answer comes within half of its budget",
+    title: "Every method and hook answer comes within half of its budget and within 1.5 s",
     level: Should,
     spec: "plugin-host.md § Lifecycle hooks; ADDENDUM §10",
     sentence: "Hook timeout. Default 10s per hook fire. A timed-out hook is logged (plugin.hook.timeout) and treated as if the plugin returned null; the session continues.",

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::plan::Op;
 use super::Property;
+use crate::valid_args::{judge_error, ValidArgsAnswer};
 
 /// A property broken by a sequence.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,11 +178,11 @@ pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome
                 params,
                 valid,
             } => match call(session, method, params, None).await? {
-                Err(error) if *valid == Some(true) && error.code == -32602 => Err((
+                Err(error) if *valid == Some(true) && [-32602, -32603].contains(&error.code) => Err((
                     Property::ValidArgsAccepted,
                     format!(
-                        "{method}: refused params its profile's params_schema allows with -32602: {}",
-                        error.message
+                        "{method}: answered {} ({}) to params its profile's params_schema allows",
+                        error.code, error.message
                     ),
                 )),
                 Ok(_) | Err(_) => Ok(()),
@@ -189,11 +190,30 @@ pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome
             Op::Tool {
                 method,
                 args,
-                valid,
+                valid: true,
+                ctx,
+            } => match call(session, method, args, Some(ctx)).await? {
+                // One rule with `run`'s `methods.tool_valid_args`.
+                Err(error) => match judge_error(error.code, &error.message) {
+                    ValidArgsAnswer::Accepted => Ok(()),
+                    ValidArgsAnswer::Refused(why) => Err((
+                        Property::ValidArgsAccepted,
+                        format!(
+                            "{method}: answered error {} ({}) to arguments its schema allows: {why}",
+                            error.code, error.message
+                        ),
+                    )),
+                },
+                Ok(_) => Ok(()),
+            },
+            Op::Tool {
+                method,
+                args,
+                valid: false,
                 ctx,
             } => judge(
                 call(session, method, args, Some(ctx)).await?,
-                *valid,
+                false,
                 -32602,
                 method,
                 Property::ValidArgsAccepted,

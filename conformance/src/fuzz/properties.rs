@@ -45,7 +45,7 @@ properties! {
     AnswersInTime => "fuzz.answers_in_time", Must, "plugin-host.md § Failure modes (request timeout)";
     /// Tool arguments the schema refuses get -32602
     InvalidArgsRejected => "fuzz.invalid_args_rejected", Must, "ADDENDUM §1 (tool invocation); plugin-host.md § Error codes";
-    /// Tool arguments the schema allows never get -32602
+    /// Tool arguments the schema allows get a result or a domain error (never -32602 or -32603)
     ValidArgsAccepted => "fuzz.valid_args_accepted", Must, "ADDENDUM §1 (tool invocation); plugin-host.md § Error codes";
     /// A config the schema refuses gets -32004
     InvalidConfigRejected => "fuzz.invalid_config_rejected", Should, "plugin-host.md § Error codes (config_invalid)";

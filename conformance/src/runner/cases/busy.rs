@@ -9,12 +9,15 @@ use kaged_plugin_protocol::{inject_context, methods};
 use serde_json::{json, Value};
 
 use super::hooks;
+use crate::profile::Loaded;
+use crate::runner::call_context::agent_ctx;
 use crate::runner::check::Target;
 use crate::runner::context::RunContext;
 use crate::runner::probe::{is_answer, or_stray, stray_detail, wait_for, Waited};
 use crate::runner::scope::Scope;
 use crate::runner::sessions::Sessions;
 use crate::runner::verdict::Verdict;
+use crate::schema_args::args_from_schema;
 
 /// The raw ids of the calls that keep the plugin busy (integers: string
 /// ids are `protocol.ids_echoed`'s business).
@@ -22,10 +25,13 @@ fn busy_id(i: usize) -> Value {
     json!(770_001 + i)
 }
 
-/// `protocol.ping_during_slow_call`: every declared custom method and tool
-/// is called (params `{}`) and every subscribed hook fired (as
-/// `hooks.answers` fires it), then, without waiting, ping; the ping must
-/// be answered within the ping timeout whatever the calls do.
+/// `protocol.ping_during_slow_call`: every declared custom method is
+/// called (its first profile example, else `{}`), every tool with
+/// arguments generated from its schema as an agent, every subscribed hook
+/// fired (as `hooks.answers` fires it), then, without waiting, ping; the
+/// ping must be answered within the ping timeout whatever the calls do.
+/// When every call was answered with an error (a refusal does no work),
+/// none was slow: the case says so and skips.
 pub(crate) async fn ping_during_slow_call(
     ctx: &RunContext,
     sessions: &mut Sessions,
@@ -33,12 +39,27 @@ pub(crate) async fn ping_during_slow_call(
     _: &Target,
 ) -> Verdict {
     let m = &ctx.manifest;
+    // Calls that do real work: a custom method's first profile example
+    // (else `{}`), a tool's arguments generated from its schema with an
+    // agent's full context, each hook as `hooks.answers` fires it.
+    let example = |method: &str| match &ctx.profile {
+        Loaded::Valid(p) => p
+            .method(method)
+            .and_then(|mp| mp.examples.first())
+            .map(|e| e.params.clone()),
+        _ => None,
+    };
     let calls: Vec<(String, Value)> = m
         .methods
         .iter()
-        .cloned()
-        .chain(m.tools.iter().map(|t| format!("{}.{}", m.name, t.name)))
-        .map(|method| (method, json!({})))
+        .filter(|method| !m.is_prefixed_tool(method))
+        .map(|method| (method.clone(), example(method).unwrap_or_else(|| json!({}))))
+        .chain(m.tools.iter().map(|t| {
+            let method = format!("{}.{}", m.name, t.name);
+            let args = args_from_schema(&t.parameters_schema).unwrap_or_else(|_| json!({}));
+            let params = inject_context(Some(args), &agent_ctx(&format!("{}_busy", t.name)));
+            (method, params)
+        }))
         .chain(m.hook_names().into_iter().map(|h| {
             let params = inject_context(Some(hooks::params_for(h)), &hooks::call_ctx(h));
             (h.method().to_string(), params)
@@ -70,10 +91,14 @@ pub(crate) async fn ping_during_slow_call(
     let mut open: Vec<Value> = (0..busy.len()).map(busy_id).collect();
     let mut seen = Vec::new();
     let mut answered_first = 0;
+    // Calls answered with a result did work; an error answer (a refusal)
+    // did none, and cannot have kept the plugin busy.
+    let mut worked = 0;
     while let Ok(v) = rx.try_recv() {
         if is_answer(&v) && v.get("id").is_some_and(|id| open.contains(id)) {
             open.retain(|id| v.get("id") != Some(id));
             answered_first += 1;
+            worked += usize::from(v.get("result").is_some());
         }
     }
     let deadline = tokio::time::Instant::now() + request;
@@ -84,7 +109,10 @@ pub(crate) async fn ping_during_slow_call(
         })
         .await
         {
-            Waited::Found(v) => open.retain(|id| v.get("id") != Some(id)),
+            Waited::Found(v) => {
+                worked += usize::from(v.get("result").is_some());
+                open.retain(|id| v.get("id") != Some(id));
+            }
             Waited::Stray(_) | Waited::Silence => break,
         }
     }
@@ -92,12 +120,13 @@ pub(crate) async fn ping_during_slow_call(
     let in_flight = busy.len() - answered_first;
     match pinged {
         Err(v) => Verdict::fail(stray_detail(&format!("an answer to ping while {calls} ran"), &v)),
-        Ok(Ok(_)) if in_flight == 0 => Verdict::pass(format!(
-            "ping answered in {} ms; the calls ({calls}) were all answered before it, so none was slow",
+        Ok(Ok(_)) if worked == 0 => Verdict::skip(format!(
+            "none of the calls ({calls}) did work: each was answered with an error, so nothing \
+             was slow to overlap (ping answered in {} ms)",
             took.as_millis()
         )),
         Ok(Ok(_)) => Verdict::pass(format!(
-            "ping answered in {} ms while {in_flight} of the calls ({calls}) were in flight",
+            "ping answered in {} ms while the calls ({calls}) were sent before it ({worked} answered a result, {in_flight} after the ping)",
             took.as_millis()
         )),
         Ok(Err(RequestError::Closed)) => Verdict::skip(format!(

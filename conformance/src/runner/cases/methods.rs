@@ -10,9 +10,7 @@
 
 use kaged_host_core::audit::{AuditEvent, AuditRecord, Violation};
 use kaged_host_core::CallError;
-use kaged_plugin_protocol::{
-    methods, ErrorCode, PluginCallContext, INVALID_PARAMS, NOT_APPLICABLE, NOT_INITIALIZED,
-};
+use kaged_plugin_protocol::{methods, PluginCallContext, INVALID_PARAMS};
 use serde_json::{json, Value};
 
 use crate::runner::call_context::{agent_ctx, describe};
@@ -23,6 +21,7 @@ use crate::runner::scope::Scope;
 use crate::runner::sessions::{settle_after_call, Sessions};
 use crate::runner::verdict::Verdict;
 use crate::schema_args::{args_breaking_schema, args_from_schema};
+use crate::valid_args::{judge_error, ValidArgsAnswer};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// Audit events that mean a call went wrong whatever it returned.
@@ -239,24 +238,16 @@ fn judge(
             Verdict::pass(format!("{call} answered a well-formed error {} {:?}", error.code, error.message))
         }
         (Expect::Result, Ok(v)) => Verdict::pass(format!("{call} answered {}", kaged_host_core::transcript::cut(&v.to_string(), 200))),
-        (Expect::Result, Err(CallError::Plugin { error, .. }))
-            if ErrorCode::is_plugin_range(error.code) && ![NOT_APPLICABLE, NOT_INITIALIZED].contains(&error.code) =>
-        {
-            Verdict::pass(format!(
+        (Expect::Result, Err(CallError::Plugin { error, .. })) => match judge_error(error.code, &error.message) {
+            ValidArgsAnswer::Accepted => Verdict::pass(format!(
                 "{call} accepted the arguments and answered a domain error {} {:?}",
                 error.code, error.message
-            ))
-        }
-        (Expect::Result, Err(CallError::Plugin { error, .. })) => Verdict::fail(format!(
-            "expected: a result (or a domain error) for {call}, whose arguments satisfy parameters_schema; actual: error {} {:?}{}",
-            error.code,
-            error.message,
-            match error.code {
-                INVALID_PARAMS => " (the tool rejects arguments its schema accepts: the schema is incomplete)",
-                NOT_APPLICABLE => " (a tool dispatched by an agent must apply to it)",
-                _ => "",
-            }
-        )),
+            )),
+            ValidArgsAnswer::Refused(why) => Verdict::fail(format!(
+                "expected: a result (or a domain error) for {call}, whose arguments satisfy parameters_schema; actual: error {} {:?} ({why})",
+                error.code, error.message
+            )),
+        },
         (Expect::InvalidParams { field, how }, Err(CallError::Plugin { error, .. })) if error.code == INVALID_PARAMS => {
             let data = error.data.as_ref().map(Value::to_string).unwrap_or_default();
             if error.message.contains(field.as_str()) || data.contains(field.as_str()) {
