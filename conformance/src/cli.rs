@@ -45,6 +45,10 @@ pub enum Command {
     /// configs and pings, every step checked, a failure shrunk to a
     /// `kaged-host-sim session` script.
     Fuzz(Box<crate::fuzz_cli::FuzzArgs>),
+    /// Check a statement `run --attest` wrote against a plugin directory:
+    /// exit 0 when the directory is the subject and the outcome was
+    /// "certified" (under --policy), 1 when not, 2 when unusable.
+    Verify(VerifyArgs),
     /// Set a plugin up for CI: a GitHub workflow and a GitLab job (caged,
     /// with the baseline and the golden check), a starter session script,
     /// its golden transcript and the baseline, written into DIR and run
@@ -185,6 +189,24 @@ pub struct SuiteArgs {
     /// or not and why, and the exit status is 0 only when certified.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Write an in-toto Statement (v1) of this run to FILE: its subject is
+    /// the plugin's installed copy by tree digest, its predicate the kit,
+    /// policy, cage, host facts and every verdict (docs/conformance.md §
+    /// Attestations). `verify` checks it.
+    #[arg(long, value_name = "FILE")]
+    pub attest: Option<PathBuf>,
+}
+
+/// `verify` options.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The statement `run --attest` wrote.
+    pub statement: PathBuf,
+    /// The plugin directory to check against its subject.
+    pub plugin_dir: PathBuf,
+    /// Require that it was certified under this policy (same digest).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
 /// `list` options.
@@ -269,6 +291,7 @@ where
                 2
             }
         },
+        Command::Verify(a) => verify_cmd(&a),
         Command::Run(a) => match run_dir(&a.plugin_dir, &a.suite) {
             Ok(code) => code,
             Err(e) => {
@@ -361,6 +384,14 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
         }
     }
     emit(&a.report, &report, tty)?;
+    if let Some(path) = &a.attest {
+        let statement = crate::attest::statement(plugin_dir, &report)?;
+        let text = serde_json::to_string_pretty(&statement).unwrap_or_default();
+        std::fs::write(path, format!("{text}\n")).map_err(|source| CliError::Output {
+            path: path.clone(),
+            source,
+        })?;
+    }
     if let Some(path) = &a.write_baseline {
         let plugin = format!("{} {}", report.plugin.name, report.plugin.version);
         let text = Baseline::render(&plugin, report.failing_ids());
@@ -415,4 +446,33 @@ fn emit(a: &ReportArgs, report: &Report, tty: bool) -> Result<(), CliError> {
         write_file(path, &render(*format, report))?;
     }
     Ok(())
+}
+
+/// `verify`: one line saying whether the statement certifies the
+/// directory; the exit status of [`crate::attest::VerifyError::exit_code`].
+fn verify_cmd(a: &VerifyArgs) -> i32 {
+    let policy = match a.policy.as_deref().map(Policy::load).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("kaged-conformance: error: {}", error_chain(&e));
+            return 2;
+        }
+    };
+    match crate::attest::verify(&a.statement, &a.plugin_dir, policy.as_ref()) {
+        Ok(v) => {
+            kaged_host_core::outln!(
+                "verified: {} is {} (sha256 {}), certified under policy {} (sha256 {})",
+                a.plugin_dir.display(),
+                v.subject,
+                v.digest,
+                v.policy.0,
+                v.policy.1
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("kaged-conformance: not verified: {}", error_chain(&e));
+            e.exit_code()
+        }
+    }
 }

@@ -11,6 +11,9 @@ pub enum CliError {
     /// The baseline cannot be read.
     #[error(transparent)]
     Baseline(#[from] crate::selection::BaselineError),
+    /// The attestation cannot be written.
+    #[error("cannot write the attestation")]
+    Attest(#[from] crate::attest::AttestError),
     /// The certifier's policy cannot be used.
     #[error(transparent)]
     Policy(#[from] crate::policy::PolicyError),

@@ -8,12 +8,14 @@
 //! to see each case as it finishes).
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: cli > fuzz_cli init > cli_error testing > fuzz list policy report_format runner > report > catalogue home pack printed profile schema_args selection valid_args -->
+//! runs down): <!-- layers: cli > fuzz_cli init > attest cli_error testing > fuzz list policy report_format runner > report > catalogue home pack printed profile schema_args selection valid_args -->
 //!
 //! A plugin's own tests depend on this crate with `default-features =
 //! false`: the suite and [`testing::assert_conforms`] without the command
 //! line (`cli`), the fuzzer (`fuzz`) or the JUnit writer (`junit`).
 
+#[cfg(feature = "cli")]
+pub mod attest;
 pub mod catalogue;
 #[cfg(feature = "cli")]
 mod cli;
