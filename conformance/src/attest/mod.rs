@@ -21,7 +21,8 @@ mod statement;
 pub mod tree;
 mod verify;
 
-pub use statement::{statement, AttestError};
+pub use statement::statement;
+pub use tree::AttestError;
 pub use verify::{verify, Verified, VerifyError};
 
 /// The in-toto Statement type.

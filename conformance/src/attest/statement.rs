@@ -4,19 +4,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::{tree, PREDICATE_TYPE, STATEMENT_TYPE, TREE_ALGORITHM};
+use super::tree::{self, AttestError};
+use super::{PREDICATE_TYPE, STATEMENT_TYPE, TREE_ALGORITHM};
 use crate::report::{Outcome, Report, Status};
-
-/// Why no statement could be made, or checked.
-#[derive(Debug, thiserror::Error)]
-pub enum AttestError {
-    /// The plugin directory cannot be read or installed.
-    #[error("cannot digest the plugin: {0}")]
-    Plugin(String),
-    /// A file could not be read or written.
-    #[error("{0}")]
-    Io(#[source] std::io::Error),
-}
 
 /// The statement certifying the plugin in `dir` as `report` judged it.
 /// `outcome` is the certification's when the run had a policy, else

@@ -21,7 +21,16 @@ use kaged_host_engine::PluginStore;
 use kaged_plugin_protocol::manifest::Manifest;
 use sha2::{Digest, Sha256};
 
-use super::AttestError;
+/// Why no statement could be made, or checked.
+#[derive(Debug, thiserror::Error)]
+pub enum AttestError {
+    /// The plugin directory cannot be read or installed.
+    #[error("cannot digest the plugin: {0}")]
+    Plugin(String),
+    /// A file could not be read or written.
+    #[error("{0}")]
+    Io(#[source] std::io::Error),
+}
 
 /// The SHA-256 of `bytes`, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {

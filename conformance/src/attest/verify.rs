@@ -4,7 +4,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{tree, AttestError, PREDICATE_TYPE, STATEMENT_TYPE};
+use super::tree::{self, AttestError};
+use super::{PREDICATE_TYPE, STATEMENT_TYPE};
 use crate::policy::Policy;
 
 /// What a statement that checks out says.
