@@ -265,6 +265,15 @@ fail_proofs! {
         assert!(d.contains("report.build took") && d.contains("more than 1.5s") && d.contains("fix:"), "{d}");
     };
 
+    /// Its pre_compact answer is malformed only when a message holds a
+    /// code block: one of the payloads `hooks.answers` fires reaches it.
+    hook_branch: own("hook-branch") => [
+        fail(HOOKS_ANSWERS).on("pre_compact"),
+    ] then |r| {
+        let d = &r.case(&HOOKS_ANSWERS.instance_id("pre_compact")).detail;
+        assert!(d.contains("the payload with a code block") && d.contains("retain") && d.contains("fix:"), "{d}");
+    };
+
     /// Its tool answers -32603 on arguments its schema allows: no domain
     /// error (the rule `fuzz` judges by too).
     tool_internal_error: own("tool-internal-error") => [

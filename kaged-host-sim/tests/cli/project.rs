@@ -181,3 +181,71 @@ fn a_plugin_that_cannot_launch_is_named_and_the_others_run() {
     );
     assert_nothing_running(&audit);
 }
+
+#[test]
+fn a_malformed_hook_answer_fails_its_step_naming_plugin_hook_and_why() {
+    // The host treats a malformed answer as null and audits it: the step
+    // that fired it fails, not "ok ... 0 retained" (issue 46).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("project.yaml");
+    std::fs::write(
+        &project,
+        "primary:\n  plugins:\n    bad:\n      package: \"@kaged/hooks-malformed\"\n",
+    )
+    .expect("write project");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "steps:\n  - compact: primary\n    messages_being_compacted: [{id: m1, role: user, content: old}]\n    messages_remaining: [{id: m2, role: user, content: new}]\n",
+    )
+    .expect("write script");
+    let audit = dir.path().join("audit.jsonl");
+    let plugin = crate::support::host::fixture("hooks-malformed");
+    let out = cli()
+        .args(["--time-scale", "0.2", "--audit"])
+        .arg(&audit)
+        .args(["session", "--project"])
+        .arg(&project)
+        .arg("--script")
+        .arg(&script)
+        .arg("--plugin")
+        .arg(format!("@kaged/hooks-malformed={}", plugin.display()))
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("step 1:"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("FAIL")
+            && line.contains("hooks-malformed answered pre_compact with a malformed answer"),
+        "{stdout}"
+    );
+    assert_nothing_running(&audit);
+}
+
+#[test]
+fn a_plugin_session_hook_call_with_a_malformed_answer_fails_its_step() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("script.yaml");
+    std::fs::write(
+        &script,
+        "steps:\n  - call: kaged.hook.pre_compact\n    params: {role: observer, strategy: drop, trigger: threshold_crossed, messages_being_compacted: [], messages_remaining: []}\n    context: {operator_id: operator, project_id: p, agent_path: primary, session_id: s1, request_id: r1}\n",
+    )
+    .expect("write script");
+    let out = cli()
+        .args(["--time-scale", "0.2", "session"])
+        .arg(crate::support::host::fixture("hooks-malformed"))
+        .arg("--script")
+        .arg(&script)
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("step 1: FAIL call kaged.hook.pre_compact -> {\"retain\":\"not a list\"}: a malformed hook answer"),
+        "{stdout}"
+    );
+}

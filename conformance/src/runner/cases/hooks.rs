@@ -65,6 +65,56 @@ fn compact_params(hook: HookName, role: PluginRole) -> CompactParams {
     }
 }
 
+/// A code block, unicode, and the other contents a transcript holds that
+/// a plugin's parser may trip on.
+const CODE: &str = "Here is the fix:\n```rust\nfn main() { println!(\"{}\", 1 + 1); }\n```\nand `inline` code.";
+const UNICODE: &str = "Ünïcödé: 日本語のテキスト, emoji 🚀🔥, RTL עברית, zero-width \u{200b}joiner, tab\tand \\ backslash";
+
+/// `n` messages alternating user and assistant, each `content(i)`.
+fn messages(n: usize, content: impl Fn(usize) -> String) -> Vec<Message> {
+    (0..n)
+        .map(|i| {
+            let role = if i % 2 == 0 { MessageRole::User } else { MessageRole::Assistant };
+            Message::new(format!("msg_{i:03}"), role, content(i))
+        })
+        .collect()
+}
+
+/// The payloads `hooks.answers` fires `hook` with, each named: the typical
+/// one first, then the edges (empty, a code block, unicode, a long
+/// message, many messages). A plugin's answer is judged on every one.
+pub(crate) fn payloads(hook: HookName) -> Vec<(&'static str, Value)> {
+    let variants: Vec<(&'static str, Vec<Message>)> = vec![
+        ("empty", Vec::new()),
+        ("a code block", messages(2, |i| if i == 0 { CODE.into() } else { "Thanks.".into() })),
+        ("unicode", messages(2, |_| UNICODE.into())),
+        ("a long message", messages(1, |_| "lorem ipsum ".repeat(2_000))),
+        ("many messages", messages(60, |i| format!("message number {i}"))),
+    ];
+    let mut out = vec![("typical", params_for(hook))];
+    match hook {
+        HookName::OnSessionStart => {}
+        HookName::OnSessionIdle => out.extend(
+            variants
+                .into_iter()
+                .map(|(name, m)| (name, json!({"transcript": m}))),
+        ),
+        HookName::PreCompact | HookName::PostCompact => {
+            out.extend(variants.into_iter().map(|(name, m)| {
+                let mut p = compact_params(hook, PluginRole::Observer);
+                let half = m.len() / 2;
+                p.messages_remaining = m[half..].to_vec();
+                p.messages_being_compacted = m[..half].to_vec();
+                if name == "empty" {
+                    p.messages_remaining.clear();
+                }
+                (name, serde_json::to_value(p).unwrap_or_else(|_| json!({})))
+            }))
+        }
+    }
+    out
+}
+
 pub(crate) fn params_for(hook: HookName) -> Value {
     match hook {
         HookName::OnSessionStart => json!({}),
@@ -116,22 +166,44 @@ pub(crate) async fn answers(
         return Verdict::skip(format!("runs per hook, not for {target:?}"));
     };
     let hook = *hook;
+    let all = payloads(hook);
+    let mut answered = Vec::new();
+    for (name, params) in &all {
+        match fire(ctx, sessions, scope, hook, name, params.clone()).await {
+            Ok(a) => answered.push(format!("{name}: {}", kaged_host_core::transcript::cut(&a.to_string(), 60))),
+            Err(v) => return v,
+        }
+    }
+    Verdict::pass(format!(
+        "{} answered a shape the spec allows for each of {} payload(s) ({})",
+        hook.method(),
+        all.len(),
+        answered.join("; ")
+    ))
+}
+
+/// Fire `hook` once with `params` (the payload `name`) on the shared
+/// session: its answer, or the failing verdict naming the payload.
+async fn fire(
+    ctx: &RunContext,
+    sessions: &mut Sessions,
+    scope: &mut Scope,
+    hook: HookName,
+    name: &str,
+    params: Value,
+) -> Result<Value, Verdict> {
     let mark = ctx.audit.len();
+    let on = format!("{} (payload: {name})", hook.method());
     let r = match sessions.shared(ctx, scope).await {
-        Err(e) => return Verdict::no_session(e),
+        Err(e) => return Err(Verdict::no_session(e)),
         Ok(s) => {
-            let call = s.call(hook.method(), Some(params_for(hook)), Some(call_ctx(hook)));
+            let call = s.call(hook.method(), Some(params), Some(call_ctx(hook)));
             match or_stray(&s.raw(), call).await {
                 Ok(r) => {
                     settle_after_call(s, &r).await;
                     r
                 }
-                Err(v) => {
-                    return Verdict::fail(stray_detail(
-                        &format!("an answer to {}", hook.method()),
-                        &v,
-                    ))
-                }
+                Err(v) => return Err(Verdict::fail(stray_detail(&format!("an answer to {on}"), &v))),
             }
         }
     };
@@ -149,13 +221,13 @@ pub(crate) async fn answers(
         .collect();
     let limit = ctx.timeouts.hook;
     match r {
-        Err(CallError::Timeout { after, .. }) => Verdict::fail(format!("expected: an answer within hook_timeout_sec ({after:?}); actual: none (plugin.hook.timeout; treated as null)")),
-        Err(CallError::Plugin { error, .. }) => Verdict::fail(format!("expected: a hook answer; actual: error {} {:?} (plugin.hook.failed; treated as null)", error.code, error.message)),
-        Err(e) => Verdict::fail(format!("expected: a hook answer within {limit:?}; actual: {}", error_chain(&e))),
-        Ok(_) if !bad.is_empty() => Verdict::fail(format!("expected: a clean hook answer; actual: the host audited {}", bad.join(", "))),
+        Err(CallError::Timeout { after, .. }) => Err(Verdict::fail(format!("expected: an answer to {on} within hook_timeout_sec ({after:?}); actual: none (plugin.hook.timeout; treated as null)"))),
+        Err(CallError::Plugin { error, .. }) => Err(Verdict::fail(format!("expected: an answer to {on}; actual: error {} {:?} (plugin.hook.failed; treated as null)", error.code, error.message))),
+        Err(e) => Err(Verdict::fail(format!("expected: an answer to {on} within {limit:?}; actual: {}", error_chain(&e)))),
+        Ok(_) if !bad.is_empty() => Err(Verdict::fail(format!("expected: a clean answer to {on}; actual: the host audited {}", bad.join(", ")))),
         Ok(a) => match shape(hook, &a) {
-            Ok(()) => Verdict::pass(format!("{} answered {}", hook.method(), kaged_host_core::transcript::cut(&a.to_string(), 200))),
-            Err(e) => Verdict::fail_as(crate::report::Kind::WrongAnswer, format!("expected: a {} answer of a shape ADDENDUM §5-6 allows; actual: {a} ({e})\nfix: {} answers {}", hook.as_str(), hook.method(), allowed_answer(hook))),
+            Ok(()) => Ok(a),
+            Err(e) => Err(Verdict::fail_as(crate::report::Kind::WrongAnswer, format!("expected: a {} answer of a shape ADDENDUM §5-6 allows, for the payload with {name}; actual: {a} ({e})\nfix: {} answers {}, whatever the transcript holds", hook.as_str(), hook.method(), allowed_answer(hook)))),
         },
     }
 }

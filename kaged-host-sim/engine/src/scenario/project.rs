@@ -9,6 +9,7 @@ use super::step::{CompactStep, ProjectExpect, ProjectStep};
 use super::{subset, ProjectScript};
 use crate::{AgentHost, AgentHostError, CompactRequest};
 use kaged_host_core::one_line;
+use kaged_host_core::AuditEvent;
 
 /// The session id of project steps without `session_id`.
 pub const DEFAULT_SESSION: &str = "ses_1";
@@ -115,6 +116,37 @@ async fn compact(agents: &AgentHost, step: &CompactStep) -> Result<Value, AgentH
 
 /// Run one step: its JSON outcome and, when it failed, why.
 async fn run_step(agents: &AgentHost, step: &ProjectStep) -> ProjectOutcome {
+    let mark = agents.audit().len();
+    let mut outcome = run_step_at(agents, step).await;
+    if outcome.failure.is_none() {
+        outcome.failure = malformed_since(agents, mark);
+    }
+    outcome
+}
+
+/// A hook answer the host refused as malformed (audited `plugin.hook.failed`
+/// with `malformed_answer: true`, and treated as `null`) fails the step
+/// that fired it, naming the plugin, the hook and why: the daemon would
+/// ignore that answer.
+fn malformed_since(agents: &AgentHost, mark: usize) -> Option<String> {
+    let bad: Vec<String> = agents
+        .audit()
+        .since(mark)
+        .iter()
+        .filter(|r| r.event == AuditEvent::HookFailed && r.get("malformed_answer") == true)
+        .map(|r| {
+            format!(
+                "{} answered {} with a malformed answer, treated as null: {}",
+                r.plugin,
+                r.get("hook").as_str().unwrap_or("a hook"),
+                r.get("error_message").as_str().unwrap_or("no reason given")
+            )
+        })
+        .collect();
+    (!bad.is_empty()).then(|| bad.join("; "))
+}
+
+async fn run_step_at(agents: &AgentHost, step: &ProjectStep) -> ProjectOutcome {
     let (r, expect): (Result<Value, AgentHostError>, &Option<ProjectExpect>) = match step {
         ProjectStep::StartSession(s) => (
             agents

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use kaged_plugin_protocol::Notification;
+use kaged_plugin_protocol::{parse_observer_answer, parse_session_start_answer, HookName, Notification};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
@@ -65,7 +65,13 @@ async fn call(session: &PluginHandle, step: &CallStep) -> (bool, String) {
             Some(want) if !subset(want, &v) => {
                 (false, format!("call {method}: got {v}, expected {want}"))
             }
-            _ => (true, format!("call {method} -> {v}")),
+            _ => match malformed_hook_answer(method, step.params.as_ref(), &v) {
+                Some(why) => (
+                    false,
+                    format!("call {method} -> {v}: a malformed hook answer the daemon treats as null ({why})"),
+                ),
+                None => (true, format!("call {method} -> {v}")),
+            },
         },
         (Ok(v), Some(code)) => (
             false,
@@ -75,6 +81,21 @@ async fn call(session: &PluginHandle, step: &CallStep) -> (bool, String) {
             (true, format!("call {method} -> error {code}"))
         }
         (Err(e), _) => (false, one_line(&format!("call {method}"), &e)),
+    }
+}
+
+/// Why `answer` to the hook `method` is not a shape the spec allows (as
+/// the agent host parses it: ADDENDUM §5-6), when `method` is a hook fired
+/// on an observer. A compactor's answer (`role: compactor` in the params)
+/// is judged by `compact` steps of a project script, with the messages.
+fn malformed_hook_answer(method: &str, params: Option<&Value>, answer: &Value) -> Option<String> {
+    let as_compactor = params.is_some_and(|p| p["role"] == "compactor");
+    match HookName::from_method(method)? {
+        HookName::OnSessionStart => parse_session_start_answer(answer).err(),
+        HookName::PreCompact | HookName::PostCompact if !as_compactor => {
+            parse_observer_answer(answer).err()
+        }
+        _ => None,
     }
 }
 
