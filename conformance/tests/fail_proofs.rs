@@ -274,6 +274,19 @@ fail_proofs! {
         assert!(d.contains("the payload with a code block") && d.contains("retain") && d.contains("fix:"), "{d}");
     };
 
+    /// Prints a debugging JSON object on stdout before answering: the
+    /// failure quotes the line and says why it breaks the wire.
+    stdout_json_line: own("stdout-json-line") => [
+        fail(METHODS_ANSWERS).on("status.get").audit("plugin.protocol_violation"),
+    ] then |r| {
+        let d = &r.case(&METHODS_ANSWERS.instance_id("status.get")).detail;
+        assert!(
+            d.contains("plugin.protocol_violation")
+                && d.contains(r#"the plugin sent: `{"debug": true, "state": "about to answer"}`"#),
+            "{d}"
+        );
+    };
+
     /// Its tool answers -32603 on arguments its schema allows: no domain
     /// error (the rule `fuzz` judges by too).
     tool_internal_error: own("tool-internal-error") => [

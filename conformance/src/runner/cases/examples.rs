@@ -236,7 +236,7 @@ fn judge(
     shown: &str,
     r: Result<Value, CallError>,
     expect: &Expect<'_>,
-    audited: &[&str],
+    audited: &[String],
 ) -> Result<String, String> {
     let want = match expect {
         Expect::Result { exact: Some(v), .. } => format!("the result {}", cut(&v.to_string(), 160)),
@@ -247,7 +247,7 @@ fn judge(
     if !audited.is_empty() {
         return Err(format!(
             "{expected} the host audited {}",
-            audited.join(", ")
+            audited.join("; ")
         ));
     }
     match (expect, r) {

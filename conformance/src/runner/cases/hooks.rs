@@ -207,7 +207,7 @@ async fn fire(
             }
         }
     };
-    let bad: Vec<&str> = ctx
+    let bad: Vec<String> = ctx
         .audit
         .since(mark)
         .iter()
@@ -217,14 +217,14 @@ async fn fire(
                 AuditEvent::HookTimeout | AuditEvent::HookFailed | AuditEvent::ProtocolViolation
             )
         })
-        .map(|e| e.event.as_str())
+        .map(crate::runner::probe::describe_audited)
         .collect();
     let limit = ctx.timeouts.hook;
     match r {
         Err(CallError::Timeout { after, .. }) => Err(Verdict::fail(format!("expected: an answer to {on} within hook_timeout_sec ({after:?}); actual: none (plugin.hook.timeout; treated as null)"))),
         Err(CallError::Plugin { error, .. }) => Err(Verdict::fail(format!("expected: an answer to {on}; actual: error {} {:?} (plugin.hook.failed; treated as null)", error.code, error.message))),
         Err(e) => Err(Verdict::fail(format!("expected: an answer to {on} within {limit:?}; actual: {}", error_chain(&e)))),
-        Ok(_) if !bad.is_empty() => Err(Verdict::fail(format!("expected: a clean answer to {on}; actual: the host audited {}", bad.join(", ")))),
+        Ok(_) if !bad.is_empty() => Err(Verdict::fail(format!("expected: a clean answer to {on}; actual: the host audited {}", bad.join("; ")))),
         Ok(a) => match shape(hook, &a) {
             Ok(()) => Ok(a),
             Err(e) => Err(Verdict::fail_as(crate::report::Kind::WrongAnswer, format!("expected: a {} answer of a shape ADDENDUM §5-6 allows, for the payload with {name}; actual: {a} ({e})\nfix: {} answers {}, whatever the transcript holds", hook.as_str(), hook.method(), allowed_answer(hook)))),

@@ -184,7 +184,7 @@ pub(super) async fn call_shared(
     params: Option<Value>,
     call_ctx: Option<PluginCallContext>,
     shown: &str,
-) -> Result<(Result<Value, CallError>, Vec<&'static str>), Verdict> {
+) -> Result<(Result<Value, CallError>, Vec<String>), Verdict> {
     let mark = ctx.audit.len();
     let r = match sessions.shared(ctx, scope).await {
         Err(e) => return Err(Verdict::no_session(e)),
@@ -206,7 +206,7 @@ pub(super) async fn call_shared(
         .since(mark)
         .iter()
         .filter(|e| BAD_EVENTS.contains(&e.event) && !about_own_requests(e))
-        .map(|e| e.event.as_str())
+        .map(crate::runner::probe::describe_audited)
         .collect();
     Ok((r, bad))
 }
@@ -217,7 +217,7 @@ fn judge(
     call: &str,
     r: Result<Value, CallError>,
     expect: &Expect,
-    bad: &[&str],
+    bad: &[String],
 ) -> Verdict {
     if let Err(CallError::Unavailable { .. }) = &r {
         return Verdict::blocked_by(&crate::catalogue::HANDSHAKE_METHODS_COMPLETE, format!("{method} is marked unavailable by the host: the plugin did not list it in initialize (see handshake.methods_complete)"));
@@ -225,14 +225,14 @@ fn judge(
     let broken = |what: String| {
         let mut d = what;
         if !bad.is_empty() {
-            d.push_str(&format!(" (audit: {})", bad.join(", ")));
+            d.push_str(&format!(" (audit: {})", bad.join("; ")));
         }
         Verdict::fail(d)
     };
     match (expect, r) {
         (_, Err(CallError::Timeout { after, .. })) => broken(format!("expected: an answer within {after:?}; actual: none (the host kills the plugin)")),
         (_, Err(CallError::Closed { .. })) => broken(format!("expected: an answer to {method}; actual: the plugin ended before answering")),
-        (_, _) if !bad.is_empty() => broken(format!("expected: a clean answer to {method}; actual: the host audited a violation")),
+        (_, _) if !bad.is_empty() => Verdict::fail(format!("expected: a clean answer to {method}; actual: the host audited {}", bad.join("; "))),
         (Expect::Answer, Ok(_)) => Verdict::pass(format!("{call} answered a result")),
         (Expect::Answer, Err(CallError::Plugin { error, .. })) => {
             Verdict::pass(format!("{call} answered a well-formed error {} {:?}", error.code, error.message))

@@ -27,10 +27,9 @@ fn judge(
     let v = match found.first() {
         None => Verdict::pass(pass),
         Some(first) => Verdict::fail(format!(
-            "expected: {expected}; actual: {} time(s), first: {} (plugin.protocol_violation {})",
+            "expected: {expected}; actual: {} time(s), first: {}",
             found.len(),
-            first.get("detail").as_str().unwrap_or_default(),
-            kind.as_str()
+            crate::runner::probe::describe_audited(first)
         )),
     };
     (v, found)

@@ -72,12 +72,18 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(shared: Arc<Shared>, reader:
     shared.mark_closed();
 }
 
-fn violation(shared: &Shared, kind: Violation, detail: String, phase: Phase) -> bool {
+/// Audit a protocol violation: its type, why (`detail`) and the line the
+/// plugin sent (`line`, cut to [`NOISE_CHARS`] characters), so a report
+/// can quote what broke the rule; kill the plugin when it is fatal.
+fn violation(shared: &Shared, kind: Violation, detail: String, phase: Phase, line: &[u8]) -> bool {
     let fatal = phase != Phase::Ready || kind.is_fatal();
     tracing::warn!(plugin = %shared.plugin, violation = kind.as_str(), "{detail}");
+    let full = String::from_utf8_lossy(line);
+    let quoted: String = full.chars().take(NOISE_CHARS).collect();
     shared.audit(
         AuditEvent::ProtocolViolation,
-        json!({"violation_type": kind.as_str(), "detail": detail}),
+        json!({"violation_type": kind.as_str(), "detail": detail, "line": quoted,
+               "truncated": quoted.len() < full.len()}),
     );
     if fatal {
         shared.fail(Fatal {
@@ -114,7 +120,7 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
     let phase = shared.phase();
     let msg = match parsed {
         Ok(v) if phase == Phase::Ready && is_idless_answer(&v) => {
-            return anonymous_answer(shared, "an answer without an id");
+            return anonymous_answer(shared, "an answer without an id", line);
         }
         Ok(v) => RpcMessage::from_value(v),
         Err(e) => Err(MessageError::Parse(e.to_string())),
@@ -132,7 +138,7 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
             );
             return true;
         }
-        Err(e) => return bad_message(shared, e, phase),
+        Err(e) => return bad_message(shared, e, phase, line),
     };
     // Answers to lines sent through the raw channel are only tapped; an
     // answer to one of our pending requests is never "speaking first".
@@ -157,6 +163,7 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
             Violation::MessageBeforeInitialize,
             format!("{} sent before initialize", describe(&m)),
             phase,
+            line,
         ),
         (Phase::InitializeSent, m @ (RpcMessage::Request(_) | RpcMessage::Notification(_))) => {
             violation(
@@ -164,19 +171,21 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
                 Violation::MessageBeforeInitialized,
                 format!("{} sent before the handshake completed", describe(&m)),
                 phase,
+                line,
             )
         }
         (Phase::Ready, RpcMessage::Response(r)) if r.id.is_null() => {
-            anonymous_answer(shared, "an answer with id null")
+            anonymous_answer(shared, "an answer with id null", line)
         }
         (phase, RpcMessage::Response(r)) => violation(
             shared,
             Violation::UnknownResponseId,
             format!("answer with id {}, which is not pending", r.id),
             phase,
+            line,
         ),
         (_, RpcMessage::Request(r)) => {
-            request(shared, r);
+            request(shared, r, line);
             true
         }
         (_, RpcMessage::Notification(n)) => {
@@ -189,7 +198,7 @@ fn handle_line(shared: &Arc<Shared>, line: &[u8]) -> bool {
 /// An answer with id null or none after the handshake: fine when a raw
 /// line could have prompted it (its probe judges it), otherwise it answers
 /// a notification.
-fn anonymous_answer(shared: &Shared, what: &str) -> bool {
+fn anonymous_answer(shared: &Shared, what: &str, line: &[u8]) -> bool {
     if shared.raw.answers_anonymously() {
         return true;
     }
@@ -198,6 +207,7 @@ fn anonymous_answer(shared: &Shared, what: &str) -> bool {
         Violation::AnswerToNotification,
         format!("{what}, which answers no request: notifications get no answer"),
         Phase::Ready,
+        line,
     )
 }
 
@@ -209,7 +219,7 @@ fn describe(m: &RpcMessage) -> String {
     }
 }
 
-fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
+fn bad_message(shared: &Shared, e: MessageError, phase: Phase, raw: &[u8]) -> bool {
     let kind = match e {
         MessageError::Batch => Violation::Batch,
         _ => Violation::InvalidMessage,
@@ -220,6 +230,7 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
             kind,
             format!("{e} (before the handshake completed)"),
             phase,
+            raw,
         );
     }
     if kind == Violation::Batch && shared.raw.answers_batch() {
@@ -235,17 +246,17 @@ fn bad_message(shared: &Shared, e: MessageError, phase: Phase) -> bool {
                 shared.pending.complete(n, Response::err(id.clone(), err)),
                 Completion::Delivered
             ) {
-                return violation(shared, kind, e.to_string(), phase);
+                return violation(shared, kind, e.to_string(), phase, raw);
             }
         }
     }
     if let Ok(line) = encode_line(&e.answer()) {
         shared.send_encoded(line);
     }
-    violation(shared, kind, e.to_string(), phase)
+    violation(shared, kind, e.to_string(), phase, raw)
 }
 
-fn request(shared: &Arc<Shared>, r: Request) {
+fn request(shared: &Arc<Shared>, r: Request, raw: &[u8]) {
     let checked = lock(&shared.request_ids).next(&r.id);
     if let Err(detail) = checked {
         violation(
@@ -253,6 +264,7 @@ fn request(shared: &Arc<Shared>, r: Request) {
             Violation::RequestIdNotIncreasing,
             detail,
             Phase::Ready,
+            raw,
         );
     }
     if !shared.cfg.storage_available && StorageMethod::parse(&r.method).is_some() {
