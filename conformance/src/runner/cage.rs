@@ -26,6 +26,9 @@ pub(crate) struct RunCage {
     pub policy: Option<Arc<CagePolicy>>,
     /// Why the policy does not compile (the plugin cannot start caged).
     pub compile_error: Option<String>,
+    /// The cage as the run's primary spawn got it (its cgroup applied or
+    /// not), once it started: what the report states over the policy.
+    pub applied: Option<CageSummary>,
 }
 
 impl RunCage {
@@ -55,6 +58,7 @@ impl RunCage {
             reason,
             policy: None,
             compile_error: None,
+            applied: None,
         };
         if kind == CageKind::Off {
             return run;
@@ -84,7 +88,9 @@ impl RunCage {
 
     /// The policy in brief, for the report.
     pub fn summary(&self) -> Option<CageSummary> {
-        self.policy.as_ref().map(|p| p.summary())
+        self.applied
+            .clone()
+            .or_else(|| self.policy.as_ref().map(|p| p.summary()))
     }
 }
 

@@ -57,6 +57,9 @@ pub(crate) struct Primary {
     pub transcript: Transcript,
     /// Whether the spawn ran in bwrap.
     pub caged: bool,
+    /// Its cage as applied (the cgroup it got, the uid it ran as), when
+    /// it ran caged: what the report states.
+    pub applied_cage: Option<kaged_host_core::cage::CageSummary>,
 }
 
 /// Why `launch.starts` is skipped (and no session can be had) when
@@ -132,6 +135,7 @@ async fn handshake(
         transcript,
         outcome: Some(outcome),
         caged: session.caged(),
+        applied_cage: session.cage().and_then(|c| c.summary.clone()),
     };
     if ok {
         (primary, Some(session))
@@ -160,6 +164,7 @@ impl Primary {
             stderr: Vec::new(),
             transcript,
             caged: false,
+            applied_cage: None,
         }
     }
 

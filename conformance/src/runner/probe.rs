@@ -132,7 +132,11 @@ pub(crate) fn describe_audited(r: &kaged_host_core::AuditRecord) -> String {
         out.push_str(&format!(": {why}"));
     }
     if let Some(line) = r.get("line").as_str() {
-        let more = if r.get("truncated") == true { "…" } else { "" };
+        let more = if r.get("truncated") == true {
+            "…"
+        } else {
+            ""
+        };
         out.push_str(&format!("; the plugin sent: `{line}{more}`"));
     }
     out

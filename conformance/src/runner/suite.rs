@@ -137,7 +137,11 @@ async fn run_checked(
                 storage,
                 run,
             );
-            let observations = run_usable(&ctx, &mut rec, &lane_storage).await;
+            let (observations, applied) = run_usable(&ctx, &mut rec, &lane_storage).await;
+            // The report states the cage as the primary spawn got it (its
+            // cgroup applied or not), not only as compiled.
+            let mut cage = cage;
+            cage.applied = applied;
             (cage, Some(observations))
         }
         None => {
@@ -147,6 +151,7 @@ async fn run_checked(
                 reason,
                 policy: None,
                 compile_error: None,
+                applied: None,
             };
             (cage, None)
         }
@@ -190,7 +195,7 @@ async fn run_usable(
     ctx: &RunContext,
     rec: &mut Recorder<'_>,
     storage: &RunStorage,
-) -> Observations {
+) -> (Observations, Option<kaged_host_core::cage::CageSummary>) {
     let mut sessions = Sessions::new();
     let none = Inputs::default();
     run_stage(Stage::Usable, ctx, &mut sessions, &none, rec).await;
@@ -217,7 +222,8 @@ async fn run_usable(
         observations: Some(&observations),
     };
     run_stage(Stage::Ended, ctx, &mut sessions, &ended, rec).await;
-    observations
+    let applied = primary.as_ref().and_then(|p| p.applied_cage.clone());
+    (observations, applied)
 }
 
 async fn run_stage(

@@ -67,14 +67,19 @@ fn compact_params(hook: HookName, role: PluginRole) -> CompactParams {
 
 /// A code block, unicode, and the other contents a transcript holds that
 /// a plugin's parser may trip on.
-const CODE: &str = "Here is the fix:\n```rust\nfn main() { println!(\"{}\", 1 + 1); }\n```\nand `inline` code.";
+const CODE: &str =
+    "Here is the fix:\n```rust\nfn main() { println!(\"{}\", 1 + 1); }\n```\nand `inline` code.";
 const UNICODE: &str = "Ünïcödé: 日本語のテキスト, emoji 🚀🔥, RTL עברית, zero-width \u{200b}joiner, tab\tand \\ backslash";
 
 /// `n` messages alternating user and assistant, each `content(i)`.
 fn messages(n: usize, content: impl Fn(usize) -> String) -> Vec<Message> {
     (0..n)
         .map(|i| {
-            let role = if i % 2 == 0 { MessageRole::User } else { MessageRole::Assistant };
+            let role = if i % 2 == 0 {
+                MessageRole::User
+            } else {
+                MessageRole::Assistant
+            };
             Message::new(format!("msg_{i:03}"), role, content(i))
         })
         .collect()
@@ -86,10 +91,25 @@ fn messages(n: usize, content: impl Fn(usize) -> String) -> Vec<Message> {
 pub(crate) fn payloads(hook: HookName) -> Vec<(&'static str, Value)> {
     let variants: Vec<(&'static str, Vec<Message>)> = vec![
         ("empty", Vec::new()),
-        ("a code block", messages(2, |i| if i == 0 { CODE.into() } else { "Thanks.".into() })),
+        (
+            "a code block",
+            messages(2, |i| {
+                if i == 0 {
+                    CODE.into()
+                } else {
+                    "Thanks.".into()
+                }
+            }),
+        ),
         ("unicode", messages(2, |_| UNICODE.into())),
-        ("a long message", messages(1, |_| "lorem ipsum ".repeat(2_000))),
-        ("many messages", messages(60, |i| format!("message number {i}"))),
+        (
+            "a long message",
+            messages(1, |_| "lorem ipsum ".repeat(2_000)),
+        ),
+        (
+            "many messages",
+            messages(60, |i| format!("message number {i}")),
+        ),
     ];
     let mut out = vec![("typical", params_for(hook))];
     match hook {
@@ -170,7 +190,10 @@ pub(crate) async fn answers(
     let mut answered = Vec::new();
     for (name, params) in &all {
         match fire(ctx, sessions, scope, hook, name, params.clone()).await {
-            Ok(a) => answered.push(format!("{name}: {}", kaged_host_core::transcript::cut(&a.to_string(), 60))),
+            Ok(a) => answered.push(format!(
+                "{name}: {}",
+                kaged_host_core::transcript::cut(&a.to_string(), 60)
+            )),
             Err(v) => return v,
         }
     }
@@ -203,7 +226,12 @@ async fn fire(
                     settle_after_call(s, &r).await;
                     r
                 }
-                Err(v) => return Err(Verdict::fail(stray_detail(&format!("an answer to {on}"), &v))),
+                Err(v) => {
+                    return Err(Verdict::fail(stray_detail(
+                        &format!("an answer to {on}"),
+                        &v,
+                    )))
+                }
             }
         }
     };

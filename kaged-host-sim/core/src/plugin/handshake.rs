@@ -269,10 +269,10 @@ fn methods_check(m: &Manifest, result: InitializeResult) -> HandshakeInfo {
         .into_iter()
         .partition(|d| listed.contains(d.as_str()));
     if !extra.is_empty() {
-        tracing::warn!(plugin = %m.name, ?extra, "initialize lists undeclared methods; ignored");
+        tracing::warn!(plugin = %m.name, extra = %extra.join(", "), "initialize lists undeclared methods; ignored");
     }
     if !unavailable.is_empty() {
-        tracing::warn!(plugin = %m.name, ?unavailable, "declared methods missing from initialize; marked unavailable");
+        tracing::warn!(plugin = %m.name, unavailable = %unavailable.join(", "), "declared methods missing from initialize; marked unavailable");
     }
     HandshakeInfo {
         result,

@@ -324,7 +324,7 @@ async fn on_exit(
 
 /// Audit `plugin.crashed` with the last 50 stderr lines.
 pub(crate) fn audit_crash(conn: &Connection, info: ExitInfo, pid: Option<u32>) {
-    tracing::warn!(plugin = conn.plugin(), ?info, "plugin exited unexpectedly");
+    tracing::warn!(plugin = conn.plugin(), info = %info, "plugin exited unexpectedly");
     conn.shared.audit(
         AuditEvent::Crashed,
         json!({

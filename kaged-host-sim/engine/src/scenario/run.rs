@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use kaged_plugin_protocol::{parse_observer_answer, parse_session_start_answer, HookName, Notification};
+use kaged_plugin_protocol::{
+    parse_observer_answer, parse_session_start_answer, HookName, Notification,
+};
 use serde_json::Value;
 use tokio::sync::broadcast;
 

@@ -201,7 +201,7 @@ pub(super) async fn run(
         .then(|| declared_hint(session.manifest()));
     let outcome = session.shutdown().await;
     if !outcome.is_clean() {
-        tracing::warn!(?outcome, "plugin did not stop cleanly");
+        tracing::warn!(outcome = %outcome, "plugin did not stop cleanly");
     }
     match result {
         Ok(v) => {

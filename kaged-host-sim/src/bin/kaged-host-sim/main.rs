@@ -93,13 +93,19 @@ fn init_tracing(daemon: bool) {
         true => "warn,kaged_plugin_stderr=info",
         false => "warn",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KAGED_HOST_SIM_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let asked = tracing_subscriber::EnvFilter::try_from_env("KAGED_HOST_SIM_LOG").ok();
+    // A one-shot command's own warnings read as sentences (`WARN plugin
+    // exited unexpectedly plugin="x" info=exit code 1`): no time, no Rust
+    // module path, unless KAGED_HOST_SIM_LOG asks for the log.
+    let plain = !daemon && asked.is_none();
+    let filter = asked.unwrap_or_else(|| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_target(!plain)
         // Colours on a terminal only: a log file gets plain lines.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .map_event_format(|f| f.with_timer(PlainTimer(!plain)))
         .try_init();
 }
 
@@ -254,6 +260,18 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Cage(args) => {
             require_dir(&args.dir)?;
             cage::run(&args, cli.global.config_root.clone()).await
+        }
+    }
+}
+
+/// The log's timer: the UTC time, or nothing for a one-shot command.
+struct PlainTimer(bool);
+
+impl tracing_subscriber::fmt::time::FormatTime for PlainTimer {
+    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
+        match self.0 {
+            true => tracing_subscriber::fmt::time::SystemTime.format_time(w),
+            false => Ok(()),
         }
     }
 }
