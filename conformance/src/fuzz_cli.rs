@@ -53,8 +53,11 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "N", default_value_t = 500)]
     pub shrink_runs: usize,
     /// The longest shrinking a failure may take besides (a failure by
-    /// timeout costs a timeout per run).
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "60s")]
+    /// timeout costs a timeout per run). Shrinking is bounded by
+    /// --shrink-runs, so a seed shrinks alike on a busy and an idle
+    /// machine; this wall-clock cap is a safeguard, and the report says
+    /// when it stopped shrinking early.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "10m")]
     pub shrink_budget: Duration,
     /// Write the shrunk failure there: `replay.yaml` (a YAML
     /// `kaged-host-sim session` script) and `replay.txt` (the commands); a

@@ -346,3 +346,36 @@ fn an_internal_error_on_valid_arguments_fails_fuzz_as_it_fails_run() {
         "{c}"
     );
 }
+
+#[test]
+fn one_seed_shrinks_to_the_same_replay_on_a_busy_machine_as_on_an_idle_one() {
+    // Shrinking is bounded by runs, not by the clock: the same seed gives
+    // the same replay whatever else the machine does. The load is two
+    // spinning threads, stopped (and joined) when the run ends.
+    let dir = own_fixture("fuzz-empty-array");
+    let args = ["--cases", "50", "--soak", "0", "--shrink-runs", "25"];
+    let (_, _, idle) = fuzz(&dir, &args);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+            })
+        })
+        .collect();
+    let (_, _, busy) = fuzz(&dir, &args);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for s in spinners {
+        s.join().expect("spinner");
+    }
+    let replay = |d: &tempfile::TempDir| {
+        std::fs::read_to_string(d.path().join("replay.yaml")).expect("replay.yaml")
+    };
+    let (a, b) = (replay(&idle), replay(&busy));
+    assert!(a.contains("fuzz.no_crash"), "{a}");
+    assert_eq!(a, b, "the same seed, another replay");
+}

@@ -91,7 +91,7 @@ impl Default for FuzzOptions {
             max_ops: 12,
             soak_calls: 2_000,
             shrink_runs: 500,
-            shrink_budget: Duration::from_secs(60),
+            shrink_budget: Duration::from_secs(600),
             progress: Progress::hidden(),
         }
     }
@@ -110,6 +110,9 @@ pub struct Counterexample {
     pub original_len: usize,
     /// Candidate sequences run while shrinking.
     pub shrink_runs: usize,
+    /// The wall-clock cap (`--shrink-budget`) that stopped shrinking before
+    /// its runs were spent, if it did: the sequence may not be minimal.
+    pub shrink_cut_short: Option<Duration>,
     /// The first `config.update` every sequence's process was sent.
     pub first_config: FirstConfig,
 }
@@ -201,8 +204,12 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         cage: opts.cage,
         config_root: config_root.path().to_path_buf(),
         // What the daemon sends first, as `run` sends it.
-        first_config: crate::daemon_config(&manifest)
-            .map_or(FirstConfig::Defaults, FirstConfig::Given),
+        // (the schemas' defaults alone stay `Defaults`: a replay script
+        // says `config:` only when it holds more).
+        first_config: match crate::daemon_config(&manifest) {
+            Ok(c) if c != manifest.config_defaults() => FirstConfig::Given(c),
+            _ => FirstConfig::Defaults,
+        },
     };
     let params = match crate::profile::load(&dir.join(crate::profile::PROFILE_FILE), &manifest) {
         crate::profile::Loaded::Absent => Default::default(),
@@ -239,14 +246,14 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
                 deadline: Instant::now() + opts.shrink_budget,
             };
             let judges = judge::Judges::of(&manifest);
-            let (ops, broken, shrink_runs) =
-                shrink::shrink(&runner, &judges, &mut tree, seq, broken, budget).await;
+            let shrunk = shrink::shrink(&runner, &judges, &mut tree, seq, broken, budget).await;
             failure = Some(Counterexample {
-                ops,
-                broken,
+                ops: shrunk.ops,
+                broken: shrunk.broken,
                 case: cases,
                 original_len,
-                shrink_runs,
+                shrink_runs: shrunk.runs,
+                shrink_cut_short: shrunk.cut_short.then_some(opts.shrink_budget),
                 first_config: runner.first_config.clone(),
             });
             break;

@@ -69,10 +69,16 @@ fn verdict(p: Property, o: &FuzzOutcome, replay: &str) -> (Status, String) {
             .enumerate()
             .map(|(i, op)| format!("  {}. {}", i + 1, op.describe()))
             .collect();
+        let stopped = f.shrink_cut_short.map_or_else(String::new, |cap| {
+            format!(
+                "\nshrinking stopped after {} run(s) at its wall-clock cap ({cap:?}, --shrink-budget), with runs left: this replay may not be minimal; a longer cap shrinks it as far as --shrink-runs allows, the same on any machine",
+                f.shrink_runs
+            )
+        });
         return (
             failed(p),
             format!(
-                "{} (sequence {} of seed {}, shrunk from {} to {} operation(s) in {} run(s); broken after operation {}):\n{}\nreplay: {replay}",
+                "{} (sequence {} of seed {}, shrunk from {} to {} operation(s) in {} run(s); broken after operation {}):\n{}\nreplay: {replay}{stopped}",
                 f.broken.detail,
                 f.case,
                 o.seed,

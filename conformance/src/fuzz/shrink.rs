@@ -32,6 +32,26 @@ impl Budget {
     fn left(&self, runs: usize) -> bool {
         runs < self.runs && Instant::now() < self.deadline
     }
+
+    /// Whether the wall clock, not the count of runs, stopped shrinking.
+    fn cut_by_clock(&self, runs: usize) -> bool {
+        runs < self.runs && Instant::now() >= self.deadline
+    }
+}
+
+/// How shrinking went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shrunk {
+    /// The minimal sequence found.
+    pub ops: Vec<Op>,
+    /// How it breaks the property.
+    pub broken: Broken,
+    /// Candidate sequences run.
+    pub runs: usize,
+    /// The wall-clock cap stopped it with candidates and runs left: the
+    /// sequence may not be minimal, and a run on a less busy machine may
+    /// shrink it further (reported).
+    pub cut_short: bool,
 }
 
 /// A minimal sequence from `seq` that still breaks `broken.property`, the
@@ -43,11 +63,12 @@ pub async fn shrink(
     seq: Vec<Op>,
     broken: Broken,
     budget: Budget,
-) -> (Vec<Op>, Broken, usize) {
+) -> Shrunk {
     // The operations after the one that broke never ran.
     let mut best = (cut_after(seq, &broken), broken);
     let mut runs = 0;
     let mut still_fails = true;
+    let mut cut_short = false;
     while runs < TREE_RUNS && budget.left(runs) {
         let moved = if still_fails {
             tree.simplify()
@@ -67,9 +88,16 @@ pub async fn shrink(
             _ => still_fails = false,
         }
     }
+    if runs < TREE_RUNS && budget.cut_by_clock(runs) {
+        cut_short = true;
+    }
     let (ops, mut broken) = best;
     let mut reducer = Reducer::new(ops, judges);
-    while budget.left(runs) {
+    loop {
+        if !budget.left(runs) {
+            cut_short |= budget.cut_by_clock(runs);
+            break;
+        }
         let Some(candidate) = reducer.next() else {
             break;
         };
@@ -82,7 +110,12 @@ pub async fn shrink(
             _ => reducer.verdict(false),
         }
     }
-    (reducer.into_best(), broken, runs)
+    Shrunk {
+        ops: reducer.into_best(),
+        broken,
+        runs,
+        cut_short,
+    }
 }
 
 /// `seq` up to the operation that broke.
