@@ -129,12 +129,12 @@ impl Runner {
 /// line: "...")`, waiting for its exit at most its shutdown budget.
 async fn ended(session: &PluginHandle) -> String {
     let exit = session.wait_exit(session.timeouts().shutdown).await;
-    let stderr = session.stderr_tail();
-    let last = stderr.iter().rev().find(|l| !l.trim().is_empty());
+    let words = kaged_host_core::last_words::last_words(&session.stderr_tail());
     let exit = exit.map_or("not exited".to_string(), |e| e.to_string());
-    match last {
-        Some(line) => format!(" ({exit}; last stderr line: {line:?})"),
-        None => format!(" ({exit}; nothing on stderr)"),
+    match words.as_slice() {
+        [] => format!(" ({exit}; nothing on stderr)"),
+        [line] => format!(" ({exit}; last stderr line: {line:?})"),
+        lines => format!(" ({exit}; on stderr: {:?})", lines.join(" | ")),
     }
 }
 

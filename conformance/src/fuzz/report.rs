@@ -182,17 +182,18 @@ fn memory(slope: Option<&Slope>) -> (Status, String) {
         return (
             failed(Property::MemoryBounded),
             format!(
-                "RSS grew {:.0} KiB per 1000 calls of {} over {} call(s) (calls, KiB: {:?}){stopped}\nreproduce: {}",
-                s.kib_per_1k_calls, s.op, s.calls, s.samples, s.bench
+                "RSS grew {:.0} KiB per 1000 calls of {} after a warm-up of {} call(s), over {} call(s) (calls, KiB: {:?}){stopped}\nreproduce: {}",
+                s.kib_per_1k_calls, s.op, s.warmup, s.calls, s.samples, s.bench
             ),
         );
     }
     (
         Status::Pass,
         format!(
-            "{:.0} KiB per 1000 calls of {} over {} call(s) ({} RSS samples){stopped}",
+            "{:.0} KiB per 1000 calls of {} after a warm-up of {} call(s) (the first half), over {} call(s) ({} RSS samples){stopped}",
             s.kib_per_1k_calls,
             s.op,
+            s.warmup,
             s.calls,
             s.samples.len()
         ),

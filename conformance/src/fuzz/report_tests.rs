@@ -32,6 +32,7 @@ fn slope(samples: Vec<(usize, u64)>, calls: usize, stopped: Option<SoakStop>) ->
         requested: 100,
         calls,
         kib_per_1k_calls: 0.0,
+        warmup: 0,
         samples,
         stopped,
         bench: "kaged-host-sim bench m --calls 100".into(),

@@ -46,6 +46,10 @@ pub struct Slope {
     pub samples: Vec<(usize, u64)>,
     /// The fitted slope, KiB per 1 000 calls (0 below two samples).
     pub kib_per_1k_calls: f64,
+    /// The calls before the judged part (the first half): a runtime that
+    /// warms up (V8's and a JVM's heaps grow for the first hundreds of
+    /// calls, then stay flat) is judged after it.
+    pub warmup: usize,
     /// Why the soak stopped early, if it did.
     pub stopped: Option<SoakStop>,
     /// The `kaged-host-sim bench` command that repeats the same call and
@@ -61,11 +65,27 @@ impl Slope {
 
     /// Whether memory stayed bounded (over the samples taken).
     pub fn bounded(&self) -> bool {
-        let growth = match (self.samples.first(), self.samples.last()) {
+        let judged = self.judged();
+        let growth = match (judged.first(), judged.last()) {
             (Some(a), Some(b)) => b.1.saturating_sub(a.1),
             _ => 0,
         };
         growth <= MAX_GROWTH_KIB || self.kib_per_1k_calls <= MAX_SLOPE_KIB_PER_1K
+    }
+
+    /// The samples after the warm-up (all of them when fewer than two
+    /// come after it).
+    pub fn judged(&self) -> &[(usize, u64)] {
+        let from = self
+            .samples
+            .iter()
+            .position(|s| s.0 >= self.warmup)
+            .unwrap_or(self.samples.len());
+        if self.samples.len() - from >= 2 {
+            &self.samples[from..]
+        } else {
+            &self.samples
+        }
     }
 }
 
@@ -131,6 +151,7 @@ pub async fn soak(
         calls: 0,
         samples: Vec::new(),
         kib_per_1k_calls: 0.0,
+        warmup: 0,
         stopped: None,
     };
     let audit = AuditLog::discard();
@@ -167,7 +188,8 @@ pub async fn soak(
         slope.samples.extend(rss().map(|kib| (slope.calls, kib)));
     }
     session.shutdown().await;
-    slope.kib_per_1k_calls = fit(&slope.samples);
+    slope.warmup = slope.calls / 2;
+    slope.kib_per_1k_calls = fit(slope.judged());
     slope
 }
 
@@ -200,5 +222,53 @@ mod tests {
         assert_eq!(fit(&flat), 0.0);
         let growing = [(0, 1000), (100, 1100), (200, 1200)];
         assert!((fit(&growing) - 1000.0).abs() < 1e-6);
+    }
+}
+
+#[cfg(test)]
+mod warmup_tests {
+    use super::*;
+
+    fn slope(samples: Vec<(usize, u64)>, calls: usize) -> Slope {
+        let mut s = Slope {
+            op: "ping".into(),
+            requested: calls,
+            calls,
+            samples,
+            kib_per_1k_calls: 0.0,
+            warmup: calls / 2,
+            stopped: None,
+            bench: String::new(),
+        };
+        s.kib_per_1k_calls = fit(s.judged());
+        s
+    }
+
+    #[test]
+    fn a_runtime_that_warms_up_then_stays_flat_is_bounded() {
+        // V8-like: +30 MiB over the first 600 calls, then flat.
+        let v8: Vec<(usize, u64)> = (0..=10)
+            .map(|i| {
+                (
+                    i * 200,
+                    if i * 200 < 600 {
+                        40_000 + i as u64 * 10_000
+                    } else {
+                        70_000
+                    },
+                )
+            })
+            .collect();
+        assert!(slope(v8, 2000).bounded());
+    }
+
+    #[test]
+    fn a_leak_still_grows_after_the_warm_up() {
+        let leak: Vec<(usize, u64)> = (0..=10)
+            .map(|i| (i * 200, 40_000 + i as u64 * 2_000))
+            .collect();
+        let s = slope(leak, 2000);
+        assert!(!s.bounded(), "{}", s.kib_per_1k_calls);
+        assert!((s.kib_per_1k_calls - 10_000.0).abs() < 1.0);
     }
 }

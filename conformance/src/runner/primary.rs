@@ -173,27 +173,17 @@ impl Primary {
         matches!(self.outcome, Some(Err(HandshakeError::Exited)))
     }
 
-    /// How the process exited at once, with its last stderr lines.
+    /// How the process exited at once, with what its stderr says went
+    /// wrong (the error and its frame, not a runtime's banner).
     pub fn exit_description(&self) -> String {
-        let tail: Vec<&String> = self
-            .stderr
-            .iter()
-            .rev()
-            .take(5)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let words = kaged_host_core::last_words::last_words(&self.stderr);
         format!(
             "exits at once ({}) before answering initialize; last stderr: {}",
             describe_exit(self.exit.map(|e| (e.code, e.signal))),
-            if tail.is_empty() {
+            if words.is_empty() {
                 "(none)".to_string()
             } else {
-                tail.iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" | ")
+                words.join(" | ")
             }
         )
     }

@@ -84,7 +84,7 @@ pub use requests::{
 // normal form, golden transcripts and the generated `reference` of
 // docs/protocol.md), their main types at the root too.
 pub use kaged_plugin_protocol::error_chain::one_line;
-pub use observe::{audit, golden, normal, reference, transcript, violation, visible};
+pub use observe::{audit, golden, last_words, normal, reference, transcript, violation, visible};
 #[doc(no_inline)]
 pub use observe::{AuditEvent, AuditLog, AuditRecord, Direction, Transcript, TranscriptRecord};
 #[doc(no_inline)]

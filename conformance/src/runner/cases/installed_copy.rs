@@ -121,9 +121,10 @@ async fn ended(ctx: &RunContext, s: &PluginHandle) -> String {
     // Until the exit is seen and the end handled (stderr read to its end).
     let limit = ctx.timeouts.sigterm_grace.max(Duration::from_secs(1));
     let exit = s.wait_exit(limit).await;
-    let last = match s.stderr_tail().last() {
-        Some(line) => format!("last stderr line: `{line}`"),
-        None => "no stderr".to_string(),
+    let last = match kaged_host_core::last_words::last_words(&s.stderr_tail()).as_slice() {
+        [] => "no stderr".to_string(),
+        [line] => format!("last stderr line: `{line}`"),
+        lines => format!("on stderr: `{}`", lines.join(" | ")),
     };
     format!(
         "it exits at once ({}) before answering initialize; {last}",

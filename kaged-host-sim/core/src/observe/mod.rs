@@ -6,6 +6,7 @@ pub mod audit;
 mod audit_event;
 pub mod golden;
 mod jsonl;
+pub mod last_words;
 pub mod normal;
 pub mod reference;
 pub mod transcript;
