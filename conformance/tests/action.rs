@@ -12,7 +12,7 @@ use std::path::Path;
 
 use kaged_test_support::command::assert_success;
 use serde_json::{json, Value};
-use support::own_fixture;
+use support::{cmd, own_fixture};
 
 fn action() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("action/action.yml");
@@ -213,6 +213,11 @@ fn run_with(id: &str, inputs: &Value) -> Ran {
             .trim_end_matches(" }}");
         let value = match &inputs[name] {
             Value::String(s) => s.clone(),
+            // An input the test leaves out takes the action's default.
+            Value::Null => action()["inputs"][name]["default"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             other => other.to_string(),
         };
         cmd.env(k, value);
@@ -301,5 +306,97 @@ fn the_golden_step_checks_a_golden_transcript_and_says_what_changed() {
             && ran.summary.contains("$.msg.params.text"),
         "{}",
         ran.summary
+    );
+}
+
+/// The attestation steps, run as the runner would with the signing step
+/// stubbed at its boundary (`actions/attest` is not run here; its inputs
+/// are the prepared outputs): the run step writes the statement under a
+/// policy, the prepare step hands actions/attest the subject and the
+/// predicate, and the statement verifies for the plugin directory.
+#[test]
+fn the_attest_steps_hand_actions_attest_the_statement_of_a_certified_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let policy = tmp.path().join("policy.yaml");
+    std::fs::write(&policy, "policy: 1\nname: registry\n").expect("write");
+    let example = support::workspace().join("examples/python-notes");
+    let inputs = json!({
+        "plugin-dir": example, "time-scale": "1", "known-failing": "", "strict": "false",
+        "cage": "require", "max-failures": "", "jobs": "", "policy": policy, "attest": "true",
+    });
+    let Ran { outputs, _tmp, .. } = run_with("run", &inputs);
+    assert!(outputs.contains("exit-code=0\n"), "{outputs}");
+    let dir = outputs
+        .lines()
+        .find_map(|l| l.strip_prefix("report-dir="))
+        .expect("report-dir")
+        .to_string();
+    // The prepare step reads it with jq, as on a GitHub runner.
+    let (script, _) = step("attestation");
+    let out_file = tmp.path().join("output");
+    let ran = std::process::Command::new("bash")
+        .args(["-e", "-c", &script])
+        .env("OUT", &dir)
+        .env("GITHUB_OUTPUT", &out_file)
+        .output()
+        .expect("bash");
+    assert_success("the prepare step", &ran);
+    let prepared = std::fs::read_to_string(&out_file).expect("outputs");
+    assert!(
+        prepared.contains("subject-name=py-notes@0.1.0\n"),
+        "{prepared}"
+    );
+    assert!(
+        prepared.contains("predicate-type=https://kaged.dev/attestation/conformance/v1\n"),
+        "{prepared}"
+    );
+    assert!(prepared.contains("outcome=certified\n"), "{prepared}");
+    let digest = prepared
+        .lines()
+        .find_map(|l| l.strip_prefix("subject-digest=sha256:"))
+        .expect("a digest");
+    assert_eq!(digest.len(), 64, "{prepared}");
+    let predicate = Path::new(&dir).join("predicate.json");
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&predicate).expect("predicate"))
+        .expect("JSON");
+    assert_eq!(p["policy"]["name"], "registry");
+    // The signing step takes exactly these outputs.
+    let action = action();
+    let sign = action["runs"]["steps"]
+        .as_array()
+        .and_then(|s| {
+            s.iter().find(|s| {
+                s["uses"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("actions/attest@"))
+            })
+        })
+        .expect("the signing step");
+    for k in [
+        "subject-name",
+        "subject-digest",
+        "predicate-type",
+        "predicate-path",
+    ] {
+        assert_eq!(
+            sign["with"][k],
+            format!("${{{{ steps.attestation.outputs.{k} }}}}"),
+            "{k}"
+        );
+    }
+    // And the statement verifies for the directory it certified.
+    let verified = cmd()
+        .arg("verify")
+        .arg(Path::new(&dir).join("attestation.json"))
+        .arg(&example)
+        .arg("--policy")
+        .arg(&policy)
+        .output()
+        .expect("verify");
+    assert_eq!(
+        verified.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&verified.stderr)
     );
 }

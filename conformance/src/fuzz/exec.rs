@@ -115,7 +115,7 @@ impl Runner {
                 broken = Some(Broken {
                     property: Property::CleanWire,
                     step: i + 1,
-                    detail: format!("{} {}", ev.event, ev.to_json()),
+                    detail: ev.describe(),
                 });
                 break;
             }

@@ -163,6 +163,28 @@ fn single(manifest: &Manifest, params: &BTreeMap<String, Value>) -> BoxedStrateg
             .and_then(|s| crate::args_from_schema(s).ok())
             .and_then(|v| v.as_object().cloned())
             .unwrap_or_default();
+        // The daemon fills a field left out with its schema default before
+        // it validates and sends (plugin-host.md § Merging; ADDENDUM §15):
+        // a generated config gets the project side's defaults first.
+        let defaults: serde_json::Map<String, Value> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .iter()
+                    .filter_map(|(k, p)| Some((k.clone(), p.get("default")?.clone())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let project = move |generated: Value| match generated {
+            Value::Object(mut o) => {
+                for (k, v) in &defaults {
+                    o.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+                Value::Object(o)
+            }
+            other => other,
+        };
         let merged = move |project: Value| match project {
             Value::Object(mut o) => {
                 for (k, v) in &system {
@@ -173,18 +195,21 @@ fn single(manifest: &Manifest, params: &BTreeMap<String, Value>) -> BoxedStrateg
             other => other,
         };
         if let Some(writes) = knob_writes(manifest) {
-            let (judge, merged) = (judge.clone(), merged.clone());
+            let (judge, merged, project) = (judge.clone(), merged.clone(), project.clone());
             arms.push(
                 writes
-                    .prop_map(move |(config, _knob)| Op::Config {
-                        valid: judge.valid(&config),
-                        config: merged(config),
+                    .prop_map(move |(config, _knob)| {
+                        let config = project(config);
+                        Op::Config {
+                            valid: judge.valid(&config),
+                            config: merged(config),
+                        }
                     })
                     .boxed(),
             );
         }
         for broken in [false, true] {
-            let (judge, merged) = (judge.clone(), merged.clone());
+            let (judge, merged, project) = (judge.clone(), merged.clone(), project.clone());
             let values = if broken {
                 mutated(schema)
             } else {
@@ -192,9 +217,12 @@ fn single(manifest: &Manifest, params: &BTreeMap<String, Value>) -> BoxedStrateg
             };
             arms.push(
                 values
-                    .prop_map(move |config| Op::Config {
-                        valid: judge.valid(&config),
-                        config: merged(config),
+                    .prop_map(move |config| {
+                        let config = project(config);
+                        Op::Config {
+                            valid: judge.valid(&config),
+                            config: merged(config),
+                        }
                     })
                     .boxed(),
             );

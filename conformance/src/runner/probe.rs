@@ -120,24 +120,8 @@ pub(crate) fn brief(seen: &[Value]) -> String {
     v.join(", ")
 }
 
-/// An audited violation in words, for a case's detail: its event, why
-/// (`detail`), and the line the plugin sent (`line`), quoted:
-/// `plugin.protocol_violation invalid_message: ... ; the plugin sent: `{"debug":true}``.
+/// An audited violation in words, for a case's detail
+/// ([`kaged_host_core::AuditRecord::describe`]).
 pub(crate) fn describe_audited(r: &kaged_host_core::AuditRecord) -> String {
-    let mut out = r.event.as_str().to_string();
-    if let Some(kind) = r.get("violation_type").as_str() {
-        out.push_str(&format!(" {kind}"));
-    }
-    if let Some(why) = r.get("detail").as_str() {
-        out.push_str(&format!(": {why}"));
-    }
-    if let Some(line) = r.get("line").as_str() {
-        let more = if r.get("truncated") == true {
-            "…"
-        } else {
-            ""
-        };
-        out.push_str(&format!("; the plugin sent: `{line}{more}`"));
-    }
-    out
+    r.describe()
 }

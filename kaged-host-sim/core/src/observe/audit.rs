@@ -71,6 +71,52 @@ impl AuditRecord {
         Value::Object(obj)
     }
 
+    /// The record in words, for a report: its event, its kind
+    /// (`violation_type`), why (`detail`), and the line the plugin sent
+    /// (`line`), quoted; other data as `key=value`, without the `name`
+    /// every record carries.
+    ///
+    /// ```
+    /// use kaged_host_core::{AuditEvent, AuditLog};
+    /// let log = AuditLog::memory();
+    /// log.emit(AuditEvent::ProtocolViolation, "p", serde_json::json!({
+    ///     "violation_type": "invalid_message", "detail": "missing member \"jsonrpc\"",
+    ///     "line": "{\"debug\":true}", "truncated": false}));
+    /// assert_eq!(log.events()[0].describe(),
+    ///     "plugin.protocol_violation invalid_message: missing member \"jsonrpc\"; the plugin sent: `{\"debug\":true}`");
+    /// ```
+    pub fn describe(&self) -> String {
+        const SHOWN: [&str; 5] = ["violation_type", "detail", "line", "truncated", "name"];
+        let mut out = self.event.as_str().to_string();
+        if let Some(kind) = self.get("violation_type").as_str() {
+            out.push_str(&format!(" {kind}"));
+        }
+        if let Some(why) = self.get("detail").as_str() {
+            out.push_str(&format!(": {why}"));
+        }
+        let rest: Vec<String> = self
+            .data
+            .iter()
+            .filter(|(k, _)| !SHOWN.contains(&k.as_str()))
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}={s}"),
+                other => format!("{k}={other}"),
+            })
+            .collect();
+        if !rest.is_empty() {
+            out.push_str(&format!(" ({})", rest.join(", ")));
+        }
+        if let Some(line) = self.get("line").as_str() {
+            let more = if self.get("truncated") == true {
+                "…"
+            } else {
+                ""
+            };
+            out.push_str(&format!("; the plugin sent: `{line}{more}`"));
+        }
+        out
+    }
+
     /// A data member, or `Null`.
     pub fn get(&self, key: &str) -> &Value {
         self.data.get(key).unwrap_or(&Value::Null)
