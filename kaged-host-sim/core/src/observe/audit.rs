@@ -74,7 +74,8 @@ impl AuditRecord {
     /// The record in words, for a report: its event, its kind
     /// (`violation_type`), why (`detail`), and the line the plugin sent
     /// (`line`), quoted; other data as `key=value`, without the `name`
-    /// every record carries.
+    /// every record carries, the ids that differ run after run (pid, cage,
+    /// request) and a crash's stderr.
     ///
     /// ```
     /// use kaged_host_core::{AuditEvent, AuditLog};
@@ -86,7 +87,21 @@ impl AuditRecord {
     ///     "plugin.protocol_violation invalid_message: missing member \"jsonrpc\"; the plugin sent: `{\"debug\":true}`");
     /// ```
     pub fn describe(&self) -> String {
-        const SHOWN: [&str; 5] = ["violation_type", "detail", "line", "truncated", "name"];
+        // Shown apart, or left out: what differs run after run (the pid,
+        // the cage and request ids) and the stderr a crash keeps.
+        const SHOWN: [&str; 11] = [
+            "violation_type",
+            "detail",
+            "line",
+            "truncated",
+            "name",
+            "pid",
+            "cage_id",
+            "request_id",
+            "user_id",
+            "last_stderr",
+            "duration_ms",
+        ];
         let mut out = self.event.as_str().to_string();
         if let Some(kind) = self.get("violation_type").as_str() {
             out.push_str(&format!(" {kind}"));

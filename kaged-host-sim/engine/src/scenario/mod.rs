@@ -47,7 +47,8 @@
 //!     messages_remaining: [{id: m2, role: user, content: new}]
 //!     strategy: summarize             # default drop
 //!     trigger: threshold_crossed      # default
-//!     expect: {result: {fallback: false}}
+//!     expect: {result: {fallback: false}}   # a malformed hook answer fails the
+//!                                     # step unless `malformed: [PLUGIN]` expects it
 //!   - expect_audit: compaction.completed
 //!     data: {strategy: compactor}
 //! ```

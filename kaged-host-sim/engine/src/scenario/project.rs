@@ -118,8 +118,14 @@ async fn compact(agents: &AgentHost, step: &CompactStep) -> Result<Value, AgentH
 async fn run_step(agents: &AgentHost, step: &ProjectStep) -> ProjectOutcome {
     let mark = agents.audit().len();
     let mut outcome = run_step_at(agents, step).await;
+    let expected: &[String] = match step {
+        ProjectStep::StartSession(s) => s.expect.as_ref().map_or(&[], |e| &e.malformed),
+        ProjectStep::Idle(s) => s.expect.as_ref().map_or(&[], |e| &e.malformed),
+        ProjectStep::Compact(s) => s.expect.as_ref().map_or(&[], |e| &e.malformed),
+        ProjectStep::ExpectAudit(_) => &[],
+    };
     if outcome.failure.is_none() {
-        outcome.failure = malformed_since(agents, mark);
+        outcome.failure = malformed_since(agents, mark, expected);
     }
     outcome
 }
@@ -127,13 +133,15 @@ async fn run_step(agents: &AgentHost, step: &ProjectStep) -> ProjectOutcome {
 /// A hook answer the host refused as malformed (audited `plugin.hook.failed`
 /// with `malformed_answer: true`, and treated as `null`) fails the step
 /// that fired it, naming the plugin, the hook and why: the daemon would
-/// ignore that answer.
-fn malformed_since(agents: &AgentHost, mark: usize) -> Option<String> {
+/// ignore that answer. A step whose `expect: {malformed: [PLUGIN]}` names
+/// the plugin expects it.
+fn malformed_since(agents: &AgentHost, mark: usize, expected: &[String]) -> Option<String> {
     let bad: Vec<String> = agents
         .audit()
         .since(mark)
         .iter()
         .filter(|r| r.event == AuditEvent::HookFailed && r.get("malformed_answer") == true)
+        .filter(|r| !expected.contains(&r.plugin))
         .map(|r| {
             format!(
                 "{} answered {} with a malformed answer, treated as null: {}",

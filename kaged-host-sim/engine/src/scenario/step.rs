@@ -195,6 +195,11 @@ pub struct ProjectExpect {
     /// The step's JSON outcome must contain this (subset match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// Plugins whose malformed hook answers this step expects (a scenario
+    /// showing that the host ignores them); any other plugin's malformed
+    /// answer fails the step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub malformed: Vec<String>,
 }
 
 impl SessionStep {
