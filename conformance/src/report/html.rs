@@ -58,7 +58,17 @@ pub fn render_html(report: &Report) -> String {
         .map(|(k, v)| format!("<div><dt>{}</dt><dd>{}</dd></div>", esc(k), esc(v)))
         .collect();
     let count = |st: Status| report.cases.iter().filter(|c| c.status == st).count();
+    // The page opens on what did not pass, failures first, each root
+    // before what follows from it; passes are folded away (`all` shows
+    // them).
+    let open = report.cases.len() - count(Status::Pass);
+    let selected = if count(Status::Fail) + count(Status::Warn) > 0 {
+        "open"
+    } else {
+        "all"
+    };
     let options: String = [
+        ("open", "not passed", open),
         ("all", "all", report.cases.len()),
         ("fail", "failed", count(Status::Fail)),
         ("warn", "warned", count(Status::Warn)),
@@ -66,10 +76,23 @@ pub fn render_html(report: &Report) -> String {
         ("pass", "passed", count(Status::Pass)),
     ]
     .iter()
-    .map(|(v, label, n)| format!("<option value=\"{v}\">{label} ({n})</option>"))
+    .map(|(v, label, n)| {
+        let sel = if *v == selected { " selected" } else { "" };
+        format!("<option value=\"{v}\"{sel}>{label} ({n})</option>")
+    })
     .collect();
-    let rows: String = report
-        .cases
+    let failures = report.failures_root_first();
+    let ordered: Vec<&CaseResult> = failures
+        .iter()
+        .copied()
+        .chain(
+            report
+                .cases
+                .iter()
+                .filter(|c| matches!(c.status, Status::Skip | Status::Pass)),
+        )
+        .collect();
+    let rows: String = ordered
         .iter()
         .enumerate()
         .map(|(i, c)| case_rows(i, c))

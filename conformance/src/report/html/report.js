@@ -24,7 +24,8 @@ function apply() {
   const text = search.value.trim().toLowerCase();
   let shown = 0;
   for (const row of rows) {
-    const visible = (status === "all" || row.dataset.status === status)
+    const visible = (status === "all" || row.dataset.status === status
+        || (status === "open" && row.dataset.status !== "pass"))
       && (text === "" || row.dataset.id.toLowerCase().includes(text));
     row.hidden = !visible;
     if (visible) shown += 1;
