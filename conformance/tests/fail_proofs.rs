@@ -272,6 +272,9 @@ fail_proofs! {
     ] then |r| {
         let d = &r.case(&HOOKS_ANSWERS.instance_id("pre_compact")).detail;
         assert!(d.contains("the payload with a code block") && d.contains("retain") && d.contains("fix:"), "{d}");
+        // The rule quoted is the answer shape's, not the hook timeout's.
+        let c = r.case(&HOOKS_ANSWERS.instance_id("pre_compact"));
+        assert!(c.sentence.starts_with("ADDENDUM §5: Observer answers"), "{}", c.sentence);
     };
 
     /// Prints a debugging JSON object on stdout before answering: the
@@ -282,9 +285,13 @@ fail_proofs! {
         let d = &r.case(&METHODS_ANSWERS.instance_id("status.get")).detail;
         assert!(
             d.contains("plugin.protocol_violation")
-                && d.contains(r#"the plugin sent: `{"debug": true, "state": "about to answer"}`"#),
+                && d.contains(r#"the plugin sent: `{"debug": true, "state": "about to answer"}`"#)
+                && d.contains("fix: write logs and debugging output to stderr"),
             "{d}"
         );
+        let c = r.case(&METHODS_ANSWERS.instance_id("status.get"));
+        assert_eq!(c.kind, Some(Kind::ProtocolViolation));
+        assert!(c.sentence.starts_with("plugin-host.md § Transport: Stdout discipline"), "{}", c.sentence);
     };
 
     /// Its tool answers -32603 on arguments its schema allows: no domain

@@ -80,6 +80,47 @@ pub(crate) fn case_kind(case: &CaseDef) -> Kind {
         .map_or(Kind::WrongAnswer, |(_, k)| *k)
 }
 
+/// The rule a failure of `kind` breaks when it is not the case's own:
+/// the `rule:` a report quotes (with where it is written), so that a
+/// wrong-shape hook answer does not quote the hook-timeout rule, nor a
+/// JSON line on stdout a method's. `None`: the case's own sentence.
+/// A row naming cases applies to them whatever their own kind (its rule
+/// is more precise than the case's sentence); a row for every case only
+/// when the failure is not of the case's own kind.
+pub(crate) fn rule_broken(case: &CaseDef, kind: Kind) -> Option<&'static str> {
+    let own = kind == case_kind(case);
+    KIND_RULES
+        .iter()
+        .find(|(k, prefix, _)| {
+            *k == kind
+                && match prefix {
+                    Some(p) => case.id.starts_with(p),
+                    None => !own,
+                }
+        })
+        .map(|(_, _, rule)| *rule)
+}
+
+/// Failure kinds whose rule is not the case's own, with the cases they
+/// apply to (`None`: every case) and the rule, quoted with its source.
+const KIND_RULES: &[(Kind, Option<&str>, &str)] = &[
+    (
+        Kind::WrongAnswer,
+        Some("hooks.answers"),
+        "ADDENDUM §5: Observer answers: `null`, `{}` or `{retain?: string[], inject?: string}`.",
+    ),
+    (
+        Kind::ProtocolViolation,
+        None,
+        "plugin-host.md § Transport: Stdout discipline: Plugins must not write anything to stdout that is not a JSON-RPC message. Any non-JSON line on stdout is logged as a protocol error and triggers a warning audit event (plugin.stdout_noise). The SDK provides a log() helper that routes to stderr.",
+    ),
+    (
+        Kind::StdoutNoise,
+        None,
+        "plugin-host.md § Transport: Stdout discipline: Plugins must not write anything to stdout that is not a JSON-RPC message. Any non-JSON line on stdout is logged as a protocol error and triggers a warning audit event (plugin.stdout_noise). The SDK provides a log() helper that routes to stderr.",
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

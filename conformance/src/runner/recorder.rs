@@ -263,7 +263,11 @@ impl<'a> Recorder<'a> {
             caused_by,
             ended_by: Some(ended),
             known_failure,
-            sentence: case.sentence.to_string(),
+            sentence: kind
+                .filter(|_| matches!(status, Status::Fail | Status::Warn))
+                .and_then(|k| super::kinds::rule_broken(case, k))
+                .unwrap_or(case.sentence)
+                .to_string(),
             transcript_tail: tail,
         };
         (self.on_case)(&result);

@@ -232,7 +232,7 @@ fn judge(
     match (expect, r) {
         (_, Err(CallError::Timeout { after, .. })) => broken(format!("expected: an answer within {after:?}; actual: none (the host kills the plugin)")),
         (_, Err(CallError::Closed { .. })) => broken(format!("expected: an answer to {method}; actual: the plugin ended before answering")),
-        (_, _) if !bad.is_empty() => Verdict::fail(format!("expected: a clean answer to {method}; actual: the host audited {}", bad.join("; "))),
+        (_, _) if !bad.is_empty() => audited(method, bad),
         (Expect::Answer, Ok(_)) => Verdict::pass(format!("{call} answered a result")),
         (Expect::Answer, Err(CallError::Plugin { error, .. })) => {
             Verdict::pass(format!("{call} answered a well-formed error {} {:?}", error.code, error.message))
@@ -309,4 +309,25 @@ pub(crate) async fn config_update_accepted(
     };
     sessions.retire(s).await;
     v
+}
+
+/// The verdict of a call the host audited a violation on: its kind from
+/// what was audited, the records quoted, and the fix for a line on stdout.
+fn audited(method: &str, bad: &[String]) -> Verdict {
+    let detail = format!(
+        "expected: a clean answer to {method}; actual: the host audited {}",
+        bad.join("; ")
+    );
+    let on_stdout = |event: &str| bad.iter().any(|b| b.starts_with(event));
+    let kind = if on_stdout("plugin.protocol_violation") {
+        crate::report::Kind::ProtocolViolation
+    } else if on_stdout("plugin.stdout_noise") {
+        crate::report::Kind::StdoutNoise
+    } else {
+        return Verdict::fail(detail);
+    };
+    Verdict::fail_as(
+        kind,
+        format!("{detail}\nfix: write logs and debugging output to stderr; stdout carries JSON-RPC messages only"),
+    )
 }
