@@ -90,6 +90,20 @@ pub fn daemon_config(
     Ok(out)
 }
 
+/// What a run sends every session first, as the daemon would: the
+/// [`daemon_config`] when it holds more than the schemas' defaults, else
+/// the defaults (the same config; a replay script then needs no
+/// `config:`), and the defaults when none could be generated.
+pub fn daemon_first_config(
+    manifest: &kaged_plugin_protocol::manifest::Manifest,
+) -> kaged_host_core::FirstConfig {
+    use kaged_host_core::FirstConfig;
+    match daemon_config(manifest) {
+        Ok(c) if c != manifest.config_defaults() => FirstConfig::Given(c),
+        _ => FirstConfig::Defaults,
+    }
+}
+
 /// Arguments breaking `schema` (an object schema): a required property
 /// left out, or a property of the wrong type, or an unexpected property
 /// when `additionalProperties` is false. `None` when nothing tried breaks it.

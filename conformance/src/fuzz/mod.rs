@@ -204,12 +204,7 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         cage: opts.cage,
         config_root: config_root.path().to_path_buf(),
         // What the daemon sends first, as `run` sends it.
-        // (the schemas' defaults alone stay `Defaults`: a replay script
-        // says `config:` only when it holds more).
-        first_config: match crate::daemon_config(&manifest) {
-            Ok(c) if c != manifest.config_defaults() => FirstConfig::Given(c),
-            _ => FirstConfig::Defaults,
-        },
+        first_config: crate::schema_args::daemon_first_config(&manifest),
     };
     let params = match crate::profile::load(&dir.join(crate::profile::PROFILE_FILE), &manifest) {
         crate::profile::Loaded::Absent => Default::default(),

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::manifest::{apply_defaults, Manifest};
 use kaged_plugin_protocol::{HookName, Message, MessageRole, PluginCallContext, PluginRole};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -166,21 +166,10 @@ fn single(manifest: &Manifest, params: &BTreeMap<String, Value>) -> BoxedStrateg
         // The daemon fills a field left out with its schema default before
         // it validates and sends (plugin-host.md § Merging; ADDENDUM §15):
         // a generated config gets the project side's defaults first.
-        let defaults: serde_json::Map<String, Value> = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|props| {
-                props
-                    .iter()
-                    .filter_map(|(k, p)| Some((k.clone(), p.get("default")?.clone())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let project_schema = schema.clone();
         let project = move |generated: Value| match generated {
             Value::Object(mut o) => {
-                for (k, v) in &defaults {
-                    o.entry(k.clone()).or_insert_with(|| v.clone());
-                }
+                apply_defaults(Some(&project_schema), &mut o);
                 Value::Object(o)
             }
             other => other,

@@ -79,12 +79,8 @@ impl RunContext {
         storage: InFlight,
         (cage, config_root): (RunCage, PathBuf),
     ) -> RunContext {
-        let first_config = match crate::daemon_config(&manifest) {
-            Ok(config) => FirstConfig::Given(config),
-            Err(_) => FirstConfig::Defaults,
-        };
         RunContext {
-            first_config,
+            first_config: crate::schema_args::daemon_first_config(&manifest),
             profile: match (options.ignore_plugin_profile, options.profile.as_deref()) {
                 (true, None) => Loaded::Absent,
                 (_, explicit) => crate::profile::load_for_run(explicit, dir, &manifest),

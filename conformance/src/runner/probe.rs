@@ -119,9 +119,3 @@ pub(crate) fn brief(seen: &[Value]) -> String {
         .collect();
     v.join(", ")
 }
-
-/// An audited violation in words, for a case's detail
-/// ([`kaged_host_core::AuditRecord::describe`]).
-pub(crate) fn describe_audited(r: &kaged_host_core::AuditRecord) -> String {
-    r.describe()
-}

@@ -4,11 +4,11 @@
 use crate::support::projects;
 use crate::support::projects::{events, inline, ok};
 use kaged_host_sim::agents::{
-    config::{apply_defaults, merge_config, validate, ConfigSide},
+    config::{merge_config, validate, ConfigSide},
     Project,
 };
 use kaged_host_sim::AuditEvent;
-use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::manifest::{apply_defaults, Manifest};
 use serde_json::{json, Map, Value};
 
 const RESEARCHER: &str = "primary.subagents.researcher";

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kaged_host_core::audit::AuditEvent;
+use kaged_host_core::audit::{AuditEvent, AuditRecord};
 use kaged_host_core::group_alive;
 use kaged_host_core::CallError;
 use kaged_host_core::HostSim;
@@ -245,7 +245,7 @@ async fn fire(
                 AuditEvent::HookTimeout | AuditEvent::HookFailed | AuditEvent::ProtocolViolation
             )
         })
-        .map(crate::runner::probe::describe_audited)
+        .map(AuditRecord::describe)
         .collect();
     let limit = ctx.timeouts.hook;
     match r {

@@ -206,7 +206,7 @@ pub(super) async fn call_shared(
         .since(mark)
         .iter()
         .filter(|e| BAD_EVENTS.contains(&e.event) && !about_own_requests(e))
-        .map(crate::runner::probe::describe_audited)
+        .map(AuditRecord::describe)
         .collect();
     Ok((r, bad))
 }

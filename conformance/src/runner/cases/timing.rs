@@ -7,9 +7,7 @@
 use std::time::Duration;
 
 use kaged_host_core::audit::{AuditEvent, AuditRecord};
-use kaged_plugin_protocol::methods::{
-    CONFIG_UPDATE, PING, PROJECTS_ACTIVATED, PROJECTS_DEACTIVATED,
-};
+use kaged_plugin_protocol::methods::SYSTEM_METHODS;
 
 use crate::runner::observations::Observations;
 use crate::runner::verdict::Verdict;
@@ -21,15 +19,8 @@ const MARGIN: f64 = 0.5;
 /// before it is a warning: an agent waits on every hook and tool call in
 /// its turn. System methods (`config.update`, `ping`, `projects.*`) are
 /// held to half their budget only: the first `config.update` comes right
-/// after start-up, while a runtime is still warming.
-/// The system methods [`SLOW`] does not apply to.
-const SYSTEM_METHODS: [&str; 4] = [
-    CONFIG_UPDATE,
-    PING,
-    PROJECTS_ACTIVATED,
-    PROJECTS_DEACTIVATED,
-];
-
+/// after start-up, while a runtime is still warming (the protocol's
+/// `SYSTEM_METHODS`).
 pub(crate) const SLOW: Duration = Duration::from_millis(1500);
 
 /// `timing.margins`: every method, tool and hook answer of the run (the

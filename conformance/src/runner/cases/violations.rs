@@ -29,7 +29,7 @@ fn judge(
         Some(first) => Verdict::fail(format!(
             "expected: {expected}; actual: {} time(s), first: {}",
             found.len(),
-            crate::runner::probe::describe_audited(first)
+            first.describe()
         )),
     };
     (v, found)

@@ -22,7 +22,7 @@
 //! side whose schema is absent is accepted as is. A schema that does not
 //! compile is reported as a validation failure of its side.
 
-use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::manifest::{apply_defaults, Manifest};
 use serde_json::{Map, Value};
 
 /// Which config block failed.
@@ -76,24 +76,6 @@ fn property_names(schema: Option<&Value>) -> Vec<&str> {
         .and_then(Value::as_object)
         .map(|p| p.keys().map(String::as_str).collect())
         .unwrap_or_default()
-}
-
-/// Give every top-level property of `schema` that has a `default` and is
-/// absent from `config` its default.
-pub fn apply_defaults(schema: Option<&Value>, config: &mut Map<String, Value>) {
-    let Some(props) = schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-    else {
-        return;
-    };
-    for (name, prop) in props {
-        if let Some(default) = prop.get("default") {
-            if !config.contains_key(name) {
-                config.insert(name.clone(), default.clone());
-            }
-        }
-    }
 }
 
 /// Validate `config` against `schema` (absent schema: always valid).

@@ -24,17 +24,8 @@ impl Manifest {
     /// ```
     pub fn config_defaults(&self) -> Map<String, Value> {
         let mut out = Map::new();
-        for schema in [&self.config_schema, &self.system_config_schema] {
-            let props = schema
-                .as_ref()
-                .and_then(|s| s.get("properties"))
-                .and_then(Value::as_object);
-            for (name, prop) in props.into_iter().flatten() {
-                if let Some(default) = prop.get("default") {
-                    out.entry(name.clone()).or_insert_with(|| default.clone());
-                }
-            }
-        }
+        apply_defaults(self.config_schema.as_ref(), &mut out);
+        apply_defaults(self.system_config_schema.as_ref(), &mut out);
         out
     }
 
@@ -44,5 +35,29 @@ impl Manifest {
         let mut out = self.config_defaults();
         out.extend(given.iter().map(|(k, v)| (k.clone(), v.clone())));
         out
+    }
+}
+
+/// Give every top-level property of `schema` that has a `default` and is
+/// absent from `config` its default (the daemon does this before it
+/// validates and sends a config: plugin-host.md § Merging).
+///
+/// ```
+/// use kaged_plugin_protocol::manifest::apply_defaults;
+/// let schema = serde_json::json!({"properties": {"n": {"default": 3}, "s": {}}});
+/// let mut config = serde_json::json!({"s": "x"}).as_object().cloned().unwrap();
+/// apply_defaults(Some(&schema), &mut config);
+/// assert_eq!(serde_json::Value::Object(config), serde_json::json!({"s": "x", "n": 3}));
+/// ```
+pub fn apply_defaults(schema: Option<&Value>, config: &mut Map<String, Value>) {
+    let props = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    for (name, prop) in props.into_iter().flatten() {
+        if let Some(default) = prop.get("default") {
+            config
+                .entry(name.clone())
+                .or_insert_with(|| default.clone());
+        }
     }
 }

@@ -11,6 +11,7 @@ mod model;
 mod parse;
 mod yaml;
 
+pub use defaults::apply_defaults;
 pub use emit::value_to_yaml;
 pub use model::{
     CapabilityEntry, Knob, Manifest, ToolDecl, DEFAULT_HEALTH_INTERVAL_SEC,
