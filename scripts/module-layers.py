@@ -2,6 +2,7 @@
 """Check that no file of a library crate imports from a module above its own layer.
 
 Usage: scripts/module-layers.py <crate>/src [--suggest]
+       scripts/module-layers.py <crate>/src/<module> [--suggest]
 
 The crate's `lib.rs` states its layer order in one line of its doc comment:
 
@@ -15,6 +16,11 @@ it; the file-level imports are those `scripts/module-cycles.py` finds
 import from a module on a higher layer fails, naming the file, the module it
 reaches up to and the names it uses. Imports within one layer are allowed
 (module-cycles.py already refuses circles).
+
+Given a module's folder instead (one with a `mod.rs`, inside a crate's
+`src`), the same holds one level down: its `mod.rs` states the order of its
+own submodules, and the imports between files of the folder are checked
+against it (imports from outside the folder are not its concern).
 
 `--suggest` prints a layer line that fits today's imports (each module as
 low as its imports allow) to start from; the check itself never guesses.
@@ -62,9 +68,22 @@ def owner(src: str, file: str, modules: set[str]) -> str | None:
     return name if name in modules else None
 
 
+def crate_src(folder: str) -> str | None:
+    """The `src` folder of the crate that holds `folder` (the nearest one with a `lib.rs`)."""
+    d = os.path.abspath(folder)
+    while True:
+        if os.path.isfile(os.path.join(d, "lib.rs")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+
+
 def module_edges(src: str, modules: set[str]) -> list[tuple[str, str, str, str, set[str]]]:
     """(from module, to module, from file, to file, names) for each cross-module import."""
-    crate = mc.Crate(src, os.path.join(src, "lib.rs"))
+    root = crate_src(src) or src
+    crate = mc.Crate(root, os.path.join(root, "lib.rs"))
     out = []
     for (a, b), why in crate.edges().items():
         ma, mb = owner(src, a, modules), owner(src, b, modules)
@@ -95,11 +114,17 @@ def suggest(modules: list[str], edges) -> str:
 
 def main(argv: list[str]) -> int:
     args = [a for a in argv[1:] if not a.startswith("--")]
-    if len(args) != 1 or not os.path.isfile(os.path.join(args[0], "lib.rs")):
+    if len(args) != 1:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     src = os.path.normpath(args[0])
     lib = os.path.join(src, "lib.rs")
+    if not os.path.isfile(lib):
+        lib = os.path.join(src, "mod.rs")
+        if not os.path.isfile(lib) or crate_src(src) is None:
+            print(f"{src}: neither a crate's src (lib.rs) nor a module folder (mod.rs) inside one",
+                  file=sys.stderr)
+            return 2
     modules = top_modules(lib)
     edges = module_edges(src, set(modules))
     if "--suggest" in argv:
@@ -124,7 +149,7 @@ def main(argv: list[str]) -> int:
             bad += 1
     for m in rank:
         if m not in modules:
-            print(f"{lib}: the layer line names `{m}`, which lib.rs does not declare")
+            print(f"{lib}: the layer line names `{m}`, which {os.path.basename(lib)} does not declare")
             bad += 1
     rel = lambda p: os.path.relpath(p, src)  # noqa: E731
     for ma, mb, a, b, why in sorted(edges):

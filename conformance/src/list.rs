@@ -3,12 +3,12 @@
 //! the file current).
 
 use crate::catalogue::{CaseDef, CATALOGUE};
-use crate::report::{KindFor, KINDS};
+use crate::catalogue::{KindFor, KINDS};
 
 /// Marker lines around the generated list of failure kinds in
 /// `docs/conformance.md`.
 pub const KINDS_BEGIN_MARKER: &str =
-    "<!-- BEGIN GENERATED KINDS: kaged_conformance::report::KINDS -->";
+    "<!-- BEGIN GENERATED KINDS: kaged_conformance::catalogue::KINDS -->";
 /// See [`KINDS_BEGIN_MARKER`].
 pub const KINDS_END_MARKER: &str = "<!-- END GENERATED KINDS -->";
 
@@ -34,7 +34,7 @@ pub const BEGIN_MARKER: &str =
 pub const END_MARKER: &str = "<!-- END GENERATED CATALOGUE -->";
 
 fn display_id(c: &CaseDef) -> String {
-    match c.per {
+    match c.per.placeholder() {
         Some(per) => format!("{}[<{per}>]", c.id),
         None => c.id.to_string(),
     }

@@ -1,5 +1,5 @@
 //! `docs/conformance.md` carries the case catalogue generated from
-//! `catalogue/` and the failure kinds generated from `report::KINDS`; these
+//! `catalogue/` and the failure kinds generated from `catalogue::KINDS`; these
 //! tests fail when either is out of date. Regenerate with
 //! `KAGED_UPDATE_DOCS=1 cargo test -p kaged-conformance --test docs_current`.
 

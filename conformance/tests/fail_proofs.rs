@@ -9,10 +9,11 @@ mod support;
 
 use std::collections::BTreeSet;
 
+use kaged_conformance::catalogue::Kind;
 use kaged_conformance::catalogue::*;
 use kaged_conformance::report::Status::{Fail, Pass, Skip, Warn};
 use kaged_conformance::report::{
-    render_human, render_junit, render_markdown, render_tap, EndedBy, Kind, Report,
+    render_human, render_junit, render_markdown, render_tap, EndedBy, Report,
 };
 use kaged_conformance::selection::{Pattern, Selection};
 use kaged_conformance::{run_suite, Options};
@@ -72,7 +73,7 @@ fail_proofs! {
     /// At time scale 0.2 (ping budget 1 s): the plugin answers a ping
     /// behind one 0.1 s call however busy the machine is, and drops what
     /// does not fit its queue.
-    drops_when_busy: own("drops-when-busy").scale(0.2) => [fail(PROTOCOL_CONCURRENT_CALLS)] then |r| {
+    drops_when_busy: own("drops-when-busy").scale(0.2).jobs_compared() => [fail(PROTOCOL_CONCURRENT_CALLS)] then |r| {
         assert!(r.case(PROTOCOL_CONCURRENT_CALLS.id).detail.contains("unanswered within"));
     };
 
@@ -126,7 +127,7 @@ fail_proofs! {
     /// Its methods break their profile: `calc.add` answers a result other
     /// than the declared one, `calc.div` accepts params the profile says it
     /// refuses; their other profile cases pass.
-    profile_wrong: own("profile-wrong") => [
+    profile_wrong: own("profile-wrong").jobs_compared() => [
         fail(METHODS_EXAMPLES).on("calc.add"),
         fail(METHODS_INVALID_PARAMS).on("calc.div"),
     ] then |r| {
@@ -188,7 +189,7 @@ fail_proofs! {
     /// A plugin that answers `initialize` and nothing else (shutdown, EOF and
     /// SIGTERM ignored): every case that waits on it fails by its timeout, and
     /// the run ends (its duration is measured in `benches/suite.rs`).
-    hangs_everywhere_fails_by_the_timeouts: own("hangs-everywhere").scale(0.02).budgets(Budgets::StartupOnly) => [
+    hangs_everywhere_fails_by_the_timeouts: own("hangs-everywhere").scale(0.02).budgets(Budgets::StartupOnly).jobs_compared() => [
         fail(PROTOCOL_PING),
         fail(PROTOCOL_UNKNOWN_METHOD),
         warn(PROTOCOL_NOT_INITIALIZED),
@@ -229,7 +230,7 @@ fail_proofs! {
     /// behind it, past the ping timeout.
     /// `slow.work` also takes two thirds of the request budget: a timing
     /// warning before it is a timeout.
-    ping_blocked: own("ping-blocked").budgets(Budgets::WaitsScaled) => [
+    ping_blocked: own("ping-blocked").budgets(Budgets::WaitsScaled).jobs_compared() => [
         fail(PROTOCOL_PING_DURING_SLOW_CALL),
         warn(TIMING_MARGINS).audit("plugin.method_returned"),
     ] then |r| {
@@ -305,7 +306,7 @@ fail_proofs! {
 
     /// Never answers config.update: killed at every start, as the daemon
     /// would; the cases that need a session say so and name the cause.
-    hangs_on_config: own("hangs-on-config").scale(0.05) => [
+    hangs_on_config: own("hangs-on-config").scale(0.05).jobs_compared() => [
         fail(CONFIG_UPDATE_ACCEPTED).audit("plugin.killed"),
         fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
     ] then |r| {
@@ -333,7 +334,7 @@ fail_proofs! {
 
     /// projects.activated / projects.deactivated get -32601 (system
     /// methods are MUST, ADDENDUM §15).
-    ignores_projects: own("ignores-projects") => [
+    ignores_projects: own("ignores-projects").jobs_compared() => [
         fail(SYSTEM_PROJECTS_ACTIVATED),
         fail(SYSTEM_PROJECTS_DEACTIVATED),
     ] then |r| {
@@ -353,7 +354,7 @@ fail_proofs! {
 
     /// Answers `shutdown`, answers an id nobody sent, sends a batch: what
     /// the host audits becomes three verdicts.
-    wire_strays: own("wire-strays") => [
+    wire_strays: own("wire-strays").jobs_compared() => [
         fail(PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS).audit("plugin.protocol_violation"),
         fail(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS).audit("plugin.protocol_violation"),
         fail(PROTOCOL_NO_UNPROMPTED_BATCHES).audit("plugin.protocol_violation"),
@@ -423,7 +424,7 @@ fail_proofs! {
         fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
     ];
 
-    hook_hangs: own("hook-hangs").budgets(Budgets::WaitsScaled) => [
+    hook_hangs: own("hook-hangs").budgets(Budgets::WaitsScaled).jobs_compared() => [
         fail(HOOKS_ANSWERS).on("on_session_start").audit("plugin.hook.timeout"),
     ];
 
@@ -451,7 +452,7 @@ fail_proofs! {
     /// the plugin claims and uses. The handshake case is the root (kind
     /// `capability_not_declared`, the line to add); the storage denial
     /// follows from it and says so in every format.
-    missing_capability: own("missing-capability") => [
+    missing_capability: own("missing-capability").jobs_compared() => [
         fail(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST).audit("plugin.capability_overreach"),
         fail(STORAGE_NO_DENIALS).audit("plugin.storage_denied"),
     ] then |r| {
@@ -486,7 +487,7 @@ fail_proofs! {
 
     /// Answers written but never flushed: the handshake times out with
     /// nothing on stdout, and the detail names the likely cause and the fix.
-    unflushed_stdout: own("unflushed-stdout").budgets(Budgets::ExitOnly) => [
+    unflushed_stdout: own("unflushed-stdout").budgets(Budgets::ExitOnly).jobs_compared() => [
         fail(HANDSHAKE_ANSWERS_IN_TIME).audit("plugin.initialize_timeout"),
     ] then |r| {
         let c = r.case(HANDSHAKE_ANSWERS_IN_TIME.id);
@@ -522,7 +523,7 @@ fail_proofs! {
     /// A write outside the grants (the reference memory plugin's bug): the
     /// call answers an error the cage caused, which fails the case however
     /// well-formed the error, with the exact grant to declare.
-    writes_config_root: own("writes-config-root").caged() => [
+    writes_config_root: own("writes-config-root").caged().jobs_compared() => [
         fail(METHODS_ANSWERS).on("memory.store"),
     ] then |r| {
         // The slow-call probe calls memory.store too, but its error comes
@@ -567,7 +568,7 @@ fail_proofs! {
     // The host-sim's fixtures (`kaged-host-sim/tests/fixtures/plugins/`,
     // most on `_lib/kproto.py`).
 
-    silent_times_out_and_the_rest_is_skipped: host("silent").budgets(Budgets::ExitOnly) => [
+    silent_times_out_and_the_rest_is_skipped: host("silent").budgets(Budgets::ExitOnly).jobs_compared() => [
         fail(HANDSHAKE_ANSWERS_IN_TIME).audit("plugin.initialize_timeout"),
     ] then |r| {
         assert!(r
@@ -608,7 +609,7 @@ fail_proofs! {
             .contains("exec:bash:/usr/bin"));
     };
 
-    speaks_before_initialize: host("speaks-before-initialize") => [
+    speaks_before_initialize: host("speaks-before-initialize").jobs_compared() => [
         fail(HANDSHAKE_SILENT_BEFORE_INITIALIZE).audit("plugin.protocol_violation"),
     ] then |r| {
         assert_eq!(r.case(LIFECYCLE_STDIN_EOF_EXITS.id).status, Skip);
@@ -649,7 +650,7 @@ fail_proofs! {
     /// `wrong-but-prompt`'s wrong answers, and it ignores `shutdown`: the
     /// barrier judges that once, and every other session is ended at once
     /// (said in its detail) instead of waiting out the budget again.
-    ignores_shutdown: own("ignores-shutdown") => [
+    ignores_shutdown: own("ignores-shutdown").jobs_compared() => [
         fail(PROTOCOL_UNKNOWN_METHOD),
         warn(PROTOCOL_NOT_INITIALIZED),
         fail(PROTOCOL_BATCH_REJECTED),
@@ -669,16 +670,16 @@ fail_proofs! {
         }
     };
 
-    ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto().budgets(Budgets::StartupAndPing) => [
+    ignores_shutdown_and_sigterm: host("ignores-shutdown-and-sigterm").kproto().budgets(Budgets::StartupAndPing).jobs_compared() => [
         fail(LIFECYCLE_SHUTDOWN_EXITS_ZERO).audit("plugin.killed"),
         fail(LIFECYCLE_STDIN_EOF_EXITS).audit("plugin.killed"),
     ];
 
-    crashes_on_call: host("crashes-on-call").kproto() => [
+    crashes_on_call: host("crashes-on-call").kproto().jobs_compared() => [
         fail(METHODS_ANSWERS).on("crash.now").audit("plugin.crashed"),
     ];
 
-    never_answers_a_method: host("never-answers-a-method").kproto() => [
+    never_answers_a_method: host("never-answers-a-method").kproto().jobs_compared() => [
         fail(METHODS_ANSWERS).on("hang.forever").audit("plugin.killed"),
     ] then |r| {
         assert_eq!(
@@ -692,7 +693,7 @@ fail_proofs! {
         fail(LIFECYCLE_NO_ORPHANS).audit("plugin.exited"),
     ];
 
-    exits_at_once: host("exits-at-once") => [
+    exits_at_once: host("exits-at-once").jobs_compared() => [
         fail(LAUNCH_STARTS).audit("plugin.crashed"),
     ] then |r| {
         let d = &r.case(LAUNCH_STARTS.id).detail;

@@ -3,10 +3,10 @@
 
 mod support;
 
+use kaged_conformance::catalogue::Kind;
 use kaged_conformance::catalogue::Level;
 use kaged_conformance::report::{
-    render_junit, render_markdown, render_tap, CaseResult, EndedBy, Kind, PluginInfo, Report,
-    Status,
+    render_junit, render_markdown, render_tap, CaseResult, EndedBy, PluginInfo, Report, Status,
 };
 use serde_json::Value;
 use support::{options, own_fixture};

@@ -1,7 +1,9 @@
 //! The case catalogue: every conformance case as a typed constant (its
 //! stable id, level, spec section and the sentence it checks) and
-//! [`CATALOGUE`], the table of them in run order. The table is the single
-//! source for `kaged-conformance list` and `docs/conformance.md`.
+//! [`CATALOGUE`], the table of them, area by area. The table is the single
+//! source for `kaged-conformance list` and `docs/conformance.md`. Each
+//! area file writes its cases once, in a `cases!` block, which makes the
+//! constants and the area's part of the table.
 //!
 //! The runner names a case only through its constant
 //! ([`METHODS_ANSWERS`], …), so a mistyped case is a compile error; the
@@ -15,13 +17,27 @@
 //! (`profile.*`, `methods.examples`, `methods.invalid_params`) are in
 //! `profile`.
 
+/// An area's cases: each `NAME = CaseDef { .. };` becomes the public
+/// constant `NAME`, and the area's `CASES` lists them in the order written
+/// (its part of [`CATALOGUE`]), so a case is written in one place.
+macro_rules! cases {
+    ($( $(#[$doc:meta])* $name:ident = $def:expr; )*) => {
+        $( $(#[$doc])* pub const $name: CaseDef = $def; )*
+
+        /// This area's cases, in catalogue order.
+        pub(super) const CASES: &[CaseDef] = &[$($name),*];
+    };
+}
+
 mod behaviour;
 mod calls;
 mod case;
+mod kind;
 mod profile;
 mod protocol;
 mod startup;
-pub use case::{CaseDef, Level};
+pub use case::{CaseDef, Lane, Level, Per, TargetKind};
+pub use kind::{Kind, KindDef, KindFor, KINDS};
 
 pub use behaviour::*;
 pub use calls::*;
@@ -29,62 +45,46 @@ pub use profile::*;
 pub use protocol::*;
 pub use startup::*;
 
-/// Every case, in the order the suite reports them.
-pub const CATALOGUE: &[CaseDef] = &[
-    MANIFEST_VALID,
-    MANIFEST_NO_WARNINGS,
-    LAUNCH_COMMAND_EXISTS,
-    LAUNCH_STARTS,
-    LAUNCH_SELF_CONTAINED,
-    MANIFEST_CURRENT,
-    PROFILE_VALID,
-    PROFILE_CURRENT,
-    CAGE_STARTS_CAGED,
-    HANDSHAKE_SILENT_BEFORE_INITIALIZE,
-    HANDSHAKE_ANSWERS_IN_TIME,
-    HANDSHAKE_WELL_FORMED,
-    HANDSHAKE_NAME_MATCHES,
-    HANDSHAKE_VERSION_MATCHES,
-    HANDSHAKE_API_VERSION_MATCHES,
-    HANDSHAKE_METHODS_WITHIN_MANIFEST,
-    HANDSHAKE_METHODS_COMPLETE,
-    HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST,
-    HANDSHAKE_INITIALIZE_VARIANTS,
-    HANDSHAKE_NO_STDOUT_NOISE,
-    PROTOCOL_PING,
-    PROTOCOL_UNKNOWN_METHOD,
-    PROTOCOL_NOT_INITIALIZED,
-    PROTOCOL_BATCH_REJECTED,
-    PROTOCOL_PARSE_ERROR,
-    PROTOCOL_IDS_ECHOED,
-    PROTOCOL_CONCURRENT_CALLS,
-    PROTOCOL_PING_DURING_SLOW_CALL,
-    PROTOCOL_NO_OVERSIZE_LINES,
-    PROTOCOL_NO_JSONRPC_ON_STDERR,
-    PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS,
-    PROTOCOL_NO_UNKNOWN_RESPONSE_IDS,
-    PROTOCOL_NO_UNPROMPTED_BATCHES,
-    PROTOCOL_REQUEST_IDS_MONOTONIC,
-    METHODS_ANSWERS,
-    METHODS_TOOL_VALID_ARGS,
-    METHODS_TOOL_INVALID_ARGS,
-    METHODS_EXAMPLES,
-    METHODS_INVALID_PARAMS,
-    HOOKS_ANSWERS,
-    COMPACTION_COMPACTOR_CONTRACT,
-    STORAGE_NO_DENIALS,
-    NOTIFICATIONS_DECLARED_ONLY,
-    NOTIFICATIONS_NO_FLOOD,
-    TIMING_MARGINS,
-    CONFIG_UPDATE_ACCEPTED,
-    CONFIG_INVALID_REJECTED,
-    CONFIG_UPDATE_IN_HANDSHAKE_WINDOW,
-    SYSTEM_PROJECTS_ACTIVATED,
-    SYSTEM_PROJECTS_DEACTIVATED,
-    LIFECYCLE_SHUTDOWN_EXITS_ZERO,
-    LIFECYCLE_STDIN_EOF_EXITS,
-    LIFECYCLE_NO_ORPHANS,
+/// The areas, in catalogue order.
+const AREAS: &[&[CaseDef]] = &[
+    startup::CASES,
+    profile::CASES,
+    protocol::CASES,
+    calls::CASES,
+    behaviour::CASES,
 ];
+
+/// Every case, area by area (the order of `kaged-conformance list` and
+/// `docs/conformance.md`; the suite reports in the order it runs them,
+/// `runner::cases::CHECKS`).
+pub const CATALOGUE: &[CaseDef] = &concat::<{ count(AREAS) }>(AREAS);
+
+/// How many cases `areas` hold.
+const fn count(areas: &[&[CaseDef]]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < areas.len() {
+        n += areas[i].len();
+        i += 1;
+    }
+    n
+}
+
+/// The cases of `areas` in order, as one array of `N` (their count).
+const fn concat<const N: usize>(areas: &[&[CaseDef]]) -> [CaseDef; N] {
+    let mut out = [MANIFEST_VALID; N];
+    let (mut i, mut n) = (0, 0);
+    while i < areas.len() {
+        let mut j = 0;
+        while j < areas[i].len() {
+            out[n] = areas[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
 
 /// The catalogue entry with this id (a parameterised id `x[name]` finds `x`).
 pub fn find(id: &str) -> Option<&'static CaseDef> {
@@ -119,5 +119,28 @@ mod tests {
             METHODS_ANSWERS.instance_id("presets.list"),
             "methods.answers[presets.list]"
         );
+    }
+
+    #[test]
+    fn each_row_has_a_failure_kind_one_barrier_and_lanes_shared_by_two() {
+        for c in CATALOGUE {
+            assert_eq!(c.kind.def().for_status, KindFor::Failure, "{}", c.id);
+        }
+        let barriers: Vec<&str> = CATALOGUE
+            .iter()
+            .filter(|c| c.lane == Lane::Barrier)
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(barriers, ["lifecycle.shutdown_exits_zero"]);
+        for c in CATALOGUE {
+            if let Lane::Shared(name) = c.lane {
+                let n = CATALOGUE
+                    .iter()
+                    .filter(|d| d.lane == Lane::Shared(name))
+                    .count();
+                assert!(n >= 2, "lane {name:?} is shared by {} alone", c.id);
+            }
+        }
+        assert!(CATALOGUE.iter().any(|c| c.start_gate));
     }
 }

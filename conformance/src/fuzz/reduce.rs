@@ -1,7 +1,7 @@
 //! Shrinking inside and across operations, after proptest's value trees
 //! ([`super::shrink`]): an operation dropped, a batch sent at once cut to
 //! the one call that matters, arrays cut to the fewest items, strings to
-//! the shortest, optional members dropped. Every candidate keeps each
+//! the shortest, numbers toward zero, optional members dropped. Every candidate keeps each
 //! tool call and config on its side of its schema ([`Judges`]), so the
 //! replay expects what the run judged. [`Reducer`] is the search, without
 //! the plugin: it proposes, the caller runs and says whether it still
@@ -32,6 +32,8 @@ enum Cut {
     Remove(usize),
     /// An object's member.
     Drop(String),
+    /// A number to this one, nearer zero.
+    Set(Value),
 }
 
 /// A cut at `path`.
@@ -110,8 +112,30 @@ fn edits(v: &Value, schema: bool, at: &mut Vec<Seg>, out: &mut Vec<Edit>) {
         Value::String(s) if schema => shorter(s.chars().count())
             .into_iter()
             .for_each(|n| cut(Cut::Truncate(n))),
+        Value::Number(n) if schema => nearer_zero(n).into_iter().for_each(|v| cut(Cut::Set(v))),
         _ => {}
     }
+}
+
+/// Numbers nearer zero than `n`, the nearest to zero first: an integer
+/// halves its distance to itself from 0 each time (as [`shorter`]), any
+/// other number becomes 0 and then its integer part.
+fn nearer_zero(n: &serde_json::Number) -> Vec<Value> {
+    if let Some(i) = n.as_i64() {
+        let sign = i.signum();
+        return shorter(i.unsigned_abs() as usize)
+            .into_iter()
+            .map(|m| Value::from(sign * m as i64))
+            .collect();
+    }
+    let Some(f) = n.as_f64().filter(|f| f.is_finite()) else {
+        return Vec::new();
+    };
+    let mut out = vec![Value::from(0)];
+    if f.trunc() != 0.0 && f.trunc() != f {
+        out.push(Value::from(f.trunc() as i64));
+    }
+    out
 }
 
 /// `v` with `edit` made, if it fits.
@@ -136,6 +160,7 @@ fn apply_edit(v: &Value, edit: &Edit) -> Option<Value> {
         (Cut::Drop(k), Value::Object(members)) => {
             members.shift_remove(k)?;
         }
+        (Cut::Set(v), at @ Value::Number(_)) => *at = v.clone(),
         _ => return None,
     }
     Some(out)

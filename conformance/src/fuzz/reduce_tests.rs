@@ -15,6 +15,7 @@ fn judges() -> Judges {
              \x20     properties:\n        note: {type: string, maxLength: 200}\n\
              \x20       tags: {type: array, items: {type: string, maxLength: 20}, maxItems: 10}\n\
              \x20       urgent: {type: boolean}\n\
+             \x20       count: {type: number}\n\
              \x20     required: [note, tags]\n      additionalProperties: false\n",
         )
         .expect("a manifest"),
@@ -191,4 +192,30 @@ fn shorter_lengths_go_from_nothing_to_one_less() {
     assert_eq!(shorter(1200).first(), Some(&0));
     assert_eq!(shorter(1200).last(), Some(&1199));
     assert!(shorter(1200).len() < 16);
+}
+
+#[test]
+fn a_number_shrinks_toward_zero_to_the_smallest_that_still_fails() {
+    // A planted bug at "more than 12": 913 shrinks to 13, -40 (a bug at
+    // "less than -7") to -8, and 2.75 (a bug at anything non-zero) to 1.
+    let number = |n: Value| Op::Tool {
+        method: "p.tag".into(),
+        args: json!({"note": "", "tags": [], "count": n}),
+        valid: true,
+        ctx: ctx(),
+    };
+    let count = |ops: &[Op]| tools(ops).first().map(|a| a["count"].clone());
+    let above = |ops: &[Op]| count(ops).and_then(|c| c.as_i64()).is_some_and(|c| c > 12);
+    let (ops, _) = reduce(vec![number(json!(913))], above);
+    assert_eq!(count(&ops), Some(json!(13)));
+    let below = |ops: &[Op]| count(ops).and_then(|c| c.as_i64()).is_some_and(|c| c < -7);
+    let (ops, _) = reduce(vec![number(json!(-40))], below);
+    assert_eq!(count(&ops), Some(json!(-8)));
+    let nonzero = |ops: &[Op]| {
+        count(ops)
+            .and_then(|c| c.as_f64())
+            .is_some_and(|c| c != 0.0)
+    };
+    let (ops, _) = reduce(vec![number(json!(2.75))], nonzero);
+    assert_eq!(count(&ops), Some(json!(1)));
 }

@@ -4,8 +4,9 @@
 //! no operation exercised is `skip` with the reason; `memory_bounded`
 //! needs two RSS samples at least.
 
+use crate::catalogue::Kind;
 use crate::catalogue::Level;
-use crate::report::{CaseResult, Kind, PluginInfo, Report, Status};
+use crate::report::{CaseResult, PluginInfo, Report, Status};
 
 use super::{FuzzOutcome, Property, Slope};
 

@@ -50,7 +50,7 @@ impl Policy {
         let warned = ids(&|c| {
             c.status == Status::Warn
                 && c.known_failure.is_none()
-                && c.kind != Some(crate::report::Kind::StaleBaseline)
+                && c.kind != Some(crate::catalogue::Kind::StaleBaseline)
         });
         if self.require == Require::Should && !warned.is_empty() {
             reasons.push(listed(

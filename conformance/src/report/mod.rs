@@ -2,12 +2,12 @@
 //! renderings (human, JUnit, TAP, Markdown, HTML).
 
 mod certification;
+mod ended;
 mod escape;
 mod html;
 mod human;
 #[cfg(feature = "junit")]
 mod junit;
-mod kind;
 mod markdown;
 mod tap;
 
@@ -16,15 +16,15 @@ use kaged_host_core::CageKind;
 use serde::{Deserialize, Serialize};
 
 pub use certification::{Certification, Outcome, PluginInput, PolicyRef};
+pub use ended::EndedBy;
 pub use html::render_html;
 pub use human::{render_case_line, render_human};
 #[cfg(feature = "junit")]
 pub use junit::render_junit;
-pub use kind::{EndedBy, Kind, KindDef, KindFor, KINDS};
 pub use markdown::render_markdown;
 pub use tap::render_tap;
 
-use crate::catalogue::Level;
+use crate::catalogue::{Kind, Level};
 
 /// The `schema` member of every JSON report.
 pub const REPORT_SCHEMA: &str = "kaged-conformance-report/v1";

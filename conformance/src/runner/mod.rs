@@ -8,55 +8,41 @@
 //! # Ok::<(), kaged_conformance::runner::SuiteError>(())
 //! ```
 //!
-//! Its files depend on each other one way, bottom to top:
+//! A case is one row of the catalogue (`crate::catalogue`: its rule, level,
+//! what it runs for, its failure kind, its lane, whether it gates the
+//! start), one row of [`cases`]' table pairing it with the function that
+//! checks it, and one fixture that proves it can fail
+//! (`tests/fail_proofs.rs`). The runner's folders are its stages, and
+//! depend on each other one way, top to bottom
+//! (`scripts/module-layers.py conformance/src/runner` checks it):
 //!
-//! - `options`, `error`, `verdict`, `call_context`: plain definitions;
-//! - `cage` (how the run's spawns are caged), `diagnosis` (a failure the
-//!   cage explains, named from the plugin's stderr);
-//! - `context` (`RunContext`, read-only, passed by
-//!   `&`), `scope` (one case's attachments), `recorder` (collects the
-//!   verdicts);
-//! - `sessions` (how a case gets a plugin session, passed explicitly),
-//!   `primary` (the first spawn and its handshake), `observations` (the
-//!   whole run, seen from its end);
-//! - `check` (a row of the table: a case and the function that checks it);
-//! - `direct` (the cases judged without a session of their own);
-//! - `cases/*` (the functions, by area) and `cases/mod.rs` (the table);
-//! - `barrier` (the shutdown judgement every session waits for before it
-//!   ends), `lanes` (session cases split to run at once, `--jobs`);
-//! - `plan` (a stage's rows expanded per target), then `started` (the
-//!   stage of sessions, in lanes) and `suite` (the stages);
-//! - `stored` (what `--transcript-dir` keeps of a run) and `judge` (a
-//!   stored run judged again offline, through the same table).
+//! <!-- layers: suite offline > run > cases > plan > session > judge > error stored > options -->
+//!
+//! - `suite` (the stages of a run) and `offline` (a stored run judged
+//!   again, through the same table);
+//! - `run`: the planned rows carried out (direct cases, lanes, the
+//!   `Started` stage);
+//! - `cases`: the table and the functions, by area;
+//! - `plan`: a table row and a stage's rows expanded per target;
+//! - `session`: how the suite plays the daemon for a case (context, cage,
+//!   sessions, the primary spawn, probes, the whole run's observations);
+//! - `judge`: a verdict made a result (`finalize`, a pure step), the
+//!   evidence a case keeps, the recorder, root causes;
+//! - `error`, `stored` (what `--transcript-dir` keeps of a run) and
+//!   `options`: plain definitions.
 
-mod barrier;
-mod cage;
-mod call_context;
 mod cases;
-mod check;
-mod context;
-mod diagnosis;
-mod direct;
-mod ended;
 mod error;
 mod judge;
-mod kinds;
-mod lanes;
-mod observations;
+mod offline;
 mod options;
 mod plan;
-mod primary;
-mod probe;
-mod recorder;
-mod roots;
-mod scope;
-mod sessions;
-mod started;
+mod run;
+mod session;
 pub mod stored;
 mod suite;
-mod verdict;
 
 pub use error::SuiteError;
-pub use judge::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
+pub use offline::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
 pub use options::Options;
 pub use suite::{run_suite, run_suite_async, run_suite_streaming};

@@ -1,6 +1,6 @@
 //! The suite: runs the table's cases ([`super::cases::CHECKS`]) stage by
 //! stage against one plugin directory and produces a [`Report`]. Session
-//! cases run in lanes (`runner::lanes`), at most `--jobs` working at once,
+//! cases run in lanes (`runner::run::lanes`), at most `--jobs` working at once,
 //! each with its own audit log, so that the audit events of each case are
 //! exactly those its own sessions emitted; results are recorded in table
 //! order whatever order the lanes finish in.
@@ -23,22 +23,22 @@ use kaged_host_storage::StorageBroker;
 
 use kaged_host_core::PluginRequestHandler;
 
-use super::cage::{ConfigRoot, RunCage};
 use super::cases::usable;
-use super::check::{CaseFn, Stage};
-use super::context::RunContext;
-use super::direct::{rows, run_case, Inputs};
 use super::error::SuiteError;
-use super::lanes::RunStorage;
-use super::observations::Observations;
+use super::judge::recorder::Recorder;
+use super::judge::verdict::Verdict;
 use super::options::Options;
-use super::plan::{plan, Planned};
-use super::primary;
-use super::recorder::Recorder;
-use super::sessions::Sessions;
-use super::started::run_started;
+use super::plan::check::{CaseFn, Stage};
+use super::plan::expand::{plan, Planned};
+use super::run::direct::{rows, run_case, Inputs};
+use super::run::lanes::RunStorage;
+use super::run::started::run_started;
+use super::session::cage::{ConfigRoot, RunCage};
+use super::session::context::RunContext;
+use super::session::observations::Observations;
+use super::session::primary;
+use super::session::sessions::Sessions;
 use super::stored::{self, StoredRun};
-use super::verdict::Verdict;
 use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report};
 
 /// Why every case after `manifest.*` is skipped when the manifest is not

@@ -6,11 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use kaged_conformance::catalogue::KindFor;
 use kaged_conformance::catalogue::{
     CaseDef, PROTOCOL_BATCH_REJECTED, PROTOCOL_NOT_INITIALIZED, PROTOCOL_PARSE_ERROR,
     SYSTEM_PROJECTS_ACTIVATED, SYSTEM_PROJECTS_DEACTIVATED,
 };
-use kaged_conformance::report::{render_human, KindFor, Report, Status};
+use kaged_conformance::report::{render_human, Report, Status};
 use kaged_conformance::runner::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
 use kaged_conformance::{run_suite, Options};
 use kaged_host_core::time::Timeouts;
@@ -114,6 +115,9 @@ pub struct Fixture {
     /// How it runs: `auto` (the default), `require` (what it proves needs
     /// the cage) or `off` (what it proves is what happens uncaged).
     pub cage: CageMode,
+    /// Run again with `--jobs 1` beside the `--jobs 4` run and compare the
+    /// reports ([`Fixture::jobs_compared`]).
+    pub compare_jobs: bool,
 }
 
 /// Which of a run's waits keep their spec budget while the rest is scaled.
@@ -188,6 +192,7 @@ pub const fn own(name: &'static str) -> Fixture {
         gaps: &[],
         budgets: Budgets::StartupAndExit,
         cage: CageMode::Auto,
+        compare_jobs: false,
     }
 }
 
@@ -230,6 +235,19 @@ impl Fixture {
     pub const fn uncaged(self) -> Fixture {
         Fixture {
             cage: CageMode::Off,
+            ..self
+        }
+    }
+
+    /// Also run with `--jobs 1` and compare the reports: verdicts never
+    /// depend on how many lanes work at once. A run is mostly the plugin's
+    /// CPU (a spawn per session), so the comparison is made for the shapes
+    /// where lanes could matter (budgets waited out, hangs, crashes, shared
+    /// lanes, the shutdown barrier, root links, lanes' own config roots),
+    /// not for every row.
+    pub const fn jobs_compared(self) -> Fixture {
+        Fixture {
+            compare_jobs: true,
             ..self
         }
     }
@@ -291,9 +309,14 @@ impl Proof {
                 tmp.path().to_path_buf()
             }
         };
+        if !self.fixture.compare_jobs {
+            let r = run_suite(&dir, &options).expect("the suite runs");
+            judge_agrees(&r, &stored);
+            return self.verdicts_hold(r);
+        }
         // Verdicts never depend on --jobs: one lane at a time gives the
         // same report (timing aside). The two runs go at once (each its own
-        // plugin processes): most of a run is waiting for the plugin.
+        // plugin processes).
         let one = Options {
             jobs: std::num::NonZeroUsize::new(1),
             transcript_dir: None,
@@ -325,6 +348,12 @@ impl Proof {
             "--jobs 1 and --jobs 4 disagree:\n{}",
             differ.join("\n")
         );
+        self.verdicts_hold(r)
+    }
+
+    /// Exactly the expected cases of `r` fail or warn, each with a failure
+    /// kind, what ended it and its audit event; `r`, for further checks.
+    fn verdicts_hold(&self, r: Report) -> Report {
         if let Plugin::Own(name) = self.fixture.plugin {
             assert_eq!(r.plugin.name, name);
         }

@@ -10,13 +10,13 @@ use serde_json::{json, Value};
 
 use super::hooks;
 use crate::profile::Loaded;
-use crate::runner::call_context::agent_ctx;
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::probe::{is_answer, or_stray, stray_detail, wait_for, Waited};
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::call_context::agent_ctx;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::probe::{is_answer, or_stray, stray_detail, wait_for, Waited};
+use crate::runner::session::sessions::Sessions;
 use crate::schema_args::args_from_schema;
 
 /// The raw ids of the calls that keep the plugin busy (integers: string

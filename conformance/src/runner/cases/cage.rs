@@ -5,17 +5,17 @@
 //!
 //! It fails only where the cage is to blame: the cage does not compile
 //! (an escaping grant...), or the plugin did not answer and its stderr
-//! shows an error the cage explains (`runner::diagnosis`: the detail names
+//! shows an error the cage explains (`runner::judge::diagnosis`: the detail names
 //! the capability to declare). A plugin that does not answer for a reason
 //! of its own is left to `launch.starts` and `handshake.*` (skipped here,
 //! not blamed twice); uncaged runs skip.
 
 use kaged_host_core::CageKind;
 
-use crate::runner::context::RunContext;
-use crate::runner::diagnosis::diagnose;
-use crate::runner::primary::Primary;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::diagnosis::diagnose;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::primary::Primary;
 
 /// `cage.starts_caged`: caged, and the handshake passed.
 pub(crate) fn starts_caged(ctx: &RunContext, p: &Primary) -> Verdict {

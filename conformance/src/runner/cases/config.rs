@@ -9,12 +9,12 @@ use kaged_host_core::{CallError, RequestError};
 use kaged_plugin_protocol::{methods, ErrorCode};
 use serde_json::Value;
 
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::probe::{or_stray, stray_detail};
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::probe::{or_stray, stray_detail};
+use crate::runner::session::sessions::Sessions;
 use crate::schema_args::{args_breaking_schema, args_from_schema};
 
 /// `config.invalid_rejected`: a config generated to break `config_schema`

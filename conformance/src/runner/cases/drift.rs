@@ -12,11 +12,11 @@ use kaged_plugin_protocol::manifest::Manifest;
 use serde_json::Value;
 
 use crate::printed::{answers_flag, print_flag_async, PRINT_MANIFEST_FLAG};
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::Sessions;
 
 const FLAG: &str = PRINT_MANIFEST_FLAG;
 

@@ -20,12 +20,12 @@ use serde_json::Value;
 
 use super::methods::call_shared;
 use crate::profile::{Loaded, ValidProfile};
-use crate::runner::call_context::agent_ctx;
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::call_context::agent_ctx;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::Sessions;
 use crate::schema_args::args_from_schema;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use kaged_host_core::{canonical_capability, HandshakeError};
 use kaged_plugin_protocol::{methods, HookName, API_VERSION};
 
-use crate::runner::context::RunContext;
-use crate::runner::primary::Primary;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::primary::Primary;
 
 /// The skip of every handshake case when the plugin could not start.
 fn not_started(p: &Primary) -> Option<Verdict> {
@@ -78,7 +78,7 @@ pub(crate) fn answers_in_time(_: &RunContext, p: &Primary) -> Verdict {
         return v;
     }
     match p.error() {
-        Some(HandshakeError::Timeout(d)) => Verdict::fail_as(crate::report::Kind::Timeout, format!("expected: an initialize answer within {d:?}; actual: none (plugin.initialize_timeout, plugin killed)")),
+        Some(HandshakeError::Timeout(d)) => Verdict::fail_as(crate::catalogue::Kind::Timeout, format!("expected: an initialize answer within {d:?}; actual: none (plugin.initialize_timeout, plugin killed)")),
         Some(HandshakeError::Exited) => Verdict::blocked_by(&crate::catalogue::LAUNCH_STARTS, "the plugin exited before answering (see launch.starts)"),
         _ if p.answer.is_some() => Verdict::pass("initialize answered in time"),
         Some(e) => Verdict::blocked(format!("the plugin was killed before it answered: {e}")),

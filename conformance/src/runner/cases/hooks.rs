@@ -19,13 +19,13 @@ use kaged_plugin_protocol::{
 };
 use serde_json::{json, Value};
 
-use crate::runner::call_context::{agent_ctx, AGENT, PROJECT, SESSION};
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::probe::{or_stray, stray_detail};
-use crate::runner::scope::Scope;
-use crate::runner::sessions::{settle_after_call, Mode, Sessions};
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::call_context::{agent_ctx, AGENT, PROJECT, SESSION};
+use crate::runner::session::context::RunContext;
+use crate::runner::session::probe::{or_stray, stray_detail};
+use crate::runner::session::sessions::{settle_after_call, Mode, Sessions};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 pub(crate) fn call_ctx(hook: HookName) -> PluginCallContext {
@@ -255,7 +255,7 @@ async fn fire(
         Ok(_) if !bad.is_empty() => Err(Verdict::fail(format!("expected: a clean answer to {on}; actual: the host audited {}", bad.join("; ")))),
         Ok(a) => match shape(hook, &a) {
             Ok(()) => Ok(a),
-            Err(e) => Err(Verdict::fail_as(crate::report::Kind::WrongAnswer, format!("expected: a {} answer of a shape ADDENDUM §5-6 allows, for the payload with {name}; actual: {a} ({e})\nfix: {} answers {}, whatever the transcript holds", hook.as_str(), hook.method(), allowed_answer(hook)))),
+            Err(e) => Err(Verdict::fail_as(crate::catalogue::Kind::WrongAnswer, format!("expected: a {} answer of a shape ADDENDUM §5-6 allows, for the payload with {name}; actual: {a} ({e})\nfix: {} answers {}, whatever the transcript holds", hook.as_str(), hook.method(), allowed_answer(hook)))),
         },
     }
 }

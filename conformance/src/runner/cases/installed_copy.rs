@@ -12,9 +12,9 @@ use kaged_host_engine::{InstallPlan, LeftOut, LeftOutReason, KAGEDIGNORE_FILE};
 use kaged_plugin_protocol::methods;
 use serde_json::json;
 
-use crate::runner::context::RunContext;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::{describe_exit, describe_launch, Mode, Sessions};
+use crate::runner::judge::scope::Scope;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::{describe_exit, describe_launch, Mode, Sessions};
 
 /// How many left-out entries a detail names before "and N more".
 const LEFT_OUT_SHOWN: usize = 5;

@@ -1,7 +1,7 @@
 //! `launch.*`: does `command[0]` resolve to an executable, does the
 //! process start and stay up for the handshake, and does the copy
 //! `plugin install` makes start too (ADDENDUM §14)? The start is the
-//! primary spawn ([`crate::runner::primary`]), made before these cases are
+//! primary spawn ([`crate::runner::session::primary`]), made before these cases are
 //! judged.
 
 use kaged_host_core::audit::AuditLog;
@@ -10,12 +10,12 @@ use kaged_host_core::SpawnError;
 use kaged_host_engine::{InstallError, PluginStore};
 
 use super::installed_copy::{self, NotStarted};
-use crate::runner::check::Target;
-use crate::runner::context::{CommandError, RunContext};
-use crate::runner::primary::Primary;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::context::{CommandError, RunContext};
+use crate::runner::session::primary::Primary;
+use crate::runner::session::sessions::Sessions;
 
 /// `launch.command_exists`: `command[0]` resolves to an executable file.
 pub(crate) fn command_exists(ctx: &RunContext) -> Verdict {

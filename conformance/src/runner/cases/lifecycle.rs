@@ -1,5 +1,5 @@
 //! `lifecycle.*`: `shutdown` leads to exit 0 in time (the primary spawn's
-//! session, first: the run's shutdown barrier, `runner::barrier`), stdin
+//! session, first: the run's shutdown barrier, `runner::session::barrier`), stdin
 //! EOF leads to exit (a fresh spawn), and nothing of the plugin outlives it
 //! (a fresh spawn watched while it exits). Their verdicts are how the
 //! plugin stops, so they end their spawns themselves.
@@ -11,11 +11,11 @@ use kaged_host_core::probe::{descendants, group_members, ExitWatch};
 use kaged_host_core::ShutdownOutcome;
 use rustix::process::Signal;
 
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::{describe_exit, retire, Sessions};
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::{describe_exit, retire, Sessions};
 
 /// How often the exit watch polls `/proc`.
 const WATCH_POLL: Duration = Duration::from_millis(1);

@@ -4,7 +4,7 @@
 use kaged_host_core::validate::ValidationReport;
 use kaged_plugin_protocol::manifest::Manifest;
 
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::verdict::Verdict;
 
 /// The manifest, when it validated without errors (the host refuses to
 /// launch the plugin otherwise).

@@ -3,7 +3,7 @@
 //! their schema and `-32602` for arguments that break it.
 //!
 //! Tools are dispatched by agents, so every tool call carries a full agent
-//! `_context` (see [`crate::runner::call_context`]); custom methods are
+//! `_context` (see [`crate::runner::session::call_context`]); custom methods are
 //! daemon-level calls. A well-formed error (e.g. `-32006 not_applicable`
 //! from a method that needs a project) still counts as an answer for
 //! `methods.answers`.
@@ -13,13 +13,13 @@ use kaged_host_core::CallError;
 use kaged_plugin_protocol::{methods, PluginCallContext, INVALID_PARAMS};
 use serde_json::{json, Value};
 
-use crate::runner::call_context::{agent_ctx, describe};
-use crate::runner::check::{Target, ToolTarget};
-use crate::runner::context::RunContext;
-use crate::runner::probe::{or_stray, stray_detail};
-use crate::runner::scope::Scope;
-use crate::runner::sessions::{settle_after_call, Sessions};
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::{Target, ToolTarget};
+use crate::runner::session::call_context::{agent_ctx, describe};
+use crate::runner::session::context::RunContext;
+use crate::runner::session::probe::{or_stray, stray_detail};
+use crate::runner::session::sessions::{settle_after_call, Sessions};
 use crate::schema_args::{args_breaking_schema, args_from_schema};
 use crate::valid_args::{judge_error, ValidArgsAnswer};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
@@ -320,9 +320,9 @@ fn audited(method: &str, bad: &[String]) -> Verdict {
     );
     let on_stdout = |event: &str| bad.iter().any(|b| b.starts_with(event));
     let kind = if on_stdout("plugin.protocol_violation") {
-        crate::report::Kind::ProtocolViolation
+        crate::catalogue::Kind::ProtocolViolation
     } else if on_stdout("plugin.stdout_noise") {
-        crate::report::Kind::StdoutNoise
+        crate::catalogue::Kind::StdoutNoise
     } else {
         return Verdict::fail(detail);
     };

@@ -5,7 +5,7 @@
 //! Report order differs from catalogue order in two places: the whole-run
 //! observations (`handshake.no_stdout_noise`, `protocol.no_oversize_lines`,
 //! …) come last, and `lifecycle.shutdown_exits_zero` after the other
-//! lifecycle cases (it is run first, though: `runner::lanes::BARRIER`).
+//! lifecycle cases (it is run first, though: its lane is `Lane::Barrier`).
 //! Consecutive per-target rows run target by target (a tool's three
 //! `methods.*` cases together).
 
@@ -34,18 +34,17 @@ pub(crate) use manifest::usable;
 use futures_util::future::LocalBoxFuture;
 
 use crate::catalogue::*;
-use crate::runner::check::{CaseFn, Check, Per, Target};
-use crate::runner::context::RunContext;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::{CaseFn, Check, Target};
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::Sessions;
 
-/// A table row: the case, what it runs for, the function's kind and path.
+/// A table row: the case, the function's kind and path.
 macro_rules! check {
-    ($case:expr, $per:ident, $kind:ident($f:path)) => {
+    ($case:expr, $kind:ident($f:path)) => {
         Check {
             case: &$case,
-            per: Per::$per,
             run: check!(@fn $kind $f),
             #[cfg(test)]
             name: stringify!($f),
@@ -70,59 +69,59 @@ macro_rules! check {
 /// Every case with its function, in run order.
 #[rustfmt::skip]
 pub(crate) const CHECKS: &[Check] = &[
-    check!(MANIFEST_VALID, Plugin, Manifest(manifest::valid)),
-    check!(MANIFEST_NO_WARNINGS, Plugin, Manifest(manifest::no_warnings)),
-    check!(LAUNCH_COMMAND_EXISTS, Plugin, Context(launch::command_exists)),
-    check!(LAUNCH_STARTS, Plugin, Launch(launch::starts)),
-    check!(CAGE_STARTS_CAGED, Plugin, Launch(cage::starts_caged)),
-    check!(LAUNCH_SELF_CONTAINED, Plugin, Session(launch::self_contained)),
-    check!(MANIFEST_CURRENT, Plugin, Session(drift::current)),
-    check!(PROFILE_VALID, Plugin, Session(profile::valid)),
-    check!(PROFILE_CURRENT, Plugin, Session(profile::current)),
-    check!(HANDSHAKE_SILENT_BEFORE_INITIALIZE, Plugin, Handshake(handshake::silent_before_initialize)),
-    check!(HANDSHAKE_ANSWERS_IN_TIME, Plugin, Handshake(handshake::answers_in_time)),
-    check!(HANDSHAKE_WELL_FORMED, Plugin, Handshake(handshake::well_formed)),
-    check!(HANDSHAKE_NAME_MATCHES, Plugin, Handshake(handshake::name_matches)),
-    check!(HANDSHAKE_VERSION_MATCHES, Plugin, Handshake(handshake::version_matches)),
-    check!(HANDSHAKE_API_VERSION_MATCHES, Plugin, Handshake(handshake::api_version_matches)),
-    check!(HANDSHAKE_METHODS_WITHIN_MANIFEST, Plugin, Handshake(handshake::methods_within_manifest)),
-    check!(HANDSHAKE_METHODS_COMPLETE, Plugin, Handshake(handshake::methods_complete)),
-    check!(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST, Plugin, Handshake(handshake::capabilities_within_manifest)),
-    check!(HANDSHAKE_INITIALIZE_VARIANTS, Plugin, Session(variants::initialize_variants)),
-    check!(PROTOCOL_PING, Plugin, Session(protocol::ping)),
-    check!(PROTOCOL_UNKNOWN_METHOD, Plugin, Session(protocol::unknown_method)),
-    check!(PROTOCOL_NOT_INITIALIZED, Plugin, Session(protocol::not_initialized)),
-    check!(PROTOCOL_BATCH_REJECTED, Plugin, Session(protocol::batch_rejected)),
-    check!(PROTOCOL_PARSE_ERROR, Plugin, Session(protocol::parse_error)),
-    check!(PROTOCOL_IDS_ECHOED, Plugin, Session(protocol::ids_echoed)),
-    check!(PROTOCOL_CONCURRENT_CALLS, Plugin, Session(protocol::concurrent_calls)),
-    check!(PROTOCOL_PING_DURING_SLOW_CALL, Plugin, Session(busy::ping_during_slow_call)),
-    check!(METHODS_ANSWERS, MethodOrTool, Session(methods::answers)),
-    check!(METHODS_TOOL_VALID_ARGS, Tool, Session(methods::tool_valid_args)),
-    check!(METHODS_TOOL_INVALID_ARGS, Tool, Session(methods::tool_invalid_args)),
-    check!(METHODS_EXAMPLES, Method, Session(examples::examples)),
-    check!(METHODS_INVALID_PARAMS, Method, Session(examples::invalid_params)),
-    check!(HOOKS_ANSWERS, Hook, Session(hooks::answers)),
-    check!(COMPACTION_COMPACTOR_CONTRACT, Plugin, Session(hooks::compactor_contract)),
-    check!(CONFIG_UPDATE_ACCEPTED, Plugin, Session(methods::config_update_accepted)),
-    check!(CONFIG_INVALID_REJECTED, Plugin, Session(config::invalid_rejected)),
-    check!(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW, Plugin, Session(config::update_in_handshake_window)),
-    check!(SYSTEM_PROJECTS_ACTIVATED, Plugin, Session(projects::activated)),
-    check!(SYSTEM_PROJECTS_DEACTIVATED, Plugin, Session(projects::deactivated)),
-    check!(LIFECYCLE_STDIN_EOF_EXITS, Plugin, Session(lifecycle::stdin_eof_exits)),
-    check!(LIFECYCLE_NO_ORPHANS, Plugin, Session(lifecycle::no_orphans)),
-    check!(LIFECYCLE_SHUTDOWN_EXITS_ZERO, Plugin, Session(lifecycle::shutdown_exits_zero)),
-    check!(HANDSHAKE_NO_STDOUT_NOISE, Plugin, Observed(observe::no_stdout_noise)),
-    check!(PROTOCOL_NO_OVERSIZE_LINES, Plugin, Observed(observe::no_oversize_lines)),
-    check!(PROTOCOL_NO_JSONRPC_ON_STDERR, Plugin, Observed(observe::no_jsonrpc_on_stderr)),
-    check!(PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS, Plugin, Observed(violations::no_answer_to_notifications)),
-    check!(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS, Plugin, Observed(violations::no_unknown_response_ids)),
-    check!(PROTOCOL_NO_UNPROMPTED_BATCHES, Plugin, Observed(violations::no_unprompted_batches)),
-    check!(PROTOCOL_REQUEST_IDS_MONOTONIC, Plugin, Observed(violations::request_ids_monotonic)),
-    check!(STORAGE_NO_DENIALS, Plugin, Observed(observe::no_denials)),
-    check!(NOTIFICATIONS_DECLARED_ONLY, Plugin, Observed(observe::declared_only)),
-    check!(NOTIFICATIONS_NO_FLOOD, Plugin, Observed(observe::no_flood)),
-    check!(TIMING_MARGINS, Plugin, Observed(timing::margins)),
+    check!(MANIFEST_VALID, Manifest(manifest::valid)),
+    check!(MANIFEST_NO_WARNINGS, Manifest(manifest::no_warnings)),
+    check!(LAUNCH_COMMAND_EXISTS, Context(launch::command_exists)),
+    check!(LAUNCH_STARTS, Launch(launch::starts)),
+    check!(CAGE_STARTS_CAGED, Launch(cage::starts_caged)),
+    check!(LAUNCH_SELF_CONTAINED, Session(launch::self_contained)),
+    check!(MANIFEST_CURRENT, Session(drift::current)),
+    check!(PROFILE_VALID, Session(profile::valid)),
+    check!(PROFILE_CURRENT, Session(profile::current)),
+    check!(HANDSHAKE_SILENT_BEFORE_INITIALIZE, Handshake(handshake::silent_before_initialize)),
+    check!(HANDSHAKE_ANSWERS_IN_TIME, Handshake(handshake::answers_in_time)),
+    check!(HANDSHAKE_WELL_FORMED, Handshake(handshake::well_formed)),
+    check!(HANDSHAKE_NAME_MATCHES, Handshake(handshake::name_matches)),
+    check!(HANDSHAKE_VERSION_MATCHES, Handshake(handshake::version_matches)),
+    check!(HANDSHAKE_API_VERSION_MATCHES, Handshake(handshake::api_version_matches)),
+    check!(HANDSHAKE_METHODS_WITHIN_MANIFEST, Handshake(handshake::methods_within_manifest)),
+    check!(HANDSHAKE_METHODS_COMPLETE, Handshake(handshake::methods_complete)),
+    check!(HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST, Handshake(handshake::capabilities_within_manifest)),
+    check!(HANDSHAKE_INITIALIZE_VARIANTS, Session(variants::initialize_variants)),
+    check!(PROTOCOL_PING, Session(protocol::ping)),
+    check!(PROTOCOL_UNKNOWN_METHOD, Session(protocol::unknown_method)),
+    check!(PROTOCOL_NOT_INITIALIZED, Session(protocol::not_initialized)),
+    check!(PROTOCOL_BATCH_REJECTED, Session(protocol::batch_rejected)),
+    check!(PROTOCOL_PARSE_ERROR, Session(protocol::parse_error)),
+    check!(PROTOCOL_IDS_ECHOED, Session(protocol::ids_echoed)),
+    check!(PROTOCOL_CONCURRENT_CALLS, Session(protocol::concurrent_calls)),
+    check!(PROTOCOL_PING_DURING_SLOW_CALL, Session(busy::ping_during_slow_call)),
+    check!(METHODS_ANSWERS, Session(methods::answers)),
+    check!(METHODS_TOOL_VALID_ARGS, Session(methods::tool_valid_args)),
+    check!(METHODS_TOOL_INVALID_ARGS, Session(methods::tool_invalid_args)),
+    check!(METHODS_EXAMPLES, Session(examples::examples)),
+    check!(METHODS_INVALID_PARAMS, Session(examples::invalid_params)),
+    check!(HOOKS_ANSWERS, Session(hooks::answers)),
+    check!(COMPACTION_COMPACTOR_CONTRACT, Session(hooks::compactor_contract)),
+    check!(CONFIG_UPDATE_ACCEPTED, Session(methods::config_update_accepted)),
+    check!(CONFIG_INVALID_REJECTED, Session(config::invalid_rejected)),
+    check!(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW, Session(config::update_in_handshake_window)),
+    check!(SYSTEM_PROJECTS_ACTIVATED, Session(projects::activated)),
+    check!(SYSTEM_PROJECTS_DEACTIVATED, Session(projects::deactivated)),
+    check!(LIFECYCLE_STDIN_EOF_EXITS, Session(lifecycle::stdin_eof_exits)),
+    check!(LIFECYCLE_NO_ORPHANS, Session(lifecycle::no_orphans)),
+    check!(LIFECYCLE_SHUTDOWN_EXITS_ZERO, Session(lifecycle::shutdown_exits_zero)),
+    check!(HANDSHAKE_NO_STDOUT_NOISE, Observed(observe::no_stdout_noise)),
+    check!(PROTOCOL_NO_OVERSIZE_LINES, Observed(observe::no_oversize_lines)),
+    check!(PROTOCOL_NO_JSONRPC_ON_STDERR, Observed(observe::no_jsonrpc_on_stderr)),
+    check!(PROTOCOL_NO_ANSWER_TO_NOTIFICATIONS, Observed(violations::no_answer_to_notifications)),
+    check!(PROTOCOL_NO_UNKNOWN_RESPONSE_IDS, Observed(violations::no_unknown_response_ids)),
+    check!(PROTOCOL_NO_UNPROMPTED_BATCHES, Observed(violations::no_unprompted_batches)),
+    check!(PROTOCOL_REQUEST_IDS_MONOTONIC, Observed(violations::request_ids_monotonic)),
+    check!(STORAGE_NO_DENIALS, Observed(observe::no_denials)),
+    check!(NOTIFICATIONS_DECLARED_ONLY, Observed(observe::declared_only)),
+    check!(NOTIFICATIONS_NO_FLOOD, Observed(observe::no_flood)),
+    check!(TIMING_MARGINS, Observed(timing::margins)),
 ];
 
 #[cfg(test)]
@@ -131,7 +130,6 @@ mod tests {
 
     use super::CHECKS;
     use crate::catalogue::CATALOGUE;
-    use crate::runner::check::Per;
 
     #[test]
     fn every_case_has_exactly_one_function() {
@@ -169,7 +167,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_are_in_stage_order_and_per_as_the_catalogue_says() {
+    fn rows_are_in_stage_order() {
         for w in CHECKS.windows(2) {
             assert!(
                 w[0].run.stage() <= w[1].run.stage(),
@@ -177,15 +175,6 @@ mod tests {
                 w[0].case.id,
                 w[1].case.id
             );
-        }
-        for c in CHECKS {
-            let per = match c.per {
-                Per::Plugin => None,
-                Per::MethodOrTool | Per::Method => Some("method"),
-                Per::Tool => Some("tool"),
-                Per::Hook => Some("hook"),
-            };
-            assert_eq!(per, c.case.per, "{}", c.case.id);
         }
     }
 }

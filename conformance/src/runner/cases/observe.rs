@@ -7,8 +7,8 @@ use kaged_host_core::audit::{AuditEvent, AuditRecord};
 use kaged_host_core::STORAGE_UNAVAILABLE;
 use serde_json::Value;
 
-use crate::runner::observations::Observations;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::session::observations::Observations;
 
 /// `handshake.no_stdout_noise`: nothing but JSON-RPC on stdout.
 pub(crate) fn no_stdout_noise(o: &Observations) -> (Verdict, Vec<AuditRecord>) {

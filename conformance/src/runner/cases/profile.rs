@@ -17,11 +17,11 @@ use serde_json::Value;
 
 use crate::printed::{answers_flag, print_flag_async, PRINT_PROFILE_FLAG};
 use crate::profile::{unprofiled, Loaded};
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::Sessions;
 
 const FLAG: &str = PRINT_PROFILE_FLAG;
 

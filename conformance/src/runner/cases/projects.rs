@@ -8,13 +8,13 @@ use kaged_plugin_protocol::methods;
 use serde_json::{json, Value};
 
 use crate::catalogue::SYSTEM_PROJECTS_ACTIVATED;
-use crate::runner::call_context::PROJECT;
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::probe::{or_stray, stray_detail};
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::call_context::PROJECT;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::probe::{or_stray, stray_detail};
+use crate::runner::session::sessions::Sessions;
 use crate::schema_args::args_from_schema;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 

@@ -2,7 +2,7 @@
 //! calls before `initialized`, batches, malformed JSON, id echo,
 //! concurrency. Batches, malformed JSON and early calls use fresh spawns;
 //! the rest the shared session. Every probe ends at its first wrong answer
-//! ([`crate::runner::probe`]); only silence waits out the timeout.
+//! ([`crate::runner::session::probe`]); only silence waits out the timeout.
 
 use std::time::Duration;
 
@@ -13,12 +13,14 @@ use kaged_plugin_protocol::{
 };
 use serde_json::{json, Value};
 
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::probe::{brief, is_answer, is_stray, or_stray, stray_detail, wait_for, Waited};
-use crate::runner::scope::Scope;
-use crate::runner::sessions::Sessions;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::probe::{
+    brief, is_answer, is_stray, or_stray, stray_detail, wait_for, Waited,
+};
+use crate::runner::session::sessions::Sessions;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// A method no plugin declares.

@@ -9,8 +9,8 @@ use std::time::Duration;
 use kaged_host_core::audit::{AuditEvent, AuditRecord};
 use kaged_plugin_protocol::methods::SYSTEM_METHODS;
 
-use crate::runner::observations::Observations;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::session::observations::Observations;
 
 /// The share of a budget an answer may use before it is a warning.
 const MARGIN: f64 = 0.5;

@@ -7,12 +7,12 @@
 use kaged_host_core::{CallError, HostSim, LaunchError, PluginHandle};
 use serde_json::json;
 
-use crate::runner::call_context::PROJECT;
-use crate::runner::check::Target;
-use crate::runner::context::RunContext;
-use crate::runner::scope::Scope;
-use crate::runner::sessions::{describe_launch, Mode, Sessions};
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::Target;
+use crate::runner::session::call_context::PROJECT;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::{describe_launch, Mode, Sessions};
 
 /// One variant of the `initialize` params.
 struct Variant {

@@ -5,8 +5,8 @@
 
 use kaged_host_core::audit::{AuditEvent, AuditRecord, Violation};
 
-use crate::runner::observations::Observations;
-use crate::runner::verdict::Verdict;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::session::observations::Observations;
 
 /// The run's `plugin.protocol_violation` records of `kind`.
 fn of_kind(o: &Observations, kind: Violation) -> Vec<AuditRecord> {

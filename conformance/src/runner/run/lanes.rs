@@ -3,14 +3,14 @@
 //!
 //! Every session case runs in a lane of its own, on its own plugin
 //! processes, with its own audit log and (unless `--storage-db` names one)
-//! its own storage database; only the cases of [`SHARED_LANES`] share one
-//! lane, in table order. What a lane's cases see therefore does not depend
+//! its own storage database; only the cases whose catalogue row names one
+//! shared lane ([`Lane::Shared`]) share it, in table order. What a lane's cases see therefore does not depend
 //! on what other lanes do, and their results are recorded in table order
 //! whatever order the lanes finish in.
 //!
-//! The barrier case (`lifecycle.shutdown_exits_zero`, [`BARRIER`]) runs
+//! The barrier case ([`Lane::Barrier`]: `lifecycle.shutdown_exits_zero`) runs
 //! first, on the primary spawn's session; every other session waits for
-//! its judgement before it ends (`runner::barrier`).
+//! its judgement before it ends (`runner::session::barrier`).
 //!
 //! `--jobs N` bounds the lanes that work at once. A lane whose plugin
 //! processes sit idle (waiting on a budget: an answer that does not come)
@@ -28,28 +28,13 @@ use kaged_host_core::{InFlight, PluginHandle, PluginRequestHandler, Transcript};
 use kaged_host_storage::{BrokerHandler, StorageBroker};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::barrier::{Barrier, Shutdown};
-use super::check::{CaseFn, Check, Target};
-use super::context::RunContext;
-use super::scope::Scope;
-use super::sessions::{Mode, Sessions};
-use super::verdict::Verdict;
-use crate::catalogue::{
-    CaseDef, LIFECYCLE_SHUTDOWN_EXITS_ZERO, METHODS_EXAMPLES, METHODS_INVALID_PARAMS,
-    SYSTEM_PROJECTS_ACTIVATED, SYSTEM_PROJECTS_DEACTIVATED,
-};
-
-/// The case whose verdict judges the plugin's shutdown for the whole run.
-pub(crate) const BARRIER: &CaseDef = &LIFECYCLE_SHUTDOWN_EXITS_ZERO;
-
-/// Cases that run in one lane, on one session, in table order (every
-/// target's run of them): a project is deactivated after it was
-/// activated, and a profile's examples are one scenario across methods
-/// (`kv.get` answers what `kv.set` stored).
-pub(crate) const SHARED_LANES: &[&[&CaseDef]] = &[
-    &[&SYSTEM_PROJECTS_ACTIVATED, &SYSTEM_PROJECTS_DEACTIVATED],
-    &[&METHODS_EXAMPLES, &METHODS_INVALID_PARAMS],
-];
+use crate::catalogue::Lane;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::{CaseFn, Check, Target};
+use crate::runner::session::barrier::{Barrier, Shutdown};
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::{Mode, Sessions};
 
 /// How long a lane works before it may count as waiting.
 const IDLE_AFTER: Duration = Duration::from_millis(200);
@@ -69,20 +54,13 @@ pub(crate) struct LaneCase {
     pub id: String,
 }
 
-/// The lane a case belongs to: its [`SHARED_LANES`] group, else its own.
-fn group_of(case: &CaseDef) -> Option<usize> {
-    SHARED_LANES
-        .iter()
-        .position(|g| g.iter().any(|c| c.id == case.id))
-}
-
 /// Split `cases` (in table order) into lanes, the barrier's first; returns
 /// the lanes and, per case, its (lane, index in lane).
 pub(crate) fn split(cases: &[LaneCase]) -> (Vec<Vec<LaneCase>>, Vec<(usize, usize)>) {
     let mut lanes: Vec<Vec<LaneCase>> = Vec::new();
-    let mut group_lane: Vec<Option<usize>> = vec![None; SHARED_LANES.len()];
+    let mut shared: Vec<(&str, usize)> = Vec::new();
     let mut at = Vec::with_capacity(cases.len());
-    let barrier_first = cases.iter().position(|c| c.check.case.id == BARRIER.id);
+    let barrier_first = cases.iter().position(|c| c.check.is_barrier());
     if let Some(b) = barrier_first {
         lanes.push(vec![cases[b].clone()]);
     }
@@ -91,16 +69,16 @@ pub(crate) fn split(cases: &[LaneCase]) -> (Vec<Vec<LaneCase>>, Vec<(usize, usiz
             at.push((0, 0));
             continue;
         }
-        let lane = match group_of(c.check.case) {
-            Some(g) => match group_lane[g] {
-                Some(l) => l,
+        let lane = match c.check.case.lane {
+            Lane::Shared(name) => match shared.iter().find(|(n, _)| *n == name) {
+                Some((_, l)) => *l,
                 None => {
                     lanes.push(Vec::new());
-                    group_lane[g] = Some(lanes.len() - 1);
+                    shared.push((name, lanes.len() - 1));
                     lanes.len() - 1
                 }
             },
-            None => {
+            Lane::Own | Lane::Barrier => {
                 lanes.push(Vec::new());
                 lanes.len() - 1
             }
@@ -192,7 +170,7 @@ pub(crate) async fn run_lane(
             };
             let mut v = f(&ctx, &mut sessions, &mut scope, &c.target).await;
             scope.stop_clock();
-            if c.check.case.id == BARRIER.id {
+            if c.check.is_barrier() {
                 shared.barrier.set(judgement(&v));
             }
             if i + 1 == cases.len() {

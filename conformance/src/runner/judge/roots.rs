@@ -15,8 +15,8 @@ use kaged_host_core::audit::AuditEvent;
 use kaged_host_core::transcript::Direction;
 use kaged_host_core::{AuditRecord, TranscriptRecord};
 
-use crate::catalogue::*;
-use crate::report::{CaseResult, EndedBy, Kind, Status};
+use crate::catalogue::{find, Kind};
+use crate::report::{CaseResult, EndedBy, Status};
 
 /// What a failure is the root of: failures with the same key follow from
 /// the first (or from the one whose own kind names it).
@@ -45,17 +45,6 @@ impl RootKey {
         format!("fix: add this line under `capabilities:` in kaged-plugin.yaml:\n  - {cap}")
     }
 }
-
-/// The cases whose failure means the plugin did not start (in run order).
-const START: &[&CaseDef] = &[
-    &MANIFEST_VALID,
-    &LAUNCH_COMMAND_EXISTS,
-    &LAUNCH_STARTS,
-    &CAGE_STARTS_CAGED,
-    &HANDSHAKE_ANSWERS_IN_TIME,
-    &HANDSHAKE_WELL_FORMED,
-    &HANDSHAKE_CAPABILITIES_WITHIN_MANIFEST,
-];
 
 /// The capability the host says the plugin lacks, from `events`: a
 /// storage denial's `capability`, or the first `excess` of an overreach.
@@ -148,7 +137,7 @@ pub(crate) fn link(results: &mut [CaseResult], keys: &[Option<RootKey>]) {
     // Could not run: the failed start, else the last crash before it.
     let start_root = results
         .iter()
-        .find(|c| failed(c) && START.iter().any(|s| s.id == c.id))
+        .find(|c| failed(c) && find(&c.id).is_some_and(|d| d.start_gate))
         .map(|c| c.caused_by.clone().unwrap_or_else(|| c.id.clone()));
     for i in 0..results.len() {
         if results[i].kind != Some(Kind::Blocked) || results[i].caused_by.is_some() {

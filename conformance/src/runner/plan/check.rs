@@ -1,7 +1,7 @@
 //! [`Check`]: one row of the runner's table, a catalogue case paired with
 //! the function that checks it. The function's kind ([`CaseFn`]) says
 //! what it reads, and so the [`Stage`] of the run at which it runs; a case
-//! run per method, tool or hook says so ([`Per`]) and gets its [`Target`].
+//! run per method, tool or hook (its catalogue row's `per`) gets its [`Target`].
 
 use futures_util::future::LocalBoxFuture;
 use kaged_host_core::audit::AuditRecord;
@@ -9,13 +9,13 @@ use kaged_host_core::validate::ValidationReport;
 use kaged_plugin_protocol::HookName;
 use serde_json::Value;
 
-use super::context::RunContext;
-use super::observations::Observations;
-use super::primary::Primary;
-use super::scope::Scope;
-use super::sessions::Sessions;
-use super::verdict::Verdict;
-use crate::catalogue::CaseDef;
+use crate::catalogue::{CaseDef, Lane};
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::session::context::RunContext;
+use crate::runner::session::observations::Observations;
+use crate::runner::session::primary::Primary;
+use crate::runner::session::sessions::Sessions;
 
 /// A case checked with sessions, for one target.
 pub(crate) type SessionFn = for<'r> fn(
@@ -68,72 +68,6 @@ impl CaseFn {
     }
 }
 
-/// What a case runs for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Per {
-    /// Once for the plugin.
-    Plugin,
-    /// Once per declared method and per tool.
-    MethodOrTool,
-    /// Once per declared (custom) method.
-    Method,
-    /// Once per tool.
-    Tool,
-    /// Once per subscribed hook.
-    Hook,
-}
-
-/// The kinds of target, in the order the suite runs them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TargetKind {
-    /// A declared method.
-    Method,
-    /// A tool.
-    Tool,
-    /// A subscribed hook.
-    Hook,
-}
-
-impl TargetKind {
-    /// Every kind, in run order.
-    pub const ALL: [TargetKind; 3] = [TargetKind::Method, TargetKind::Tool, TargetKind::Hook];
-}
-
-impl Per {
-    /// Whether a case run this way runs for targets of `kind`.
-    pub fn covers(self, kind: TargetKind) -> bool {
-        matches!(
-            (self, kind),
-            (Per::MethodOrTool, TargetKind::Method | TargetKind::Tool)
-                | (Per::Method, TargetKind::Method)
-                | (Per::Tool, TargetKind::Tool)
-                | (Per::Hook, TargetKind::Hook)
-        )
-    }
-
-    /// The last kind of target it runs for (`None` for [`Per::Plugin`]).
-    pub fn last_kind(self) -> Option<TargetKind> {
-        match self {
-            Per::Plugin => None,
-            Per::MethodOrTool | Per::Tool => Some(TargetKind::Tool),
-            Per::Method => Some(TargetKind::Method),
-            Per::Hook => Some(TargetKind::Hook),
-        }
-    }
-
-    /// Why a case run this way is skipped when it has no target (`None`
-    /// for [`Per::Plugin`], which always has one).
-    pub fn no_target(self) -> Option<&'static str> {
-        match self {
-            Per::Plugin => None,
-            Per::MethodOrTool => Some("the manifest declares no methods and no tools"),
-            Per::Method => Some("the manifest declares no methods"),
-            Per::Tool => Some("the manifest declares no tools"),
-            Per::Hook => Some("the manifest subscribes to no hook"),
-        }
-    }
-}
-
 /// What one run of a case is for.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Target {
@@ -158,6 +92,13 @@ pub(crate) struct ToolTarget {
     pub schema: Value,
 }
 
+impl Check {
+    /// Whether this is the barrier case (its lane is [`Lane::Barrier`]).
+    pub fn is_barrier(&self) -> bool {
+        self.case.lane == Lane::Barrier
+    }
+}
+
 impl Target {
     /// The id of `case` run for this target: `id` or `id[name]`.
     pub fn case_id(&self, case: &CaseDef) -> String {
@@ -175,8 +116,6 @@ impl Target {
 pub(crate) struct Check {
     /// The catalogue case.
     pub case: &'static CaseDef,
-    /// What it runs for.
-    pub per: Per,
     /// The function that checks it.
     pub run: CaseFn,
     /// The function's path, as written in the table (for the table's own

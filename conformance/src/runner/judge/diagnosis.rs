@@ -112,6 +112,10 @@ fn grant_path(path: &Path, config_root: Option<&Path>) -> String {
     path.display().to_string()
 }
 
+/// What a lane's config root adds to the run's root's name (`-lane-N`,
+/// `RunContext::for_lane`).
+pub(crate) const LANE_ROOT_SUFFIX: &str = "-lane-";
+
 /// `path` relative to the run's config root `root`, or to a lane's own
 /// root beside it (`ROOT-lane-N`, `RunContext::for_lane`).
 fn under_root<'a>(path: &'a Path, root: &Path) -> Option<&'a Path> {
@@ -122,7 +126,7 @@ fn under_root<'a>(path: &'a Path, root: &Path) -> Option<&'a Path> {
     let rest = path.strip_prefix(parent).ok()?;
     let first = rest.components().next()?.as_os_str().to_str()?;
     let lane = first.strip_prefix(root.file_name()?.to_str()?)?;
-    let n = lane.strip_prefix(super::context::LANE_ROOT_SUFFIX)?;
+    let n = lane.strip_prefix(LANE_ROOT_SUFFIX)?;
     n.parse::<usize>().ok()?;
     rest.strip_prefix(first).ok()
 }

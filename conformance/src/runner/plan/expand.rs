@@ -7,7 +7,8 @@
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::names::prefixed_tool_name;
 
-use super::check::{Check, Per, Target, TargetKind, ToolTarget};
+use super::check::{Check, Target, ToolTarget};
+use crate::catalogue::{Per, TargetKind};
 
 /// One planned run.
 pub(crate) enum Planned {
@@ -22,12 +23,15 @@ pub(crate) fn plan(rows: &'static [Check], m: &Manifest) -> Vec<Planned> {
     let mut out = Vec::new();
     let mut rest = rows;
     while let Some(first) = rest.first() {
-        if first.per == Per::Plugin {
+        if first.case.per == Per::Plugin {
             out.push(Planned::Run(first, Target::Plugin));
             rest = &rest[1..];
             continue;
         }
-        let n = rest.iter().take_while(|r| r.per != Per::Plugin).count();
+        let n = rest
+            .iter()
+            .take_while(|r| r.case.per != Per::Plugin)
+            .count();
         per_target(&rest[..n], m, &mut out);
         rest = &rest[n..];
     }
@@ -58,15 +62,15 @@ fn per_target(group: &'static [Check], m: &Manifest, out: &mut Vec<Planned>) {
     for kind in TargetKind::ALL {
         for target in targets(m, kind) {
             for (i, row) in group.iter().enumerate() {
-                if row.per.covers(kind) {
+                if row.case.per.covers(kind) {
                     ran[i] = true;
                     out.push(Planned::Run(row, target.clone()));
                 }
             }
         }
         for (i, row) in group.iter().enumerate() {
-            if row.per.last_kind() == Some(kind) && !ran[i] {
-                if let Some(why) = row.per.no_target() {
+            if row.case.per.last_kind() == Some(kind) && !ran[i] {
+                if let Some(why) = row.case.per.no_target() {
                     out.push(Planned::NoTarget(row, why));
                 }
             }

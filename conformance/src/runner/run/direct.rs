@@ -3,17 +3,17 @@
 //! observations): what they read ([`Inputs`]) and how one is recorded
 //! ([`run_case`]).
 
-use super::cases::CHECKS;
-use super::check::{CaseFn, Check, Stage, Target};
-use super::context::RunContext;
-use super::observations::Observations;
-use super::primary::{Primary, NOT_STARTED};
-use super::recorder::Recorder;
-use super::verdict::Verdict;
+use crate::runner::cases::CHECKS;
+use crate::runner::judge::recorder::Recorder;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::{CaseFn, Check, Stage, Target};
+use crate::runner::session::context::RunContext;
+use crate::runner::session::observations::Observations;
+use crate::runner::session::primary::{Primary, NOT_STARTED};
 
 /// What a stage's cases read besides the context and the sessions.
 #[derive(Default)]
-pub(super) struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     pub primary: Option<&'a Primary>,
     pub observations: Option<&'a Observations>,
 }
@@ -28,7 +28,7 @@ pub(crate) fn rows(stage: Stage) -> &'static [Check] {
 /// Run one case judged without a session of its own: begin it, give its
 /// function what it reads, attach what it reports, end it. (Session
 /// cases run in lanes: `run_started`.)
-pub(super) fn run_case(
+pub(crate) fn run_case(
     check: &'static Check,
     target: &Target,
     ctx: &RunContext,

@@ -1,10 +1,10 @@
 //! [`Verdict`]: what a case found, before its level and the baseline are
 //! applied, with its [`Kind`] when the case knows it (else the recorder
-//! takes the case's own kind, `runner::kinds`) and the case it follows
+//! takes the case's own kind, `CaseDef::kind`) and the case it follows
 //! from when it knows that.
 
 use crate::catalogue::CaseDef;
-use crate::report::Kind;
+use crate::catalogue::Kind;
 
 /// A failed or skipped case's finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ impl Verdict {
     }
 
     /// The case could not run for a failure the recorder links to its
-    /// root (`runner::roots`): `detail` says how.
+    /// root (`runner::judge::roots`): `detail` says how.
     pub(crate) fn blocked(detail: impl Into<String>) -> Verdict {
         Verdict::skip_as(Kind::Blocked, detail)
     }

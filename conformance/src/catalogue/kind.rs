@@ -1,5 +1,5 @@
 //! The failure taxonomy: every case that does not pass carries a [`Kind`]
-//! from one closed set, and how it ended ([`EndedBy`]). [`KINDS`] is the
+//! from one closed set, [`KINDS`] is the
 //! table (name, the statuses it goes with, what it means), the single
 //! source of `docs/conformance.md`'s list.
 //!
@@ -150,37 +150,22 @@ impl Kind {
     pub fn as_str(self) -> &'static str {
         self.def().name
     }
-}
 
-/// What ended a case's last wait on the plugin, derived from its wire
-/// transcript and audit events (`runner::ended`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EndedBy {
-    /// The answer to what the host sent.
-    Answer,
-    /// An answer to nothing the host sent, which ended the wait at once.
-    StrayAnswer,
-    /// The budget ran out with the request unanswered.
-    Timeout,
-    /// The plugin exited (or closed stdout) before answering.
-    Exit,
-    /// Judged without waiting on the plugin (the manifest, the run's record).
-    NoWait,
-}
-
-impl EndedBy {
-    /// Its name in reports.
-    pub const fn as_str(self) -> &'static str {
+    /// The rule a failure of this kind breaks whatever case it fails (the
+    /// `rule:` a report quotes when the failure is not the case's own
+    /// kind), quoted with where it is written; `None` when the case's own
+    /// sentence is the rule.
+    pub const fn rule(self) -> Option<&'static str> {
         match self {
-            EndedBy::Answer => "answer",
-            EndedBy::StrayAnswer => "stray_answer",
-            EndedBy::Timeout => "timeout",
-            EndedBy::Exit => "exit",
-            EndedBy::NoWait => "no_wait",
+            Kind::ProtocolViolation | Kind::StdoutNoise => Some(STDOUT_DISCIPLINE),
+            _ => None,
         }
     }
 }
+
+/// plugin-host.md's stdout rule, which a line on stdout that is not an
+/// answer breaks whatever case saw it.
+const STDOUT_DISCIPLINE: &str = "plugin-host.md § Transport: Stdout discipline: Plugins must not write anything to stdout that is not a JSON-RPC message. Any non-JSON line on stdout is logged as a protocol error and triggers a warning audit event (plugin.stdout_noise). The SDK provides a log() helper that routes to stderr.";
 
 #[cfg(test)]
 mod tests {

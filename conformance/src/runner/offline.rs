@@ -21,15 +21,15 @@ use kaged_host_core::audit::AuditLog;
 use kaged_plugin_protocol::manifest::Manifest;
 
 use super::cases::CHECKS;
-use super::check::{CaseFn, Stage};
-use super::direct::rows;
-use super::observations::Observations;
+use super::judge::recorder::Recorder;
+use super::judge::verdict::Verdict;
 use super::options::Options;
-use super::plan::{plan, Planned};
-use super::recorder::Recorder;
+use super::plan::check::{CaseFn, Stage};
+use super::plan::expand::{plan, Planned};
+use super::run::direct::rows;
+use super::session::observations::Observations;
 use super::stored::{self, StoredError};
 use super::suite::INVALID_MANIFEST;
-use super::verdict::Verdict;
 use crate::catalogue::CaseDef;
 use crate::report::Report;
 
@@ -81,7 +81,7 @@ pub fn judge_dir(dir: &Path, options: &Options) -> Result<Report, StoredError> {
                 rec.record(
                     check.case,
                     check.case.id.to_string(),
-                    Verdict::skip_as(crate::report::Kind::Unavailable, NEEDS_THE_PLUGIN),
+                    Verdict::skip_as(crate::catalogue::Kind::Unavailable, NEEDS_THE_PLUGIN),
                 );
             }
             rec.skip_rest(INVALID_MANIFEST, &crate::catalogue::MANIFEST_VALID);
@@ -108,7 +108,7 @@ pub fn judge_dir(dir: &Path, options: &Options) -> Result<Report, StoredError> {
                                     check.case,
                                     id,
                                     Verdict::skip_as(
-                                        crate::report::Kind::Unavailable,
+                                        crate::catalogue::Kind::Unavailable,
                                         NEEDS_THE_PLUGIN,
                                     ),
                                 );

@@ -12,8 +12,8 @@ use kaged_host_core::cage::{self, CagePolicy, CageSummary};
 use kaged_host_core::{CageKind, CageMode};
 use kaged_plugin_protocol::manifest::Manifest;
 
-use super::error::SuiteError;
-use super::options::Options;
+use crate::runner::error::SuiteError;
+use crate::runner::options::Options;
 
 /// How the run's spawns are caged.
 #[derive(Debug, Clone)]

@@ -1,6 +1,6 @@
 //! The `Started` stage: the primary spawn's cases (judged from its start
 //! and handshake) and the session cases, these run in lanes
-//! (`runner::lanes`), at most `--jobs` at once, each result recorded in
+//! (`runner::run::lanes`), at most `--jobs` at once, each result recorded in
 //! table order whatever order the lanes finish in.
 
 use std::sync::Arc;
@@ -9,17 +9,17 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 use futures_util::FutureExt;
 use tokio::sync::Semaphore;
 
-use super::barrier::{Barrier, Shutdown};
-use super::check::{CaseFn, Check, Stage, Target};
-use super::context::RunContext;
 use super::direct::{rows, run_case, Inputs};
-use super::lanes::{run_lane, split, LaneCase, LaneRun, LaneShared, RunStorage, BARRIER};
-use super::plan::{plan, Planned};
-use super::recorder::Recorder;
-use super::scope::Scope;
-use super::sessions::Sessions;
-use super::verdict::Verdict;
-use crate::report::Kind;
+use super::lanes::{run_lane, split, LaneCase, LaneRun, LaneShared, RunStorage};
+use crate::catalogue::Kind;
+use crate::runner::judge::recorder::Recorder;
+use crate::runner::judge::scope::Scope;
+use crate::runner::judge::verdict::Verdict;
+use crate::runner::plan::check::{CaseFn, Check, Stage, Target};
+use crate::runner::plan::expand::{plan, Planned};
+use crate::runner::session::barrier::{Barrier, Shutdown};
+use crate::runner::session::context::RunContext;
+use crate::runner::session::sessions::Sessions;
 
 /// A finished lane's results, each taken when it is recorded.
 type Outcomes = Vec<Option<(Scope, Verdict)>>;
@@ -37,9 +37,9 @@ enum Slot {
 }
 
 /// The `Started` stage: the primary spawn's cases and the session cases,
-/// these in lanes (`runner::lanes`), each result recorded in table order;
+/// these in lanes (`runner::run::lanes`), each result recorded in table order;
 /// every lane's events and transcripts, in lane order.
-pub(super) async fn run_started(
+pub(crate) async fn run_started(
     ctx: &RunContext,
     sessions: &mut Sessions,
     inputs: &Inputs<'_>,
@@ -68,7 +68,7 @@ pub(super) async fn run_started(
     // which cases run never depends on timing.
     let sequential = ctx.options.max_failures.is_some();
     let barrier = Barrier::new();
-    if !cases.iter().any(|c| c.check.case.id == BARRIER.id) {
+    if !cases.iter().any(|c| c.check.is_barrier()) {
         barrier.set(Shutdown::Unjudged);
     }
     let shared = LaneShared {
@@ -94,10 +94,7 @@ pub(super) async fn run_started(
             let shared = &shared;
             running.push(async move { (l, run_lane(shared, cases, p).await) }.boxed_local());
         }
-    } else if lanes
-        .first()
-        .is_some_and(|l| l[0].check.case.id == BARRIER.id)
-    {
+    } else if lanes.first().is_some_and(|l| l[0].check.is_barrier()) {
         let run = run_lane(&shared, &lanes[0], primary.take()).await;
         keep(0, run, &mut outcomes, &mut runs);
     }
@@ -150,7 +147,7 @@ pub(super) async fn run_started(
         keep(j, run, &mut outcomes, &mut runs);
     }
     if let Some((s, _)) = primary {
-        super::sessions::retire(s).await;
+        crate::runner::session::sessions::retire(s).await;
     }
     runs.sort_by_key(|(l, _)| *l);
     runs.into_iter().map(|(_, run)| run).collect()

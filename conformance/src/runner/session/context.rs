@@ -17,8 +17,8 @@ use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::InitializeParams;
 
 use super::cage::RunCage;
-use super::options::Options;
 use crate::profile::Loaded;
+use crate::runner::options::Options;
 
 /// The `daemon_version` the suite announces.
 pub(crate) const DAEMON_VERSION: &str = concat!("kaged-conformance/", env!("CARGO_PKG_VERSION"));
@@ -101,7 +101,7 @@ impl RunContext {
         }
     }
 
-    /// The context of one lane (`runner::lanes`): the same run, with the
+    /// The context of one lane (`runner::run::lanes`): the same run, with the
     /// lane's own audit log and storage handler and, unless `--config-root`
     /// named the run's, a config root of its own (`own_root`), so that
     /// concurrent copies of the plugin never share a directory their
@@ -196,7 +196,10 @@ impl LaneRoot {
     /// shares the run's root).
     fn make(run_root: &Path, n: usize) -> Option<LaneRoot> {
         let mut name = run_root.as_os_str().to_os_string();
-        name.push(format!("{LANE_ROOT_SUFFIX}{n}"));
+        name.push(format!(
+            "{}{n}",
+            crate::runner::judge::diagnosis::LANE_ROOT_SUFFIX
+        ));
         let path = PathBuf::from(name);
         std::fs::create_dir(&path).ok()?;
         Some(LaneRoot { path })
@@ -208,6 +211,3 @@ impl Drop for LaneRoot {
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }
-
-/// What a lane's config root adds to the run's root's name (`-lane-N`).
-pub(crate) const LANE_ROOT_SUFFIX: &str = "-lane-";

@@ -1,9 +1,9 @@
 //! [`Sessions`]: how cases get a plugin session — the shared session most
 //! cases use, fresh spawns for cases that could poison it, spawns without
 //! a handshake — and retiring a spawn without leaking a process. Case
-//! functions receive their lane's `Sessions` as an argument (`runner::lanes`);
+//! functions receive their lane's `Sessions` as an argument (`runner::run::lanes`);
 //! a spawn whose case is judged is ended through [`Sessions::retire`],
-//! which waits for the shutdown barrier (`runner::barrier`).
+//! which waits for the shutdown barrier (`runner::session::barrier`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use super::barrier::{end_at_once, Barrier, Shutdown, JUDGED, QUICK_END_NOTE};
 use super::context::RunContext;
-use super::scope::Scope;
+use crate::runner::judge::scope::Scope;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// How the cases after the handshake get a session.

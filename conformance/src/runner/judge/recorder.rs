@@ -1,7 +1,7 @@
 //! [`Recorder`]: collects the run's verdicts. It begins a case (or skips
-//! it when the selection excludes it) and ends it: applies the case's
-//! level and the baseline, collects its audit events and transcript
-//! (writing the transcript to `--transcript-dir`), and streams the result.
+//! it when the selection excludes it) and ends it: gathers the case's
+//! evidence, judges it ([`finalize`]), writes its transcript to
+//! `--transcript-dir` and streams the result.
 
 use std::sync::Arc;
 
@@ -12,20 +12,13 @@ use kaged_host_core::transcript::Direction;
 use kaged_host_core::TranscriptRecord;
 
 use super::diagnosis::{diagnose, CageDiagnosis};
-use super::ended::ended_by;
-use super::kinds::case_kind;
-use super::options::Options;
-use super::roots::{hint, missing_capability, refine, RootKey};
+use super::finalize::{finalize, Evidence, Finalized};
+use super::roots::RootKey;
 use super::scope::{file_name, Scope};
 use super::verdict::Verdict;
-use crate::catalogue::{CaseDef, Level, CATALOGUE};
-use crate::report::{CaseResult, Kind, Status};
-use crate::selection::STALE_DETAIL;
-
-/// How many transcript lines a failure shows.
-const TAIL: usize = 8;
-/// A transcript line shown in a failure is cut to this many chars.
-const TAIL_CHARS: usize = 300;
+use crate::catalogue::{CaseDef, Kind, CATALOGUE};
+use crate::report::{CaseResult, Status};
+use crate::runner::options::Options;
 
 /// The verdicts of one run.
 pub(crate) struct Recorder<'a> {
@@ -69,7 +62,7 @@ impl<'a> Recorder<'a> {
 
     /// The run is caged with `policy`, `config:/` under `config_root`: a
     /// failing case whose plugin stderr or error answer shows an error the
-    /// cage explains says so (`runner::diagnosis`).
+    /// cage explains says so (`runner::judge::diagnosis`).
     pub fn diagnose_with(
         &mut self,
         policy: Option<Arc<CagePolicy>>,
@@ -133,143 +126,48 @@ impl<'a> Recorder<'a> {
         }
     }
 
-    /// Finish a case: apply its level and the baseline, give it its kind
-    /// and what ended it, collect its audit events and transcript, report
-    /// it.
+    /// Finish a case: gather its evidence (audit events, transcript, what
+    /// the cage explains), judge it ([`finalize`]), keep its transcript,
+    /// report it.
     pub fn end(&mut self, scope: Scope, verdict: Verdict) {
-        let case = scope.case;
-        let (mut status, mut detail, mut kind, caused_by) = match verdict {
-            Verdict::Pass(d) => (Status::Pass, d, None, None),
-            Verdict::Skip(f) => (Status::Skip, f.detail, f.kind, f.caused_by),
-            Verdict::Fail(f) if case.level == Level::Must => {
-                (Status::Fail, f.detail, f.kind, f.caused_by)
-            }
-            Verdict::Fail(f) => (Status::Warn, f.detail, f.kind, f.caused_by),
-        };
-        let mut known_failure = None;
-        if let Some(b) = self
-            .options
-            .baseline
-            .as_ref()
-            .filter(|b| b.lists(&scope.id))
-        {
-            match status {
-                Status::Fail | Status::Warn => {
-                    status = Status::Warn;
-                    known_failure = Some(b.source.clone());
-                    detail = format!("known failure (listed in {}): {detail}", b.source);
-                }
-                // A pattern with `*` lists what may fail; only an exact
-                // id that passes again is stale.
-                Status::Pass if b.entries_listing(&scope.id).iter().all(|e| e.contains('*')) => {}
-                Status::Pass => {
-                    status = Status::Warn;
-                    kind = Some(Kind::StaleBaseline);
-                    detail = format!(
-                        "{STALE_DETAIL}: listed in {} as known-failing, but it now passes: remove it from {}",
-                        b.source, b.source
-                    );
-                }
-                Status::Skip => {}
-            }
-        }
-        let events = match scope.events() {
-            Some(e) => e.to_vec(),
-            None => self.audit.since(scope.audit_mark),
-        };
         let records = scope.records();
-        let ended = ended_by(&records, &events);
-        if status == Status::Pass {
-            // Passed on an error answer the cage caused: the same call
-            // fails in the daemon's cage, whatever the case accepts.
-            if self.cage_diagnosis(&records, false).is_some() {
-                status = if case.level == Level::Must {
-                    Status::Fail
-                } else {
-                    Status::Warn
-                };
-                kind = Some(Kind::CageDenied);
-                detail = format!(
-                    "expected: the plugin works in its cage; actual: it answered an error the \
-                     cage caused, so the call fails in the daemon too ({detail})"
-                );
-            }
-        }
-        let mut root = None;
-        if matches!(status, Status::Fail | Status::Warn) {
-            let cage = self.cage_diagnosis(&records, true);
-            if let Some(d) = &cage {
-                if !detail.contains(d.text.as_str()) {
-                    detail.push('\n');
-                    detail.push_str(&d.text);
-                }
-            }
-            let missing = missing_capability(&events);
-            root = missing
-                .clone()
-                .map(RootKey::Capability)
-                .or_else(|| cage.as_ref().map(|d| RootKey::Grant(d.grant.clone())));
-            if kind.is_none() {
-                kind = Some(if missing.is_some() {
-                    Kind::CapabilityNotDeclared
-                } else if cage.is_some() {
-                    Kind::CageDenied
-                } else {
-                    refine(case_kind(case), ended)
-                });
-            }
-            if let Some(h) = kind.and_then(|k| hint(k, &records)) {
-                detail.push('\n');
-                detail.push_str(h);
-            }
-        }
-        if status == Status::Skip && kind.is_none() {
-            kind = Some(Kind::NotApplicable);
-        }
+        let evidence = Evidence {
+            events: match scope.events() {
+                Some(e) => e.to_vec(),
+                None => self.audit.since(scope.audit_mark),
+            },
+            took: scope.took(),
+            cage_in_answers: self.cage_diagnosis(&records, false),
+            cage_in_output: self.cage_diagnosis(&records, true),
+            records,
+        };
+        let Finalized { mut result, root } = finalize(
+            scope.case,
+            scope.id,
+            verdict,
+            &evidence,
+            self.options.baseline.as_ref(),
+        );
         if let Some(dir) = &self.options.transcript_dir {
             let text: String = match self.options.transcript_form {
-                TranscriptForm::Raw => records
+                TranscriptForm::Raw => evidence
+                    .records
                     .iter()
                     .map(|r| format!("{}\n", r.to_json()))
                     .collect(),
-                TranscriptForm::Normal => {
-                    normal_form(&records, &[], &NormalOptions::for_plugin(&self.plugin_dir))
-                        .to_jsonl()
-                }
+                TranscriptForm::Normal => normal_form(
+                    &evidence.records,
+                    &[],
+                    &NormalOptions::for_plugin(&self.plugin_dir),
+                )
+                .to_jsonl(),
             };
-            if let Err(e) = std::fs::write(dir.join(file_name(&scope.id)), text) {
-                detail.push_str(&format!("\n(could not write the case's transcript: {e})"));
+            if let Err(e) = std::fs::write(dir.join(file_name(&result.id)), text) {
+                result
+                    .detail
+                    .push_str(&format!("\n(could not write the case's transcript: {e})"));
             }
         }
-        let tail = records
-            .iter()
-            .skip(records.len().saturating_sub(TAIL))
-            .map(|r| kaged_host_core::transcript::cut(&r.to_json().to_string(), TAIL_CHARS))
-            .collect();
-        let took = scope.took();
-        let result = CaseResult {
-            id: scope.id,
-            title: case.title.to_string(),
-            level: case.level,
-            spec: case.spec.to_string(),
-            status,
-            duration_ms: took.as_millis() as u64,
-            detail,
-            audit_events: events
-                .iter()
-                .map(|e| e.event.as_str().to_string())
-                .collect(),
-            kind,
-            caused_by,
-            ended_by: Some(ended),
-            known_failure,
-            sentence: kind
-                .filter(|_| matches!(status, Status::Fail | Status::Warn))
-                .and_then(|k| super::kinds::rule_broken(case, k))
-                .unwrap_or(case.sentence)
-                .to_string(),
-            transcript_tail: tail,
-        };
         (self.on_case)(&result);
         if result.status == Status::Fail {
             self.failed += 1;
