@@ -49,6 +49,9 @@ pub enum Command {
     /// exit 0 when the directory is the subject and the outcome was
     /// "certified" (under --policy), 1 when not, 2 when unusable.
     Verify(VerifyArgs),
+    /// Check a certifier's policy and print it as JSON, every default
+    /// filled in (exit 2 when it is not a policy this kit reads).
+    Policy(PolicyArgs),
     /// Set a plugin up for CI: a GitHub workflow and a GitLab job (caged,
     /// with the baseline and the golden check), a starter session script,
     /// its golden transcript and the baseline, written into DIR and run
@@ -209,6 +212,13 @@ pub struct VerifyArgs {
     pub policy: Option<PathBuf>,
 }
 
+/// `policy` options.
+#[derive(Debug, clap::Args)]
+pub struct PolicyArgs {
+    /// The policy file.
+    pub file: PathBuf,
+}
+
 /// `list` options.
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
@@ -292,6 +302,16 @@ where
             }
         },
         Command::Verify(a) => verify_cmd(&a),
+        Command::Policy(a) => match Policy::load(&a.file) {
+            Ok(p) => {
+                kaged_host_core::outln!("{}", p.to_json());
+                0
+            }
+            Err(e) => {
+                eprintln!("kaged-conformance: error: {}", error_chain(&e));
+                2
+            }
+        },
         Command::Run(a) => match run_dir(&a.plugin_dir, &a.suite) {
             Ok(code) => code,
             Err(e) => {

@@ -1,7 +1,7 @@
 //! `kaged-conformance fuzz PLUGIN_DIR [--duration 60s | --cases N | --calls N]
 //! [--seed S] [--replay] [--time-scale F] [--cage MODE] [--soak N]
 //! [--shrink-runs N] [--shrink-budget D] [--out DIR] [--format F]
-//! [--output FILE] [--report FORMAT=FILE]... [--quiet]`
+//! [--output FILE] [--report FORMAT=FILE]... [--policy FILE] [--quiet]`
 //! ([`crate::fuzz`]).
 
 use std::io::IsTerminal;
@@ -46,9 +46,9 @@ pub struct FuzzArgs {
     /// Run the plugin caged: auto, require or off.
     #[arg(long, value_name = "MODE", default_value = "auto")]
     pub cage: CageMode,
-    /// Calls of the memory soak (0: none).
-    #[arg(long, value_name = "N", default_value_t = 2000)]
-    pub soak: usize,
+    /// Calls of the memory soak (0: none; default 2000).
+    #[arg(long, value_name = "N")]
+    pub soak: Option<usize>,
     /// Runs of candidate sequences shrinking a failure may make.
     #[arg(long, value_name = "N", default_value_t = 500)]
     pub shrink_runs: usize,
@@ -74,12 +74,76 @@ pub struct FuzzArgs {
     /// Also write the report in FORMAT to FILE (repeatable).
     #[arg(long, value_name = "FORMAT=FILE", value_parser = crate::report_format::parse_report)]
     pub report: Vec<(Format, PathBuf)>,
+    /// Certify the run under a certifier's policy (see `run --policy`):
+    /// it fuzzes at the policy's depth (`fuzz: {cases, soak}`; --cases and
+    /// --soak may only go deeper, --duration and --calls are refused), its
+    /// time scale and cage, and the report's first line says certified or
+    /// not; the exit status is 0 only when certified.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
     /// No progress line. (The progress line is drawn on standard error
     /// only when it is a terminal: sequences and operations run, the time
     /// so far, then shrinking or the memory soak.)
     #[arg(long, short = 'q')]
     pub quiet: bool,
 }
+
+/// What a policy makes of the run's bounds: the sequences, the soak and
+/// the time scale, or why the flags conflict with it.
+fn policy_bounds(
+    a: &FuzzArgs,
+    policy: &crate::policy::Policy,
+) -> Result<(u64, usize, TimeScale), CliError> {
+    let refused = |m: String| Err(CliError::Refused(m));
+    let Some(depth) = policy.fuzz else {
+        return refused(format!(
+            "the policy {} sets no fuzz depth: add `fuzz: {{cases: N}}` to it",
+            policy.id.name
+        ));
+    };
+    if a.replay || a.duration.is_some() || a.calls.is_some() {
+        return refused(
+            "--replay, --duration and --calls do not go with --policy: the policy counts sequences (`fuzz: {cases}`)"
+                .into(),
+        );
+    }
+    let cases = match a.cases {
+        Some(n) if n < depth.cases => {
+            return refused(format!(
+                "--cases {n} is shallower than the policy's {}: drop the flag, the policy sets it",
+                depth.cases
+            ))
+        }
+        Some(n) => n,
+        None => depth.cases,
+    };
+    let soak = match a.soak {
+        Some(n) if n < depth.soak => {
+            return refused(format!(
+                "--soak {n} is shallower than the policy's {}: drop the flag, the policy sets it",
+                depth.soak
+            ))
+        }
+        Some(n) => n,
+        None => depth.soak,
+    };
+    let scale = match policy.time_scale {
+        None => a.time_scale,
+        Some(f) if a.time_scale == TimeScale::FULL || a.time_scale.factor() == f => {
+            TimeScale::new(f).map_err(|e| CliError::Refused(e.to_string()))?
+        }
+        Some(f) => {
+            return refused(format!(
+                "--time-scale {} differs from the policy's time_scale {f}: drop the flag, the policy sets it",
+                a.time_scale.factor()
+            ))
+        }
+    };
+    Ok((cases, soak, scale))
+}
+
+/// Calls of the memory soak when `--soak` is not given.
+const DEFAULT_SOAK: usize = 2000;
 
 /// How long a run goes when no bound is given.
 const DEFAULT_DURATION: Duration = Duration::from_secs(60);
@@ -105,7 +169,19 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
-    let counted = a.cases.is_some() || a.calls.is_some();
+    let policy = a
+        .policy
+        .as_deref()
+        .map(crate::policy::Policy::load)
+        .transpose()?;
+    let (cases, soak, time_scale) = match &policy {
+        Some(p) => {
+            let (c, s, t) = policy_bounds(a, p)?;
+            (Some(c), s, t)
+        }
+        None => (a.cases, a.soak.unwrap_or(DEFAULT_SOAK), a.time_scale),
+    };
+    let counted = cases.is_some() || a.calls.is_some();
     let opts = FuzzOptions {
         // A replay reaches its sequence whatever the clock says.
         duration: match a.duration {
@@ -114,19 +190,19 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
             None if counted => None,
             None => Some(DEFAULT_DURATION),
         },
-        max_cases: a.cases,
+        max_cases: cases,
         max_calls: a.calls,
         seed,
-        time_scale: a.time_scale,
+        time_scale,
         cage: a.cage,
-        soak_calls: if a.replay { 0 } else { a.soak },
+        soak_calls: if a.replay { 0 } else { soak },
         shrink_runs: a.shrink_runs,
         shrink_budget: a.shrink_budget,
-        progress: Progress::stderr("kaged-conformance fuzz", "sequences", a.cases, a.quiet),
+        progress: Progress::stderr("kaged-conformance fuzz", "sequences", cases, a.quiet),
         ..FuzzOptions::default()
     };
     let bounds: Vec<String> = [
-        a.cases.map(|n| format!("{n} sequence(s)")),
+        cases.map(|n| format!("{n} sequence(s)")),
         a.calls.map(|n| format!("{n} operation(s)")),
         opts.duration
             .map(|d| humantime::format_duration(d).to_string()),
@@ -146,7 +222,7 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
     let outcome = rt.block_on(fuzz(&a.plugin_dir, &opts));
     opts.progress.finish();
     let outcome = outcome?;
-    let replay = replay_command(&a.plugin_dir, &outcome, a.time_scale);
+    let replay = replay_command(&a.plugin_dir, &outcome, time_scale);
     if let (Some(f), Some(out)) = (&outcome.failure, &a.out) {
         std::fs::create_dir_all(out).map_err(io(format!("cannot create {}", out.display())))?;
         let script = out.join("replay.yaml");
@@ -168,12 +244,20 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
         std::fs::write(&path, format!("{}\n", slope.bench))
             .map_err(io(format!("cannot write {}", path.display())))?;
     }
-    let report = fuzz_report(
+    let mut report = fuzz_report(
         &outcome,
         &a.plugin_dir.display().to_string(),
-        a.time_scale.factor(),
+        time_scale.factor(),
         &replay,
     );
+    if let Some(p) = &policy {
+        report.certification = Some(p.certify(&report, &Default::default()));
+    }
+    if report.cage != Some(kaged_host_core::CageKind::Bwrap) {
+        if let Some(line) = report.cage_line() {
+            eprintln!("kaged-conformance fuzz: warning: {line}");
+        }
+    }
     let write = |path: &PathBuf, text: &str| {
         std::fs::write(path, text).map_err(|source| CliError::Output {
             path: path.clone(),

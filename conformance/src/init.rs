@@ -48,11 +48,17 @@ pub struct InitArgs {
     /// the cage.
     #[arg(long, value_name = "MODE", default_value = "auto")]
     pub cage: CageMode,
+    /// A certifier's policy file, relative to DIR (checked now): the
+    /// written CI passes only when the plugin is certified under it.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }
 
-/// The workflow `init` writes.
-pub fn workflow() -> String {
+/// The workflow `init` writes; `policy`: a policy file's path in the
+/// repository.
+pub fn workflow(policy: Option<&str>) -> String {
     let action = crate::home::action_ref();
+    let policy = policy.map_or_else(String::new, |p| format!("          policy: {p}\n"));
     format!(
         "# Written by `kaged-conformance init`: certify this plugin on every push and
 # pull request, caged as the daemon runs it, against the baseline of cases
@@ -71,12 +77,14 @@ jobs:
           cage: require
           known-failing: {BASELINE}
           golden: {GOLDEN}
-"
+{policy}"
     )
 }
 
-/// The GitLab job `init` writes.
-pub fn gitlab_job() -> String {
+/// The GitLab job `init` writes; `policy`: a policy file's path in the
+/// repository.
+pub fn gitlab_job(policy: Option<&str>) -> String {
+    let policy = policy.map_or_else(String::new, |p| format!(" --policy {p}"));
     format!(
         "# Written by `kaged-conformance init`. Include it from .gitlab-ci.yml:
 #   include: [{{local: {GITLAB_JOB}}}]
@@ -87,7 +95,7 @@ kaged-conformance:
     - apt-get update -qq && apt-get install -y -qq bubblewrap
     - cargo install --locked kaged-conformance kaged-host-sim
   script:
-    - kaged-conformance run . --cage require --known-failing {BASELINE} --report junit=conformance.xml --report html=conformance.html
+    - kaged-conformance run . --cage require --known-failing {BASELINE}{policy} --report junit=conformance.xml --report html=conformance.html
     - kaged-host-sim session . --cage require --script {SCRIPT} --golden {GOLDEN}
   artifacts:
     when: always
@@ -152,8 +160,15 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
             existing.join(", ")
         )));
     }
-    write(dir, WORKFLOW, &workflow())?;
-    write(dir, GITLAB_JOB, &gitlab_job())?;
+    let policy = match &a.policy {
+        Some(p) => {
+            crate::policy::Policy::load(&dir.join(p))?;
+            Some(p.display().to_string())
+        }
+        None => None,
+    };
+    write(dir, WORKFLOW, &workflow(policy.as_deref()))?;
+    write(dir, GITLAB_JOB, &gitlab_job(policy.as_deref()))?;
     let script = starter_script(&manifest);
     write(dir, SCRIPT, &script)?;
 

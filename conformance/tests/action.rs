@@ -193,7 +193,8 @@ struct Ran {
 }
 
 /// Run the step `id` with bash as the runner would, its `${{ inputs.X }}`
-/// from `inputs`, the kit's binaries first on `PATH`.
+/// from `inputs` (and a `${{ steps.S.outputs.O }}` from its key
+/// `steps.S.outputs.O` there), the kit's binaries first on `PATH`.
 fn run_with(id: &str, inputs: &Value) -> Ran {
     let (script, env) = step(id);
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -208,9 +209,8 @@ fn run_with(id: &str, inputs: &Value) -> Ran {
     for (k, v) in &env {
         // `${{ inputs.x }}` as the runner substitutes it.
         let expr = v.as_str().unwrap_or_default();
-        let name = expr
-            .trim_start_matches("${{ inputs.")
-            .trim_end_matches(" }}");
+        let expr = expr.trim_start_matches("${{ ").trim_end_matches(" }}");
+        let name = expr.strip_prefix("inputs.").unwrap_or(expr);
         let value = match &inputs[name] {
             Value::String(s) => s.clone(),
             // An input the test leaves out takes the action's default.
@@ -307,6 +307,56 @@ fn the_golden_step_checks_a_golden_transcript_and_says_what_changed() {
         "{}",
         ran.summary
     );
+}
+
+/// Under a certifier's policy, the policy step says what the later steps
+/// read of it (its golden rule, whether it sets a fuzz depth), and the
+/// fuzz step fuzzes at the policy's depth and certifies the run, whatever
+/// `fuzz` says.
+#[test]
+fn the_policy_step_and_the_fuzz_step_follow_the_policy() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let policy = tmp.path().join("registry.yaml");
+    std::fs::write(
+        &policy,
+        "policy: 1\nname: registry\ncage: any\ngolden: ignore\nfuzz: {cases: 3, soak: 10}\n",
+    )
+    .expect("write");
+    let ran = run_with("policy", &json!({ "policy": policy }));
+    assert!(
+        ran.outputs.contains("golden=ignore\n") && ran.outputs.contains("fuzz=true\n"),
+        "{}",
+        ran.outputs
+    );
+    let golden_if = action()["runs"]["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "golden"))
+        .map(|s| s["if"].to_string())
+        .unwrap_or_default();
+    assert!(
+        golden_if.contains("steps.policy.outputs.golden != 'ignore'"),
+        "{golden_if}"
+    );
+    let out = tmp.path().join("out");
+    let cage = if kaged_host_core::testing::cage_available_for_blocking(
+        "the_policy_step_and_the_fuzz_step_follow_the_policy",
+    ) {
+        "require"
+    } else {
+        "off"
+    };
+    let ran = run_with(
+        "fuzz",
+        &json!({
+            "plugin-dir": support::workspace().join("examples/echo"),
+            "time-scale": "1", "cage": cage, "fuzz": "", "fuzz-seed": "5",
+            "policy": policy, "steps.run.outputs.report-dir": out,
+        }),
+    );
+    assert!(ran.outputs.contains("exit-code=0\n"), "{}", ran.outputs);
+    let md = std::fs::read_to_string(out.join("fuzz.md")).expect("fuzz.md");
+    assert!(md.contains("CERTIFIED"), "{md}");
+    assert!(ran.summary.contains("CERTIFIED"), "{}", ran.summary);
 }
 
 /// The attestation steps, run as the runner would with the signing step

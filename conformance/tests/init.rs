@@ -161,3 +161,37 @@ fn init_refuses_a_directory_without_a_valid_plugin() {
         "nothing written"
     );
 }
+
+/// `init --policy FILE`: the policy is checked first (an invalid one
+/// writes nothing), and the workflow and the GitLab job certify under it.
+#[test]
+fn init_with_a_policy_writes_ci_that_certifies_under_it() {
+    let (_tmp, dir) = plugin();
+    std::fs::create_dir(dir.join("ci")).expect("mkdir");
+    std::fs::write(dir.join("ci/bad.yaml"), "policy: 1\nrequires: must\n").expect("write");
+    let out = support::cmd()
+        .args(["init", "--cage", cage(), "--policy", "ci/bad.yaml"])
+        .arg(&dir)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid policy") && err.contains("requires"),
+        "{err}"
+    );
+    assert!(!dir.join(".github").exists(), "nothing written");
+
+    std::fs::write(dir.join("ci/registry.yaml"), "policy: 1\nname: registry\n").expect("write");
+    let out = support::cmd()
+        .args(["init", "--cage", cage(), "--policy", "ci/registry.yaml"])
+        .arg(&dir)
+        .output()
+        .expect("runs");
+    assert_success("kaged-conformance init --policy", &out);
+    let workflow = yaml(&dir.join(".github/workflows/kaged-conformance.yml"));
+    let with = &workflow["jobs"]["conformance"]["steps"][1]["with"];
+    assert_eq!(with["policy"], "ci/registry.yaml", "{workflow}");
+    let job = std::fs::read_to_string(dir.join("kaged-conformance.gitlab-ci.yml")).expect("job");
+    assert!(job.contains("--policy ci/registry.yaml"), "{job}");
+}

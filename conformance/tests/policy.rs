@@ -157,3 +157,104 @@ fn a_policy_the_kit_cannot_read_is_refused_naming_what_is_wrong() {
         );
     }
 }
+
+/// `fuzz --policy FILE` fuzzes at the policy's depth and certifies the
+/// run; a shallower `--cases` is refused, and so is a policy without a
+/// fuzz depth. `policy FILE` prints the checked policy as JSON.
+#[test]
+fn fuzz_under_a_policy_runs_at_its_depth_and_certifies() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let policy = write(
+        tmp.path(),
+        "registry.yaml",
+        "policy: 1\nname: registry\ncage: any\ngolden: ignore\nfuzz: {cases: 4, soak: 20}\n",
+    );
+    let shown = cmd().arg("policy").arg(&policy).output().expect("runs");
+    assert_eq!(shown.status.code(), Some(0));
+    let json = stdout_json(&shown);
+    assert_eq!(json["golden"], "ignore");
+    assert_eq!(json["fuzz"], serde_json::json!({"cases": 4, "soak": 20}));
+    assert_eq!(json["require"], "must", "defaults are filled in: {json}");
+
+    let plugin = own_fixture("conforming");
+    let out = cmd()
+        .args(["fuzz", "--seed", "2", "--format", "json", "--policy"])
+        .arg(&policy)
+        .arg(&plugin)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("for 4 sequence(s) at most"), "{stderr}");
+    let report = stdout_json(&out);
+    assert_eq!(report["certification"]["outcome"], "certified", "{report}");
+    assert_eq!(report["certification"]["policy"]["name"], "registry");
+    assert!(
+        report["cage"].is_string(),
+        "the report says how it ran: {report}"
+    );
+
+    let shallow = cmd()
+        .args(["fuzz", "--cases", "2", "--policy"])
+        .arg(&policy)
+        .arg(&plugin)
+        .output()
+        .expect("runs");
+    assert_eq!(shallow.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&shallow.stderr);
+    assert!(
+        err.contains("--cases 2 is shallower than the policy's 4"),
+        "{err}"
+    );
+
+    let no_depth = write(tmp.path(), "run-only.yaml", "policy: 1\n");
+    let refused = cmd()
+        .args(["fuzz", "--policy"])
+        .arg(&no_depth)
+        .arg(&plugin)
+        .output()
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("sets no fuzz depth"), "{err}");
+    let bad = write(
+        tmp.path(),
+        "bad.yaml",
+        "policy: 1\nfuzz: {cases: 3, depth: 9}\n",
+    );
+    let refused = cmd().arg("policy").arg(&bad).output().expect("runs");
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("invalid policy") && err.contains("depth"),
+        "{err}"
+    );
+}
+
+/// A fuzz run under `cage: require` that ran uncaged is not certified,
+/// and the report says why.
+#[test]
+fn an_uncaged_fuzz_run_is_not_certified_under_cage_require() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let policy = write(
+        tmp.path(),
+        "p.yaml",
+        "policy: 1\nfuzz: {cases: 2, soak: 0}\n",
+    );
+    let out = cmd()
+        .args([
+            "fuzz", "--seed", "2", "--cage", "off", "--format", "json", "--policy",
+        ])
+        .arg(&policy)
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let report = stdout_json(&out);
+    assert_eq!(
+        report["certification"]["outcome"], "not_certified",
+        "{report}"
+    );
+    let reasons = report["certification"]["reasons"].to_string();
+    assert!(reasons.contains("uncaged"), "{reasons}");
+}

@@ -235,7 +235,9 @@ fn the_kits_home_is_one_setting_every_file_uses() {
         "found the kit's URLs and the action's uses: {seen:?}"
     );
     // `init` writes the same reference.
-    assert!(kaged_conformance::init::workflow().contains(&format!("uses: {}", home::action_ref())));
+    assert!(
+        kaged_conformance::init::workflow(None).contains(&format!("uses: {}", home::action_ref()))
+    );
     // And the docs' install-from-source lines are the ones home.rs makes.
     let docs = std::fs::read_to_string(support::workspace().join("docs/conformance.md"))
         .expect("docs/conformance.md");

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use kaged_host_core::time::TimeScale;
-use kaged_host_core::{CageMode, FirstConfig};
+use kaged_host_core::{CageKind, CageMode, FirstConfig};
 use kaged_plugin_protocol::manifest::Manifest;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -154,6 +154,13 @@ pub struct FuzzOutcome {
     pub slope: Option<Slope>,
     /// How long it took.
     pub elapsed: Duration,
+    /// How the plugin ran: in bwrap, or uncaged (`--cage off`, or no
+    /// working bwrap under `--cage auto`).
+    pub cage: CageKind,
+    /// Why it ran uncaged.
+    pub cage_reason: Option<String>,
+    /// The cage every sequence's process got, in brief.
+    pub cage_policy: Option<kaged_host_core::cage::CageSummary>,
 }
 
 /// Why the fuzzer could not run.
@@ -180,6 +187,9 @@ pub enum FuzzError {
     /// The conformance profile beside the manifest does not check.
     #[error("the conformance profile is invalid")]
     Profile(#[source] crate::profile::InvalidProfile),
+    /// `--cage require` without a working bwrap.
+    #[error("--cage require, but the cage is unavailable here: {0}")]
+    CageUnavailable(String),
 }
 
 fn rng(seed: u64) -> TestRunner {
@@ -197,7 +207,24 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         dir: dir.to_path_buf(),
         source,
     })?;
+    let (cage, cage_reason) = match opts.cage {
+        CageMode::Off => (CageKind::Off, Some("--cage off".to_string())),
+        mode => match kaged_host_core::cage::availability().await {
+            Ok(_) => (CageKind::Bwrap, None),
+            Err(reason) if mode == CageMode::Require => {
+                return Err(FuzzError::CageUnavailable(reason))
+            }
+            Err(reason) => (CageKind::Unavailable, Some(reason)),
+        },
+    };
     let config_root = tempfile::tempdir().map_err(FuzzError::Temp)?;
+    let cage_policy = match cage {
+        CageKind::Bwrap => {
+            crate::runner::RunCage::compile(cage, None, &manifest, dir, config_root.path())
+                .summary()
+        }
+        _ => None,
+    };
     let runner = exec::Runner {
         dir: dir.to_path_buf(),
         scale: opts.time_scale,
@@ -268,5 +295,8 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         failure,
         slope,
         elapsed: start.elapsed(),
+        cage,
+        cage_reason,
+        cage_policy,
     })
 }

@@ -52,6 +52,11 @@ pub fn fuzz_report(outcome: &FuzzOutcome, dir: &str, time_scale: f64, replay: &s
         time_scale,
         cases,
     )
+    .with_cage(
+        outcome.cage,
+        outcome.cage_reason.clone(),
+        outcome.cage_policy.clone(),
+    )
 }
 
 /// `fail` for a MUST, `warn` for a SHOULD.

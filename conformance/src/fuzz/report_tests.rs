@@ -23,6 +23,9 @@ fn outcome(slope: Option<Slope>) -> FuzzOutcome {
         failure: None,
         slope,
         elapsed: Duration::ZERO,
+        cage: kaged_host_core::CageKind::Bwrap,
+        cage_reason: None,
+        cage_policy: None,
     }
 }
 

@@ -14,13 +14,21 @@
 //! plugin_profile: true   # use the plugin's own kaged-conformance.yaml
 //! time_scale: 1          # the run's time scale (--time-scale may not differ)
 //! cage: require          # require: an uncaged run is not certified; any
+//! golden: check          # check: the plugin's own golden transcript is
+//!                        # checked (the action's `golden`); ignore: not
+//! fuzz:                  # the depth `fuzz --policy` runs at (at least):
+//!   cases: 200           #   sequences, counted (the same on any machine)
+//!   soak: 2000           #   calls of the memory soak
 //! ```
 //!
 //! The run itself goes as without a policy (the baseline still turns a
 //! listed failure into a warning for the author's reading); the policy
 //! then judges the whole report ([`Policy::certify`]): the report's first
 //! line and `certification` member say certified or not and why, and the
-//! exit status is 0 only when certified.
+//! exit status is 0 only when certified. `kaged-conformance fuzz --policy
+//! FILE` fuzzes at the policy's depth, time scale and cage and certifies
+//! its report the same way; `kaged-conformance policy FILE` checks a
+//! policy and prints it as JSON (what the GitHub Action reads).
 
 mod certify;
 
@@ -28,7 +36,7 @@ pub use certify::RunInputs;
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::report::PolicyRef;
@@ -37,7 +45,7 @@ use crate::report::PolicyRef;
 pub const POLICY_VERSION: u32 = 1;
 
 /// The lowest level every case of must pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Require {
     /// Every MUST case passes (SHOULD warnings allowed).
@@ -47,7 +55,7 @@ pub enum Require {
 }
 
 /// What a `--known-failing` baseline may excuse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BaselineRule {
     /// Nothing.
@@ -56,8 +64,36 @@ pub enum BaselineRule {
     Should,
 }
 
+/// Whether the plugin's own golden transcript is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GoldenRule {
+    /// Checked, when the run is given one (an input from the plugin's
+    /// repository: it proves the plugin still does what its author
+    /// recorded, not what the spec asks).
+    Check,
+    /// Not checked.
+    Ignore,
+}
+
+/// The depth a certifying fuzz run goes to (at least).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FuzzDepth {
+    /// Sequences, counted: the same run on a busy machine as on an idle
+    /// one.
+    pub cases: u64,
+    /// Calls of the memory soak (default 2000, as `fuzz`'s).
+    #[serde(default = "default_soak")]
+    pub soak: usize,
+}
+
+fn default_soak() -> usize {
+    2000
+}
+
 /// Whether an uncaged run may be certified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CageRule {
     /// Only a run caged in bwrap.
@@ -76,10 +112,12 @@ struct PolicyFile {
     plugin_profile: Option<bool>,
     time_scale: Option<f64>,
     cage: Option<CageRule>,
+    golden: Option<GoldenRule>,
+    fuzz: Option<FuzzDepth>,
 }
 
 /// A certifier's policy, loaded.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Policy {
     /// Its name, version and digest, as the report states them.
     pub id: PolicyRef,
@@ -94,6 +132,11 @@ pub struct Policy {
     pub time_scale: Option<f64>,
     /// Whether an uncaged run may be certified (default `require`).
     pub cage: CageRule,
+    /// Whether the plugin's own golden transcript is checked (default
+    /// `check`).
+    pub golden: GoldenRule,
+    /// The depth of a certifying fuzz run, when the policy asks for one.
+    pub fuzz: Option<FuzzDepth>,
 }
 
 /// Why a policy file cannot be used.
@@ -160,6 +203,13 @@ impl Policy {
                 return Err(invalid(format!("`time_scale: {s}` is not in (0, 1]")));
             }
         }
+        if let Some(f) = file.fuzz {
+            if f.cases == 0 {
+                return Err(invalid(
+                    "`fuzz: {cases: 0}` fuzzes nothing: give at least 1".into(),
+                ));
+            }
+        }
         let sha256 = Sha256::digest(bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -175,6 +225,25 @@ impl Policy {
             plugin_profile: file.plugin_profile.unwrap_or(true),
             time_scale: file.time_scale,
             cage: file.cage.unwrap_or(CageRule::Require),
+            golden: file.golden.unwrap_or(GoldenRule::Check),
+            fuzz: file.fuzz,
         })
+    }
+}
+
+impl Policy {
+    /// The policy as JSON, every default filled in (`kaged-conformance
+    /// policy FILE`): what a CI step reads with `jq`.
+    ///
+    /// ```
+    /// use kaged_conformance::policy::Policy;
+    /// let p = Policy::parse(b"policy: 1\nfuzz: {cases: 50}\n", "p.yaml", "p").unwrap();
+    /// let json: serde_json::Value = serde_json::from_str(&p.to_json()).unwrap();
+    /// assert_eq!(json["golden"], "check");
+    /// assert_eq!(json["fuzz"]["soak"], 2000);
+    /// assert_eq!(json["id"]["name"], "p");
+    /// ```
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 }

@@ -46,3 +46,7 @@ pub use error::SuiteError;
 pub use offline::{judge_dir, judged_offline, NEEDS_THE_PLUGIN};
 pub use options::Options;
 pub use suite::{run_suite, run_suite_async, run_suite_streaming};
+
+/// How a run's spawns are caged, for `fuzz`'s report too.
+#[cfg(feature = "fuzz")]
+pub(crate) use session::cage::RunCage;
