@@ -597,7 +597,7 @@ fail_proofs! {
     };
 
     version_mismatch: host("version-mismatch").kproto() => [
-        fail(HANDSHAKE_VERSION_MATCHES).audit("plugin.version_mismatch"),
+        fail(HANDSHAKE_VERSION_MATCHES).audit("initialize.version_mismatch"),
     ];
 
     capability_overreach: host("capability-overreach").kproto() => [

@@ -56,7 +56,11 @@ async fn every_invalid_compactor_answer_falls_back_to_drop() {
     // The `reason` of `compaction.failed`, one per way an answer breaks
     // ADDENDUM §5's `CompactorResult` rules (or the call fails).
     let cases = [
-        ("drops-keep", "hooks-drops-keep", "dropped_always_keep"),
+        (
+            "drops-keep",
+            "hooks-drops-keep",
+            "compactor_dropped_always_keep",
+        ),
         (
             "bad-superseded",
             "hooks-bad-superseded",
@@ -154,7 +158,7 @@ async fn dropping_an_always_keep_message_is_snapshotted() {
         .compact(&sub("drops-keep"), request("ses_1"))
         .await
         .expect("compact");
-    assert_fallback(&out, "hooks-drops-keep", "dropped_always_keep");
+    assert_fallback(&out, "hooks-drops-keep", "compactor_dropped_always_keep");
     // post_compact observers see the fallback's result.
     assert_eq!(
         out.retained,

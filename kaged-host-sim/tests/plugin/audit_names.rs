@@ -53,15 +53,14 @@ const ADDENDUM_9_ADDITIONS: [&str; 3] = [
 
 /// Events `plugin-host.md` names outside its audit table: "Graceful
 /// shutdown" step 6 (`plugin.stopped`) and the "Handshake failure modes"
-/// table (the rest). The field table calls the version mismatch
-/// `initialize.version_mismatch`; the host uses the `plugin.` form of its
-/// neighbours (decided in `src/observe/audit.rs`).
+/// table (the rest), the version mismatch as the field table writes it,
+/// `initialize.version_mismatch` (ADDENDUM §16).
 const SPEC_NAMED_ELSEWHERE: [&str; 5] = [
     "plugin.stopped",
     "plugin.initialize_timeout",
     "plugin.api_mismatch",
     "plugin.name_mismatch",
-    "plugin.version_mismatch",
+    "initialize.version_mismatch",
 ];
 
 /// Events the kit adds where the spec asks for a record but names no event:

@@ -123,6 +123,61 @@ async fn ten_concurrent_calls_all_get_their_own_answers() {
     s.shutdown().await;
 }
 
+/// The host's own request ids reach the wire strictly increasing under a
+/// load of concurrent calls and pings from many tasks on many threads: an
+/// id is taken and its line queued under one lock (ADDENDUM §16). On the
+/// old code (the id taken by `fetch_add`, the line queued later) ids come
+/// out of order here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn request_ids_on_the_wire_increase_strictly_under_concurrent_calls_and_pings() {
+    let (host, _audit, transcript) = host(EASY);
+    let s = std::sync::Arc::new(host.launch(&fixture("good")).await.expect("launch"));
+    let tasks: Vec<_> = (0..8u64)
+        .map(|t| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                for n in 0..100u64 {
+                    if n % 2 == 0 {
+                        s.ping().await.expect("ping");
+                    } else {
+                        let v = s
+                            .call(
+                                "delay.echo",
+                                Some(json!({"n": t * 1000 + n, "ms": 0})),
+                                None,
+                            )
+                            .await
+                            .expect("call");
+                        assert_eq!(v["n"], t * 1000 + n);
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("the task");
+    }
+    let ids: Vec<u64> = transcript
+        .records()
+        .iter()
+        .filter(|r| r.dir == kaged_host_sim::Direction::HostToPlugin)
+        .filter_map(|r| r.msg.get("id").and_then(serde_json::Value::as_u64))
+        .collect();
+    assert!(ids.len() >= 800, "{} requests", ids.len());
+    let out_of_order: Vec<(u64, u64)> = ids
+        .windows(2)
+        .filter(|w| w[1] <= w[0])
+        .map(|w| (w[0], w[1]))
+        .collect();
+    assert!(
+        out_of_order.is_empty(),
+        "ids out of order on the wire: {out_of_order:?}"
+    );
+    if let Ok(s) = std::sync::Arc::try_unwrap(s) {
+        s.shutdown().await;
+    }
+}
+
 #[tokio::test]
 async fn plugin_to_host_storage_request_is_answered_during_a_call() {
     // Storage said available, but no broker: the default handler answers.

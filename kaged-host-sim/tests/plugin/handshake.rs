@@ -140,9 +140,16 @@ async fn version_mismatch_is_killed() {
     ));
     assert_eq!(
         audit.names(),
-        ["plugin.spawned", "plugin.version_mismatch", "plugin.killed"]
+        [
+            "plugin.spawned",
+            "initialize.version_mismatch",
+            "plugin.killed"
+        ]
     );
-    assert_eq!(one(&audit, "plugin.version_mismatch").get("got"), "9.9.9");
+    assert_eq!(
+        one(&audit, "initialize.version_mismatch").get("got"),
+        "9.9.9"
+    );
 }
 
 #[tokio::test]

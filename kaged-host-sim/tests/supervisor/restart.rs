@@ -184,7 +184,7 @@ async fn capability_overreach_fails_at_once() {
 async fn identity_mismatches_are_not_restarted() {
     for (dir, event) in [
         ("name-mismatch", "plugin.name_mismatch"),
-        ("version-mismatch", "plugin.version_mismatch"),
+        ("version-mismatch", "initialize.version_mismatch"),
         ("api-mismatch", "plugin.api_mismatch"),
     ] {
         let (sup, audit) = supervise(&fixture(dir), 0.25);

@@ -5,12 +5,11 @@
 //! every event of the spec's audit table, plus:
 //!
 //! * `plugin.stopped`, named by "Graceful shutdown" but absent from the table;
-//! * `plugin.initialize_timeout`, `plugin.api_mismatch`,
-//!   `plugin.name_mismatch` and `plugin.version_mismatch`, named by the
-//!   "Handshake failure modes" table (the field table calls the last one
-//!   `initialize.version_mismatch`; we use the `plugin.` form for
-//!   consistency with the other handshake rows) but absent from the audit
-//!   table;
+//! * `plugin.initialize_timeout`, `plugin.api_mismatch` and
+//!   `plugin.name_mismatch`, named by the "Handshake failure modes" table
+//!   but absent from the audit table, and `initialize.version_mismatch`,
+//!   as the field table writes it (ADDENDUM §16: names as the spec writes
+//!   them);
 //! * `plugin.no_sandbox_ignored`, for the daemon's `--no-sandbox` that
 //!   never uncages a plugin (ADDENDUM §13);
 //! * `protocol.oversize_message`, `compaction.failed` and

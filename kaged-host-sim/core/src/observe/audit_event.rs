@@ -86,8 +86,8 @@ crate::names::name_table! {
     ApiMismatch => "plugin.api_mismatch",
     /// `name` mismatch (handshake table; not in the audit table).
     NameMismatch => "plugin.name_mismatch",
-    /// `version` mismatch (spec: `initialize.version_mismatch`; not in the audit table).
-    VersionMismatch => "plugin.version_mismatch",
+    /// `version` mismatch (the field table's name, ADDENDUM §16; not in the audit table).
+    VersionMismatch => "initialize.version_mismatch",
     /// The host was started with `--no-sandbox`, which does not affect plugins: this one runs as `cage` says (name, cage, cage_id; ADDENDUM §13). A kit addition: ADDENDUM §13 asks for a record and names no event.
     NoSandboxIgnored => "plugin.no_sandbox_ignored",
     /// A line over 4 MiB (ADDENDUM §9).

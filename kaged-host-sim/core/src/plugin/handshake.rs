@@ -7,7 +7,7 @@
 //! | no answer within 10 s (scaled) | `plugin.initialize_timeout` |
 //! | `api_version` mismatch | `plugin.api_mismatch {daemon_api_version, plugin_api_version}` |
 //! | `name` mismatch | `plugin.name_mismatch {expected, got}` |
-//! | `version` mismatch | `plugin.version_mismatch {expected, got}` (spec text: `initialize.version_mismatch`) |
+//! | `version` mismatch | `initialize.version_mismatch {expected, got}` |
 //! | `capabilities_used` beyond the manifest | `plugin.capability_overreach {claimed, allowed, excess}` |
 //! | malformed result, or an error answer | `plugin.protocol_violation` |
 //!

@@ -237,7 +237,7 @@ impl Lifecycle {
     }
 
     /// Kill the plugin (SIGKILL to its group, or close an in-process pipe),
-    /// audit `plugin.killed {reason}`. Idempotent: later callers wait for the
+    /// audit `plugin.killed {reason, via: "sigkill"}`. Idempotent: later callers wait for the
     /// first one; a plugin that already ended is left alone.
     pub(crate) async fn kill(&self, reason: &str) {
         self.force_end(reason, false).await
@@ -279,7 +279,9 @@ impl Lifecycle {
                     exit = self.wait_exit(grace.max(KILL_CONFIRM_MIN)).await;
                 }
                 kill_and_reap_group(pid, grace).await;
-                if sigterm_first {
+                if !sigterm_first {
+                    data["via"] = json!("sigkill");
+                } else {
                     // The exit status, not the timer, says what ended it: a
                     // process that died of SIGTERM keeps signal 15 even when
                     // its exit is noticed after the grace.

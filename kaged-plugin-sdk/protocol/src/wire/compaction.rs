@@ -40,7 +40,7 @@ impl CompactorViolation {
             CompactorViolation::NotACompactorResult(_) => "not_a_compactor_result",
             CompactorViolation::Malformed(_) => "malformed_result",
             CompactorViolation::WrongRole => "wrong_role",
-            CompactorViolation::DroppedAlwaysKeep(_) => "dropped_always_keep",
+            CompactorViolation::DroppedAlwaysKeep(_) => "compactor_dropped_always_keep",
             CompactorViolation::SupersededNotCompacted(_) => "superseded_not_compacted",
             CompactorViolation::SupersededAlwaysKeep(_) => "superseded_always_keep",
         }

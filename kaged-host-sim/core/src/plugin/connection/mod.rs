@@ -36,7 +36,7 @@ mod stdout_progress;
 mod writer;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -106,7 +106,7 @@ impl Connection {
             cfg,
             out,
             pending: Pending::default(),
-            next_id: AtomicU64::new(1),
+            next_id: Mutex::new(1),
             phase: AtomicU8::new(0),
             ending: Mutex::new(Ending::Running),
             kill_started: AtomicBool::new(false),
@@ -151,17 +151,12 @@ impl Connection {
         self.shared.phase.store(phase as u8, Ordering::SeqCst);
     }
 
-    /// The next outgoing request id (1, 2, ...).
-    pub fn next_id(&self) -> u64 {
-        self.shared.next_id.fetch_add(1, Ordering::SeqCst)
-    }
-
     /// Whether a request with this id went to the plugin: a host request
     /// (integer ids from 1, in order) or one sent on the raw channel.
     pub fn was_sent(&self, id: &Value) -> bool {
         let host = id
             .as_u64()
-            .is_some_and(|n| n >= 1 && n < self.shared.next_id.load(Ordering::SeqCst));
+            .is_some_and(|n| n >= 1 && n < *lock(&self.shared.next_id));
         host || self.shared.raw.was_sent(&Id::from_value(id))
     }
 
@@ -172,12 +167,19 @@ impl Connection {
         params: Option<Value>,
         timeout: Duration,
     ) -> Result<Value, RequestError> {
-        let id = self.next_id();
-        let line = encode_line(&Request::new(id, method, params))?;
-        let rx = self.shared.pending.insert(id);
+        // The id is taken and the line queued under one lock: ids reach
+        // the wire in the order they were taken (ADDENDUM §16).
+        let (id, rx, sent) = {
+            let mut next = lock(&self.shared.next_id);
+            let id = *next;
+            let line = encode_line(&Request::new(id, method, params))?;
+            let rx = self.shared.pending.insert(id);
+            *next += 1;
+            (id, rx, self.send_encoded(line))
+        };
         // Forget the id however this ends (answer, timeout, cancellation).
         let _forget = ForgetOnDrop(&self.shared.pending, id);
-        if !self.send_encoded(line) {
+        if !sent {
             return Err(RequestError::Closed);
         }
         match tokio::time::timeout(timeout, rx).await {

@@ -1,7 +1,7 @@
 //! The state one connection's reader, writer and handle share.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use kaged_plugin_protocol::manifest::Manifest;
@@ -48,7 +48,11 @@ pub(crate) struct Shared {
     pub(crate) cfg: ConnectionConfig,
     pub(super) out: mpsc::UnboundedSender<Vec<u8>>,
     pub(crate) pending: Pending,
-    pub(super) next_id: AtomicU64,
+    /// The next outgoing request id (1, 2, ...). A request's id is taken
+    /// and its line queued for the writer under this one lock, so the ids
+    /// reach the wire (and the transcript) strictly increasing whatever
+    /// tasks send at once.
+    pub(super) next_id: Mutex<u64>,
     pub(super) phase: AtomicU8,
     pub(super) ending: Mutex<Ending>,
     pub(super) kill_started: AtomicBool,

@@ -6,8 +6,12 @@
 //! |---|---|---|
 //! | exit 0 in time | [`ShutdownOutcome::Exited`] | `plugin.exited {exit_code: 0}`, `plugin.stopped {via: "shutdown"}` |
 //! | non-zero exit in time | [`ShutdownOutcome::ExitedWithError`] | `plugin.crashed` (not a clean exit, so not `exited`) |
-//! | exit after SIGTERM | [`ShutdownOutcome::Terminated`] | `plugin.stopped {via: "sigterm", exit_code, signal}` |
-//! | SIGKILL needed | [`ShutdownOutcome::Killed`] | `plugin.killed {reason: "shutdown_timeout"}` |
+//! | exit after SIGTERM | [`ShutdownOutcome::Terminated`] | `plugin.killed {reason: "shutdown_timeout", via: "sigterm", exit_code, exit_signal}` |
+//! | SIGKILL needed | [`ShutdownOutcome::Killed`] | `plugin.killed {reason: "shutdown_timeout", via: "sigkill"}` |
+//!
+//! Only an exit after the `shutdown` notification is the clean stop,
+//! `plugin.stopped`; an exit the host had to signal is `plugin.killed`
+//! with the signal (ADDENDUM §16).
 //!
 //! In every case the whole process group is then killed and reaped.
 
@@ -115,9 +119,15 @@ impl PluginHandle {
         conn.wait_stderr_done(self.timeouts().sigterm_grace).await;
         let outcome = if after_sigterm {
             self.audit().emit(
-                AuditEvent::Stopped,
+                AuditEvent::Killed,
                 self.name(),
-                json!({"via": "sigterm", "exit_code": info.code, "signal": info.signal}),
+                json!({
+                    "reason": "shutdown_timeout",
+                    "via": "sigterm",
+                    "pid": self.lifecycle().pid,
+                    "exit_code": info.code,
+                    "exit_signal": info.signal,
+                }),
             );
             ShutdownOutcome::Terminated(info)
         } else if info.is_clean() {
