@@ -16,8 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{CageMode, HostConfig, HostSim};
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{CageMode, HostConfig, HostSim};
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -50,7 +50,7 @@ async fn handshake(mode: CageMode, dir: &Path) -> Result<Duration, String> {
     let session = host
         .launch(dir)
         .await
-        .map_err(|e| kaged_host_sim::one_line(&format!("launch ({mode})"), &e))?;
+        .map_err(|e| kaged_host_core::one_line(&format!("launch ({mode})"), &e))?;
     let took = start.elapsed();
     if (mode == CageMode::Require) != session.caged() {
         return Err(format!("--cage {mode}: caged = {}", session.caged()));
@@ -76,7 +76,7 @@ async fn run() -> Result<(), String> {
     let bin = echo_bin()?;
     let staged =
         StagedPlugin::new(&workspace().join("examples/echo"), &bin).map_err(|e| e.to_string())?;
-    let caged = kaged_host_sim::cage::availability().await;
+    let caged = kaged_host_core::cage::availability().await;
     let mut modes = vec![CageMode::Off];
     match &caged {
         Ok(bwrap) => {

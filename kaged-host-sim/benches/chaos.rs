@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use kaged_host_core::progress::Progress;
-use kaged_host_sim::CageMode;
+use kaged_host_core::CageMode;
 use kaged_test_support::chaos::{replay_command, run_seed, ChaosOptions, MAX_RSS_KIB, SUITE_SCALE};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -36,7 +36,7 @@ async fn main() -> std::process::ExitCode {
     let cage = match arg(&args, "--cage").as_deref() {
         Some("off") => CageMode::Off,
         Some("require") => CageMode::Require,
-        _ => match kaged_host_sim::cage::availability().await {
+        _ => match kaged_host_core::cage::availability().await {
             Ok(_) => CageMode::Require,
             Err(_) => CageMode::Off,
         },

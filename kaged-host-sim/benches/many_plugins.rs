@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use kaged_host_sim::probe::{process_usage, TreeUsage};
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{
+use kaged_host_core::probe::{process_usage, TreeUsage};
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{
     AuditEvent, AuditLog, HostConfig, HostSim, PluginState, Supervisor, Timeouts,
 };
 

@@ -23,11 +23,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kaged_host_sim::storage::{rewrite, RewriteCache, StorageClient};
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{
-    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginHandle, StorageBroker,
-};
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{HostConfig, HostSim, PluginHandle};
+use kaged_host_sim::ConnectPlugin;
+use kaged_host_storage::{rewrite, RewriteCache, StorageClient};
+use kaged_host_storage::{BrokerHandler, StorageBroker};
 use kaged_plugin_protocol::StorageMethod;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
 use serde_json::{json, Value};

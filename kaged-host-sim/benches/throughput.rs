@@ -35,9 +35,9 @@ mod raw_host;
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::probe::process_usage;
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{CageMode, HostConfig, HostSim, PluginHandle};
+use kaged_host_core::probe::process_usage;
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{CageMode, HostConfig, HostSim, PluginHandle};
 use pairs::{Measured, Pair, Plugins, WINDOW};
 use placement::Layout;
 use raw_host::RawHost;

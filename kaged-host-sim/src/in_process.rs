@@ -17,7 +17,8 @@ pub trait ConnectPlugin {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use kaged_host_sim::{ConnectPlugin, HostSim};
+    /// use kaged_host_sim::ConnectPlugin;
+    /// use kaged_host_core::HostSim;
     /// use kaged_plugin_sdk::{plugin, Call, PluginError};
     /// let p = plugin!("demo")
     ///     .method("demo.ping", |_: serde_json::Value, _: Call| async { Ok::<_, PluginError>("pong") })

@@ -6,7 +6,7 @@
 //! `KAGED_CHAOS_CAGE=off|require` forces the mode. Many seeds:
 //! `cargo bench -p kaged-host-sim --bench chaos -- --seeds 500`.
 
-use kaged_host_sim::CageMode;
+use kaged_host_core::CageMode;
 use kaged_test_support::chaos::{replay_command, run_seed, ChaosOptions};
 
 /// The fixed set CI runs.
@@ -31,7 +31,7 @@ async fn the_host_survives_every_seed_of_the_chaos_plugin() {
     let cage = match std::env::var("KAGED_CHAOS_CAGE").as_deref() {
         Ok("off") => CageMode::Off,
         Ok("require") => CageMode::Require,
-        _ => match kaged_host_sim::testing::cage_available_for("the chaos suite, caged").await {
+        _ => match kaged_host_core::testing::cage_available_for("the chaos suite, caged").await {
             true => CageMode::Require,
             false => CageMode::Off,
         },

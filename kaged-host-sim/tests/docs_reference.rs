@@ -3,7 +3,7 @@
 //! fails when they are out of date. Regenerate with
 //! `KAGED_UPDATE_DOCS=1 cargo test -p kaged-host-sim --test docs_reference`.
 
-use kaged_host_sim::reference::{render, BEGIN_MARKER, END_MARKER};
+use kaged_host_core::reference::{render, BEGIN_MARKER, END_MARKER};
 
 #[test]
 fn the_generated_reference_in_docs_is_current() {
@@ -25,7 +25,7 @@ fn the_generated_reference_in_docs_is_current() {
 
 /// The markers around the seccomp table in `docs/authoring.md` § 14.
 const SECCOMP_BEGIN: &str =
-    "<!-- BEGIN GENERATED: seccomp refusals (kaged_host_sim::cage::seccomp::REFUSALS) -->\n";
+    "<!-- BEGIN GENERATED: seccomp refusals (kaged_host_core::cage::seccomp::REFUSALS) -->\n";
 const SECCOMP_END: &str = "<!-- END GENERATED: seccomp refusals -->";
 
 #[test]
@@ -39,7 +39,7 @@ fn the_refused_calls_table_in_the_authoring_guide_is_current() {
         );
     };
     let start = b + SECCOMP_BEGIN.len();
-    let fresh = kaged_host_sim::cage::seccomp::refusals_markdown();
+    let fresh = kaged_host_core::cage::seccomp::refusals_markdown();
     if text[start..e] != fresh {
         assert!(
             std::env::var_os("KAGED_UPDATE_DOCS").is_some(),

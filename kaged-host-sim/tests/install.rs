@@ -16,10 +16,10 @@ mod copies;
 
 use std::path::Path;
 
-use kaged_host_sim::storage::StorageClient;
-use kaged_host_sim::{
-    AuditLog, HostConfig, HostSim, InstallError, PluginStore, StorageBroker, TimeScale,
-};
+use kaged_host_core::{AuditLog, HostConfig, HostSim, TimeScale};
+use kaged_host_engine::{InstallError, PluginStore};
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::StorageClient;
 use kaged_plugin_protocol::StorageMethod;
 use serde_json::json;
 use support::host::*;
@@ -396,12 +396,12 @@ async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
             .with_audit(audit.clone()),
     );
     let dir = store.plugin_dir("my-simple-adapter");
-    let sup = kaged_host_sim::Supervisor::new(host.clone(), &dir);
-    let other = kaged_host_sim::Supervisor::new(host, fixture("good"));
+    let sup = kaged_host_core::Supervisor::new(host.clone(), &dir);
+    let other = kaged_host_core::Supervisor::new(host, fixture("good"));
     for s in [&sup, &other] {
         s.start().await.expect("start");
         s.subscribe()
-            .wait_for(|s| *s == kaged_host_sim::PluginState::Running)
+            .wait_for(|s| *s == kaged_host_core::PluginState::Running)
             .await
             .expect("running");
     }
@@ -414,7 +414,7 @@ async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
         .restart_upgraded("my-simple-adapter", &[&sup, &other])
         .await;
     match &restarted[..] {
-        [kaged_host_sim::UpgradeRestart::Restarted { pid, version }] => {
+        [kaged_host_engine::UpgradeRestart::Restarted { pid, version }] => {
             assert_eq!(version, "0.2.0");
             assert_ne!(*pid, Some(old_pid));
         }
@@ -463,8 +463,8 @@ async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
     assert!(
         matches!(
             &left[..],
-            [kaged_host_sim::UpgradeRestart::NotRunning(
-                kaged_host_sim::PluginState::Stopped
+            [kaged_host_engine::UpgradeRestart::NotRunning(
+                kaged_host_core::PluginState::Stopped
             )]
         ),
         "{left:?}"

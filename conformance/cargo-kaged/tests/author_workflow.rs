@@ -36,7 +36,7 @@ fn cargo_kaged(cwd: &Path) -> Command {
 
 #[test]
 fn new_test_pack_install_call_outside_the_workspace() {
-    if !kaged_host_sim::testing::cage_available_for_blocking("the author workflow") {
+    if !kaged_host_core::testing::cage_available_for_blocking("the author workflow") {
         return;
     }
     let place = tempfile::tempdir().expect("tempdir");

@@ -26,9 +26,11 @@ use kaged_test_support::command::{assert_success, outside_the_kit};
 use support::{kit, link_tools, outside_config, seed_lock};
 
 /// The kit crates an added block may name, with their folder.
-const KIT_CRATES: [(&str, &str); 3] = [
+const KIT_CRATES: [(&str, &str); 5] = [
     ("kaged-plugin-sdk", "kaged-plugin-sdk"),
     ("kaged-host-sim", "kaged-host-sim"),
+    ("kaged-host-core", "kaged-host-sim/core"),
+    ("kaged-host-storage", "kaged-host-sim/storage"),
     ("kaged-conformance", "conformance"),
 ];
 
@@ -117,7 +119,7 @@ fn du(dir: &Path) -> u64 {
 
 #[test]
 fn the_first_hour_runs_as_written() {
-    if !kaged_host_sim::testing::cage_available_for_blocking("the authoring guide") {
+    if !kaged_host_core::testing::cage_available_for_blocking("the authoring guide") {
         return;
     }
     let guide = std::fs::read_to_string(kit().join("docs/authoring.md")).expect("the guide");

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::normal::{self, NormalOptions};
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{
+use kaged_host_core::normal::{self, NormalOptions};
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{
     AuditLog, CallError, HostConfig, HostSim, ShutdownOutcome, TimeScale, Transcript,
 };
 use kaged_plugin_sdk::protocol::PluginCallContext;
@@ -139,7 +139,7 @@ async fn shutdown_as_a_request_is_answered_and_the_plugin_exits_zero() {
         .await
         .expect("exited within the shutdown timeout");
     assert_eq!(exit.code, Some(0));
-    assert!(!kaged_host_sim::group_alive(pid));
+    assert!(!kaged_host_core::group_alive(pid));
 }
 
 #[tokio::test]

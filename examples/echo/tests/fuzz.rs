@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use kaged_conformance::fuzz::{fuzz, fuzz_report, FuzzOptions};
 use kaged_conformance::report::Status;
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::time::TimeScale;
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::time::TimeScale;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn echo_fuzzes_clean_and_skips_what_it_does_not_declare() {

@@ -11,7 +11,7 @@ use kaged_conformance::report::Status;
 use kaged_conformance::selection::{Pattern, Selection};
 use kaged_conformance::testing::{InstalledCopy, TEST_TIME_SCALE};
 use kaged_conformance::{run_suite, Options};
-use kaged_host_sim::{CageMode, TimeScale};
+use kaged_host_core::{CageMode, TimeScale};
 
 fn here() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,9 +1,9 @@
 //! A transcript snapshot test as a plugin author writes one: a scenario,
 //! run on the simulated daemon, snapshotted in the normal form
-//! (`kaged_host_sim::normal`: the same bytes run after run).
+//! (`kaged_host_core::normal`: the same bytes run after run).
 
-use kaged_host_sim::scenario::Scenario;
-use kaged_host_sim::testing::StagedPlugin;
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_engine::scenario::Scenario;
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::json;
 
@@ -24,5 +24,5 @@ fn say_and_shout_transcript() {
         .call_as("echo.shout", json!({"text": "hey", "bangs": 2}), agent)
         .run_blocking(staged.dir())
         .expect("the scenario runs");
-    kaged_host_sim::assert_transcript_snapshot!("say_and_shout", run);
+    kaged_host_engine::assert_transcript_snapshot!("say_and_shout", run);
 }

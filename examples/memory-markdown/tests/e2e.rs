@@ -5,7 +5,7 @@ mod common;
 
 use common::{ctx, entries, launch, md_files};
 use kaged_example_memory_markdown::entry::{Entry, Source};
-use kaged_host_sim::Direction;
+use kaged_host_core::Direction;
 use kaged_plugin_sdk::protocol::{parse_session_start_answer, PluginCallContext};
 use serde_json::{json, Value};
 
@@ -251,7 +251,7 @@ async fn traversal_in_context_is_refused_and_daemon_calls_are_not_applicable() {
         )
         .await;
     match raw {
-        Err(kaged_host_sim::RequestError::Rpc(e)) => {
+        Err(kaged_host_core::RequestError::Rpc(e)) => {
             assert_eq!(e.code, -32006, "{}", e.message)
         }
         other => panic!("expected -32006 not_applicable, got {other:?}"),

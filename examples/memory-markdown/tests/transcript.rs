@@ -1,11 +1,11 @@
 //! A transcript snapshot test as a plugin author writes one: retain, then
 //! recall and list the tags, snapshotted in the normal form
-//! (`kaged_host_sim::normal`); the store lives under a temporary config
+//! (`kaged_host_core::normal`); the store lives under a temporary config
 //! root, `[config_root]` in the snapshot.
 
-use kaged_host_sim::scenario::Scenario;
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::TimeScale;
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::TimeScale;
+use kaged_host_engine::scenario::Scenario;
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::json;
 
@@ -29,5 +29,5 @@ fn recall_and_tags_of_an_empty_store_transcript() {
         .time_scale(TimeScale::new(0.5).expect("scale"))
         .run_blocking(staged.dir())
         .expect("the scenario runs");
-    kaged_host_sim::assert_transcript_snapshot!("recall_and_tags", run);
+    kaged_host_engine::assert_transcript_snapshot!("recall_and_tags", run);
 }

@@ -174,7 +174,7 @@ async fn install_list_search_uninstall_round_trip() {
     let again = omp.ok("preset.install", json!({"name": "web-dev"})).await;
     assert_eq!(again["action"], "installed");
     assert!(audit
-        .of(kaged_host_sim::AuditEvent::StorageDenied)
+        .of(kaged_host_core::AuditEvent::StorageDenied)
         .is_empty());
     omp.session.shutdown().await;
 }
@@ -220,7 +220,7 @@ async fn catalog_updated_follows_every_change_and_nothing_else() {
         (u.action.as_str(), u.entries_removed, u.revision, u.total),
         ("uninstalled", 1, 2, 0)
     );
-    let seen: Vec<_> = audit.of(kaged_host_sim::AuditEvent::Notification);
+    let seen: Vec<_> = audit.of(kaged_host_core::AuditEvent::Notification);
     assert_eq!(
         seen.len(),
         2,

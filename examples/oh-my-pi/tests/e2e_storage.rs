@@ -6,7 +6,9 @@
 mod common;
 
 use common::{catalogue, host_without_storage, Omp, Place, WEB_DEV};
-use kaged_host_sim::{ConnectPlugin, HostSim, PluginHandle, StorageBroker};
+use kaged_host_core::{HostSim, PluginHandle};
+use kaged_host_sim::ConnectPlugin;
+use kaged_host_storage::StorageBroker;
 use kaged_plugin_sdk::storage::StorageError;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginError};
 use serde_json::{json, Value};
@@ -101,7 +103,7 @@ async fn the_database_holds_only_plugin_oh_my_pi_objects() {
         Some("oh-my-pi")
     );
     assert!(audit
-        .of(kaged_host_sim::AuditEvent::StorageDenied)
+        .of(kaged_host_core::AuditEvent::StorageDenied)
         .is_empty());
 }
 
@@ -168,7 +170,7 @@ async fn rows_never_leak_to_another_plugin() {
     );
     assert_eq!(omp.names().await, ["k8s-ops", "web-dev"]);
     let denied: Vec<_> = audit
-        .of(kaged_host_sim::AuditEvent::StorageDenied)
+        .of(kaged_host_core::AuditEvent::StorageDenied)
         .into_iter()
         .map(|r| r.data["sql"].clone())
         .collect();

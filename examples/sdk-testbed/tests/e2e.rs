@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{
     AuditLog, Direction, HostConfig, HostSim, PluginHandle, TimeScale, Transcript,
 };
 use serde_json::{json, Value};
@@ -231,8 +231,8 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
         env!("CARGO_BIN_EXE_sdk-testbed"),
     )
     .expect("stage the testbed");
-    let (handler, mut gate) = kaged_host_sim::testing::gated::GatedHandler::new(
-        std::sync::Arc::new(kaged_host_sim::BrokerHandler::temp().expect("a broker")),
+    let (handler, mut gate) = kaged_host_core::testing::gated::GatedHandler::new(
+        std::sync::Arc::new(kaged_host_storage::BrokerHandler::temp().expect("a broker")),
     );
     let host = HostSim::new(
         HostConfig::default()
@@ -292,7 +292,7 @@ async fn concurrent_storage_requests_from_worker_threads_reach_the_host_with_inc
             .with_time_scale(TimeScale::new(0.5).expect("scale"))
             .with_audit(audit.clone())
             .with_storage(Arc::new(
-                kaged_host_sim::BrokerHandler::temp().expect("a broker"),
+                kaged_host_storage::BrokerHandler::temp().expect("a broker"),
             )),
     );
     let session = host.launch(staged.dir()).await.expect("launch");
@@ -330,7 +330,7 @@ async fn concurrent_storage_requests_from_worker_threads_reach_the_host_with_inc
     let violations: Vec<String> = audit
         .events()
         .into_iter()
-        .filter(|r| r.event == kaged_host_sim::AuditEvent::ProtocolViolation)
+        .filter(|r| r.event == kaged_host_core::AuditEvent::ProtocolViolation)
         .map(|r| serde_json::Value::Object(r.data).to_string())
         .collect();
     assert!(

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{HostConfig, HostSim, PluginHandle, TimeScale};
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{HostConfig, HostSim, PluginHandle, TimeScale};
 use kaged_plugin_sdk::protocol::{
     parse_observer_answer, validate_compactor_result, CompactParams, MessageRole, PluginCallContext,
 };

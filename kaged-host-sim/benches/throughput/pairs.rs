@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use kaged_host_sim::probe::tree_usage;
-use kaged_host_sim::PluginHandle;
+use kaged_host_core::probe::tree_usage;
+use kaged_host_core::PluginHandle;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 

@@ -7,7 +7,7 @@
 //! ```
 //! use std::sync::Arc;
 //! use kaged_host_sim::bench::broker::TimedHandler;
-//! let timed = TimedHandler::new(Arc::new(kaged_host_sim::DefaultHandler));
+//! let timed = TimedHandler::new(Arc::new(kaged_host_core::DefaultHandler));
 //! assert_eq!(timed.stats().snapshot().requests, 0);
 //! ```
 

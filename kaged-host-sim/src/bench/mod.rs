@@ -5,7 +5,7 @@
 //! test: nothing here asserts a speed.
 //!
 //! ```no_run
-//! # async fn demo(session: &kaged_host_sim::PluginHandle) {
+//! # async fn demo(session: &kaged_host_core::PluginHandle) {
 //! use kaged_host_sim::bench::{bench, BenchOptions};
 //! let report = bench(session, &BenchOptions::default()).await;
 //! println!("{}", report.to_json());

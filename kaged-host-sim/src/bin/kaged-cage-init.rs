@@ -4,6 +4,6 @@
 //! `main`). Run otherwise, it says what it is and exits 2.
 
 fn main() {
-    eprintln!("{}", kaged_host_sim::cage::init::usage());
+    eprintln!("{}", kaged_host_core::cage::init::usage());
     std::process::exit(2);
 }

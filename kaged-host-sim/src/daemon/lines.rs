@@ -11,7 +11,8 @@ use kaged_host_core::visible::visible;
 /// the values are escaped (`kaged_host_core::visible`).
 ///
 /// ```
-/// use kaged_host_sim::{daemon::lifecycle_line, AuditLog, AuditEvent};
+/// use kaged_host_sim::daemon::lifecycle_line;
+/// use kaged_host_core::{AuditLog, AuditEvent};
 /// let log = AuditLog::memory();
 /// log.emit(AuditEvent::Spawned, "echo", serde_json::json!({"pid": 42}));
 /// log.emit(AuditEvent::MethodCalled, "echo", serde_json::json!({}));

@@ -3,11 +3,11 @@
 
 use crate::support::projects;
 use crate::support::projects::{events, inline, ok};
-use kaged_host_sim::agents::{
+use kaged_host_core::AuditEvent;
+use kaged_host_engine::agents::{
     config::{merge_config, validate, ConfigSide},
     Project,
 };
-use kaged_host_sim::AuditEvent;
 use kaged_plugin_protocol::manifest::{apply_defaults, Manifest};
 use serde_json::{json, Map, Value};
 
@@ -85,7 +85,7 @@ fn missing_system_config_fails_on_the_system_side() {
 
 #[test]
 fn invalid_system_config_fails_on_the_system_side() {
-    let mut system = kaged_host_sim::agents::SystemConfig::new();
+    let mut system = kaged_host_engine::agents::SystemConfig::new();
     system.insert("@kaged/memory-hindsight", obj(json!({"api_token": 7})));
     let project = Project::from_yaml_str(
         "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n",

@@ -2,8 +2,8 @@
 //! (`agents::persist::set_config_field`): only the declaration's `config:`
 //! changes, the rest of the file stays byte for byte.
 
-use kaged_host_sim::agents::persist::set_config_field;
-use kaged_host_sim::agents::Project;
+use kaged_host_engine::agents::persist::set_config_field;
+use kaged_host_engine::agents::Project;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 use crate::support::projects;
 use std::collections::BTreeMap;
 
-use kaged_host_sim::agents::{Isolation, Project, ProjectError, SystemConfig};
+use kaged_host_engine::agents::{Isolation, Project, ProjectError, SystemConfig};
 
 fn field_error(yaml: &str) -> (String, usize, usize, String) {
     match Project::from_yaml_str(yaml, "bad.yaml") {

@@ -3,8 +3,8 @@
 
 use crate::support::projects;
 use crate::support::projects::{err, events, fixture, inline, ok};
-use kaged_host_sim::agents::{Isolation, ResolveError};
-use kaged_host_sim::{AuditEvent, AuditLog};
+use kaged_host_core::{AuditEvent, AuditLog};
+use kaged_host_engine::agents::{Isolation, ResolveError};
 use kaged_plugin_protocol::HookName;
 use serde_json::json;
 
@@ -12,7 +12,7 @@ use HookName::{OnSessionIdle, OnSessionStart, PostCompact, PreCompact};
 
 const RESEARCHER: &str = "primary.subagents.researcher";
 
-fn keys(plugins: Vec<&kaged_host_sim::agents::ActivePlugin>) -> Vec<&str> {
+fn keys(plugins: Vec<&kaged_host_engine::agents::ActivePlugin>) -> Vec<&str> {
     plugins.into_iter().map(|p| p.key.as_str()).collect()
 }
 
@@ -413,7 +413,7 @@ fn a_failed_resolution_keeps_the_events_produced_so_far() {
 
 #[test]
 fn packages_map_to_plugins_by_exact_key_then_by_name() {
-    use kaged_host_sim::agents::catalogue::package_short_name;
+    use kaged_host_engine::agents::catalogue::package_short_name;
     let mut cat = projects::catalogue();
     assert_eq!(cat.get("@kaged/audit-sink").unwrap().name, "audit-sink");
     assert_eq!(cat.get("audit-sink").unwrap().name, "audit-sink");
@@ -498,7 +498,7 @@ fn a_subagent_cannot_loosen_the_primarys_version_requirement() {
 
 #[test]
 fn a_version_that_is_not_a_requirement_is_refused_at_load() {
-    let e = kaged_host_sim::agents::Project::from_yaml_str(
+    let e = kaged_host_engine::agents::Project::from_yaml_str(
         "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n      version: \"one\"\n",
         "p.yaml",
     )
@@ -513,7 +513,7 @@ fn a_version_that_is_not_a_requirement_is_refused_at_load() {
 
 #[test]
 fn a_missing_plugin_names_its_source_resolved_against_the_project_file() {
-    let project = kaged_host_sim::agents::Project::from_yaml_str(
+    let project = kaged_host_engine::agents::Project::from_yaml_str(
         "primary:\n  plugins:\n    m:\n      package: \"@nope/missing\"\n      source: ./vendor/missing\n    n:\n      package: \"@nope/other\"\n",
         "/srv/proj/project.yaml",
     )

@@ -2,8 +2,8 @@
 //! `compaction.delegate.plugin`.
 
 use crate::support::projects::{err, events, fixture, inline, ok};
-use kaged_host_sim::agents::{ResolveError, ResolveWarning};
-use kaged_host_sim::AuditEvent;
+use kaged_host_core::AuditEvent;
+use kaged_host_engine::agents::{ResolveError, ResolveWarning};
 use kaged_plugin_protocol::{HookName, PluginRole};
 
 const RESEARCHER: &str = "primary.subagents.researcher";
@@ -152,7 +152,7 @@ fn delegating_to_the_refused_second_compactor_leaves_no_compactor() {
 #[test]
 fn a_compactor_that_failed_to_load_does_not_claim_the_role() {
     // No local config: memory-hindsight's required api_token is missing.
-    let project = kaged_host_sim::agents::Project::from_yaml_str(
+    let project = kaged_host_engine::agents::Project::from_yaml_str(
         "primary:\n  plugins:\n    memory:\n      package: \"@kaged/memory-hindsight\"\n\
          \x20   squeeze:\n      package: \"@example/smart-compactor\"\n\
          \x20 compaction:\n    delegate:\n      plugin: squeeze\n",

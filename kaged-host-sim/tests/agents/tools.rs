@@ -3,12 +3,12 @@
 
 use crate::support::projects;
 use crate::support::projects::{catalogue, events, fixture, inline, ok};
-use kaged_host_sim::agents::{
+use kaged_host_core::AuditEvent;
+use kaged_host_engine::agents::{
     resolve,
     tools::{is_builtin_namespace, ToolRegistry, ToolRejection},
     ResolveWarning,
 };
-use kaged_host_sim::AuditEvent;
 use kaged_plugin_protocol::manifest::Manifest;
 
 const RESEARCHER: &str = "primary.subagents.researcher";
@@ -181,8 +181,8 @@ fn the_registry_checks_names_and_collisions_all_or_nothing() {
 
 #[test]
 fn fixture_manifests_pass_the_validator_except_the_one_letter_plugin() {
-    use kaged_host_sim::validate::Rule;
-    use kaged_host_sim::validate_dir;
+    use kaged_host_core::validate::Rule;
+    use kaged_host_core::validate_dir;
     let plugins = projects::dir().join("plugins");
     for name in [
         "memory-hindsight",

@@ -7,9 +7,9 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use kaged_host_sim::cage::landlock_fs::{FsAccess, FsRule};
-use kaged_host_sim::cage::landlock_rules;
-use kaged_host_sim::cage::{
+use kaged_host_core::cage::landlock_fs::{FsAccess, FsRule};
+use kaged_host_core::cage::landlock_rules;
+use kaged_host_core::cage::{
     compile, init, seccomp, BindSource, CageFds, CageInputs, CagePolicy, LandlockSupport, Mode,
     Mount, OpenedBinds, BWRAP,
 };

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::cgroup::{
+use kaged_host_core::cage::cgroup::{
     self, cgroup2_mount, check_parent, cpu_weight_from_shares, own_v1_cgroup, own_v2_cgroup,
     v1_mounts, CgroupLimits, CgroupState,
 };

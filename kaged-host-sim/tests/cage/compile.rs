@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{Access, CageError, Mode, Mount, NetMode, NET_FILTERED, NET_SHARED};
+use kaged_host_core::cage::{Access, CageError, Mode, Mount, NetMode, NET_FILTERED, NET_SHARED};
 
 use crate::model::{argv, compile, has_bind, options, INSTALL};
 

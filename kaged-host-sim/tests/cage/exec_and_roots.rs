@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{Access, CageError};
+use kaged_host_core::cage::{Access, CageError};
 
 use crate::model::{argv, compile, compile_in, has_bind, inputs};
 
@@ -155,7 +155,7 @@ fn exec_ignores_the_manifests_path_and_binds_one_executable_file_only() {
         .env
         .insert("PATH".to_string(), "/root:/usr/bin".to_string());
     let compile_on = |caps: &[&str]| {
-        kaged_host_sim::cage::compile_with(&crate::model::manifest(caps), &inputs, &fs)
+        kaged_host_core::cage::compile_with(&crate::model::manifest(caps), &inputs, &fs)
     };
     // `tool` is in /root (the manifest's PATH), not on the spawn PATH.
     let policy = compile_on(&["exec:tool:/opt/data"]).unwrap();

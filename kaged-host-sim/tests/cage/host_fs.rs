@@ -4,7 +4,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{compile, resolve, CageError, CageInputs, FsView, HostFs, Node};
+use kaged_host_core::cage::{compile, resolve, CageError, CageInputs, FsView, HostFs, Node};
 
 use crate::model::manifest;
 

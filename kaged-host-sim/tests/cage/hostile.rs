@@ -9,8 +9,8 @@
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{kernel, limits, CageError};
-use kaged_host_sim::{
+use kaged_host_core::cage::{kernel, limits, CageError};
+use kaged_host_core::{
     AuditLog, CageMode, HostConfig, HostSim, LaunchError, PluginHandle, SpawnError, TimeScale,
 };
 use serde_json::{json, Value};
@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::support::host::EASY;
 
 pub(crate) async fn caged_here() -> bool {
-    kaged_host_sim::testing::cage_available_for("hostile-plugin test").await
+    kaged_host_core::testing::cage_available_for("hostile-plugin test").await
 }
 
 pub(crate) fn host_in(mode: CageMode, config_root: Option<PathBuf>) -> HostSim {
@@ -315,7 +315,7 @@ async fn a_config_grant_is_created_only_inside_the_config_root() {
             .launch(&dir)
             .await
             .expect_err("refused");
-        let text = kaged_host_sim::one_line("error", &e);
+        let text = kaged_host_core::one_line("error", &e);
         assert!(text.contains(&cap), "{text}");
         match &e {
             LaunchError::Spawn {

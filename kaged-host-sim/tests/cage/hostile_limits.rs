@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{cgroup::CgroupState, limits};
-use kaged_host_sim::PluginHandle;
+use kaged_host_core::cage::{cgroup::CgroupState, limits};
+use kaged_host_core::PluginHandle;
 use serde_json::json;
 
 use crate::hostile::{caged_here, hostile, probe};

@@ -14,8 +14,8 @@ use std::os::unix::net::{SocketAddr, UnixListener};
 
 use std::os::fd::AsRawFd;
 
-use kaged_host_sim::cage::{race_hook, LandlockSupport};
-use kaged_host_sim::CageMode;
+use kaged_host_core::cage::{race_hook, LandlockSupport};
+use kaged_host_core::CageMode;
 use serde_json::json;
 
 use crate::hostile::{caged_here, host_in, probe};
@@ -155,7 +155,7 @@ async fn every_caged_plugin_runs_under_the_landlock_file_rules() {
     // The init is mounted (it ran the plugin) but is in no rule: readable
     // by its mode, refused by Landlock. Without the layer there is no
     // init (ENOENT), or it would be read.
-    let init = kaged_host_sim::cage::init::INIT_DEST;
+    let init = kaged_host_core::cage::init::INIT_DEST;
     let r = probe(&s, json!({"name": "read", "path": init})).await;
     assert_eq!(r["errno"], "EACCES", "{r}");
     // What the rules allow still works: its own directory, /tmp.

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{
+use kaged_host_core::cage::{
     compile_with, BindSource, CageError, CageFds, CageInputs, CagePolicy, MemFs, Mount,
 };
 use kaged_plugin_protocol::manifest::Manifest;

@@ -12,7 +12,7 @@ use std::os::unix::net::{SocketAddr, UnixListener};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use kaged_host_sim::{CageMode, PluginHandle};
+use kaged_host_core::{CageMode, PluginHandle};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

@@ -7,7 +7,7 @@
 //! instances taken). Nothing outside the test's processes is changed: the
 //! inotify instances the plugin takes are released before the asserts.
 
-use kaged_host_sim::cage::{limits, PluginIds};
+use kaged_host_core::cage::{limits, PluginIds};
 use serde_json::json;
 
 use crate::hostile::{caged_here, hostile, probe};

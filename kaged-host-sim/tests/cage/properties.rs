@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::cage::{Access, CageError};
+use kaged_host_core::cage::{Access, CageError};
 use proptest::prelude::*;
 
 use crate::model::{argv, binds, compile};

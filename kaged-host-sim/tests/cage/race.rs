@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kaged_host_sim::cage::race_hook;
-use kaged_host_sim::CageMode;
+use kaged_host_core::cage::race_hook;
+use kaged_host_core::CageMode;
 use serde_json::json;
 
 use crate::hostile::{caged_here, host_in, probe};
@@ -117,11 +117,12 @@ async fn a_grant_swapped_before_its_source_is_opened_does_not_start() {
     std::fs::create_dir_all(&outside).expect("outside");
     let dir = hostile_with(&base, &[&format!("read:fs:{}", data.display())]);
     let manifest = kaged_plugin_protocol::manifest::Manifest::load_dir(&dir).expect("manifest");
-    let (inputs, _) = kaged_host_sim::cage_inputs_for_dir(&manifest, &dir, "info").expect("inputs");
-    let policy = kaged_host_sim::cage::compile(&manifest, &inputs).expect("compile");
+    let (inputs, _) =
+        kaged_host_core::cage_inputs_for_dir(&manifest, &dir, "info").expect("inputs");
+    let policy = kaged_host_core::cage::compile(&manifest, &inputs).expect("compile");
     std::fs::rename(&data, base.join("data-moved")).expect("rename");
     std::os::unix::fs::symlink(&outside, &data).expect("symlink");
-    let e = kaged_host_sim::cage::OpenedBinds::open(&policy).expect_err("refused");
+    let e = kaged_host_core::cage::OpenedBinds::open(&policy).expect_err("refused");
     let text = e.to_string();
     assert!(
         text.contains("changed after the cage was compiled"),

@@ -9,9 +9,9 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::path::PathBuf;
 
-use kaged_host_sim::cage::CageError;
-use kaged_host_sim::probe::outer_pid;
-use kaged_host_sim::{
+use kaged_host_core::cage::CageError;
+use kaged_host_core::probe::outer_pid;
+use kaged_host_core::{
     AuditLog, CageKind, CageMode, HostConfig, HostSim, LaunchError, PluginHandle, SpawnError,
     TimeScale,
 };
@@ -21,7 +21,7 @@ use crate::support::host::{fixture, process_exists, EASY};
 
 /// Whether bwrap cages here (a panic under `CI=true` when it cannot).
 async fn bwrap_works() -> bool {
-    kaged_host_sim::testing::cage_available_for("sandbox test").await
+    kaged_host_core::testing::cage_available_for("sandbox test").await
 }
 
 /// A copy of `cage-probe` with `capabilities`, in a temporary directory
@@ -179,9 +179,9 @@ async fn with_no_sandbox_the_plugin_is_still_caged_and_it_is_audited() {
     let (host, audit) = host(true);
     let s = host.launch(&p.dir()).await.expect("launch");
     assert!(s.caged());
-    let spawned = audit.of(kaged_host_sim::AuditEvent::Spawned);
+    let spawned = audit.of(kaged_host_core::AuditEvent::Spawned);
     assert_eq!(spawned[0].get("cage"), "bwrap");
-    let ignored = audit.of(kaged_host_sim::AuditEvent::NoSandboxIgnored);
+    let ignored = audit.of(kaged_host_core::AuditEvent::NoSandboxIgnored);
     assert_eq!(ignored.len(), 1);
     assert_eq!(ignored[0].get("cage"), "bwrap");
     assert_eq!(ignored[0].get("cage_id"), spawned[0].get("cage_id"));
@@ -263,7 +263,7 @@ async fn a_symlinked_grant_that_escapes_is_refused_at_start() {
         }
         other => panic!("expected an escaping grant, got {other:?}"),
     }
-    let text = kaged_host_sim::one_line("error", &e);
+    let text = kaged_host_core::one_line("error", &e);
     assert!(
         text.contains(&grant) && text.contains("outside the declared path"),
         "{text}"
@@ -284,7 +284,7 @@ async fn a_setsid_grandchild_does_not_outlive_the_plugin() {
     let outer = outer_pid(pgid, inner).expect("the grandchild, seen from the host");
     assert!(process_exists(outer));
     // It left the plugin's process group: a group kill would miss it.
-    let st = kaged_host_sim::probe::proc_state(outer).expect("state");
+    let st = kaged_host_core::probe::proc_state(outer).expect("state");
     assert_ne!(st.pgrp, pgid);
     assert!(s.shutdown().await.is_clean());
     assert!(
@@ -308,7 +308,7 @@ async fn each_spawn_gets_its_own_cage_id() {
         s.shutdown().await;
     }
     let ids: Vec<Value> = audit
-        .of(kaged_host_sim::AuditEvent::Spawned)
+        .of(kaged_host_core::AuditEvent::Spawned)
         .iter()
         .map(|r| r.get("cage_id").clone())
         .collect();

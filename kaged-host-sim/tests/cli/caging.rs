@@ -29,7 +29,7 @@ fn spawned(audit: &std::path::Path) -> Vec<Value> {
 
 /// Whether bwrap cages here (panics under `CI=true` when it cannot).
 fn bwrap_works() -> bool {
-    kaged_host_sim::testing::cage_available_for_blocking("cli caging test")
+    kaged_host_core::testing::cage_available_for_blocking("cli caging test")
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::process::Output;
 
 use crate::support::firing::{fixtures, FIXTURES};
 use assert_cmd::Command;
-use kaged_host_sim::group_alive;
+use kaged_host_core::group_alive;
 use kaged_test_support::command::assert_success;
 use serde_json::Value;
 

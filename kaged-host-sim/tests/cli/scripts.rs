@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use kaged_host_sim::scenario::{
+use kaged_host_engine::scenario::{
     ProjectScript, ProjectStep, Script, ScriptError, SessionStep, StepError,
 };
 

@@ -10,7 +10,7 @@ macro_rules! as_nobody {
     ($name:ident, $test:literal) => {
         #[test]
         fn $name() {
-            if kaged_host_sim::testing::cage_available_for_blocking($test) {
+            if kaged_host_core::testing::cage_available_for_blocking($test) {
                 rerun($test);
             }
         }

@@ -168,7 +168,7 @@ fn up_does_not_start_a_plugin_whose_manifest_asks_more_than_was_consented() {
 #[test]
 fn a_grant_reaching_the_store_is_refused_at_install_and_at_start() {
     let store = tempfile::tempdir().expect("tempdir");
-    let real = kaged_host_sim::cage::resolved_path(store.path());
+    let real = kaged_host_core::cage::resolved_path(store.path());
     let copy = real.join("plugins").join(NAME);
     let grant = format!("write:fs:{}", copy.display());
 
@@ -196,7 +196,7 @@ fn a_grant_reaching_the_store_is_refused_at_install_and_at_start() {
     // At start: a consent recorded for it (as one given before the check
     // existed) does not start it either.
     let (store, _src) = installed();
-    let real = kaged_host_sim::cage::resolved_path(store.path());
+    let real = kaged_host_core::cage::resolved_path(store.path());
     let grant = format!("write:fs:{}", real.join("plugins").join(NAME).display());
     widen_installed(store.path(), &[&grant]);
     let record = store.path().join("config.toml");

@@ -83,7 +83,7 @@ impl Up {
     }
 
     fn start_under(nofile: Option<u64>, scale: &str, args: &[&std::ffi::OsStr]) -> Up {
-        let cage = match kaged_host_sim::testing::cage_available_for_blocking("daemon tests") {
+        let cage = match kaged_host_core::testing::cage_available_for_blocking("daemon tests") {
             true => "require",
             false => "off",
         };

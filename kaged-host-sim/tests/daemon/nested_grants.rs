@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::audit::{AuditEvent, AuditLog};
+use kaged_host_core::audit::{AuditEvent, AuditLog};
+use kaged_host_core::{CageMode, HostConfig, HostSim, PluginState, TimeScale};
 use kaged_host_sim::daemon::{Daemon, DaemonError};
-use kaged_host_sim::{CageMode, HostConfig, HostSim, PluginState, TimeScale};
 
 use crate::support::host::{fixture, EASY, LIMIT};
 
@@ -33,7 +33,7 @@ fn plugin(base: &Path, name: &str, caps: &[&str]) -> PathBuf {
 
 #[tokio::test]
 async fn a_grant_inside_another_plugins_writable_grant_does_not_start() {
-    let caged = kaged_host_sim::testing::cage_available_for("nested grants under up").await;
+    let caged = kaged_host_core::testing::cage_available_for("nested grants under up").await;
     let tmp = tempfile::tempdir().expect("tempdir");
     let base = std::fs::canonicalize(tmp.path()).expect("canonical");
     let dirs = vec![

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use kaged_host_sim::bounds::{STDERR_BURST_LINES, STDERR_LINES_PER_SEC};
+use kaged_host_core::bounds::{STDERR_BURST_LINES, STDERR_LINES_PER_SEC};
 
 use crate::harness::{plugins, Up};
 

@@ -4,8 +4,9 @@
 //! plugin. Real plugin processes; transcripts snapshot-tested.
 
 use crate::support::firing::{finish, ids, of, request, sent, start, trail};
-use kaged_host_sim::normal::{normal_form, NormalOptions};
-use kaged_host_sim::{AuditEvent, CompactionOutcome, Transcript};
+use kaged_host_core::normal::{normal_form, NormalOptions};
+use kaged_host_core::{AuditEvent, Transcript};
+use kaged_host_engine::CompactionOutcome;
 use serde_json::Value;
 
 const PLAIN: &str = "primary.subagents.plain";

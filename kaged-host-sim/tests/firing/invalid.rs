@@ -4,8 +4,9 @@
 //! (`tests/fixtures/projects/firing-invalid.yaml`).
 
 use crate::support::firing::{finish, hook_budget_secs, of, request, start, trail};
-use kaged_host_sim::normal::{normal_form, NormalOptions};
-use kaged_host_sim::{AuditEvent, CompactionOutcome};
+use kaged_host_core::normal::{normal_form, NormalOptions};
+use kaged_host_core::AuditEvent;
+use kaged_host_engine::CompactionOutcome;
 use serde_json::json;
 
 /// What the drop fallback of the test request (`support::firing::request`:

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::support::host::*;
-use kaged_host_sim::agents::Project;
-use kaged_host_sim::{AgentHost, AuditLog, KnobWriteError, PluginDirs};
+use kaged_host_core::AuditLog;
+use kaged_host_engine::agents::Project;
+use kaged_host_engine::{AgentHost, KnobWriteError, PluginDirs};
 use serde_json::{json, Value};
 
 async fn start() -> (AgentHost, AuditLog) {
@@ -137,7 +138,7 @@ async fn values_outside_the_knob_bounds_or_the_schema_are_refused_before_the_plu
         1,
         "only the launch config reached the plugin"
     );
-    assert!(audit.of(kaged_host_sim::AuditEvent::KnobWrite).is_empty());
+    assert!(audit.of(kaged_host_core::AuditEvent::KnobWrite).is_empty());
     stop(agents).await;
 }
 
@@ -149,7 +150,7 @@ async fn a_config_the_plugin_refuses_leaves_the_previous_one_in_force() {
         .await
         .expect_err("refused");
     assert!(matches!(e, KnobWriteError::Rejected { .. }), "{e}");
-    assert!(audit.of(kaged_host_sim::AuditEvent::KnobWrite).is_empty());
+    assert!(audit.of(kaged_host_core::AuditEvent::KnobWrite).is_empty());
     agents
         .write_knob("primary", "tuned", "retain_every", json!(4))
         .await
@@ -166,6 +167,6 @@ async fn a_config_the_plugin_refuses_leaves_the_previous_one_in_force() {
         ),
         (Some(4), Some("mid"))
     );
-    assert_eq!(audit.of(kaged_host_sim::AuditEvent::KnobWrite).len(), 2);
+    assert_eq!(audit.of(kaged_host_core::AuditEvent::KnobWrite).len(), 2);
     stop(agents).await;
 }

@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use crate::support::firing::{
     finish, hook_budget_secs, of, plugin_dirs, sent, start, trail, PROJECT_ID,
 };
-use kaged_host_sim::{AgentHost, AgentHostError, AuditEvent, LaunchError};
+use kaged_host_core::{AuditEvent, LaunchError};
+use kaged_host_engine::{AgentHost, AgentHostError};
 use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::json;
 
@@ -231,7 +232,7 @@ async fn unknown_agents_and_unresolvable_projects_are_typed_errors() {
     ));
     finish(agents).await;
     let (host, audit, _t) = firing::host();
-    let project = kaged_host_sim::agents::Project::from_yaml_str(
+    let project = kaged_host_engine::agents::Project::from_yaml_str(
         "primary:\n  plugins:\n    x:\n      package: \"@kaged/not-installed\"\n",
         "inline.yaml",
     )
@@ -249,7 +250,7 @@ async fn a_plugin_that_cannot_launch_does_not_block_the_others() {
     // cannot be spawned (no command file), one fails its handshake (another
     // name in its initialize answer); the observer starts and serves hooks.
     let (host, audit, _t) = firing::host();
-    let project = kaged_host_sim::agents::Project::from_yaml_str(
+    let project = kaged_host_engine::agents::Project::from_yaml_str(
         "primary:\n  plugins:\n    observer:\n      package: \"@kaged/hooks-observer\"\n\
          \x20   broken:\n      package: \"@kaged/missing-command\"\n\
          \x20   liar:\n      package: \"@kaged/name-mismatch\"\n",
@@ -259,9 +260,13 @@ async fn a_plugin_that_cannot_launch_does_not_block_the_others() {
     let plugins = crate::support::host::plugins_root();
     let map = ["hooks-observer", "missing-command", "name-mismatch"]
         .map(|n| (format!("@kaged/{n}"), plugins.join(n)));
-    let agents = AgentHost::start(host, &project, &kaged_host_sim::PluginDirs::Map(map.into()))
-        .await
-        .expect("the failed plugins do not block the others");
+    let agents = AgentHost::start(
+        host,
+        &project,
+        &kaged_host_engine::PluginDirs::Map(map.into()),
+    )
+    .await
+    .expect("the failed plugins do not block the others");
     let failed: Vec<(&str, &[String])> = agents
         .failed()
         .iter()
@@ -339,7 +344,11 @@ async fn a_plugin_that_cannot_launch_does_not_block_the_others() {
 }
 
 /// The one record of `event` from `plugin`.
-fn one(audit: &kaged_host_sim::AuditLog, event: &str, plugin: &str) -> kaged_host_sim::AuditRecord {
+fn one(
+    audit: &kaged_host_core::AuditLog,
+    event: &str,
+    plugin: &str,
+) -> kaged_host_core::AuditRecord {
     let found: Vec<_> = audit
         .events()
         .into_iter()
@@ -388,7 +397,7 @@ async fn config_update_follows_initialized_before_any_call_even_when_empty() {
     // ADDENDUM §15: the merged config is always sent right after
     // `initialized`, `{}` when there is none.
     let (host, _audit, transcript) = firing::host();
-    let project = kaged_host_sim::agents::Project::from_yaml_str(
+    let project = kaged_host_engine::agents::Project::from_yaml_str(
         "primary:\n  plugins:\n    greeter:\n      package: \"@kaged/hooks-greeter\"\n",
         "inline.yaml",
     )
@@ -403,7 +412,7 @@ async fn config_update_follows_initialized_before_any_call_even_when_empty() {
     let methods: Vec<String> = transcript
         .records()
         .into_iter()
-        .filter(|r| r.dir == kaged_host_sim::Direction::HostToPlugin)
+        .filter(|r| r.dir == kaged_host_core::Direction::HostToPlugin)
         .filter_map(|r| r.msg["method"].as_str().map(str::to_string))
         .collect();
     assert_eq!(

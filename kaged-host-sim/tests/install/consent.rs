@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use kaged_host_sim::engine::manifest_digest;
-use kaged_host_sim::{InstallError, PluginStore};
+use kaged_host_engine::manifest_digest;
+use kaged_host_engine::{InstallError, PluginStore};
 
 use super::{manifest, store};
 
@@ -128,7 +128,7 @@ fn install_asking(store: &PluginStore, capability: &str) -> Result<(), InstallEr
 #[test]
 fn install_refuses_a_grant_that_reaches_the_store_or_its_own_copy() {
     let (root, store, _audit) = store();
-    let real = kaged_host_sim::cage::resolved_path(root.path());
+    let real = kaged_host_core::cage::resolved_path(root.path());
     let copy = real.join("plugins/oh-my-pi");
     for (capability, covers) in [
         (format!("write:fs:{}", copy.display()), copy.clone()),

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use kaged_host_sim::{AuditLog, PluginStore};
+use kaged_host_core::AuditLog;
+use kaged_host_engine::PluginStore;
 use serde_json::Value;
 
 use crate::support::host::{assert_group_gone, fixture, host, EASY};
@@ -156,7 +157,7 @@ async fn a_packed_layout_installs_in_place_of_the_development_directory() {
     // cargo's target directory: `target/kaged/<name>` unless
     // CARGO_TARGET_DIR moves it): that installs instead, and nothing of
     // the development directory ships.
-    let packed = kaged_host_sim::engine::package_packed_dir(d, "my-simple-adapter");
+    let packed = kaged_host_engine::package_packed_dir(d, "my-simple-adapter");
     let _outside = RemoveOnDrop(Some(packed.clone()).filter(|p| !p.starts_with(d)));
     std::fs::create_dir_all(&packed).expect("mkdir");
     for f in ["kaged-plugin.yaml", "plugin.sh"] {

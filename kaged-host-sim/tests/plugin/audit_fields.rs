@@ -2,7 +2,7 @@
 //! `"cage": "off"` on every record of a plugin run with `--cage off` (§15).
 
 use crate::support::host::{fixture, host, EASY};
-use kaged_host_sim::{CageMode, HostSim};
+use kaged_host_core::{CageMode, HostSim};
 
 #[tokio::test]
 async fn cage_off_is_on_every_audit_record_of_the_plugin() {

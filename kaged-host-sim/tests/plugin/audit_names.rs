@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use kaged_host_sim::AuditEvent;
+use kaged_host_core::AuditEvent;
 
 /// `plugin-host.md`, § Audit events: the table's "Event" column, in order.
 const SPEC_AUDIT_TABLE: [&str; 30] = [
@@ -67,7 +67,7 @@ const SPEC_NAMED_ELSEWHERE: [&str; 5] = [
 /// ADDENDUM §13, "`--no-sandbox` never uncages a plugin [...] every report
 /// and audit record says so" (the host-sim audits that the flag was given
 /// and ignored); and the bound on plugin→host requests in flight
-/// (`kaged_host_sim::bounds`, issue 19), audited as the notification flood
+/// (`kaged_host_core::bounds`, issue 19), audited as the notification flood
 /// is.
 const KIT_NAMED: [&str; 2] = ["plugin.no_sandbox_ignored", "plugin.request_flood"];
 

@@ -1,4 +1,4 @@
-//! Every memory bound of the host (`kaged_host_sim::bounds`), hit by a
+//! Every memory bound of the host (`kaged_host_core::bounds`), hit by a
 //! plugin: an endless stdout line is killed at the line limit with or
 //! without a call pending, stderr lines are cut or dropped, a request storm
 //! is answered -32005 past the in-flight bound, a plugin that never reads
@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::support::host::{assert_group_gone, fixture, host, one, EASY, LIMIT};
-use kaged_host_sim::bounds::{
+use kaged_host_core::bounds::{
     FANOUT_QUEUE, MAX_LINE_BYTES, MAX_PLUGIN_REQUESTS_IN_FLIGHT, MAX_STDIN_BACKLOG_BYTES,
     STDERR_LINE_KEEP,
 };
-use kaged_host_sim::{
+use kaged_host_core::{
     AuditEvent, AuditLog, CallError, HostSim, PluginRequestHandler, RequestContext,
 };
 use kaged_plugin_protocol::{Request, RpcError};
@@ -43,7 +43,7 @@ async fn an_endless_line_with_no_call_pending_is_killed_at_the_limit() {
     for scale in [1.0, 0.05] {
         let (host, audit, _t) = host(scale);
         let s = host
-            .launch_with(&fixture("endless-line"), &kaged_host_sim::FirstConfig::Off)
+            .launch_with(&fixture("endless-line"), &kaged_host_core::FirstConfig::Off)
             .await
             .expect("launch");
         let pid = s.pid().expect("pid");
@@ -82,7 +82,7 @@ async fn stderr_lines_are_cut_and_a_line_past_the_limit_is_dropped() {
         transcript
             .records()
             .into_iter()
-            .filter(|r| r.dir == kaged_host_sim::Direction::PluginStderr)
+            .filter(|r| r.dir == kaged_host_core::Direction::PluginStderr)
             .filter_map(|r| r.msg.as_str().map(str::to_string))
             .collect()
     };
@@ -163,9 +163,12 @@ async fn a_request_storm_is_answered_resource_busy_past_the_in_flight_bound() {
 async fn a_plugin_that_never_reads_its_stdin_is_killed_at_the_backlog_bound() {
     let (host, audit, _t) = host(EASY);
     let s = Arc::new(
-        host.launch_with(&fixture("stdin-ignored"), &kaged_host_sim::FirstConfig::Off)
-            .await
-            .expect("launch"),
+        host.launch_with(
+            &fixture("stdin-ignored"),
+            &kaged_host_core::FirstConfig::Off,
+        )
+        .await
+        .expect("launch"),
     );
     let pid = s.pid().expect("pid");
     // 1 MiB calls, never read: the pipe takes 64 KiB, the backlog the rest.

@@ -2,7 +2,8 @@
 //! plugin-to-host requests, notifications, hooks, timeouts, crashes.
 
 use crate::support::host::{assert_group_gone, fixture, host, host_with, one, EASY, LIMIT, SHORT};
-use kaged_host_sim::{AuditEvent, BrokerHandler, CallError, HostSim, Timeouts};
+use kaged_host_core::{AuditEvent, CallError, HostSim, Timeouts};
+use kaged_host_storage::BrokerHandler;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::json;
 
@@ -160,7 +161,7 @@ async fn request_ids_on_the_wire_increase_strictly_under_concurrent_calls_and_pi
     let ids: Vec<u64> = transcript
         .records()
         .iter()
-        .filter(|r| r.dir == kaged_host_sim::Direction::HostToPlugin)
+        .filter(|r| r.dir == kaged_host_core::Direction::HostToPlugin)
         .filter_map(|r| r.msg.get("id").and_then(serde_json::Value::as_u64))
         .collect();
     assert!(ids.len() >= 800, "{} requests", ids.len());
@@ -352,7 +353,7 @@ async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
     let stderr: Vec<_> = transcript
         .records()
         .into_iter()
-        .filter(|r| r.dir == kaged_host_sim::Direction::PluginStderr)
+        .filter(|r| r.dir == kaged_host_core::Direction::PluginStderr)
         .map(|r| r.msg)
         .collect();
     assert_eq!(stderr.len(), 3);
@@ -360,7 +361,7 @@ async fn a_crash_during_a_call_fails_the_call_and_is_audited_with_stderr() {
     assert_group_gone(pid);
     assert_eq!(
         s.shutdown().await,
-        kaged_host_sim::ShutdownOutcome::AlreadyEnded
+        kaged_host_core::ShutdownOutcome::AlreadyEnded
     );
 }
 

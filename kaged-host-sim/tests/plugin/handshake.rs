@@ -2,8 +2,8 @@
 //! modes", plus launch-failure classification. Real subprocesses.
 
 use crate::support::host::{assert_group_gone, fixture, host, one, EASY, FAST, LIMIT};
-use kaged_host_sim::normal::{self, NormalOptions};
-use kaged_host_sim::{HandshakeError, LaunchError, SpawnError};
+use kaged_host_core::normal::{self, NormalOptions};
+use kaged_host_core::{HandshakeError, LaunchError, SpawnError};
 
 #[tokio::test]
 async fn good_plugin_handshake_is_clean_and_snapshotted() {
@@ -51,7 +51,7 @@ async fn good_plugin_handshake_is_clean_and_snapshotted() {
 }
 
 /// Launch a fixture that must fail; return the error and the audit names.
-async fn failing(name: &str, scale: f64) -> (LaunchError, kaged_host_sim::AuditLog) {
+async fn failing(name: &str, scale: f64) -> (LaunchError, kaged_host_core::AuditLog) {
     let (host, audit, _t) = host(scale);
     let err = match host.launch(&fixture(name)).await {
         Ok(s) => panic!("{name} launched: {:?}", s.handshake_info()),
@@ -73,7 +73,7 @@ fn handshake_error(e: LaunchError) -> HandshakeError {
     }
 }
 
-fn killed_reason(audit: &kaged_host_sim::AuditLog) -> String {
+fn killed_reason(audit: &kaged_host_core::AuditLog) -> String {
     one(audit, "plugin.killed")
         .get("reason")
         .as_str()
@@ -381,9 +381,9 @@ async fn a_lenient_session_can_drive_the_handshake_by_hand() {
         .await
         .expect("initialize answered");
     assert_eq!(r["name"], "good");
-    assert_eq!(s.phase(), kaged_host_sim::Phase::InitializeSent);
+    assert_eq!(s.phase(), kaged_host_core::Phase::InitializeSent);
     assert!(raw.send_line(br#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#));
-    assert_eq!(s.phase(), kaged_host_sim::Phase::Ready);
+    assert_eq!(s.phase(), kaged_host_core::Phase::Ready);
     let ctx = kaged_plugin_protocol::PluginCallContext::agent("music", "primary", "ses_1", "req_1");
     let v = s.call("good.echo", None, Some(ctx)).await.expect("call");
     assert!(v["context"]["request_id"].is_string());
@@ -413,7 +413,7 @@ async fn a_lenient_session_can_run_the_handshake_later() {
     assert_eq!(audit.names(), ["plugin.spawned", "plugin.initialized"]);
     assert_eq!(s.first_config(), None);
     let sent = s
-        .send_first_config(&kaged_host_sim::FirstConfig::Defaults)
+        .send_first_config(&kaged_host_core::FirstConfig::Defaults)
         .await
         .expect("sent");
     assert_eq!(sent.refused, None);

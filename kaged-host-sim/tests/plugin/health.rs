@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::support::host::{assert_group_gone, fixture, host_with, LIMIT, SHORT};
-use kaged_host_sim::{AuditEvent, AuditLog, PluginHandle, Timeouts};
+use kaged_host_core::{AuditEvent, AuditLog, PluginHandle, Timeouts};
 
 #[tokio::test]
 async fn three_failed_pings_kill_the_plugin() {
@@ -90,7 +90,7 @@ async fn a_healthy_plugin_passes_its_checks() {
 }
 
 /// `consecutive_failures` and `error` of every `plugin.health_fail`.
-fn failures(audit: &kaged_host_sim::AuditLog) -> Vec<(u64, String)> {
+fn failures(audit: &kaged_host_core::AuditLog) -> Vec<(u64, String)> {
     audit
         .of(AuditEvent::HealthFail)
         .iter()

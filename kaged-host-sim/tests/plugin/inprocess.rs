@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use crate::support::host::{host, host_with, one, EASY, LIMIT, SHORT};
-use kaged_host_sim::audit::Violation;
-use kaged_host_sim::{
+use kaged_host_core::audit::Violation;
+use kaged_host_core::{
     AuditEvent, AuditLog, AuditRecord, HandshakeError, HostSim, LaunchError, PluginHandle,
     ShutdownOutcome, Timeouts,
 };

@@ -4,7 +4,7 @@
 //! same bytes run after run, with ids paired.
 
 use crate::support::host::fixture;
-use kaged_host_sim::scenario::Scenario;
+use kaged_host_engine::scenario::Scenario;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::{json, Value};
 
@@ -39,7 +39,7 @@ fn the_normal_form_is_the_same_fifty_runs_in_a_row() {
         again.assert_ok();
         assert_eq!(again.transcript.to_jsonl(), golden, "run {run} differs");
     }
-    kaged_host_sim::assert_transcript_snapshot!("good_scenario_normal_form", first);
+    kaged_host_engine::assert_transcript_snapshot!("good_scenario_normal_form", first);
 }
 
 #[test]

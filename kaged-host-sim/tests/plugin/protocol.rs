@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::support::host::{assert_group_gone, fixture, host, one, EASY, LIMIT};
-use kaged_host_sim::{CallError, TimeScale, Timeouts};
+use kaged_host_core::{CallError, TimeScale, Timeouts};
 use serde_json::json;
 
 #[tokio::test]
@@ -16,7 +16,7 @@ async fn stdout_noise_is_audited_cut_and_discarded() {
         .await
         .expect("call survives noise");
     assert_eq!(v, json!({"noisy": true}));
-    let noise = audit.of(kaged_host_sim::AuditEvent::StdoutNoise);
+    let noise = audit.of(kaged_host_core::AuditEvent::StdoutNoise);
     // One line at start-up (before initialize: noise, not a message) and
     // one during the call.
     assert_eq!(noise.len(), 2, "{:?}", audit.names());
@@ -111,10 +111,10 @@ async fn a_notification_flood_is_limited_to_100_per_window() {
         rate_limited,
         Some(json!({"limit_per_sec": 100, "dropped": 150}))
     );
-    let flood = audit.of(kaged_host_sim::AuditEvent::NotificationFlood);
+    let flood = audit.of(kaged_host_core::AuditEvent::NotificationFlood);
     assert_eq!(flood.len(), 1, "once per window");
     assert_eq!(flood[0].get("limit_per_sec"), 100);
-    let notes = audit.of(kaged_host_sim::AuditEvent::Notification);
+    let notes = audit.of(kaged_host_core::AuditEvent::Notification);
     assert_eq!(notes.len(), 101, "100 ticks + the echo");
     assert!(s.shutdown().await.is_clean());
 }

@@ -3,7 +3,7 @@
 use crate::support::host::{
     assert_group_gone, fixture, host, host_with, one, process_exists, EASY, LIMIT, SHORT,
 };
-use kaged_host_sim::{ExitInfo, ShutdownOutcome, Timeouts};
+use kaged_host_core::{ExitInfo, ShutdownOutcome, Timeouts};
 use serde_json::json;
 
 /// The spec's own times (shutdown_timeout_sec 1 s, then a 2 s SIGTERM
@@ -85,7 +85,7 @@ async fn the_group_kill_leaves_no_grandchild_behind() {
     let grandchild = v["pid"].as_u64().expect("pid") as u32;
     // A caged plugin reports the pid its cage gives the child.
     let grandchild = match s.caged() {
-        true => kaged_host_sim::probe::outer_pid(pid, grandchild).expect("the child in the cage"),
+        true => kaged_host_core::probe::outer_pid(pid, grandchild).expect("the child in the cage"),
         false => grandchild,
     };
     assert!(process_exists(grandchild));
@@ -133,8 +133,8 @@ async fn dropping_a_session_kills_its_group() {
     // SIGKILL was sent synchronously; the session's exit monitor reaps the
     // leader and (as subreaper) the grandchild in the background.
     let gone = tokio::time::timeout(LIMIT, async {
-        while kaged_host_sim::group_alive(pid) {
-            tokio::time::sleep(kaged_host_sim::time::REAP_POLL).await;
+        while kaged_host_core::group_alive(pid) {
+            tokio::time::sleep(kaged_host_core::time::REAP_POLL).await;
         }
     })
     .await;
@@ -148,5 +148,5 @@ async fn shutdown_twice_is_harmless() {
     let s = host.launch(&fixture("good")).await.expect("launch");
     assert!(s.shutdown().await.is_clean());
     assert_eq!(s.shutdown().await, ShutdownOutcome::AlreadyEnded);
-    assert_eq!(audit.of(kaged_host_sim::AuditEvent::Stopped).len(), 1);
+    assert_eq!(audit.of(kaged_host_core::AuditEvent::Stopped).len(), 1);
 }

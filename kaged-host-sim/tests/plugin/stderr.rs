@@ -8,9 +8,9 @@
 use std::time::Instant;
 
 use crate::support::host::{assert_group_gone, fixture, host, one, EASY, LIMIT};
-use kaged_host_sim::bounds::{STDERR_BURST_BYTES, STDERR_BURST_LINES, STDERR_BYTES_PER_SEC};
-use kaged_host_sim::bounds::{STDERR_LINES_PER_SEC, STDERR_RING};
-use kaged_host_sim::{CallError, Direction, Transcript};
+use kaged_host_core::bounds::{STDERR_BURST_BYTES, STDERR_BURST_LINES, STDERR_BYTES_PER_SEC};
+use kaged_host_core::bounds::{STDERR_LINES_PER_SEC, STDERR_RING};
+use kaged_host_core::{CallError, Direction, Transcript};
 use serde_json::{json, Value};
 
 /// Lines the flood writes: far past any burst, bounded.

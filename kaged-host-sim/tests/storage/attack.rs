@@ -7,15 +7,11 @@
 use std::sync::Arc;
 
 use crate::support::storage::*;
-use kaged_host_sim::storage::{install_authorizer, AuthPolicy, Owners, Phase};
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::{install_authorizer, AuthPolicy, Owners, Phase};
 use serde_json::json;
 
-fn arena() -> (
-    StorageBroker,
-    kaged_host_sim::storage::StorageClient,
-    String,
-) {
+fn arena() -> (StorageBroker, kaged_host_storage::StorageClient, String) {
     let b = broker();
     seed_victim(&b);
     let a = writer("attacker");
@@ -226,7 +222,7 @@ fn raw_conn(
     plugin: &str,
     owners: Arc<Owners>,
 ) -> (rusqlite::Connection, Arc<AuthPolicy>) {
-    let prefix = kaged_host_sim::storage::storage_prefix(plugin);
+    let prefix = kaged_host_storage::storage_prefix(plugin);
     let policy = Arc::new(AuthPolicy::new(plugin, &prefix, owners));
     let mut conn = rusqlite::Connection::open(b.path()).expect("raw open");
     install_authorizer(&mut conn, Arc::clone(&policy)).expect("install");

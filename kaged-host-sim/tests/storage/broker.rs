@@ -2,8 +2,8 @@
 //! notes), ADDENDUM §7 answers, capabilities, params and happy paths.
 
 use crate::support::storage::*;
-use kaged_host_sim::storage::StorageClient;
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::StorageClient;
 use kaged_plugin_protocol::StorageMethod;
 use serde_json::json;
 

@@ -7,15 +7,15 @@
 //! tables, rows, an index, a view and a trigger as in one where it has none.
 
 use crate::support::storage::*;
-use kaged_host_sim::storage::{rewrite, storage_prefix, StorageClient};
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::{rewrite, storage_prefix, StorageClient};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
 /// What a call answered: the result, or the error's code and message.
 type Answer = Result<Value, (i64, String)>;
 
-fn answer(r: Result<Value, kaged_host_sim::storage::StorageDenial>) -> Answer {
+fn answer(r: Result<Value, kaged_host_storage::StorageDenial>) -> Answer {
     r.map_err(|d| (d.error.code, d.error.message.clone()))
 }
 

@@ -2,11 +2,11 @@
 //! keeps working after the rewrite, and answers never mention the prefix.
 
 use crate::support::storage::*;
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
 use kaged_plugin_protocol::StorageMethod;
 use serde_json::{json, Value};
 
-fn setup() -> (StorageBroker, kaged_host_sim::storage::StorageClient) {
+fn setup() -> (StorageBroker, kaged_host_storage::StorageClient) {
     let b = broker();
     let c = writer("oh-my-pi");
     for sql in [
@@ -35,12 +35,7 @@ fn rows(v: &Value) -> &Vec<Value> {
 }
 
 #[track_caller]
-fn q(
-    b: &StorageBroker,
-    c: &kaged_host_sim::storage::StorageClient,
-    sql: &str,
-    params: Value,
-) -> Value {
+fn q(b: &StorageBroker, c: &kaged_host_storage::StorageClient, sql: &str, params: Value) -> Value {
     let v = ok(query(b, c, sql, params));
     assert!(!leaks(&v), "{sql}: {v}");
     v
@@ -389,7 +384,7 @@ fn reprinted_sql_keeps_its_meaning() {
             .query_map([], |row| {
                 let mut m = serde_json::Map::new();
                 for (i, n) in names.iter().enumerate() {
-                    m.insert(n.clone(), kaged_host_sim::storage::to_json(row.get_ref(i)?));
+                    m.insert(n.clone(), kaged_host_storage::to_json(row.get_ref(i)?));
                 }
                 Ok(serde_json::Value::Object(m))
             })

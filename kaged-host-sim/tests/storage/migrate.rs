@@ -4,7 +4,7 @@
 //! rows, indexes, views and triggers, and the owner registry.
 
 use crate::support::storage::*;
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
 use serde_json::json;
 
 /// What the old broker wrote for `oh-my-pi` (prefixed names quoted), for

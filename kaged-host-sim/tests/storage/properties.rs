@@ -9,8 +9,8 @@
 //! 2. The rewriter and the redactor never panic, whatever the input.
 
 use crate::support::storage::*;
-use kaged_host_sim::storage::{redact_sql, rewrite, StorageClient};
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::{redact_sql, rewrite, StorageClient};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::json;

@@ -11,13 +11,14 @@ use std::sync::Arc;
 use super::sdk::{call, client, connect};
 use crate::support::host::{one, EASY};
 use crate::support::storage::*;
-use kaged_host_sim::storage::{storage_prefix, DEFAULT_STORAGE_QUOTA};
-use kaged_host_sim::{AuditLog, BrokerHandler, HostConfig, HostSim, StorageBroker, TimeScale};
+use kaged_host_core::{AuditLog, HostConfig, HostSim, TimeScale};
+use kaged_host_storage::{storage_prefix, DEFAULT_STORAGE_QUOTA};
+use kaged_host_storage::{BrokerHandler, StorageBroker};
 use serde_json::{json, Value};
 
 pub const QUOTA: u64 = 64 * 1024;
 
-fn hog(b: &StorageBroker) -> kaged_host_sim::storage::StorageClient {
+fn hog(b: &StorageBroker) -> kaged_host_storage::StorageClient {
     let c = writer("hog");
     ok(exec(
         b,
@@ -28,7 +29,7 @@ fn hog(b: &StorageBroker) -> kaged_host_sim::storage::StorageClient {
     c
 }
 
-fn rows(b: &StorageBroker, c: &kaged_host_sim::storage::StorageClient) -> Value {
+fn rows(b: &StorageBroker, c: &kaged_host_storage::StorageClient) -> Value {
     ok(query(
         b,
         c,

@@ -1,7 +1,7 @@
 //! The SQL rewriter on its own: exact rewrites, scoping of CTEs and
 //! aliases, placeholders, statement kinds, and refusals.
 
-use kaged_host_sim::storage::{rewrite, RewriteCache, RewriteError, StatementKind};
+use kaged_host_storage::{rewrite, RewriteCache, RewriteError, StatementKind};
 
 const P: &str = "plugin_oh_my_pi_";
 
@@ -310,7 +310,7 @@ fn deep_statements_neither_crash_nor_overflow_the_stack() {
             cases
                 .iter()
                 .map(|sql| {
-                    let _ = kaged_host_sim::storage::redact_sql(sql);
+                    let _ = kaged_host_storage::redact_sql(sql);
                     rewrite(P, sql).is_ok()
                 })
                 .collect::<Vec<bool>>()

@@ -7,8 +7,8 @@
 
 use super::quota::{refusal, usage, QUOTA};
 use crate::support::storage::*;
-use kaged_host_sim::storage::{MAX_SCHEMA_BYTES, MAX_STATEMENT_BYTES};
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::{MAX_SCHEMA_BYTES, MAX_STATEMENT_BYTES};
 use serde_json::json;
 
 /// The file and its write-ahead log.

@@ -8,10 +8,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::support::host::{one, EASY};
-use kaged_host_sim::{
-    AuditLog, BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginHandle, StorageBroker,
-    TimeScale,
-};
+use kaged_host_core::{AuditLog, HostConfig, HostSim, PluginHandle, TimeScale};
+use kaged_host_sim::ConnectPlugin;
+use kaged_host_storage::{BrokerHandler, StorageBroker};
 use kaged_plugin_sdk::storage::StorageError;
 use kaged_plugin_sdk::{sql_params, Call, Plugin, PluginBuilder, PluginError};
 use serde::{Deserialize, Serialize};
@@ -253,6 +252,9 @@ async fn read_only_client_gets_a_typed_denial_for_writes_and_ddl() {
     );
     // Reading still works (an empty schema).
     assert_eq!(call(&s, "db.schema", json!({})).await, json!([]));
-    assert_eq!(audit.of(kaged_host_sim::AuditEvent::StorageDenied).len(), 2);
+    assert_eq!(
+        audit.of(kaged_host_core::AuditEvent::StorageDenied).len(),
+        2
+    );
     s.shutdown().await;
 }

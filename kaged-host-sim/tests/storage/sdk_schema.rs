@@ -7,10 +7,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::support::host::EASY;
-use kaged_host_sim::testing::gated::GatedHandler;
-use kaged_host_sim::{
-    BrokerHandler, ConnectPlugin, HostConfig, HostSim, PluginHandle, StorageBroker, TimeScale,
-};
+use kaged_host_core::testing::gated::GatedHandler;
+use kaged_host_core::{HostConfig, HostSim, PluginHandle, TimeScale};
+use kaged_host_sim::ConnectPlugin;
+use kaged_host_storage::{BrokerHandler, StorageBroker};
 use kaged_plugin_sdk::{sql_params, Call, Migrations, Plugin, PluginError};
 use serde_json::{json, Value};
 
@@ -113,7 +113,7 @@ async fn a_call_that_arrives_during_the_migrations_waits_for_them() {
     let dir = tempfile::tempdir().expect("tempdir");
     let broker = StorageBroker::open(&dir.path().join("kaged.sqlite3")).expect("broker");
     let (handler, mut gate) = GatedHandler::new(Arc::new(BrokerHandler::new(broker)));
-    let audit = kaged_host_sim::audit::AuditLog::memory();
+    let audit = kaged_host_core::audit::AuditLog::memory();
     let mut events = audit.subscribe();
     let host = HostSim::new(
         HostConfig::default()
@@ -136,7 +136,7 @@ async fn a_call_that_arrives_during_the_migrations_waits_for_them() {
     // ordered pipe (the plugin answers pings while its handlers wait).
     loop {
         let e = events.recv().await.expect("the host audits the call");
-        if e.event == kaged_host_sim::audit::AuditEvent::MethodCalled {
+        if e.event == kaged_host_core::audit::AuditEvent::MethodCalled {
             break;
         }
     }

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::helpers::{assert_no_generation_left, lifecycle, names, of, wait_state};
 use crate::support::host::{fixture, host, LIMIT};
-use kaged_host_sim::time::clock::{Clock, ManualClock};
-use kaged_host_sim::{AuditLog, PluginState, Supervisor};
+use kaged_host_core::time::clock::{Clock, ManualClock};
+use kaged_host_core::{AuditLog, PluginState, Supervisor};
 
 /// A supervisor of a plugin that crashes right after every handshake, at
 /// full time scale, on a manual clock.

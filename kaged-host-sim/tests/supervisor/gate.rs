@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kaged_host_sim::{AuditEvent, PluginState, StartGate, StartRefusal};
+use kaged_host_core::{AuditEvent, PluginState, StartGate, StartRefusal};
 use serde_json::json;
 
 use crate::helpers::{lifecycle, names, pid, supervise, wait_restarted, wait_state};

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::{AuditLog, AuditRecord, PluginState, Supervisor};
+use kaged_host_core::{AuditLog, AuditRecord, PluginState, Supervisor};
 use serde_json::json;
 
 use crate::support::host::{assert_group_gone, fixture, host_scaled, LIMIT};

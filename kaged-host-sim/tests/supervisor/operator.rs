@@ -2,8 +2,8 @@
 //! disable, enable, dropping the supervisor, stopping mid-launch or during
 //! a pending restart.
 
-use kaged_host_sim::time::REAP_POLL;
-use kaged_host_sim::{group_alive, PluginState, ShutdownOutcome, SupervisorError};
+use kaged_host_core::time::REAP_POLL;
+use kaged_host_core::{group_alive, PluginState, ShutdownOutcome, SupervisorError};
 use serde_json::json;
 
 use crate::helpers::{
@@ -209,7 +209,7 @@ async fn the_config_follows_initialized_before_any_call_and_is_empty_when_unset(
     // ADDENDUM §12 and §15: config.update right after `initialized`, before
     // any other call, `{}` when no config was set.
     let (host, _audit, transcript) = crate::support::host::host_scaled(0.25);
-    let sup = kaged_host_sim::Supervisor::new(host, fixture("good"));
+    let sup = kaged_host_core::Supervisor::new(host, fixture("good"));
     sup.start().await.expect("start");
     wait_state(&sup, PluginState::Running).await;
     let session = sup.current().expect("running");
@@ -217,7 +217,7 @@ async fn the_config_follows_initialized_before_any_call_and_is_empty_when_unset(
     let sent: Vec<serde_json::Value> = transcript
         .records()
         .into_iter()
-        .filter(|r| r.dir == kaged_host_sim::Direction::HostToPlugin)
+        .filter(|r| r.dir == kaged_host_core::Direction::HostToPlugin)
         .map(|r| r.msg)
         .collect();
     let methods: Vec<&str> = sent.iter().filter_map(|m| m["method"].as_str()).collect();

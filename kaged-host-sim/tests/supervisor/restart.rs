@@ -10,7 +10,7 @@ use crate::helpers::{
     wait_state, wait_until,
 };
 use crate::support::host::{fixture, one};
-use kaged_host_sim::{PluginState, SupervisorError};
+use kaged_host_core::{PluginState, SupervisorError};
 use serde_json::json;
 
 #[tokio::test]

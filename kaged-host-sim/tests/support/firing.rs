@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kaged_host_sim::agents::Project;
-use kaged_host_sim::{
-    group_alive, AgentHost, AuditEvent, AuditLog, AuditRecord, CompactRequest, Direction,
-    HostConfig, HostSim, PluginDirs, TimeScale, Timeouts, Transcript,
+use kaged_host_core::{
+    group_alive, AuditEvent, AuditLog, AuditRecord, Direction, HostConfig, HostSim, TimeScale,
+    Timeouts, Transcript,
 };
+use kaged_host_engine::agents::Project;
+use kaged_host_engine::{AgentHost, CompactRequest, PluginDirs};
 use kaged_plugin_protocol::{Message, MessageRole};
 use serde_json::Value;
 
@@ -83,7 +84,7 @@ pub async fn finish(agents: AgentHost) {
     assert!(!pids.is_empty(), "no plugin was running");
     for (name, outcome) in agents.shutdown().await {
         assert!(
-            !matches!(outcome, kaged_host_sim::ShutdownOutcome::AlreadyEnded),
+            !matches!(outcome, kaged_host_core::ShutdownOutcome::AlreadyEnded),
             "{name} had ended before shutdown"
         );
     }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use kaged_host_sim::{
+use kaged_host_core::{
     group_alive, AuditLog, AuditRecord, HostConfig, HostSim, TimeScale, Timeouts, Transcript,
 };
 
@@ -55,7 +55,7 @@ pub fn plugins_root() -> PathBuf {
         let root = base.join(std::process::id().to_string());
         let _ = std::fs::remove_dir_all(&root);
         let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plugins");
-        kaged_host_sim::testing::stage_plugin_tree(&source, "_lib", &root)
+        kaged_host_core::testing::stage_plugin_tree(&source, "_lib", &root)
             .expect("stage the fixture plugins");
         std::fs::canonicalize(&root).expect("staged fixtures")
     })

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kaged_host_sim::agents::{
+use kaged_host_core::AuditEvent;
+use kaged_host_engine::agents::{
     resolve, Catalogue, HostEvent, Project, Resolution, ResolveErrors, SystemConfig,
 };
-use kaged_host_sim::AuditEvent;
 
 /// `tests/fixtures/projects`.
 pub fn dir() -> PathBuf {

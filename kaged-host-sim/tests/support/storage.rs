@@ -1,8 +1,8 @@
 //! Helpers of the storage broker tests (`tests/storage/`).
 #![allow(dead_code)]
 
-use kaged_host_sim::storage::{StorageClient, StorageDenial};
-use kaged_host_sim::StorageBroker;
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::{StorageClient, StorageDenial};
 use kaged_plugin_protocol::StorageMethod;
 use serde_json::{json, Value};
 

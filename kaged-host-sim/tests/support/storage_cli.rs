@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
-use kaged_host_sim::group_alive;
+use kaged_host_core::group_alive;
 use serde_json::{json, Value};
 
 /// `tests/fixtures/plugins/NAME`, staged (see [`super::host::plugins_root`]).

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::validate::{validate_str, Rule, Severity};
-use kaged_host_sim::validate_dir;
+use kaged_host_core::validate::{validate_str, Rule, Severity};
+use kaged_host_core::validate_dir;
 
 fn spec_fixture(name: &str) -> String {
     // Shared with the SDK's parse tests (copies of the spec's examples).

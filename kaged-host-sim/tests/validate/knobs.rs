@@ -4,7 +4,7 @@
 //! `system_config_schema` prelude; their lines are relative to the first
 //! line after `knobs:` (line 1 = the first knob's name).
 
-use kaged_host_sim::validate::{validate_str, Rule};
+use kaged_host_core::validate::{validate_str, Rule};
 
 const BASE: &str = "name: demo-plugin\nversion: 1.0.0\nkaged_api: 1\ndescription: A demo plugin.\ncommand: [./run]\ncapabilities: []\n";
 const BASE_LINES: usize = 6;

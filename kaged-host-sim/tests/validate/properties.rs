@@ -1,7 +1,7 @@
 //! Arbitrary YAML-ish input never panics the parser or the validator, and
 //! every report keeps its invariants.
 
-use kaged_host_sim::validate::{validate_str, Rule, Severity};
+use kaged_host_core::validate::{validate_str, Rule, Severity};
 use kaged_plugin_protocol::manifest::Manifest;
 use proptest::prelude::*;
 

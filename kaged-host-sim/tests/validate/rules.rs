@@ -6,7 +6,7 @@
 //! snippet redefines are dropped. Case lines are relative to the snippet
 //! (line 1 = its first line); the harness adds the base's length.
 
-use kaged_host_sim::validate::{validate_str, Rule, ValidationReport};
+use kaged_host_core::validate::{validate_str, Rule, ValidationReport};
 use kaged_plugin_protocol::PluginRole;
 
 const BASE: [(&str, &str); 6] = [

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use kaged_example_memory_markdown::entry::Entry;
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{HostConfig, HostSim, PluginHandle, TimeScale, Transcript};
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{HostConfig, HostSim, PluginHandle, TimeScale, Transcript};
 use kaged_plugin_sdk::protocol::PluginCallContext;
 use serde_json::Value;
 

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kaged_host_sim::testing::StagedPlugin;
-use kaged_host_sim::{
-    AuditLog, BrokerHandler, DefaultHandler, HostConfig, HostSim, PluginHandle,
-    PluginRequestHandler, StorageBroker, TimeScale,
+use kaged_host_core::testing::StagedPlugin;
+use kaged_host_core::{
+    AuditLog, DefaultHandler, HostConfig, HostSim, PluginHandle, PluginRequestHandler, TimeScale,
 };
+use kaged_host_storage::{BrokerHandler, StorageBroker};
 use kaged_plugin_sdk::protocol::Notification;
 use serde_json::{json, Value};
 

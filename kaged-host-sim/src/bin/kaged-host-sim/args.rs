@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use kaged_host_sim::{CageMode, TimeScale};
+use kaged_host_core::{CageMode, TimeScale};
 
 use super::{cage, plugin, storage, up};
 
@@ -45,7 +45,7 @@ pub struct GlobalOpts {
     /// `normal` (deterministic run after run: docs/protocol.md §
     /// Normal-form transcripts), written when the command ends.
     #[arg(long, global = true, value_name = "FORM", default_value = "raw")]
-    pub transcript_form: kaged_host_sim::normal::TranscriptForm,
+    pub transcript_form: kaged_host_core::normal::TranscriptForm,
     /// Multiply every timeout and interval by F (0 < F <= 1).
     #[arg(long, global = true, value_name = "F", default_value = "1")]
     pub time_scale: TimeScale,
@@ -58,7 +58,7 @@ pub struct GlobalOpts {
     /// database, in bytes (default 64 MiB): past it a write that grows them
     /// is refused with -32003 and rolled back; reads and deletes still work.
     #[arg(long, global = true, value_name = "BYTES",
-          default_value_t = kaged_host_sim::storage::DEFAULT_STORAGE_QUOTA)]
+          default_value_t = kaged_host_storage::DEFAULT_STORAGE_QUOTA)]
     pub storage_quota: u64,
     /// Run plugins caged in bwrap (ADDENDUM §13): `auto` cages when bwrap
     /// works here and otherwise runs them uncaged with a warning;

@@ -12,9 +12,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use kaged_host_core::progress::Progress;
+use kaged_host_core::HostSim;
 use kaged_host_sim::bench::broker::TimedHandler;
 use kaged_host_sim::bench::{bench, reference, BenchOptions, BenchReport, HostCost};
-use kaged_host_sim::HostSim;
 use kaged_plugin_protocol::PluginCallContext;
 use serde_json::Value;
 

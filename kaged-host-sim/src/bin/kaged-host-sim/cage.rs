@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use kaged_host_sim::cage::{self, BWRAP};
+use kaged_host_core::cage::{self, BWRAP};
 
 use super::error::CliError;
 
@@ -45,7 +45,7 @@ pub struct CageArgs {
 /// Run `cage`, `config:/` paths resolving under `config_root` (the global
 /// `--config-root`, or its default).
 pub async fn run(args: &CageArgs, config_root: Option<PathBuf>) -> Result<ExitCode, CliError> {
-    let report = kaged_host_sim::validate_dir(&args.dir);
+    let report = kaged_host_core::validate_dir(&args.dir);
     let manifest = match (&report.manifest, report.has_errors()) {
         (Some(m), false) => m,
         _ => {
@@ -59,7 +59,7 @@ pub async fn run(args: &CageArgs, config_root: Option<PathBuf>) -> Result<ExitCo
             )));
         }
     };
-    let (mut inputs, command) = kaged_host_sim::cage_inputs_for_dir(manifest, &args.dir, "info")
+    let (mut inputs, command) = kaged_host_core::cage_inputs_for_dir(manifest, &args.dir, "info")
         .map_err(|e| CliError::Failed(e.to_string()))?;
     inputs.config_root = config_root.or_else(super::caging::default_config_root);
     inputs.project_root = args.project_root.clone();

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use kaged_host_sim::cage::availability;
-use kaged_host_sim::{CageMode, CageStatus, PluginHandle};
+use kaged_host_core::cage::availability;
+use kaged_host_core::{CageMode, CageStatus, PluginHandle};
 
 use super::error::CliError;
 

@@ -9,13 +9,13 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use kaged_host_sim::CallError;
+use kaged_host_core::CallError;
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{HookName, PluginCallContext};
 use serde_json::{json, Value};
 
 use super::{one_line, CliError};
-use kaged_host_sim::HostSim;
+use kaged_host_core::HostSim;
 
 /// The project id of the agent context a tool or hook call gets from the
 /// CLI when neither `--context` nor `--project` says one.
@@ -49,7 +49,7 @@ pub(super) fn with_plugin_config(host: HostSim, config: Option<&str>) -> Result<
     };
     let map: serde_json::Map<String, Value> = parse_json("--plugin-config (a JSON object)", text)?;
     Ok(HostSim::new(host.config().clone().with_first_config(
-        kaged_host_sim::FirstConfig::Given(map),
+        kaged_host_core::FirstConfig::Given(map),
     )))
 }
 
@@ -57,12 +57,13 @@ pub(super) fn with_plugin_config(host: HostSim, config: Option<&str>) -> Result<
 /// asks more than was consented, unless `force`: the daemon would not
 /// start it.
 pub(super) fn refuse_disabled_copy(dir: &Path, force: bool) -> Result<(), CliError> {
-    let entry = kaged_host_sim::installed_copy(dir)
+    let entry = kaged_host_engine::installed_copy(dir)
         .map_err(|e| CliError::Usage(one_line("cannot read the plugin store", &e)))?;
     if let (Some((store, p)), false) = (&entry, force) {
-        let check = kaged_host_sim::PluginStore::open(store, kaged_host_sim::AuditLog::discard())
-            .and_then(|s| s.check_consent(&p.name, None))
-            .map_err(|e| CliError::Usage(one_line("cannot check the consent", &e)))?;
+        let check =
+            kaged_host_engine::PluginStore::open(store, kaged_host_core::AuditLog::discard())
+                .and_then(|s| s.check_consent(&p.name, None))
+                .map_err(|e| CliError::Usage(one_line("cannot check the consent", &e)))?;
         if let Some(why) = check.refusal_message() {
             return Err(CliError::Usage(format!(
                 "{} is the installed copy of {}, which the daemon would not start: {why}; \

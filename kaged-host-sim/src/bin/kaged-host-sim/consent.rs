@@ -20,8 +20,8 @@
 use std::io::{BufRead, IsTerminal};
 use std::process::ExitCode;
 
+use kaged_host_engine::{InstallError, InstallPlan, InstalledPlugin, PluginStore};
 use kaged_host_sim::daemon::link::{DaemonLink, LinkError};
-use kaged_host_sim::{InstallError, InstallPlan, InstalledPlugin, PluginStore};
 
 use super::{one_line, CliError};
 

@@ -26,9 +26,9 @@ use std::process::ExitCode;
 
 use super::consent::asker;
 use super::{one_line, CliError};
-use kaged_host_sim::agents::resolve::version_meets;
-use kaged_host_sim::agents::{DeclaredPackage, Project};
-use kaged_host_sim::{InstallError, PluginStore};
+use kaged_host_engine::agents::resolve::version_meets;
+use kaged_host_engine::agents::{DeclaredPackage, Project};
+use kaged_host_engine::{InstallError, PluginStore};
 
 /// What became of one declared package.
 enum Outcome {

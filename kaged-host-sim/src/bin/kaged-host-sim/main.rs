@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use kaged_host_sim::one_line;
+use kaged_host_core::one_line;
 
 /// Parse the process arguments and run; returns the exit status.
 fn main() -> ExitCode {
@@ -114,7 +114,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Validate { dir } => {
             require_dir(&dir)?;
-            let report = kaged_host_sim::validate_dir(&dir);
+            let report = kaged_host_core::validate_dir(&dir);
             let text = report.render_human();
             if !text.is_empty() {
                 kaged_host_core::outln!("{text}");

@@ -2,7 +2,7 @@
 //! enable | disable | list)`:
 //! the install flow of plugin-host.md § Install flow over a plugin store
 //! directory (`--store DIR`, default `$KAGED_HOME`), see
-//! [`kaged_host_sim::PluginStore`].
+//! [`kaged_host_engine::PluginStore`].
 //!
 //! ```text
 //! $ kaged-host-sim plugin install ./oh-my-pi --store ~/.kaged --yes
@@ -33,8 +33,9 @@ use clap::Subcommand;
 
 use super::consent::ask;
 use super::{one_line, CliError};
+use kaged_host_core::AuditLog;
+use kaged_host_engine::{InstallError, PluginStore};
 use kaged_host_sim::daemon::link::{DaemonLink, LinkError, Restart};
-use kaged_host_sim::{AuditLog, InstallError, PluginStore};
 
 /// The `plugin` subcommands.
 #[derive(Debug, Subcommand)]

@@ -3,7 +3,7 @@
 //! project, through [`AgentHost`].
 //!
 //! The script is a [`ProjectScript`] (`start_session`, `idle`, `compact`
-//! and `expect_audit` steps on agent paths; [`kaged_host_sim::scenario`]
+//! and `expect_audit` steps on agent paths; [`kaged_host_engine::scenario`]
 //! documents the format), run by [`run_project_steps`].
 //!
 //! `call`, `notify` and `wait` steps need a single plugin (`session DIR`).
@@ -20,8 +20,9 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 
 use super::{one_line, CliError};
-use kaged_host_sim::scenario::{run_project_steps, ProjectScript};
-use kaged_host_sim::{AgentHost, HostSim, PluginDirs};
+use kaged_host_core::HostSim;
+use kaged_host_engine::scenario::{run_project_steps, ProjectScript};
+use kaged_host_engine::{AgentHost, PluginDirs};
 
 /// The project-mode options of `session`.
 #[derive(Debug, Clone)]

@@ -1,18 +1,18 @@
 //! `kaged-host-sim session DIR --script FILE`: a YAML scenario
-//! ([`kaged_host_sim::scenario`] documents the format). The first line
+//! ([`kaged_host_engine::scenario`] documents the format). The first line
 //! says how the plugin runs (`cage: bwrap (...)`, or uncaged and why);
 //! every step prints one line; the exit status is 1 when any expectation
 //! failed. A call without `expect` only has to succeed.
 //!
 //! With `--project`, steps are `start_session`, `idle`, `compact` and
 //! `expect_audit` on agent paths instead (see the `project` module and
-//! [`kaged_host_sim::scenario::ProjectScript`]).
+//! [`kaged_host_engine::scenario::ProjectScript`]).
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use kaged_host_sim::scenario::{run_steps, Script, ScriptError};
-use kaged_host_sim::HostSim;
+use kaged_host_core::HostSim;
+use kaged_host_engine::scenario::{run_steps, Script, ScriptError};
 
 use super::{one_line, CliError};
 
@@ -60,7 +60,7 @@ pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<Exi
 
 /// How the first `config.update` went, in one line: what the daemon sends
 /// right after `initialized` (a script's `config` sets it, `off` skips it).
-pub fn first_config_line(sent: &kaged_host_sim::FirstConfigSent) -> String {
+pub fn first_config_line(sent: &kaged_host_core::FirstConfigSent) -> String {
     let config = serde_json::Value::Object(sent.config.clone());
     match &sent.refused {
         None => format!("config: {config} sent after initialized, accepted"),

@@ -7,9 +7,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use kaged_host_sim::{
-    one_line, AuditLog, BrokerHandler, HostConfig, HostSim, InFlight, InFlightWaiter, StorageBroker,
-};
+use kaged_host_core::{one_line, AuditLog, HostConfig, HostSim, InFlight, InFlightWaiter};
+use kaged_host_storage::{BrokerHandler, StorageBroker};
 
 use super::{caging, wire, CliError, GlobalOpts};
 
@@ -105,7 +104,7 @@ pub(super) fn host_with(
 /// a late `plugin.storage_denied`) before the command exits, for at most
 /// the request timeout.
 pub(super) async fn settled<T>(in_flight: &InFlightWaiter, global: &GlobalOpts, outcome: T) -> T {
-    let limit = kaged_host_sim::Timeouts::defaults(global.time_scale).request;
+    let limit = kaged_host_core::Timeouts::defaults(global.time_scale).request;
     if !in_flight.settle(limit).await {
         tracing::warn!(
             "{} storage request(s) still unanswered after {limit:?}",

@@ -22,8 +22,9 @@ use kaged_plugin_protocol::names::is_plugin_name;
 use serde_json::json;
 
 use super::{one_line, CliError};
-use kaged_host_sim::storage::{storage_prefix, unprefix};
-use kaged_host_sim::{AuditEvent, AuditLog, StorageBroker};
+use kaged_host_core::{AuditEvent, AuditLog};
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::{storage_prefix, unprefix};
 
 /// The `storage` subcommands.
 #[derive(Debug, Subcommand)]

@@ -18,9 +18,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
+use kaged_host_core::{one_line, CageMode, HostSim};
 use kaged_host_sim::daemon::link::{DaemonLink, DAEMON_FILE};
 use kaged_host_sim::daemon::{api, discover, lifecycle_line, Daemon, DaemonOptions, PluginSource};
-use kaged_host_sim::{one_line, CageMode, HostSim};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -52,7 +52,7 @@ pub struct UpArgs {
     pub token_file: Option<PathBuf>,
 }
 
-fn print_line(record: &kaged_host_sim::AuditRecord) {
+fn print_line(record: &kaged_host_core::AuditRecord) {
     if let Some(line) = lifecycle_line(record) {
         kaged_host_core::outln!("{line}");
     }
@@ -63,7 +63,7 @@ async fn cage_line(mode: CageMode) -> String {
     if mode == CageMode::Off {
         return "cage: plugins run UNCAGED (--cage off)".into();
     }
-    match kaged_host_sim::cage::availability().await {
+    match kaged_host_core::cage::availability().await {
         Ok(_) => "cage: plugins run caged (bwrap)".into(),
         Err(why) => format!("cage: plugins run UNCAGED: {why}"),
     }

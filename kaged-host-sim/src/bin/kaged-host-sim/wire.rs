@@ -1,14 +1,14 @@
 //! The wire transcript of a command: `--transcript FILE` in the raw form
 //! (records streamed as they happen) or `--transcript-form normal` (the
-//! normal form, [`kaged_host_sim::normal`], written when the command
+//! normal form, [`kaged_host_core::normal`], written when the command
 //! ends), and `session --golden FILE` (compare the normal form with a
 //! golden file; `--update` or `KAGED_UPDATE_GOLDEN=1` rewrites it).
 
 use std::path::{Path, PathBuf};
 
-use kaged_host_sim::golden::{self, Golden};
-use kaged_host_sim::normal::{self, NormalOptions, TranscriptForm};
-use kaged_host_sim::{one_line, Transcript};
+use kaged_host_core::golden::{self, Golden};
+use kaged_host_core::normal::{self, NormalOptions, TranscriptForm};
+use kaged_host_core::{one_line, Transcript};
 
 use super::CliError;
 
