@@ -94,6 +94,25 @@ impl DaemonProject {
         &self.resolution
     }
 
+    /// The config `projects.activated` tells `plugin` (manifest name) about
+    /// when the project uses it: its project-side config as declared on
+    /// the primary agent, else on the first agent that declares it; `None`
+    /// when no agent of the project declares it.
+    pub fn activation_config(&self, plugin: &str) -> Option<Map<String, Value>> {
+        let declared = |a: &kaged_host_engine::agents::AgentResolution| {
+            a.plugins
+                .iter()
+                .find(|p| p.name == plugin)
+                .map(|p| p.project_config.clone())
+        };
+        let agents = &self.resolution.agents;
+        agents
+            .iter()
+            .filter(|a| a.path == "primary")
+            .chain(agents.iter())
+            .find_map(declared)
+    }
+
     /// The plugin `plugin` (manifest name) as active on `agent`.
     pub(super) fn active(&self, agent: &str, plugin: &str) -> Result<&ActivePlugin, DaemonError> {
         let a = self

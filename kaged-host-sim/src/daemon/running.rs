@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use kaged_plugin_protocol::manifest::Manifest;
+use kaged_plugin_protocol::methods;
 use tokio::sync::broadcast::Receiver;
 use tokio::task::JoinHandle;
 
@@ -163,10 +164,16 @@ impl Daemon {
         gate: Option<Arc<dyn StartGate>>,
     ) -> Arc<Daemon> {
         let refusals = super::overlap::refusals(host.config(), dirs, &manifests);
-        let supervisor = |dir: &PathBuf| {
+        let supervisor = |dir: &PathBuf, manifest: Option<&Manifest>| {
             let sup = Supervisor::with_clock(host.clone(), dir, clock.clone());
             if let Some(gate) = &gate {
                 sup.set_start_gate(gate.clone());
+            }
+            // A plugin the project uses hears of it at every start.
+            if let (Some(p), Some(m)) = (&project, manifest) {
+                if let Some(config) = p.activation_config(&m.name) {
+                    sup.set_project(Some((p.id().to_string(), config)));
+                }
             }
             sup
         };
@@ -175,7 +182,7 @@ impl Daemon {
             .zip(manifests)
             .zip(refusals)
             .map(|((dir, manifest), refused)| Managed {
-                sup: with_initial_config(supervisor(dir), manifest.as_ref()),
+                sup: with_initial_config(supervisor(dir, manifest.as_ref()), manifest.as_ref()),
                 version: manifest
                     .as_ref()
                     .map(|m| m.version.clone())
@@ -291,8 +298,29 @@ impl Daemon {
     }
 
     /// Graceful shutdown of every plugin, concurrently; returns when every
-    /// process is gone.
+    /// process is gone. The project, if one is loaded, is unloaded first:
+    /// each running plugin it uses gets `projects.deactivated {project}`
+    /// (as the agent host does).
     pub async fn shutdown(&self) {
+        if let Some(p) = &self.project {
+            let told = self.plugins.iter().filter_map(|m| {
+                let uses = m
+                    .manifest
+                    .as_ref()
+                    .is_some_and(|man| p.activation_config(&man.name).is_some());
+                let session = m.sup.current().filter(|_| uses)?;
+                let params = json!({"project": p.id()});
+                Some(async move {
+                    if let Err(e) = session
+                        .call(methods::PROJECTS_DEACTIVATED, Some(params), None)
+                        .await
+                    {
+                        tracing::warn!(plugin = %session.name(), error = %e, "projects.deactivated was not accepted");
+                    }
+                })
+            });
+            futures_util::future::join_all(told).await;
+        }
         futures_util::future::join_all(self.plugins.iter().map(|m| m.sup.stop())).await;
         let recorder = self
             .recorder

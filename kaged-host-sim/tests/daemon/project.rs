@@ -170,3 +170,69 @@ fn a_project_that_does_not_resolve_is_refused_by_name() {
         "{err}"
     );
 }
+
+/// `up --project`: every plugin the project uses hears of it with
+/// `projects.activated {project, config}` right after its first config,
+/// at its start and at every restart (a new process); a plugin the project
+/// does not use hears nothing of it.
+#[test]
+fn a_plugin_the_project_uses_is_sent_projects_activated_at_every_start() {
+    let dir = plugins(&["knobs", "good"]);
+    let mut up = Up::start_with(
+        dir.path(),
+        &[OsStr::new("--project"), project_file().as_os_str()],
+    );
+    let line = up.wait_line(|l| l.starts_with("project: "));
+    let project_id = line
+        .trim_start_matches("project: ")
+        .split(" (")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    up.wait_plugin("knobs", |p| p["state"] == "running");
+    up.wait_plugin("good", |p| p["state"] == "running");
+    let activated = |up: &Up| {
+        let (status, body) = up.http("POST", "/api/v1/plugins/knobs/call/knobs.seen", None);
+        assert_eq!(status, 200, "{body}");
+        body["activated"].clone()
+    };
+    // The project's id and the primary's config (its declared value over
+    // the schema's defaults).
+    let want = activated(&up);
+    assert_eq!(want.as_array().map(Vec::len), Some(1), "{want}");
+    assert_eq!(want[0]["project"], project_id.as_str(), "{want}");
+    assert_eq!(want[0]["config"]["retain_every"], 5, "{want}");
+    let (status, body) = up.http("POST", "/api/v1/plugins/knobs/restart", None);
+    assert_eq!(status, 200, "{body}");
+    up.wait_plugin("knobs", |p| p["state"] == "running" && p["restarts"] == 1);
+    assert_eq!(activated(&up), want, "the new process is told too");
+    let told: Vec<Value> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.method_called" && r["method"] == "projects.activated")
+        .collect();
+    assert_eq!(told.len(), 2, "{told:?}");
+    assert!(told.iter().all(|r| r["plugin"] == "knobs"), "{told:?}");
+    // Unloaded at shutdown: `projects.deactivated` before the stop.
+    assert_eq!(up.signal_and_wait(rustix::process::Signal::INT), Some(0));
+    let knobs: Vec<Value> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["plugin"] == "knobs")
+        .collect();
+    let at = |pred: &dyn Fn(&Value) -> bool| knobs.iter().rposition(|r| pred(r));
+    let deactivated =
+        at(&|r| r["event"] == "plugin.method_called" && r["method"] == "projects.deactivated");
+    let stopped = at(&|r| r["event"] == "plugin.stopped");
+    assert!(deactivated.is_some() && deactivated < stopped, "{knobs:?}");
+    let good_told = up.audit().iter().any(|r| {
+        r["plugin"] == "good"
+            && r["method"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("projects."))
+    });
+    assert!(
+        !good_told,
+        "a plugin the project does not use hears nothing of it"
+    );
+}

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kaged_plugin_protocol::methods;
 use serde_json::json;
 
 use super::failures::Verdict;
@@ -137,6 +138,16 @@ async fn attempt(inner: &Inner) -> Attempt {
         Ok(s) => Arc::new(s),
         Err(e) => return classify(e),
     };
+    let project = lock(&inner.project).clone();
+    if let Some((project, config)) = project {
+        let params = json!({"project": project, "config": config});
+        if let Err(e) = session
+            .call(methods::PROJECTS_ACTIVATED, Some(params), None)
+            .await
+        {
+            tracing::warn!(plugin = %session.name(), error = %e, "projects.activated was not accepted");
+        }
+    }
     inner.forward_notifications(&session);
     let monitor = session.start_health_checks();
     *lock(&inner.slot) = Some(Slot {

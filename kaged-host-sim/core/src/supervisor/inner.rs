@@ -43,6 +43,10 @@ pub(crate) struct Inner {
     /// The config sent with `config.update` right after every handshake
     /// (ADDENDUM §12), before the process is offered to any caller.
     pub(super) config: Mutex<Option<serde_json::Map<String, Value>>>,
+    /// The project every process is told about with `projects.activated
+    /// {project, config}` right after its first config, before it is
+    /// offered to any caller ([`super::Supervisor::set_project`]).
+    pub(super) project: Mutex<Option<(String, serde_json::Map<String, Value>)>>,
     /// Every notification of every process, forwarded from each one right
     /// after its launch ([`super::Supervisor::notifications`]).
     pub(super) notifications: broadcast::Sender<Notification>,

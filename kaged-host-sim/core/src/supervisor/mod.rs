@@ -123,6 +123,7 @@ impl Supervisor {
                 last_exit: Mutex::new(None),
                 clock,
                 config: Mutex::new(None),
+                project: Mutex::new(None),
                 notifications: tokio::sync::broadcast::channel(crate::bounds::FANOUT_QUEUE).0,
                 gate: Mutex::new(None),
                 refusal: Mutex::new(None),
@@ -196,6 +197,18 @@ impl Supervisor {
     /// not sent it: that is the caller's `config.update`.
     pub fn set_config(&self, config: Option<serde_json::Map<String, serde_json::Value>>) {
         *lock(&self.inner.config) = config;
+    }
+
+    /// Tell every new process (the first and each restart) that `project`
+    /// uses it: `projects.activated {project, config}` (plugin-host.md §
+    /// System methods: "a project that uses this plugin has been loaded or
+    /// reloaded"), right after its first `config.update`, before any
+    /// caller gets it. An error answer is logged; the plugin runs on.
+    pub fn set_project(
+        &self,
+        project: Option<(String, serde_json::Map<String, serde_json::Value>)>,
+    ) {
+        *lock(&self.inner.project) = project;
     }
 
     /// The config set with [`Supervisor::set_config`].
