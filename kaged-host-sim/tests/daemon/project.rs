@@ -220,7 +220,7 @@ fn a_plugin_the_project_uses_is_sent_projects_activated_at_every_start() {
         .into_iter()
         .filter(|r| r["plugin"] == "knobs")
         .collect();
-    let at = |pred: &dyn Fn(&Value) -> bool| knobs.iter().rposition(|r| pred(r));
+    let at = |pred: &dyn Fn(&Value) -> bool| knobs.iter().rposition(pred);
     let deactivated =
         at(&|r| r["event"] == "plugin.method_called" && r["method"] == "projects.deactivated");
     let stopped = at(&|r| r["event"] == "plugin.stopped");
