@@ -428,3 +428,32 @@ async fn config_update_follows_initialized_before_any_call_even_when_empty() {
     assert_eq!(sent(&transcript, "config.update")[0]["params"], json!({}));
     finish(agents).await;
 }
+
+/// ADDENDUM §16: a hook fires for every subscriber, but `inject` and
+/// `retain` from a plugin without the observer role (`roles: []`) are
+/// ignored, and audited `plugin.role_violation` naming what was ignored.
+#[tokio::test]
+async fn a_plugin_without_the_observer_role_is_fired_but_its_inject_is_ignored() {
+    let (agents, audit, transcript) = start("firing-roleless.yaml").await;
+    let s = agents
+        .start_session("primary", "ses_1")
+        .await
+        .expect("start");
+    assert_eq!(
+        s.injects,
+        [(
+            "hooks-greeter".to_string(),
+            wrapped("hooks-greeter", "greetings from greeter")
+        )]
+    );
+    // It was fired, and answered.
+    assert_eq!(sent(&transcript, "kaged.hook.on_session_start").len(), 2);
+    let events = audit.events();
+    let violations = of(&events, AuditEvent::RoleViolation);
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(violations[0].plugin, "hooks-roleless");
+    assert_eq!(violations[0].data["hook"], "on_session_start");
+    assert_eq!(violations[0].data["ignored"], json!(["inject"]));
+    assert_eq!(violations[0].data["roles"], json!([]));
+    finish(agents).await;
+}

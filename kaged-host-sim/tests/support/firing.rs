@@ -22,8 +22,9 @@ pub const SCALE: f64 = 0.2;
 pub const PROJECT_ID: &str = "firing-project";
 
 /// The `hooks-*` fixture plugins.
-pub const FIXTURES: [&str; 10] = [
+pub const FIXTURES: [&str; 11] = [
     "hooks-observer",
+    "hooks-roleless",
     "hooks-greeter",
     "hooks-malformed",
     "hooks-compactor",

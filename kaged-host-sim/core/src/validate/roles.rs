@@ -80,7 +80,7 @@ pub(crate) fn check(ctx: &mut Ctx, root: &YamlNode) {
             Rule::RolesEmptyWithHooks,
             roles_node,
             "roles",
-            "`roles: []` with hooks: no role receives them (omit `roles` for the observer default)",
+            "`roles: []` with hooks: the hooks fire, but without the observer role its `inject` and `retain` answers are ignored (and audited `plugin.role_violation`); omit `roles` for the observer default",
         );
     }
 }

@@ -275,6 +275,16 @@ impl AgentHost {
         let Ok(answer) = answer else { return };
         match parse_observer_answer(&answer) {
             Ok(Some(r)) => {
+                let gave: Vec<&str> = [
+                    ("retain", r.retain.is_some()),
+                    ("inject", r.inject.is_some()),
+                ]
+                .into_iter()
+                .filter_map(|(k, given)| given.then_some(k))
+                .collect();
+                if !self.observer_may(p, hook, agent_path, &gave) {
+                    return;
+                }
                 into.retained.extend(r.retain.unwrap_or_default());
                 if let Some(w) = r.inject.as_deref().and_then(|i| wrap_inject(&p.name, i)) {
                     into.injects.push((p.name.clone(), w));

@@ -86,7 +86,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use kaged_plugin_protocol::{methods, HookName, PluginCallContext};
+use kaged_plugin_protocol::{methods, HookName, PluginCallContext, PluginRole};
 use serde_json::{json, Map, Value};
 
 use crate::agents::{resolve, ActivePlugin, AgentResolution, Project, Resolution, SystemConfig};
@@ -315,6 +315,34 @@ impl AgentHost {
     }
 
     /// Audit a malformed (unparseable) hook answer as `plugin.hook.failed`.
+    /// Whether `p` may give the observer's answers (`inject`, `retain`):
+    /// a hook fires for every subscriber, but only an observer's content
+    /// is used (ADDENDUM §16). When `p` is not one and `gave` names what it
+    /// answered anyway, that answer is ignored and audited
+    /// `plugin.role_violation {hook, agent_path, ignored, roles}`.
+    pub(crate) fn observer_may(
+        &self,
+        p: &ActivePlugin,
+        hook: HookName,
+        agent_path: &str,
+        gave: &[&str],
+    ) -> bool {
+        if p.roles.contains(&PluginRole::Observer) {
+            return true;
+        }
+        if !gave.is_empty() {
+            let roles: Vec<&str> = p.roles.iter().map(|r| r.as_str()).collect();
+            self.audit().emit(
+                AuditEvent::RoleViolation,
+                &p.name,
+                json!({"hook": hook.as_str(), "agent_path": agent_path, "ignored": gave,
+                       "roles": roles,
+                       "reason": "only an observer's inject and retain are used"}),
+            );
+        }
+        false
+    }
+
     pub(crate) fn malformed(&self, plugin: &str, hook: HookName, agent_path: &str, why: &str) {
         self.audit().emit(
             AuditEvent::HookFailed,

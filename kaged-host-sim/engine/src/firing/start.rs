@@ -112,6 +112,10 @@ impl AgentHost {
             };
             match parse_session_start_answer(&answer) {
                 Ok(Some(text)) => {
+                    let hook = HookName::OnSessionStart;
+                    if !self.observer_may(p, hook, agent_path, &["inject"]) {
+                        continue;
+                    }
                     if let Some(w) = wrap_inject(&p.name, &text) {
                         injects.push((p.name.clone(), w));
                     }
