@@ -288,10 +288,10 @@ impl StorageBroker {
         {
             // Prefixes are injective, so only a registry out of step with
             // the names (e.g. a legacy object left unmigrated) gets here.
-            // Refuse before SQLite can answer anything, with the answer of
-            // a missing table: never tell a plugin another's object exists.
+            // Refuse before SQLite can answer anything, -32003 like every
+            // denial; the answer names no owner (the audit does).
             let owner = self.owners.owner(other).unwrap_or_default();
-            return Err(StorageDenial::as_missing(
+            return Err(StorageDenial::not_own(
                 &unprefix(other, &prefix),
                 format!("`{other}` is registered to plugin {owner}"),
                 Some(sql),

@@ -75,8 +75,7 @@ pub struct StorageDenial {
     /// The plugin's SQL, redacted with [`redact_sql`], when there was some.
     pub redacted_sql: Option<String>,
     /// Whether the host audits this as `plugin.storage_denied`: every
-    /// `-32003`, and a refusal answered as if the object did not exist
-    /// ([`StorageDenial::as_missing`]).
+    /// `-32003` ([`StorageDenial::denied`], [`StorageDenial::not_own`]).
     pub audited: bool,
     /// The capability the call needed and the plugin lacks (audited as
     /// the record's `capability`), when that is why it was refused.
@@ -107,12 +106,11 @@ impl StorageDenial {
         )
     }
 
-    /// A refusal to touch `name` (unprefixed, any case) that answers the
-    /// plugin what SQLite answers for a table that does not exist (`-32602`,
-    /// `no such table: NAME`, spelled as in the plugin's `sql`), so that it
-    /// never learns whether the object exists; `reason` (the real one) is
-    /// audited.
-    pub fn as_missing(name: &str, reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
+    /// A refusal to touch `name` (unprefixed, any case) because it is not
+    /// the plugin's own: `-32003` like every denial (ADDENDUM §16), its
+    /// message naming `name` as the plugin wrote it and nothing of whose
+    /// it is; `reason` (the real one, the owner) is audited.
+    pub fn not_own(name: &str, reason: impl Into<String>, sql: Option<&str>) -> StorageDenial {
         let lower = name.to_ascii_lowercase();
         let written = sql
             .and_then(|s| {
@@ -123,8 +121,8 @@ impl StorageDenial {
         StorageDenial {
             audited: true,
             ..StorageDenial::with(
-                ErrorCode::InvalidParams,
-                format!("no such table: {written}"),
+                ErrorCode::StorageAccessDenied,
+                format!("storage access denied: `{written}` is not one of this plugin's tables"),
                 reason,
                 sql,
             )

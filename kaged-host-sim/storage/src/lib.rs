@@ -101,11 +101,13 @@
 //!
 //! # Never telling one plugin about another
 //!
-//! A refusal or an error never depends on whether another plugin's object
-//! exists: a name that is not the plugin's own is a missing table for it
-//! (`-32602`, SQLite's own `no such table: NAME`, the name as the plugin
-//! wrote it); the registry refusal above answers exactly that too
-//! ([`StorageDenial::as_missing`]) while the audit log gets the real reason.
+//! A plugin's names are its own: a name it writes is prefixed with its own
+//! prefix, so a table it lacks is a missing table (`-32602`, SQLite's own
+//! `no such table: NAME`, the name as the plugin wrote it), whatever other
+//! plugins hold. The registry refusal above (an object under its prefix
+//! registered to another) is a denial like every other (`-32003`,
+//! ADDENDUM §16, [`StorageDenial::not_own`]): its message names the table
+//! as the plugin wrote it and never the owner, which the audit log gets.
 //! Catalogue reads (`sqlite_master`, pragmas) are refused for everyone
 //! alike. The quota (below) only counts the plugin's own pages.
 //!

@@ -222,10 +222,10 @@ fn every_collision_shape_of_the_old_prefix_is_two_tables_now() {
 }
 
 #[test]
-fn a_registry_entry_of_another_plugin_answers_like_a_missing_table() {
+fn a_registry_entry_of_another_plugin_is_denied_without_naming_it() {
     // Only a registry out of step with the names (a legacy object) can
     // register a name under one plugin's prefix to another: the answer is
-    // still the one for a missing table, and the audit has the truth.
+    // a denial that names no owner, and the audit has the truth.
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("db.sqlite3");
     {
@@ -247,9 +247,15 @@ fn a_registry_entry_of_another_plugin_answers_like_a_missing_table() {
     let foo = writer("foo");
     let theirs = exec(&b, &foo, "SELECT * FROM Taken", json!([])).expect_err("refused");
     let missing = exec(&b, &foo, "SELECT * FROM Absent", json!([])).expect_err("missing");
-    assert_eq!(theirs.error.code, INVALID);
-    assert_eq!(theirs.error.code, missing.error.code);
-    assert_eq!(theirs.error.message, "no such table: Taken");
+    // A denial, -32003 on every path (ADDENDUM §16), naming no owner; a
+    // missing table of its own stays SQLite's -32602.
+    assert_eq!(theirs.error.code, -32003);
+    assert_eq!(
+        theirs.error.message,
+        "storage access denied: `Taken` is not one of this plugin's tables"
+    );
+    assert!(!theirs.error.message.contains("zed"));
+    assert_eq!(missing.error.code, INVALID);
     assert_eq!(missing.error.message, "no such table: Absent");
     assert!(theirs.is_access_denial() && !missing.is_access_denial());
     assert_eq!(
