@@ -64,7 +64,7 @@ pub mod validate;
 // Running plugins.
 #[doc(no_inline)]
 pub use cage::{CageKind, CageMode, CageStatus};
-pub use host::{HostConfig, HostSim, LaunchError};
+pub use host::{HostConfig, HostSim, LaunchError, RequestIds};
 pub use plugin::{
     cage_inputs_for_dir, canonical_capability, group_alive, resolve_command, CallError, ExitInfo,
     FirstConfig, FirstConfigSent, HandshakeError, HandshakeInfo, HealthMonitor, Phase,

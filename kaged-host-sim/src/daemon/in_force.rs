@@ -31,6 +31,8 @@ impl Daemon {
     /// context (a tool or hook needs one; it needs a project), in session
     /// `session_id` (default [`DEFAULT_API_SESSION`](super::DEFAULT_API_SESSION)). The config of that
     /// context is put in force first when the process holds another.
+    /// `operator`: who asked (the API's `X-Kaged-User-Id`), the context's
+    /// `operator_id` (default `operator`).
     pub async fn call(
         &self,
         name: &str,
@@ -38,10 +40,20 @@ impl Daemon {
         params: Option<Value>,
         agent: Option<&str>,
         session_id: Option<&str>,
+        operator: Option<&str>,
     ) -> Result<Value, DaemonError> {
         let managed = self.managed(name)?;
         let (ctx, wanted) = self.context_of(managed, agent, session_id).await?;
         let session = self.session(name)?;
+        let ctx = match operator {
+            None => ctx,
+            Some(op) => {
+                let mut c =
+                    ctx.unwrap_or_else(|| PluginCallContext::daemon(session.next_request_id()));
+                c.operator_id = Some(op.to_string());
+                Some(c)
+            }
+        };
         let mut in_force = managed.in_force.lock().await;
         ensure_config(managed, &session, &mut in_force, wanted, agent).await?;
         let out = session.call(method, params, ctx).await;

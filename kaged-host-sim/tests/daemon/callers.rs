@@ -155,3 +155,39 @@ fn a_plugin_with_a_loopback_net_grant_cannot_drive_the_api() {
         assert!(!v.contains(&up.token) && !k.contains(&up.token), "{k}={v}");
     }
 }
+
+/// ADDENDUM §16: `X-Kaged-User-Id` is the call's `_context.operator_id`
+/// (audited as the call's `user_id`); without it, `operator`; a value
+/// that is not 1 to 128 visible ASCII characters is refused, named.
+#[test]
+fn the_user_id_header_is_the_calls_operator() {
+    let dir = plugins(&["good"]);
+    let up = Up::start(dir.path());
+    up.wait_plugin("good", |p| p["state"] == "running");
+    let bearer = format!("Bearer {}", up.token);
+    let call = |user: Option<&str>| {
+        let mut headers = vec![("Authorization", bearer.as_str())];
+        if let Some(u) = user {
+            headers.push(("X-Kaged-User-Id", u));
+        }
+        send(
+            &up,
+            "POST",
+            "/api/v1/plugins/good/call/env.get",
+            &headers,
+            None,
+        )
+    };
+    assert_eq!(call(Some("alice")).status, 200);
+    assert_eq!(call(None).status, 200);
+    let users: Vec<Value> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.method_called" && r["method"] == "env.get")
+        .map(|r| r["user_id"].clone())
+        .collect();
+    assert_eq!(users, [json!("alice"), json!("operator")]);
+    let bad = call(Some("two words"));
+    refused(&bad, 400, "bad_request");
+    assert!(bad.body.contains("X-Kaged-User-Id"), "{}", bad.body);
+}

@@ -179,6 +179,34 @@ async fn request_ids_on_the_wire_increase_strictly_under_concurrent_calls_and_pi
     }
 }
 
+/// ADDENDUM §16: request ids on audit records are unique per daemon run,
+/// never reset when a plugin restarts: a second process of the same
+/// plugin, launched by the same host, goes on where the first stopped.
+#[tokio::test]
+async fn request_ids_are_unique_per_run_across_a_restart() {
+    let (host, audit, _t) = host(EASY);
+    let ids = |audit: &kaged_host_core::AuditLog| -> Vec<String> {
+        audit
+            .events()
+            .into_iter()
+            .filter(|r| r.event == AuditEvent::MethodCalled && r.get("method") == "env.get")
+            .map(|r| r.get("request_id").as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    for _ in 0..2 {
+        let s = host.launch(&fixture("good")).await.expect("launch");
+        s.call("env.get", None, None).await.expect("call");
+        s.shutdown().await;
+    }
+    let seen = ids(&audit);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_ne!(seen[0], seen[1], "a restart does not reset the sequence");
+    assert!(
+        seen.iter().all(|id| id.starts_with("req_good_")),
+        "{seen:?}"
+    );
+}
+
 #[tokio::test]
 async fn plugin_to_host_storage_request_is_answered_during_a_call() {
     // Storage said available, but no broker: the default handler answers.

@@ -80,6 +80,29 @@ pub struct HostConfig {
     /// both config schemas, as the daemon does when the operator set
     /// nothing).
     pub first_config: FirstConfig,
+    /// The run's request-id sequence. Every handle launched by a host with
+    /// this config (or a clone of it: the daemon's supervisors, its
+    /// restarts) draws its `req_<plugin>_<n>` ids from it, so an id never
+    /// repeats within a run, across restarts too (ADDENDUM §16).
+    pub request_ids: RequestIds,
+}
+
+/// A run's request-id sequence, shared by the clones of one
+/// [`HostConfig`] (1, 2, 3, ...).
+///
+/// ```
+/// let ids = kaged_host_core::RequestIds::default();
+/// let clone = ids.clone();
+/// assert_eq!((ids.next(), clone.next(), ids.next()), (1, 2, 3));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct RequestIds(Arc<std::sync::atomic::AtomicU64>);
+
+impl RequestIds {
+    /// The next number of the run.
+    pub fn next(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
+    }
 }
 
 impl Default for HostConfig {
@@ -99,6 +122,7 @@ impl Default for HostConfig {
             config_root: None,
             project_root: None,
             first_config: FirstConfig::Defaults,
+            request_ids: RequestIds::default(),
         }
     }
 }

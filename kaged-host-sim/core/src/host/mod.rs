@@ -31,7 +31,7 @@ use crate::time::Timeouts;
 
 mod config;
 
-pub use config::HostConfig;
+pub use config::{HostConfig, RequestIds};
 
 /// Why a plugin could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -264,6 +264,7 @@ impl HostSim {
             life,
             self.config.audit.clone(),
             params,
+            self.config.request_ids.clone(),
         ))
     }
 
@@ -325,6 +326,7 @@ impl HostSim {
             life,
             self.config.audit.clone(),
             params,
+            self.config.request_ids.clone(),
         )
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::Json;
@@ -39,13 +39,35 @@ pub(super) async fn history(
     Ok(Json(json!({"plugin": name, "history": history})))
 }
 
+/// The header naming who asks; the call's `_context.operator_id`
+/// (ADDENDUM §16).
+pub(super) const USER_ID_HEADER: &str = "x-kaged-user-id";
+
+/// The `X-Kaged-User-Id` of `headers`: visible ASCII, 1 to 128 characters,
+/// or a 400 naming what is wrong.
+fn operator_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(v) = headers.get(USER_ID_HEADER) else {
+        return Ok(None);
+    };
+    match v.to_str() {
+        Ok(s) if !s.is_empty() && s.len() <= 128 && s.bytes().all(|b| b.is_ascii_graphic()) => {
+            Ok(Some(s.to_string()))
+        }
+        _ => Err(ApiError::bad_request(
+            "X-Kaged-User-Id must be 1 to 128 visible ASCII characters (no spaces)",
+        )),
+    }
+}
+
 pub(super) async fn call_post(
     State(d): Shared,
     Path((name, method)): Path<(String, String)>,
     Query(q): Query<AgentQuery>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
     reserved::check(&method)?;
+    let operator = operator_of(&headers)?;
     let params = if body.iter().all(u8::is_ascii_whitespace) {
         None
     } else {
@@ -58,6 +80,7 @@ pub(super) async fn call_post(
             params,
             q.agent.as_deref(),
             q.session.as_deref(),
+            operator.as_deref(),
         )
         .await?;
     Ok(Json(out))

@@ -12,7 +12,6 @@ pub use health::HealthMonitor;
 pub use shutdown::ShutdownOutcome;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kaged_plugin_protocol::manifest::Manifest;
@@ -41,7 +40,7 @@ pub struct PluginHandle {
     info: Mutex<Option<HandshakeInfo>>,
     first_config: Mutex<Option<FirstConfigSent>>,
     hook_lock: tokio::sync::Mutex<()>,
-    request_ids: AtomicU64,
+    request_ids: crate::host::RequestIds,
     guardian: AbortHandle,
 }
 
@@ -97,6 +96,7 @@ impl PluginHandle {
         life: Lifecycle,
         audit: AuditLog,
         init_params: InitializeParams,
+        request_ids: crate::host::RequestIds,
     ) -> PluginHandle {
         let life = Arc::new(life);
         let guard = life.clone();
@@ -114,7 +114,7 @@ impl PluginHandle {
             info: Mutex::new(None),
             first_config: Mutex::new(None),
             hook_lock: tokio::sync::Mutex::new(()),
-            request_ids: AtomicU64::new(1),
+            request_ids,
             guardian,
         }
     }
@@ -311,10 +311,11 @@ impl PluginHandle {
     }
 
     /// A fresh `_context.request_id` for a call this host makes on its own
-    /// (hooks, knob writes): `req_<plugin>_<n>`, unique per session.
+    /// (hooks, knob writes): `req_<plugin>_<n>`, `n` from the run's
+    /// sequence ([`HostConfig::request_ids`](crate::HostConfig)): unique
+    /// within the run, across the plugin's restarts (ADDENDUM §16).
     pub fn next_request_id(&self) -> String {
-        let n = self.request_ids.fetch_add(1, Ordering::SeqCst);
-        format!("req_{}_{n}", self.name())
+        format!("req_{}_{}", self.name(), self.request_ids.next())
     }
 }
 
