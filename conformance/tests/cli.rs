@@ -95,8 +95,12 @@ fn the_time_scale_sets_the_effective_timeouts() {
     assert_eq!(v["time_scale"], 0.05);
     assert_eq!(v["timeouts"]["request_ms"], 1500);
     assert_eq!(v["timeouts"]["initialize_ms"], 500);
-    // manifest.valid, manifest.no_warnings, manifest.current.
-    assert_eq!(v["summary"]["passed"], 3);
+    // Every manifest.* case of the catalogue, passed.
+    let manifest_cases = kaged_conformance::catalogue::CATALOGUE
+        .iter()
+        .filter(|c| c.id.starts_with("manifest."))
+        .count();
+    assert_eq!(v["summary"]["passed"], manifest_cases);
 }
 
 #[test]
@@ -109,7 +113,11 @@ fn a_must_failure_exits_1_and_tap_says_not_ok() {
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("TAP version 13\n"), "{text}");
-    assert!(text.contains("not ok 4 - launch.starts"), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.contains(" - launch.starts "))
+        .unwrap_or_else(|| panic!("a launch.starts point: {text}"));
+    assert!(line.starts_with("not ok "), "{line}");
 }
 
 #[test]

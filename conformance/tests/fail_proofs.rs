@@ -722,6 +722,15 @@ fail_proofs! {
 
     // A plugin directory with only a manifest.
 
+    /// One tool over the cap: a warning naming both numbers.
+    many_tools: manifest(include_str!("fixtures/manifests/many-tools.yaml")) => [
+        fail(LAUNCH_COMMAND_EXISTS),
+        warn(MANIFEST_TOOL_COUNT),
+    ] then |r| {
+        let d = &r.case(MANIFEST_TOOL_COUNT.id).detail;
+        assert!(d.contains("at most 64 tools") && d.contains("65 tools"), "{d}");
+    };
+
     invalid_manifest_is_a_failed_case_not_a_crash: manifest("name: Not_Valid\nversion: one\n") => [
         fail(MANIFEST_VALID),
     ] then |r| {

@@ -5,6 +5,11 @@ use super::case::Level::{Must, Should};
 use super::case::{CaseDef, Lane, Per};
 use super::kind::Kind;
 
+/// The most tools `manifest.tool_count` lets a plugin declare: every tool
+/// an agent gets is in its model's tool list, and one plugin should not
+/// fill that budget (the cap peer-hermit suggests).
+pub const MAX_TOOLS: usize = 64;
+
 cases! {
     /// `manifest.valid` (MUST): the manifest validates.
     MANIFEST_VALID = CaseDef {
@@ -27,6 +32,21 @@ cases! {
         level: Should,
         spec: "plugin-host.md § Manifest validation",
         sentence: "The validator emits warnings for type-mismatches.",
+        per: Per::Plugin,
+        kind: Kind::ManifestInvalid,
+        lane: Lane::Own,
+        start_gate: false,
+        rules: &[],
+    };
+
+    /// `manifest.tool_count` (SHOULD): the plugin declares at most
+    /// [`MAX_TOOLS`] tools.
+    MANIFEST_TOOL_COUNT = CaseDef {
+        id: "manifest.tool_count",
+        title: "The plugin declares at most 64 tools",
+        level: Should,
+        spec: "kit (a host's tool-list budget; peer-hermit's per-plugin cap)",
+        sentence: "A plugin could register 200 tools and blow the model's tool-list budget. Enforce a cap (suggest 64) at manifest registration.",
         per: Per::Plugin,
         kind: Kind::ManifestInvalid,
         lane: Lane::Own,

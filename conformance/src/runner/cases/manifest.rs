@@ -4,6 +4,7 @@
 use kaged_host_core::validate::ValidationReport;
 use kaged_plugin_protocol::manifest::Manifest;
 
+use crate::catalogue::MAX_TOOLS;
 use crate::runner::judge::verdict::Verdict;
 
 /// The manifest, when it validated without errors (the host refuses to
@@ -32,6 +33,27 @@ pub(crate) fn valid(report: &ValidationReport) -> Verdict {
             "expected: no validation errors; actual: {} error(s):\n{}",
             errors.len(),
             errors.join("\n")
+        ))
+    }
+}
+
+/// `manifest.tool_count`: at most [`MAX_TOOLS`] tools, or a warning that
+/// names both numbers.
+pub(crate) fn tool_count(report: &ValidationReport) -> Verdict {
+    let Some(m) = usable(report) else {
+        return Verdict::blocked_by(
+            &crate::catalogue::MANIFEST_VALID,
+            "the manifest is invalid (see manifest.valid)",
+        );
+    };
+    let n = m.tools.len();
+    if n <= MAX_TOOLS {
+        Verdict::pass(format!("{n} tool(s), at most {MAX_TOOLS}"))
+    } else {
+        Verdict::fail(format!(
+            "expected: at most {MAX_TOOLS} tools; actual: {n} tools, each in the tool list of \
+             every agent that declares the plugin: split the plugin, or fold related tools into \
+             one with a parameter"
         ))
     }
 }

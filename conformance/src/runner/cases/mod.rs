@@ -71,6 +71,7 @@ macro_rules! check {
 pub(crate) const CHECKS: &[Check] = &[
     check!(MANIFEST_VALID, Manifest(manifest::valid)),
     check!(MANIFEST_NO_WARNINGS, Manifest(manifest::no_warnings)),
+    check!(MANIFEST_TOOL_COUNT, Manifest(manifest::tool_count)),
     check!(LAUNCH_COMMAND_EXISTS, Context(launch::command_exists)),
     check!(LAUNCH_STARTS, Launch(launch::starts)),
     check!(CAGE_STARTS_CAGED, Launch(cage::starts_caged)),
