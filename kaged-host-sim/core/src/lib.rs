@@ -64,12 +64,14 @@ pub mod validate;
 // Running plugins.
 #[doc(no_inline)]
 pub use cage::{CageKind, CageMode, CageStatus};
-pub use host::{HostConfig, HostSim, LaunchError, RequestIds};
+pub use host::{HostConfig, HostSim, LaunchError};
 pub use plugin::{
     cage_inputs_for_dir, canonical_capability, group_alive, resolve_command, CallError, ExitInfo,
-    FirstConfig, FirstConfigSent, HandshakeError, HandshakeInfo, HealthMonitor, Phase,
-    PluginHandle, RawChannel, RequestError, ShutdownOutcome, SpawnError, CONFIG_ROOT_ENV,
+    FirstConfig, FirstConfigSent, HandshakeError, HandshakeInfo, HealthMonitor, Phase, PingSample,
+    PluginHandle, RawChannel, RequestError, RequestIds, ShutdownOutcome, SpawnError,
+    CONFIG_ROOT_ENV,
 };
+pub use supervisor::health;
 pub use supervisor::{PluginState, StartGate, StartRefusal, Supervisor, SupervisorError};
 #[doc(no_inline)]
 pub use time::{TimeScale, Timeouts};

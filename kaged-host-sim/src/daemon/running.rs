@@ -16,6 +16,7 @@ use super::error::DaemonError;
 use super::history::History;
 use super::project::DaemonProject;
 use kaged_host_core::audit::{AuditEvent, AuditRecord};
+use kaged_host_core::health::HealthReport;
 use kaged_host_core::time::clock::Clock;
 use kaged_host_core::HostSim;
 use kaged_host_core::PluginHandle;
@@ -98,6 +99,9 @@ pub struct PluginStatus {
     /// Why the plugin was not started (its manifest asks more than was
     /// consented: the command that re-consents), while that stands.
     pub refusal: Option<Refusal>,
+    /// `ok`, `degraded` or `failed`, and why in one line
+    /// ([`kaged_host_core::health`]).
+    pub health: HealthReport,
 }
 
 impl Daemon {
@@ -408,5 +412,6 @@ fn status_of(m: &Managed) -> PluginStatus {
             .map(|x| json!({"code": x.code, "signal": x.signal})),
         caged: session.as_ref().map(|s| s.caged()),
         refusal: m.sup.refusal().map(Refusal::from),
+        health: m.sup.health(),
     }
 }

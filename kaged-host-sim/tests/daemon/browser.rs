@@ -259,6 +259,18 @@ async fn the_settings_page_in_a_real_browser() {
         |v| v == &Value::Bool(true),
     )
     .await;
+    // A restart within the failure window: degraded, the reason shown.
+    wait_js(
+        c,
+        "the degraded health on the page",
+        r#"const p = document.querySelector('.plugin[data-plugin="settings"]');
+           const badge = p.querySelector('.badge.health');
+           const fact = p.querySelector('[data-fact="health"] dd').textContent;
+           return badge.dataset.health === 'degraded' && fact.includes('restarted')
+               && badge.title === fact;"#,
+        |v| v == &Value::Bool(true),
+    )
+    .await;
     wait_js(
         c,
         "the crash in the audit tail",

@@ -13,6 +13,7 @@ mod flood;
 mod foreign;
 mod guard;
 mod harness;
+mod health;
 mod lifecycle;
 mod nested_grants;
 mod notifications;

@@ -26,6 +26,7 @@
 //! keep compiling), but the setters are the one way this workspace builds
 //! a configuration.
 
+use crate::plugin::RequestIds;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -85,24 +86,6 @@ pub struct HostConfig {
     /// restarts) draws its `req_<plugin>_<n>` ids from it, so an id never
     /// repeats within a run, across restarts too (ADDENDUM §16).
     pub request_ids: RequestIds,
-}
-
-/// A run's request-id sequence, shared by the clones of one
-/// [`HostConfig`] (1, 2, 3, ...).
-///
-/// ```
-/// let ids = kaged_host_core::RequestIds::default();
-/// let clone = ids.clone();
-/// assert_eq!((ids.next(), clone.next(), ids.next()), (1, 2, 3));
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct RequestIds(Arc<std::sync::atomic::AtomicU64>);
-
-impl RequestIds {
-    /// The next number of the run.
-    pub fn next(&self) -> u64 {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1
-    }
 }
 
 impl Default for HostConfig {

@@ -31,7 +31,7 @@ use crate::time::Timeouts;
 
 mod config;
 
-pub use config::{HostConfig, RequestIds};
+pub use config::HostConfig;
 
 /// Why a plugin could not be started.
 #[derive(Debug, thiserror::Error)]

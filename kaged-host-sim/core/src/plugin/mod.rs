@@ -20,8 +20,8 @@ pub mod spawn;
 pub use cage_inputs::inputs_for_dir as cage_inputs_for_dir;
 pub use connection::{Phase, RequestError};
 pub use handle::{
-    CallError, FirstConfig, FirstConfigSent, HealthMonitor, PluginHandle, RawChannel,
-    ShutdownOutcome,
+    CallError, FirstConfig, FirstConfigSent, HealthMonitor, PingSample, PluginHandle, RawChannel,
+    RequestIds, ShutdownOutcome,
 };
 pub use handshake::{canonical_capability, HandshakeError, HandshakeInfo};
 pub use process::{group_alive, ExitInfo};

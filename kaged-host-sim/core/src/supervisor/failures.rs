@@ -42,6 +42,14 @@ impl FailureHistory {
         self.streak
     }
 
+    /// Failures of the streak no older than `window` at `now`.
+    pub(crate) fn within(&self, now: Instant, window: std::time::Duration) -> usize {
+        self.recent
+            .iter()
+            .filter(|t| now.saturating_duration_since(**t) <= window)
+            .count()
+    }
+
     /// Forget every failure (operator enable, clean stop).
     pub(crate) fn reset(&mut self) {
         self.streak = 0;

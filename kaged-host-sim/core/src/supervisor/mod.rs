@@ -48,6 +48,7 @@
 mod driver;
 mod failures;
 mod gate;
+pub mod health;
 mod inner;
 mod state;
 
@@ -178,6 +179,15 @@ impl Supervisor {
     /// Failures in the current streak of consecutive failures.
     pub fn consecutive_failures(&self) -> u32 {
         lock(&self.inner.failures).consecutive()
+    }
+
+    /// The plugin's health: `ok`, `degraded` or `failed` and why (see
+    /// [`health`]).
+    pub fn health(&self) -> health::HealthReport {
+        let pings = self.current().map(|s| s.recent_pings()).unwrap_or_default();
+        let window = self.policy().window;
+        let failures = lock(&self.inner.failures).within(self.inner.clock.now(), window);
+        health::assess(self.state(), &pings, failures, window)
     }
 
     /// How many processes the supervisor has tried to start so far.

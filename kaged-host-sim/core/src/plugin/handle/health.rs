@@ -14,11 +14,16 @@ use kaged_plugin_protocol::error_chain;
 use serde_json::json;
 use tokio::task::AbortHandle;
 
+use super::ping_sample::PingSample;
 use crate::observe::audit::AuditEvent;
 use crate::plugin::handle::PluginHandle;
 
 /// Consecutive failures that get a plugin killed.
 pub const MAX_HEALTH_FAILURES: u32 = 3;
+
+/// How many of the latest health pings a handle keeps
+/// ([`PluginHandle::recent_pings`]).
+pub const RECENT_PINGS: usize = 3;
 
 /// A running health monitor; stops when dropped.
 #[derive(Debug)]
@@ -48,7 +53,14 @@ impl PluginHandle {
                 if !s.is_running() {
                     return;
                 }
-                match s.ping().await {
+                let started = std::time::Instant::now();
+                let answer = s.ping().await;
+                s.record_ping(PingSample {
+                    took: started.elapsed(),
+                    budget: s.timeouts().ping,
+                    ok: answer.is_ok(),
+                });
+                match answer {
                     Ok(()) => failures = 0,
                     Err(e) => {
                         if !s.is_running() {
@@ -71,5 +83,22 @@ impl PluginHandle {
         })
         .abort_handle();
         HealthMonitor { task }
+    }
+
+    /// The latest health pings (at most [`RECENT_PINGS`], oldest first).
+    pub fn recent_pings(&self) -> Vec<PingSample> {
+        self.recent_pings
+            .lock()
+            .map(|g| g.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    fn record_ping(&self, sample: PingSample) {
+        if let Ok(mut g) = self.recent_pings.lock() {
+            if g.len() == RECENT_PINGS {
+                g.pop_front();
+            }
+            g.push_back(sample);
+        }
     }
 }

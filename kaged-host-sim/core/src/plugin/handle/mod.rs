@@ -4,11 +4,15 @@
 pub mod call;
 pub mod first_config;
 pub mod health;
+mod ping_sample;
+mod run_ids;
 pub mod shutdown;
 
 pub use call::CallError;
 pub use first_config::{FirstConfig, FirstConfigSent};
 pub use health::HealthMonitor;
+pub use ping_sample::PingSample;
+pub use run_ids::RequestIds;
 pub use shutdown::ShutdownOutcome;
 
 use std::path::{Path, PathBuf};
@@ -40,7 +44,9 @@ pub struct PluginHandle {
     info: Mutex<Option<HandshakeInfo>>,
     first_config: Mutex<Option<FirstConfigSent>>,
     hook_lock: tokio::sync::Mutex<()>,
-    request_ids: crate::host::RequestIds,
+    request_ids: RequestIds,
+    /// The latest health pings ([`PluginHandle::recent_pings`]).
+    recent_pings: Mutex<std::collections::VecDeque<PingSample>>,
     guardian: AbortHandle,
 }
 
@@ -96,7 +102,7 @@ impl PluginHandle {
         life: Lifecycle,
         audit: AuditLog,
         init_params: InitializeParams,
-        request_ids: crate::host::RequestIds,
+        request_ids: RequestIds,
     ) -> PluginHandle {
         let life = Arc::new(life);
         let guard = life.clone();
@@ -115,6 +121,7 @@ impl PluginHandle {
             first_config: Mutex::new(None),
             hook_lock: tokio::sync::Mutex::new(()),
             request_ids,
+            recent_pings: Mutex::new(std::collections::VecDeque::new()),
             guardian,
         }
     }

@@ -92,7 +92,8 @@ function facts(p) {
     ? (p.last_exit.signal !== null ? `signal ${p.last_exit.signal}` : `code ${p.last_exit.code}`)
     : "—";
   return [["version", p.version || "?"], ["pid", p.pid ?? "—"], ["restarts", p.restarts],
-    ["last exit", exit], ["caged", p.caged === null ? "—" : (p.caged ? "yes" : "NO")]];
+    ["last exit", exit], ["caged", p.caged === null ? "—" : (p.caged ? "yes" : "NO")],
+    ["health", p.health ? p.health.summary : "—"]];
 }
 
 function card(p) {
@@ -109,6 +110,7 @@ function card(p) {
     c = {
       root: el("section", { class: "plugin", "data-plugin": p.name }),
       state: el("span", { class: "badge state" }),
+      health: el("span", { class: "badge health", "data-health": "" }),
       facts: el("dl", { class: "facts" }),
       history: el("ol", { class: "history", "aria-label": "restart history" }),
       knobs: el("form", { class: "knobs", "aria-label": `${p.name} knobs` }),
@@ -119,7 +121,7 @@ function card(p) {
     };
     c.knobs.addEventListener("submit", (e) => e.preventDefault());
     c.root.append(
-      el("header", {}, el("h2", { text: p.name }), c.state,
+      el("header", {}, el("h2", { text: p.name }), c.state, c.health,
         el("div", { class: "actions" }, action("enable"), action("disable"), action("restart"))),
       c.facts, c.history,
       el("h3", {}, "Live notifications ", c.socketState), c.notifications, c.knobs);
@@ -129,6 +131,11 @@ function card(p) {
   }
   c.state.textContent = p.state;
   c.state.dataset.state = p.state;
+  // ok | degraded | failed, and why (the badge's title and the fact).
+  const health = p.health || { status: "ok", summary: "" };
+  c.health.textContent = health.status;
+  c.health.dataset.health = health.status;
+  c.health.title = health.summary;
   c.root.dataset.state = p.state;
   c.facts.replaceChildren(...facts(p).map(([k, v]) =>
     el("div", { "data-fact": k.replace(" ", "_") }, el("dt", { text: k }), el("dd", { text: String(v) }))));
