@@ -45,12 +45,17 @@ impl Daemon {
         let managed = self.managed(name)?;
         let (ctx, wanted) = self.context_of(managed, agent, session_id).await?;
         let session = self.session(name)?;
-        let ctx = match operator {
-            None => ctx,
-            Some(op) => {
-                let mut c =
-                    ctx.unwrap_or_else(|| PluginCallContext::daemon(session.next_request_id()));
-                c.operator_id = Some(op.to_string());
+        // A daemon-level call an API request makes carries its id.
+        let api = kaged_host_core::audit::current_request_id();
+        let ctx = match (ctx, operator, api) {
+            (ctx @ Some(_), None, _) | (ctx @ None, None, None) => ctx,
+            (ctx, op, api) => {
+                let mut c = ctx.unwrap_or_else(|| {
+                    PluginCallContext::daemon(api.unwrap_or_else(|| session.next_request_id()))
+                });
+                if let Some(op) = op {
+                    c.operator_id = Some(op.to_string());
+                }
                 Some(c)
             }
         };

@@ -180,14 +180,16 @@ impl DaemonProject {
             })
     }
 
-    /// A full agent context with a fresh request id.
+    /// A full agent context: the request id of the API request it serves
+    /// (`X-Request-Id`), else a fresh one of its own.
     pub(super) fn context(&self, agent: &str, session: Option<&str>) -> PluginCallContext {
-        let n = self.seq.fetch_add(1, Ordering::SeqCst);
+        let request_id = kaged_host_core::audit::current_request_id()
+            .unwrap_or_else(|| format!("req_agent_{}", self.seq.fetch_add(1, Ordering::SeqCst)));
         PluginCallContext::agent(
             self.id.clone(),
             agent,
             session.unwrap_or(DEFAULT_API_SESSION),
-            format!("req_api_{n}"),
+            request_id,
         )
     }
 }

@@ -191,3 +191,43 @@ fn the_user_id_header_is_the_calls_operator() {
     refused(&bad, 400, "bad_request");
     assert!(bad.body.contains("X-Kaged-User-Id"), "{}", bad.body);
 }
+
+/// ADDENDUM §16: every API request gets an id, answered in `X-Request-Id`;
+/// the audit records its work causes carry it (a disable's
+/// `plugin.disabled`, the stop it makes), and a call it makes has it as
+/// `_context.request_id`. Ids never repeat within the run.
+#[test]
+fn api_requests_are_answered_with_their_id_and_their_audit_records_carry_it() {
+    let dir = plugins(&["good"]);
+    let up = Up::start(dir.path());
+    up.wait_plugin("good", |p| p["state"] == "running");
+    let bearer = format!("Bearer {}", up.token);
+    let auth = [("Authorization", bearer.as_str())];
+    let call = send(
+        &up,
+        "POST",
+        "/api/v1/plugins/good/call/env.get",
+        &auth,
+        None,
+    );
+    assert_eq!(call.status, 200);
+    let call_id = call.header("X-Request-Id").expect("an id").to_string();
+    assert!(call_id.starts_with("req_api_"), "{call_id}");
+    let disable = send(&up, "POST", "/api/v1/plugins/good/disable", &auth, None);
+    assert_eq!(disable.status, 200);
+    let disable_id = disable.header("X-Request-Id").expect("an id").to_string();
+    assert_ne!(call_id, disable_id);
+    let audit = up.audit();
+    let called = audit
+        .iter()
+        .find(|r| r["event"] == "plugin.method_called" && r["method"] == "env.get")
+        .expect("the call audited");
+    assert_eq!(called["request_id"], call_id.as_str(), "{called}");
+    for event in ["plugin.disabled", "plugin.stopped"] {
+        let r = audit
+            .iter()
+            .find(|r| r["event"] == event)
+            .unwrap_or_else(|| panic!("{event} in {audit:?}"));
+        assert_eq!(r["request_id"], disable_id.as_str(), "{r}");
+    }
+}

@@ -26,6 +26,7 @@
 //! assert_eq!(AuditEvent::parse("plugin.killed"), Some(AuditEvent::Killed));
 //! ```
 
+pub use super::request_scope::{current_request_id, with_request_id};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, MutexGuard};
@@ -320,6 +321,9 @@ impl AuditLog {
             .or_insert_with(|| Value::String(plugin.to_string()));
         for (key, value) in self.tags.iter() {
             data.entry(key).or_insert_with(|| value.clone());
+        }
+        if let Some(id) = current_request_id() {
+            data.entry("request_id").or_insert(Value::String(id));
         }
         let record = AuditRecord {
             ts: SystemTime::now(),

@@ -9,6 +9,7 @@ mod jsonl;
 pub mod last_words;
 pub mod normal;
 pub mod reference;
+mod request_scope;
 pub mod transcript;
 pub mod violation;
 pub mod visible;

@@ -97,11 +97,32 @@ pub fn router(daemon: Arc<Daemon>, guard: Guard) -> Router {
         .route("/api/v1/plugins/{name}/{action}", post(handlers::operate))
         .route("/api/v1/audit/stream", get(handlers::audit_stream))
         .fallback(handlers::not_found)
-        .with_state(daemon)
+        .with_state(daemon.clone())
+        .layer(axum::middleware::from_fn_with_state(daemon, request_id))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(guard),
             guard::gate,
         ))
+}
+
+/// The header that names an API request (ADDENDUM §16).
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// Every API request that passed the guard gets an id from the run's
+/// sequence (`req_api_<n>`): the audit records its work causes carry it
+/// (`kaged_host_core::audit::with_request_id`), a call it makes has it as
+/// `_context.request_id`, and the answer says it in `X-Request-Id`.
+async fn request_id(
+    axum::extract::State(d): axum::extract::State<Arc<Daemon>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let id = format!("req_api_{}", d.host().config().request_ids.next());
+    let mut resp = kaged_host_core::audit::with_request_id(id.clone(), next.run(req)).await;
+    if let Ok(v) = axum::http::HeaderValue::from_str(&id) {
+        resp.headers_mut().insert(REQUEST_ID_HEADER, v);
+    }
+    resp
 }
 
 /// Serve the API on `listener`, behind `token` and the listener's port,
