@@ -63,6 +63,26 @@ fn install_list_enable_and_uninstall_from_the_command_line() {
     stdout(cli(store.path()).args(["enable", "my-simple-adapter"]));
     assert!(stdout(cli(store.path()).arg("list")).contains("\tenabled\t"));
 
+    // ADDENDUM §16: an installed copy whose manifest no longer validates is
+    // listed `disabled (invalid manifest)`, with the first error; the
+    // manifest written back, it is enabled again.
+    let manifest = store
+        .path()
+        .join("plugins/my-simple-adapter/kaged-plugin.yaml");
+    let original = std::fs::read_to_string(&manifest).expect("the installed manifest");
+    std::fs::write(&manifest, original.replace("kaged_api: 1", "kaged_api: 0")).expect("break it");
+    let listed = stdout(cli(store.path()).arg("list"));
+    assert!(
+        listed.starts_with("my-simple-adapter\t0.1.0\tdisabled (invalid manifest)\tlocal\t"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("\n  → ") && listed.contains("kaged_api"),
+        "{listed}"
+    );
+    std::fs::write(&manifest, original).expect("write it back");
+    assert!(stdout(cli(store.path()).arg("list")).contains("\tenabled\t"));
+
     let out = cli(store.path())
         .args(["uninstall", "my-simple-adapter", "--active-sessions", "1"])
         .output()

@@ -106,7 +106,19 @@ pub(super) fn list_rows(store: &PluginStore, p: &InstalledPlugin) -> Vec<String>
         .map_or_else(|| "sha256:-".to_string(), |d| format!("sha256:{:.12}", d));
     let check = store.check_consent(&p.name, None);
     let mut hint = None;
+    // An installed copy whose manifest no longer validates never starts
+    // (ADDENDUM §16: `disabled (invalid manifest)`), whatever was consented.
+    let validation = kaged_host_core::validate_dir(&store.plugin_dir(&p.name));
     let state = match &check {
+        _ if validation.has_errors() => {
+            let first = validation
+                .errors()
+                .next()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            hint = Some(format!("  → {first}"));
+            "disabled (invalid manifest)".to_string()
+        }
         Ok(c) if !c.over_store.is_empty() => {
             let caps: Vec<&str> = c.over_store.iter().map(|g| g.capability.as_str()).collect();
             format!(
