@@ -328,17 +328,9 @@ where
 pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     let (selection, baseline) = a.report.selection()?;
     let policy = a.policy.as_deref().map(Policy::load).transpose()?;
-    let time_scale = match policy.as_ref().and_then(|p| p.time_scale) {
+    let time_scale = match &policy {
+        Some(p) => p.time_scale_over(a.time_scale).map_err(CliError::Refused)?,
         None => a.time_scale,
-        Some(f) if a.time_scale == TimeScale::FULL || a.time_scale.factor() == f => {
-            TimeScale::new(f).map_err(|e| CliError::Refused(e.to_string()))?
-        }
-        Some(f) => {
-            return Err(CliError::Refused(format!(
-                "--time-scale {} differs from the policy's time_scale {f}: drop the flag, the policy sets it",
-                a.time_scale.factor()
-            )))
-        }
     };
     let narrowed = !selection.only.is_empty() || !selection.skip.is_empty();
     let options = Options {

@@ -127,18 +127,9 @@ fn policy_bounds(
         Some(n) => n,
         None => depth.soak,
     };
-    let scale = match policy.time_scale {
-        None => a.time_scale,
-        Some(f) if a.time_scale == TimeScale::FULL || a.time_scale.factor() == f => {
-            TimeScale::new(f).map_err(|e| CliError::Refused(e.to_string()))?
-        }
-        Some(f) => {
-            return refused(format!(
-                "--time-scale {} differs from the policy's time_scale {f}: drop the flag, the policy sets it",
-                a.time_scale.factor()
-            ))
-        }
-    };
+    let scale = policy
+        .time_scale_over(a.time_scale)
+        .map_err(CliError::Refused)?;
     Ok((cases, soak, scale))
 }
 

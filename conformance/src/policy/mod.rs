@@ -36,6 +36,7 @@ pub use certify::RunInputs;
 
 use std::path::Path;
 
+use kaged_host_core::time::TimeScale;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -232,6 +233,31 @@ impl Policy {
 }
 
 impl Policy {
+    /// The run's time scale under this policy, given `--time-scale` as
+    /// `given`: the policy's when it sets one (the flag may be left at its
+    /// default or say the same), else `given`; a flag that differs is
+    /// refused, saying why (`run --policy` and `fuzz --policy` alike).
+    ///
+    /// ```
+    /// use kaged_conformance::policy::Policy;
+    /// use kaged_host_core::TimeScale;
+    /// let p = Policy::parse(b"policy: 1\ntime_scale: 0.5\n", "p.yaml", "p").unwrap();
+    /// assert_eq!(p.time_scale_over(TimeScale::FULL).unwrap().factor(), 0.5);
+    /// assert!(p.time_scale_over(TimeScale::new(0.1).unwrap()).unwrap_err().contains("differs"));
+    /// ```
+    pub fn time_scale_over(&self, given: TimeScale) -> Result<TimeScale, String> {
+        match self.time_scale {
+            None => Ok(given),
+            Some(f) if given == TimeScale::FULL || given.factor() == f => {
+                TimeScale::new(f).map_err(|e| e.to_string())
+            }
+            Some(f) => Err(format!(
+                "--time-scale {} differs from the policy's time_scale {f}: drop the flag, the policy sets it",
+                given.factor()
+            )),
+        }
+    }
+
     /// The policy as JSON, every default filled in (`kaged-conformance
     /// policy FILE`): what a CI step reads with `jq`.
     ///
