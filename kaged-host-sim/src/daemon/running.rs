@@ -306,25 +306,22 @@ impl Daemon {
     /// each running plugin it uses gets `projects.deactivated {project}`
     /// (as the agent host does).
     pub async fn shutdown(&self) {
-        if let Some(p) = &self.project {
-            let told = self.plugins.iter().filter_map(|m| {
-                let uses = m
-                    .manifest
-                    .as_ref()
-                    .is_some_and(|man| p.activation_config(&man.name).is_some());
-                let session = m.sup.current().filter(|_| uses)?;
-                let params = json!({"project": p.id()});
-                Some(async move {
-                    if let Err(e) = session
-                        .call(methods::PROJECTS_DEACTIVATED, Some(params), None)
-                        .await
-                    {
-                        tracing::warn!(plugin = %session.name(), error = %e, "projects.deactivated was not accepted");
-                    }
-                })
-            });
-            futures_util::future::join_all(told).await;
-        }
+        // The plugins told of the project at their start
+        // (`Supervisor::set_project`, in `assemble`).
+        let told = self.plugins.iter().filter_map(|m| {
+            let project = m.sup.project()?;
+            let session = m.sup.current()?;
+            let params = json!({"project": project});
+            Some(async move {
+                if let Err(e) = session
+                    .call(methods::PROJECTS_DEACTIVATED, Some(params), None)
+                    .await
+                {
+                    tracing::warn!(plugin = %session.name(), error = %e, "projects.deactivated was not accepted");
+                }
+            })
+        });
+        futures_util::future::join_all(told).await;
         futures_util::future::join_all(self.plugins.iter().map(|m| m.sup.stop())).await;
         let recorder = self
             .recorder

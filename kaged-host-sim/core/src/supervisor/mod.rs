@@ -221,6 +221,11 @@ impl Supervisor {
         *lock(&self.inner.project) = project;
     }
 
+    /// The project set with [`Supervisor::set_project`], by its id.
+    pub fn project(&self) -> Option<String> {
+        lock(&self.inner.project).as_ref().map(|(id, _)| id.clone())
+    }
+
     /// The config set with [`Supervisor::set_config`].
     pub fn config(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
         lock(&self.inner.config).clone()
