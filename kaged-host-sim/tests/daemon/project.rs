@@ -14,6 +14,15 @@ fn project_file() -> std::path::PathBuf {
         .join("tests/fixtures/projects/daemon-agents.yaml")
 }
 
+/// The project id of `up`'s `project: ID (...)` line.
+fn project_id(line: &str) -> String {
+    line.trim_start_matches("project: ")
+        .split(" (")
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 fn knob(up: &Up, agent: Option<&str>) -> Value {
     let q = agent.map(|a| format!("?agent={a}")).unwrap_or_default();
     let (status, body) = up.http("GET", &format!("/api/v1/plugins/knobs/knobs{q}"), None);
@@ -55,12 +64,7 @@ fn each_agent_has_its_config_and_its_context() {
         line.ends_with(&format!("agents: primary, {RESEARCHER}")),
         "{line}"
     );
-    let project_id = line
-        .trim_start_matches("project: ")
-        .split(" (")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let project_id = project_id(&line);
     up.wait_plugin("knobs", |p| p["state"] == "running");
 
     // The knob values of each context.
@@ -183,12 +187,7 @@ fn a_plugin_the_project_uses_is_sent_projects_activated_at_every_start() {
         &[OsStr::new("--project"), project_file().as_os_str()],
     );
     let line = up.wait_line(|l| l.starts_with("project: "));
-    let project_id = line
-        .trim_start_matches("project: ")
-        .split(" (")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let project_id = project_id(&line);
     up.wait_plugin("knobs", |p| p["state"] == "running");
     up.wait_plugin("good", |p| p["state"] == "running");
     let activated = |up: &Up| {
