@@ -45,20 +45,17 @@ impl Daemon {
         let managed = self.managed(name)?;
         let (ctx, wanted) = self.context_of(managed, agent, session_id).await?;
         let session = self.session(name)?;
-        // A daemon-level call an API request makes carries its id.
-        let api = kaged_host_core::audit::current_request_id();
-        let ctx = match (ctx, operator, api) {
-            (ctx @ Some(_), None, _) | (ctx @ None, None, None) => ctx,
-            (ctx, op, api) => {
-                let mut c = ctx.unwrap_or_else(|| {
-                    PluginCallContext::daemon(api.unwrap_or_else(|| session.next_request_id()))
-                });
-                if let Some(op) = op {
+        // A daemon-level call an API request makes carries its id; one
+        // that names its operator needs a context to carry it.
+        let ctx = ctx
+            .or_else(|| kaged_host_core::audit::current_request_id().map(PluginCallContext::daemon))
+            .or_else(|| operator.map(|_| PluginCallContext::daemon(session.next_request_id())))
+            .map(|mut c| {
+                if let Some(op) = operator {
                     c.operator_id = Some(op.to_string());
                 }
-                Some(c)
-            }
-        };
+                c
+            });
         let mut in_force = managed.in_force.lock().await;
         ensure_config(managed, &session, &mut in_force, wanted, agent).await?;
         let out = session.call(method, params, ctx).await;
