@@ -96,7 +96,7 @@ def sql_query(sql, *args):  # answers {"columns": [...], "rows": [{column: value
 
 
 def create_table():
-    """On `initialized`. The host prefixes the name (plugin_py-notes_notes)."""
+    """On `initialized`. The host prefixes the name (plugin_py_notes_notes)."""
     try:
         if not state["storage"]:
             raise RpcError(-32003, "storage is not available (storage_available: false)")

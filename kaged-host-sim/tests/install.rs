@@ -231,7 +231,7 @@ async fn uninstall_with_active_sessions_is_refused_without_force_and_drops_stora
         .uninstall("oh-my-pi", 1, true, &[], Some(&broker))
         .await
         .expect("forced");
-    assert_eq!(gone.dropped, ["plugin_oh-my-pi_presets"]);
+    assert_eq!(gone.dropped, ["plugin_oh_my_pi_presets"]);
     assert!(gone.stopped.is_empty(), "no running session was handed in");
     assert!(store.list().expect("list").is_empty());
     assert!(!store.plugin_dir("oh-my-pi").exists());
@@ -295,7 +295,7 @@ async fn a_forced_uninstall_stops_the_plugins_running_sessions_first() {
     assert!(!installed.is_running());
     assert_group_gone(pid);
     assert!(other.is_running(), "another plugin's session is left alone");
-    assert_eq!(gone.dropped, ["plugin_my-simple-adapter_notes"]);
+    assert_eq!(gone.dropped, ["plugin_my_simple_adapter_notes"]);
     assert!(!store.plugin_dir("my-simple-adapter").exists());
     // Stopped (the graceful ladder's events), then uninstalled.
     let trail: Vec<&str> = audit

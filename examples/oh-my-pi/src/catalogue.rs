@@ -8,7 +8,7 @@
 //!   (the row id) is the catalogue's revision.
 //!
 //! The plugin never sees its storage prefix: the host rewrites `presets`
-//! to `plugin_oh-my-pi_presets`.
+//! to `plugin_oh_my_pi_presets`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

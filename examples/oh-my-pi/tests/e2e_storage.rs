@@ -1,5 +1,5 @@
 //! oh-my-pi on brokered storage (plugin-host.md § "Plugin-scoped storage"):
-//! the database holds only `plugin_oh-my-pi_*` objects, another plugin on
+//! the database holds only `plugin_oh_my_pi_*` objects, another plugin on
 //! the same broker never sees its rows, uninstall cleanup drops them all,
 //! and a host without storage gets a clear error.
 
@@ -63,13 +63,13 @@ async fn install_two(omp: &Omp) {
 }
 
 const OWN_OBJECTS: [(&str, &str); 7] = [
-    ("table", "plugin_oh-my-pi_history"),
-    ("index", "plugin_oh-my-pi_history_by_name"),
-    ("table", "plugin_oh-my-pi_presets"),
-    ("trigger", "plugin_oh-my-pi_presets_installed"),
-    ("trigger", "plugin_oh-my-pi_presets_uninstalled"),
-    ("trigger", "plugin_oh-my-pi_presets_updated"),
-    ("index", "sqlite_autoindex_plugin_oh-my-pi_presets_1"),
+    ("table", "plugin_oh_my_pi_history"),
+    ("index", "plugin_oh_my_pi_history_by_name"),
+    ("table", "plugin_oh_my_pi_presets"),
+    ("trigger", "plugin_oh_my_pi_presets_installed"),
+    ("trigger", "plugin_oh_my_pi_presets_uninstalled"),
+    ("trigger", "plugin_oh_my_pi_presets_updated"),
+    ("index", "sqlite_autoindex_plugin_oh_my_pi_presets_1"),
 ];
 
 #[tokio::test]
@@ -92,14 +92,14 @@ async fn the_database_holds_only_plugin_oh_my_pi_objects() {
     assert!(objects
         .iter()
         .filter(|(_, _, t)| t != "kaged_storage_owners")
-        .all(|(_, _, t)| t.starts_with("plugin_oh-my-pi_")));
+        .all(|(_, _, t)| t.starts_with("plugin_oh_my_pi_")));
     let broker = StorageBroker::open(&place.db()).expect("broker");
     assert_eq!(
         broker.tables("oh-my-pi").expect("tables"),
         ["history", "presets"]
     );
     assert_eq!(
-        broker.owner_of("plugin_oh-my-pi_presets").as_deref(),
+        broker.owner_of("plugin_oh_my_pi_presets").as_deref(),
         Some("oh-my-pi")
     );
     assert!(audit
@@ -126,15 +126,15 @@ async fn rows_never_leak_to_another_plugin() {
         "{v}"
     );
     for attempt in [
-        "SELECT * FROM \"plugin_oh-my-pi_presets\"",
+        "SELECT * FROM \"plugin_oh_my_pi_presets\"",
         "SELECT * FROM plugin_oh_my_pi_presets",
         "SELECT name FROM sqlite_master",
-        "WITH x AS (SELECT * FROM \"plugin_oh-my-pi_history\") SELECT * FROM x",
+        "WITH x AS (SELECT * FROM \"plugin_oh_my_pi_history\") SELECT * FROM x",
     ] {
         let v = sql(&other, attempt, false).await;
         assert!(v["denied"].is_string(), "{attempt}: {v}");
     }
-    let v = sql(&other, "DELETE FROM \"plugin_oh-my-pi_presets\"", true).await;
+    let v = sql(&other, "DELETE FROM \"plugin_oh_my_pi_presets\"", true).await;
     assert!(v["denied"].is_string(), "{v}");
     // Same table names, separate rows.
     sql(&other, "CREATE TABLE presets (name TEXT)", true).await;
@@ -145,36 +145,41 @@ async fn rows_never_leak_to_another_plugin() {
     );
     assert_eq!(omp.names().await, ["k8s-ops", "web-dev"]);
 
-    // Under the spec's prefix (`-` as `_`), `oh-my`'s `pi_presets` was
-    // oh-my-pi's `presets`. The prefix keeps the `-` now: they are its own
-    // tables, missing, and answered exactly like any missing table.
+    // Under the spec's prefix (`-` as `_`), `oh-my`'s `pi_presets` is
+    // oh-my-pi's `presets`: the owner registry refuses it to `oh-my`,
+    // -32003 naming only what it wrote, and its rows never show.
     let lookalike = snooper(&host, "oh-my").await;
     for (sql_text, exec, table) in [
         ("SELECT * FROM pi_presets", false, "pi_presets"),
         ("DROP TABLE pi_history", true, "pi_history"),
         ("DELETE FROM pi_presets", true, "pi_presets"),
+        (
+            "CREATE TABLE IF NOT EXISTS pi_presets (x)",
+            true,
+            "pi_presets",
+        ),
     ] {
         let v = sql(&lookalike, sql_text, exec).await;
-        assert_eq!(v["error"], -32602, "{v}");
-        assert_eq!(v["rpc_message"], format!("no such table: {table}"), "{v}");
+        assert_eq!(
+            v["denied"],
+            format!("storage access denied: `{table}` is not one of this plugin's tables"),
+            "{v}"
+        );
     }
-    sql(
-        &lookalike,
-        "CREATE TABLE IF NOT EXISTS pi_presets (x)",
-        true,
-    )
-    .await;
-    assert_eq!(
-        sql(&lookalike, "SELECT * FROM pi_presets", false).await["rows"],
-        json!([])
-    );
+    // A name it does not share is its own, missing like any other.
+    let v = sql(&lookalike, "SELECT * FROM presets", false).await;
+    assert_eq!(v["rpc_message"], "no such table: presets", "{v}");
     assert_eq!(omp.names().await, ["k8s-ops", "web-dev"]);
     let denied: Vec<_> = audit
         .of(kaged_host_core::AuditEvent::StorageDenied)
         .into_iter()
         .map(|r| r.data["sql"].clone())
         .collect();
-    assert_eq!(denied.len(), 5, "only the snooper's: {denied:?}");
+    assert_eq!(
+        denied.len(),
+        9,
+        "the snooper's and the look-alike's: {denied:?}"
+    );
     for s in [&other, &lookalike, &omp.session] {
         s.shutdown().await;
     }

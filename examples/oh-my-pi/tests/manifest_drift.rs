@@ -16,7 +16,7 @@ fn kaged_plugin_yaml_is_current() {
 fn manifest_declares_the_spec_methods_notification_and_storage() {
     let m = Manifest::load_dir(env!("CARGO_MANIFEST_DIR").as_ref()).expect("manifest");
     assert_eq!(m.name, "oh-my-pi");
-    assert_eq!(m.storage_prefix(), "plugin_oh-my-pi_");
+    assert_eq!(m.storage_prefix(), "plugin_oh_my_pi_");
     for method in [
         "presets.list",
         "presets.search",

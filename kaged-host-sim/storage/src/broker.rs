@@ -16,7 +16,7 @@ use super::cache::RewriteCache;
 use super::client::{BrokerError, StorageClient, StorageDenial};
 use super::exec::{exec, query, unprefix, ExecEnv, PluginDb};
 use super::limits::MAX_STATEMENT_BYTES;
-use super::migrate::migrate_legacy_prefixes;
+use super::migrate::{migrate, Migration};
 use super::quota::{Meter, DEFAULT_STORAGE_QUOTA};
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
@@ -39,6 +39,7 @@ pub struct StorageBroker {
     write_budget: Duration,
     writes: WriteQueue,
     quota: u64,
+    migration: Migration,
     // Dropped last: the connections above must close before the directory goes.
     _temp: Option<tempfile::TempDir>,
 }
@@ -109,7 +110,7 @@ impl StorageBroker {
         admin.execute_batch(&format!(
             "CREATE TABLE IF NOT EXISTS {OWNERS_TABLE} (name TEXT PRIMARY KEY, plugin TEXT NOT NULL)"
         ))?;
-        migrate_legacy_prefixes(&admin)?;
+        let migration = migrate(&admin)?;
         let owners = Arc::new(Owners::default());
         {
             let mut stmt = admin.prepare(&format!("SELECT name, plugin FROM {OWNERS_TABLE}"))?;
@@ -130,6 +131,7 @@ impl StorageBroker {
             write_budget: STORAGE_WRITE_BUDGET,
             writes: WriteQueue::default(),
             quota: DEFAULT_STORAGE_QUOTA,
+            migration,
             _temp: temp,
         })
     }
@@ -179,6 +181,13 @@ impl StorageBroker {
     /// The plugin that created the prefixed object `name`, if the broker knows.
     pub fn owner_of(&self, name: &str) -> Option<String> {
         self.owners.owner(name)
+    }
+
+    /// What opening the database changed (see `migrate.rs`): objects
+    /// claimed for the owner registry, objects moved to the spec's prefix,
+    /// and plugins left under the old prefix because a name was taken.
+    pub fn migration(&self) -> &Migration {
+        &self.migration
     }
 
     fn plugin_db(&self, plugin: &str) -> Result<Arc<PluginDb>, BrokerError> {
@@ -286,10 +295,10 @@ impl StorageBroker {
             .iter()
             .find(|o| !self.owners.may_use(&client.plugin, o))
         {
-            // Prefixes are injective, so only a registry out of step with
-            // the names (e.g. a legacy object left unmigrated) gets here.
-            // Refuse before SQLite can answer anything, -32003 like every
-            // denial; the answer names no owner (the audit does).
+            // The spec's prefix is not injective (`foo`'s `bar_x` is
+            // `foo-bar`'s `x`): the registry says whose a name is. Refuse
+            // before SQLite can answer anything, -32003 like every denial;
+            // the answer names no owner (the audit does).
             let owner = self.owners.owner(other).unwrap_or_default();
             return Err(StorageDenial::not_own(
                 &unprefix(other, &prefix),
@@ -328,7 +337,8 @@ impl StorageBroker {
         let mut tables: Vec<String> = names
             .into_iter()
             .filter(|n| {
-                n.to_ascii_lowercase().starts_with(&prefix) && self.owners.may_use(plugin, n)
+                n.to_ascii_lowercase().starts_with(&prefix)
+                    && self.owners.owner(n).as_deref() == Some(plugin)
             })
             .map(|n| n[prefix.len()..].to_owned())
             .collect();
@@ -337,7 +347,8 @@ impl StorageBroker {
     }
 
     /// Drop every object (tables, views, indexes, triggers) of `plugin`:
-    /// objects with its prefix that are registered to it or to nobody.
+    /// the objects the owner registry gives it (with any prefix: a plugin
+    /// stranded under the old one by `migrate.rs` loses those too).
     /// Returns the dropped (prefixed) names, in drop order.
     pub fn uninstall(&self, plugin: &str) -> Result<Vec<String>, BrokerError> {
         Ok(self
@@ -358,7 +369,6 @@ impl StorageBroker {
         if let Some(db) = removed {
             drop(lock(&db.conn)); // wait for a call in flight
         }
-        let prefix = storage_prefix(plugin);
         let admin = lock(&self.admin);
         // In turn with the plugins' writes; past the wait, SQLite's busy
         // timeout still applies.
@@ -372,9 +382,7 @@ impl StorageBroker {
             let mut dropped = Vec::new();
             for kind in ["trigger", "view", "index", "table"] {
                 for (_, name) in objects.iter().filter(|(t, _)| t == kind) {
-                    if name.to_ascii_lowercase().starts_with(&prefix)
-                        && self.owners.may_use(plugin, name)
-                    {
+                    if self.owners.owner(name).as_deref() == Some(plugin) {
                         let quoted = format!("\"{}\"", name.replace('"', "\"\""));
                         admin.execute_batch(&format!(
                             "DROP {} IF EXISTS {quoted}",
@@ -414,7 +422,7 @@ impl StorageBroker {
 pub struct StorageObject {
     /// `table`, `view`, `index` or `trigger`.
     pub kind: String,
-    /// The prefixed name (`plugin_oh-my-pi_presets`).
+    /// The prefixed name (`plugin_oh_my_pi_presets`).
     pub name: String,
 }
 

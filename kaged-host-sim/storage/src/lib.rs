@@ -30,7 +30,7 @@
 //!    a `WITH` see the others) and aliases are left alone. A rewritten table
 //!    with no alias is aliased to its plugin-facing name, so
 //!    `SELECT presets.name FROM presets` keeps working as
-//!    `... FROM "plugin_oh-my-pi_presets" AS presets` (except for the
+//!    `... FROM "plugin_oh_my_pi_presets" AS presets` (except for the
 //!    `UPDATE`/`DELETE`/`INSERT` target inside a trigger body, where SQLite
 //!    allows no alias; there, qualify columns with `new.`/`old.` or not at
 //!    all). Placeholders are kept verbatim; if a rewrite would reorder
@@ -82,32 +82,33 @@
 //!
 //! # Prefixes and ownership
 //!
-//! The prefix is `plugin_<name>_` ([`storage_prefix`]), the name kept as it
-//! is. Plugin names may contain `-` but never `_`, so the first `_` after
-//! `plugin_` ends the name: no plugin's prefix is a prefix of another's,
-//! and no two plugins can address the same physical object (the spec's
-//! `plugin_<name with - as _>_` made `foo`'s table `bar_x` and `foo-bar`'s
-//! table `x` one table). A database written under that old prefix is moved
-//! to this one when the broker opens it (`migrate.rs`).
-//!
-//! The broker also keeps a registry (table `kaged_storage_owners`, outside
-//! every prefix, mirrored in memory as [`Owners`]) of which plugin created
-//! which object. An object under a plugin's prefix registered to another
-//! (only a registry out of step with the names, e.g. an unmigrated legacy
-//! object, can do that) is refused by the broker before running the
-//! statement (the rewriter reports every prefixed name a statement touches
-//! in [`Rewritten::objects`]) and again by the authorizer. Objects that
-//! predate the registry belong to the one plugin whose prefix they carry.
+//! The prefix is the spec's, `plugin_<name with - as _>_`
+//! ([`storage_prefix`]: `plugin_oh_my_pi_`). It is not injective: `foo`'s
+//! table `bar_x` and `foo-bar`'s table `x` are the same physical name. So
+//! the broker keeps a registry (table `kaged_storage_owners`, outside every
+//! prefix, mirrored in memory as [`Owners`]) of which plugin created which
+//! object, and the registry is the authority: a name under a plugin's
+//! prefix that the registry gives to another plugin is refused by the
+//! broker before the statement runs (the rewriter reports every prefixed
+//! name a statement touches in [`Rewritten::objects`]) and again by the
+//! authorizer, `-32003` naming no owner. Whoever creates a name first holds
+//! it; the other plugin's `CREATE` of its colliding name is refused the
+//! same way (the only thing it learns is that it cannot have that name).
+//! `schema`, `uninstall` and the quota count what the registry gives a
+//! plugin. Opening a database claims objects that predate the registry and
+//! moves objects an earlier broker wrote under `plugin_<name>_` (the `-`
+//! kept) to the spec's prefix (`migrate.rs`, [`Migration`]).
 //!
 //! # Never telling one plugin about another
 //!
 //! A plugin's names are its own: a name it writes is prefixed with its own
 //! prefix, so a table it lacks is a missing table (`-32602`, SQLite's own
 //! `no such table: NAME`, the name as the plugin wrote it), whatever other
-//! plugins hold. The registry refusal above (an object under its prefix
-//! registered to another) is a denial like every other (`-32003`,
-//! ADDENDUM §16, [`StorageDenial::not_own`]): its message names the table
-//! as the plugin wrote it and never the owner, which the audit log gets.
+//! plugins hold, except for the one name the spec's prefix shares with
+//! another plugin's object. That registry refusal (above) is a denial like
+//! every other (`-32003`, ADDENDUM §16, [`StorageDenial::not_own`]): its
+//! message names the table as the plugin wrote it and never the owner,
+//! the physical name or anything in it; the audit log gets the owner.
 //! Catalogue reads (`sqlite_master`, pragmas) are refused for everyone
 //! alike. The quota (below) only counts the plugin's own pages.
 //!
@@ -202,6 +203,7 @@ pub use client::{BrokerError, StorageClient, StorageDenial};
 pub use exec::{unprefix, MAX_RESULT_BYTES};
 pub use handler::BrokerHandler;
 pub use limits::{MAX_SCHEMA_BYTES, MAX_STATEMENT_BYTES};
+pub use migrate::Migration;
 pub use quota::{QuotaExceeded, DEFAULT_STORAGE_QUOTA};
 pub use redact::{redact_sql, MAX_REDACTED_LEN};
 pub use rewrite::{
@@ -212,6 +214,7 @@ pub use rewrite::{
 pub use values::{base64, parse_params, to_json, ParsedParams, BLOB_KEY};
 pub use write_queue::{WriteQueue, WriteTurn};
 
-/// The storage prefix of a plugin: `plugin_<name>_` (injective: names never hold `_`),
+/// The storage prefix of a plugin: `plugin_<name with - as _>_` (the spec's; not
+/// injective, so the owner registry says whose an object is),
 /// written once in the protocol crate (`Manifest::storage_prefix` uses it too).
 pub use kaged_plugin_protocol::names::storage_prefix;

@@ -335,8 +335,8 @@ fn the_authorizer_denies_sql_that_bypassed_the_rewriter() {
 
 #[test]
 fn the_authorizer_honours_the_owner_registry() {
-    // Prefixes are injective; the registry is a second check for an object
-    // under a plugin's prefix registered to another (a legacy leftover).
+    // The spec's prefix is not injective; the registry says whose an object
+    // under a plugin's prefix is, in the authorizer as in the broker.
     let b = broker();
     ok(exec(&b, &writer("foo"), "CREATE TABLE x (a)", json!([])));
     let owners = Arc::new(Owners::default());

@@ -22,7 +22,7 @@ fn create_table_exists_with_the_prefixed_name() {
     assert_eq!(r, json!({"rows_affected": 0}));
     let objects = master(&b);
     assert!(
-        objects.contains(&("table".into(), "plugin_oh-my-pi_presets".into())),
+        objects.contains(&("table".into(), "plugin_oh_my_pi_presets".into())),
         "{objects:?}"
     );
     assert!(!objects.iter().any(|(_, n)| n == "presets"));
@@ -85,11 +85,11 @@ fn uninstall_drops_every_prefixed_object_and_keeps_the_others() {
     assert_eq!(
         dropped,
         [
-            "plugin_oh-my-pi_log",
-            "plugin_oh-my-pi_log_insert",
-            "plugin_oh-my-pi_names",
-            "plugin_oh-my-pi_presets",
-            "plugin_oh-my-pi_presets_name",
+            "plugin_oh_my_pi_log",
+            "plugin_oh_my_pi_log_insert",
+            "plugin_oh_my_pi_names",
+            "plugin_oh_my_pi_presets",
+            "plugin_oh_my_pi_presets_name",
         ]
     );
     let names = master_names(&b);
@@ -351,12 +351,15 @@ fn the_broker_reopens_a_persistent_file() {
         ));
     }
     let b = StorageBroker::open(&path).expect("reopen");
-    // Ownership survives; `foo-bar`'s `x` is another table
-    // (`plugin_foo-bar_x`), however `foo`'s names look.
+    // Ownership survives: `foo-bar`'s `x` is the same physical name
+    // (`plugin_foo_bar_x`, the spec's prefix) and the registry keeps it
+    // `foo`'s, refused to `foo-bar` without naming `foo`.
     assert_eq!(b.owner_of("plugin_foo_bar_x").as_deref(), Some("foo"));
+    let refused = query(&b, &writer("foo-bar"), "SELECT * FROM x", json!([])).expect_err("refused");
+    assert_eq!(refused.error.code, -32003);
     assert_eq!(
-        code(query(&b, &writer("foo-bar"), "SELECT * FROM x", json!([]))),
-        INVALID
+        refused.error.message,
+        "storage access denied: `x` is not one of this plugin's tables"
     );
     assert_eq!(schema(&b, &writer("foo")), vec!["bar_x"]);
     assert!(schema(&b, &writer("foo-bar")).is_empty());

@@ -1,10 +1,11 @@
 //! Plugins whose names look alike (`alpha` / `alpha-x`, `foo` / `foo-bar`,
-//! `a-` / `a--b`): under the spec's prefix (`-` as `_`) `alpha`'s table
-//! `x_t` and `alpha-x`'s table `t` were one physical table. The prefix now
-//! keeps the `-` and is injective, so neither can name the other's objects
-//! and no answer depends on whether the other's objects exist: every probe
-//! gets the same code and message in a world where the other plugin has
-//! tables, rows, an index, a view and a trigger as in one where it has none.
+//! `a-` / `a--b`) under the spec's prefix (`-` as `_`, ADDENDUM §16):
+//! `alpha`'s table `x_t` and `alpha-x`'s table `t` are one physical name.
+//! The owner registry gives it to whoever created it first; the other
+//! plugin is refused it (`-32003`, naming neither the owner nor the
+//! physical name) and never reads, writes or drops a row of it. Every name
+//! that does not collide gets the same answer whether the other plugin has
+//! objects or not.
 
 use crate::support::storage::*;
 use kaged_host_storage::StorageBroker;
@@ -60,6 +61,7 @@ fn probes(n: &str) -> Vec<String> {
         "PRAGMA table_info({n})",
         "SELECT * FROM \"plugin_alpha-x_t\"",
         "SELECT * FROM plugin_alpha_x_t",
+        "SELECT * FROM plugin_alpha_t",
         "CREATE TABLE IF NOT EXISTS {n} (a)",
         "CREATE TABLE {n} (id INTEGER PRIMARY KEY, a TEXT UNIQUE)",
         "INSERT INTO {n} (id, a) VALUES (1, 'mine')",
@@ -122,52 +124,100 @@ fn same_answers(prober: &str, name: &str, other: &str) {
 }
 
 #[test]
-fn alpha_cannot_tell_whether_alpha_x_has_tables() {
-    same_answers("alpha", "x_t", "alpha-x");
+fn alpha_cannot_tell_whether_alpha_x_has_tables_it_does_not_share() {
+    same_answers("alpha", "t", "alpha-x");
+    same_answers("alpha", "secret", "alpha-x");
+    same_answers("alpha-x", "t", "alpha");
+}
+
+/// The answers to [`probes`] at a name another plugin's object shares:
+/// the same as where the other has nothing, or the registry's refusal
+/// (`-32003`, the name as written, nothing of the owner); never a row.
+#[track_caller]
+fn shared_name_refused(prober: &str, name: &str, other: &str) {
+    let with = world(prober, name, other, true);
+    let without = world(prober, name, other, false);
+    let mut refused = 0;
+    for ((sql, a), (_, b)) in with.iter().zip(&without) {
+        if a == b {
+            continue;
+        }
+        refused += 1;
+        // The refusal names what the plugin wrote (the table, or its index
+        // `NAME_a`), nothing else.
+        let written = |m: &str| {
+            m.strip_prefix("storage access denied: `")
+                .and_then(|m| m.strip_suffix("` is not one of this plugin's tables"))
+                .is_some_and(|w| w.starts_with(name) && sql.contains(w))
+        };
+        // Or the plugin's own table `fk` is missing, because its `CREATE`
+        // (referencing the shared name) was the refused probe before.
+        // The same for the plugin's schema: what the refused probes would
+        // have created is missing, and nothing else is there.
+        let subset = |a: &Answer, b: &Answer| match (a, b) {
+            (Ok(Value::Array(x)), Ok(Value::Array(y))) => x.iter().all(|t| y.contains(t)),
+            _ => false,
+        };
+        let cascade = (sql.starts_with("INSERT INTO fk")
+            && a == &Err((INVALID, "no such table: fk".to_string())))
+            || (sql == "schema" && subset(a, b));
+        assert!(
+            cascade || matches!(a, Err((DENIED, m)) if written(m)),
+            "{prober} probing {name} ({other} seeded): {sql} answered {a:?}"
+        );
+    }
+    assert!(refused > 0, "the seeded name was shared: {with:?}");
+    for (sql, a) in &with {
+        let text = format!("{a:?}");
+        assert!(
+            !text.contains("other-secret"),
+            "{prober} probing {name}: {sql} answered {text}"
+        );
+    }
 }
 
 #[test]
-fn alpha_x_cannot_tell_whether_alpha_has_the_table_that_used_to_collide() {
-    // `alpha`'s `x_t` was `alpha-x`'s `t`: seed `alpha` with it.
-    let probe = |seeded: bool| {
-        let b = broker();
-        let alpha = writer("alpha");
-        if seeded {
-            ok(exec(
-                &b,
-                &alpha,
-                "CREATE TABLE x_t (id INTEGER PRIMARY KEY, a TEXT UNIQUE)",
-                json!([]),
-            ));
-            ok(exec(
-                &b,
-                &alpha,
-                "INSERT INTO x_t VALUES (1, 'other-secret')",
-                json!([]),
-            ));
-        }
-        let p = writer("alpha-x");
-        let mut out = Vec::new();
-        for sql in probes("t") {
-            let a = if sql.starts_with("SELECT") {
-                answer(query(&b, &p, &sql, json!([])))
-            } else {
-                answer(exec(&b, &p, &sql, json!([])))
-            };
-            out.push((sql, a));
-        }
-        if seeded {
-            let v = ok(query(&b, &alpha, "SELECT a FROM x_t", json!([])));
-            assert_eq!(v["rows"], json!([{"a": "other-secret"}]));
-        }
-        out
-    };
-    assert_eq!(probe(true), probe(false));
+fn a_name_shared_with_another_plugins_object_is_refused_naming_nothing_of_it() {
+    // `alpha`'s `x_t` is `alpha-x`'s `t`, and the other way round.
+    shared_name_refused("alpha", "x_t", "alpha-x");
+    shared_name_refused("foo", "bar_t", "foo-bar");
 }
 
 #[test]
-fn every_collision_shape_of_the_old_prefix_is_two_tables_now() {
-    // (plugin, its table) pairs that were one physical table under `-` as `_`.
+fn alpha_x_is_refused_the_table_alpha_created_first() {
+    let b = broker();
+    let alpha = writer("alpha");
+    ok(exec(
+        &b,
+        &alpha,
+        "CREATE TABLE x_t (id INTEGER PRIMARY KEY, a TEXT UNIQUE)",
+        json!([]),
+    ));
+    ok(exec(
+        &b,
+        &alpha,
+        "INSERT INTO x_t VALUES (1, 'other-secret')",
+        json!([]),
+    ));
+    let p = writer("alpha-x");
+    for sql in probes("t") {
+        let a = if sql.starts_with("SELECT") {
+            answer(query(&b, &p, &sql, json!([])))
+        } else {
+            answer(exec(&b, &p, &sql, json!([])))
+        };
+        let text = format!("{a:?}");
+        assert!(!text.contains("other-secret"), "{sql}: {text}");
+    }
+    let v = ok(query(&b, &alpha, "SELECT a FROM x_t", json!([])));
+    assert_eq!(v["rows"], json!([{"a": "other-secret"}]));
+    assert_eq!(schema(&b, &alpha), vec!["x_t"]);
+    assert!(schema(&b, &p).is_empty());
+}
+
+#[test]
+fn every_collision_shape_is_held_by_whoever_created_it_first() {
+    // (plugin, its table) pairs that are one physical table, `-` as `_`.
     for [(p1, t1), (p2, t2)] in [
         [("foo", "bar_x"), ("foo-bar", "x")],
         [("a", "b_c_d"), ("a-b-c", "d")],
@@ -177,55 +227,56 @@ fn every_collision_shape_of_the_old_prefix_is_two_tables_now() {
     ] {
         let b = broker();
         let (c1, c2) = (writer(p1), writer(p2));
-        ok(exec(
-            &b,
-            &c1,
-            &format!("CREATE TABLE \"{t1}\" (v)"),
-            json!([]),
-        ));
+        let create = |t: &str| format!("CREATE TABLE \"{t}\" (v)");
+        ok(exec(&b, &c1, &create(t1), json!([])));
         ok(exec(
             &b,
             &c1,
             &format!("INSERT INTO \"{t1}\" VALUES ('{p1}')"),
             json!([]),
         ));
-        ok(exec(
+        let refused = exec(&b, &c2, &create(t2), json!([])).expect_err("taken");
+        assert_eq!(refused.error.code, DENIED, "{p2}'s {t2}");
+        assert_eq!(
+            refused.error.message,
+            format!("storage access denied: `{t2}` is not one of this plugin's tables")
+        );
+        assert!(schema(&b, &c2).is_empty(), "{p2}");
+        let v = ok(query(
             &b,
-            &c2,
-            &format!("CREATE TABLE \"{t2}\" (v)"),
+            &c1,
+            &format!("SELECT v FROM \"{t1}\""),
             json!([]),
         ));
+        assert_eq!(v["rows"], json!([{"v": p1}]), "{p1}'s {t1}");
+        // Uninstalling the holder frees the name.
+        b.uninstall(p1).expect("uninstall");
+        ok(exec(&b, &c2, &create(t2), json!([])));
         ok(exec(
             &b,
             &c2,
             &format!("INSERT INTO \"{t2}\" VALUES ('{p2}')"),
             json!([]),
         ));
-        for (c, t, p) in [(&c1, t1, p1), (&c2, t2, p2)] {
-            let v = ok(query(&b, c, &format!("SELECT v FROM \"{t}\""), json!([])));
-            assert_eq!(v["rows"], json!([{"v": p}]), "{p}'s {t}");
-            assert_eq!(schema(&b, c), vec![t.to_string()], "{p}");
-        }
-        b.uninstall(p1).expect("uninstall");
         let v = ok(query(
             &b,
             &c2,
             &format!("SELECT v FROM \"{t2}\""),
             json!([]),
         ));
+        assert_eq!(v["rows"], json!([{"v": p2}]), "{p2}'s {t2}");
         assert_eq!(
-            v["rows"],
-            json!([{"v": p2}]),
-            "{p2} survives {p1}'s uninstall"
+            b.owner_of(&format!("{}{t2}", storage_prefix(p2)))
+                .as_deref(),
+            Some(p2)
         );
     }
 }
 
 #[test]
 fn a_registry_entry_of_another_plugin_is_denied_without_naming_it() {
-    // Only a registry out of step with the names (a legacy object) can
-    // register a name under one plugin's prefix to another: the answer is
-    // a denial that names no owner, and the audit has the truth.
+    // A name under `foo`'s prefix registered to another plugin: the
+    // answer is a denial that names no owner, and the audit has the truth.
     let dir = tempfile::tempdir().expect("dir");
     let path = dir.path().join("db.sqlite3");
     {
@@ -265,22 +316,36 @@ fn a_registry_entry_of_another_plugin_is_denied_without_naming_it() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Two (plugin, table) pairs name the same physical object, ASCII case
-    /// folded as SQLite does, only when they are the same pair; the
-    /// rewriter's object names agree.
+    /// Two plugins name one physical object exactly when the spec's
+    /// prefix says so (the rewriter agrees), and then only the first to
+    /// create it holds it: the second is refused, `-32003`, and each only
+    /// ever reads its own rows.
     #[test]
-    fn prefixed_names_are_injective(
-        p1 in "[ab][ab-]{0,3}", t1 in "[ab_-]{1,4}",
-        p2 in "[ab][ab-]{0,3}", t2 in "[ab_-]{1,4}",
+    fn a_shared_physical_name_has_one_holder(
+        p1 in "[ab][ab-]{0,3}", t1 in "[ab_]{1,4}",
+        p2 in "[ab][ab-]{0,3}", t2 in "[ab_]{1,4}",
     ) {
+        prop_assume!(p1 != p2);
         let n1 = format!("{}{t1}", storage_prefix(&p1)).to_ascii_lowercase();
         let n2 = format!("{}{t2}", storage_prefix(&p2)).to_ascii_lowercase();
-        prop_assert_eq!(n1 == n2, p1 == p2 && t1 == t2);
         let o1 = rewrite(&storage_prefix(&p1), &format!("SELECT * FROM \"{t1}\"")).expect("rewrite").objects;
-        let o2 = rewrite(&storage_prefix(&p2), &format!("SELECT * FROM \"{t2}\"")).expect("rewrite").objects;
-        prop_assert_eq!(o1 == o2, p1 == p2 && t1 == t2);
-        prop_assert_eq!(o1, vec![n1]);
+        prop_assert_eq!(o1, vec![n1.clone()]);
+        let b = broker();
+        let (c1, c2) = (writer(&p1), writer(&p2));
+        ok(exec(&b, &c1, &format!("CREATE TABLE \"{t1}\" (v)"), json!([])));
+        ok(exec(&b, &c1, &format!("INSERT INTO \"{t1}\" VALUES ('{p1}')"), json!([])));
+        let second = answer(exec(&b, &c2, &format!("CREATE TABLE \"{t2}\" (v)"), json!([])));
+        if n1 == n2 {
+            prop_assert_eq!(second.map_err(|(c, _)| c), Err(DENIED));
+        } else {
+            prop_assert!(second.is_ok(), "{:?}", second);
+            ok(exec(&b, &c2, &format!("INSERT INTO \"{t2}\" VALUES ('{p2}')"), json!([])));
+            let v = ok(query(&b, &c2, &format!("SELECT v FROM \"{t2}\""), json!([])));
+            prop_assert_eq!(&v["rows"], &json!([{"v": p2}]));
+        }
+        let v = ok(query(&b, &c1, &format!("SELECT v FROM \"{t1}\""), json!([])));
+        prop_assert_eq!(&v["rows"], &json!([{"v": p1}]));
     }
 }

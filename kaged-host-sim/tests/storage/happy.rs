@@ -180,7 +180,7 @@ fn alter_table_index_trigger_and_view_lifecycle() {
         json!([]),
     ));
     assert_eq!(schema(&b, &c), vec!["configs", "owners"]);
-    assert!(master_names(&b).contains(&"plugin_oh-my-pi_configs".to_string()));
+    assert!(master_names(&b).contains(&"plugin_oh_my_pi_configs".to_string()));
     ok(exec(
         &b,
         &c,
@@ -222,9 +222,9 @@ fn alter_table_index_trigger_and_view_lifecycle() {
     ok(exec(&b, &c, "CREATE VIEW titled AS SELECT c.title, o.login FROM configs c JOIN owners o ON o.id = c.owner_id", json!([])));
     let names = master_names(&b);
     for n in [
-        "plugin_oh-my-pi_configs_title",
-        "plugin_oh-my-pi_keep_history",
-        "plugin_oh-my-pi_titled",
+        "plugin_oh_my_pi_configs_title",
+        "plugin_oh_my_pi_keep_history",
+        "plugin_oh_my_pi_titled",
     ] {
         assert!(names.contains(&n.to_string()), "{n} in {names:?}");
     }

@@ -184,7 +184,7 @@ async fn typed_client_round_trips_through_the_real_broker() {
     let denied = call(
         &s,
         "db.raw",
-        json!({"sql": "SELECT * FROM \"plugin_sdk-client_presets\""}),
+        json!({"sql": "SELECT * FROM \"plugin_sdk_client_presets\""}),
     )
     .await;
     assert_eq!(
@@ -212,7 +212,7 @@ async fn typed_client_round_trips_through_the_real_broker() {
     let conn = rusqlite::Connection::open(&db).expect("open");
     let n: i64 = conn
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plugin_sdk-client_presets'",
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plugin_sdk_client_presets'",
             [],
             |r| r.get(0),
         )

@@ -91,7 +91,7 @@ fn oh_my_pi_example_parses() {
         ["read:fs:/opt/oh-my-pi", "exec:bash:/opt/oh-my-pi", "net:[]"]
     );
     assert!(m.effective_roles().is_empty(), "no hooks, no roles");
-    assert_eq!(m.storage_prefix(), "plugin_oh-my-pi_");
+    assert_eq!(m.storage_prefix(), "plugin_oh_my_pi_");
 }
 
 #[test]

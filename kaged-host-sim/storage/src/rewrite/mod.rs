@@ -64,10 +64,10 @@ pub struct Rewritten {
 ///
 /// ```
 /// use kaged_host_storage::{rewrite, StatementKind};
-/// let r = rewrite("plugin_oh-my-pi_", "SELECT presets.name FROM presets WHERE id = ?1").unwrap();
-/// assert_eq!(r.sql, r#"SELECT presets.name FROM "plugin_oh-my-pi_presets" AS presets WHERE id = ?1"#);
+/// let r = rewrite("plugin_oh_my_pi_", "SELECT presets.name FROM presets WHERE id = ?1").unwrap();
+/// assert_eq!(r.sql, r#"SELECT presets.name FROM "plugin_oh_my_pi_presets" AS presets WHERE id = ?1"#);
 /// assert_eq!(r.kind, StatementKind::Read);
-/// assert!(rewrite("plugin_oh-my-pi_", "SELECT * FROM sqlite_master").unwrap_err().is_denial());
+/// assert!(rewrite("plugin_oh_my_pi_", "SELECT * FROM sqlite_master").unwrap_err().is_denial());
 /// ```
 pub fn rewrite(prefix: &str, sql: &str) -> Result<Rewritten, RewriteError> {
     if sql.contains('\0') {

@@ -70,36 +70,20 @@ pub fn prefixed_tool_name(plugin: &str, tool: &str) -> String {
     format!("{plugin}.{tool}")
 }
 
-/// The storage table prefix of a plugin: `plugin_<name>_`, the name kept
-/// as it is (plugin-host.md § Storage writes `plugin_<name with - as _>_`;
-/// the host deliberately keeps the `-`). The host prefixes every table a
-/// plugin names with it; the plugin never sees it.
+/// The storage table prefix of a plugin, as plugin-host.md § Storage
+/// writes it: `plugin_<name with - as _>_`. The host prefixes every table
+/// a plugin names with it; the plugin never sees it.
 ///
-/// The prefix is injective: a plugin name never contains `_`
-/// ([`is_plugin_name`]), so the first `_` after `plugin_` ends the name and
-/// no plugin's prefix is a prefix of another's. With `-` replaced by `_`
-/// (the spec's form), `foo`'s table `bar_x` and `foo-bar`'s table `x` would
-/// be the same physical table `plugin_foo_bar_x`. A name with `-` needs
-/// quoting in SQL (`"plugin_oh-my-pi_presets"`), which the host always does.
+/// It is not injective: `foo`'s table `bar_x` and `foo-bar`'s table `x`
+/// are both `plugin_foo_bar_x`. The host's owner registry decides whose
+/// such a name is (the first to create it), and refuses it to the other.
 ///
 /// ```
 /// use kaged_plugin_protocol::names::storage_prefix;
-/// assert_eq!(storage_prefix("oh-my-pi"), "plugin_oh-my-pi_");
+/// assert_eq!(storage_prefix("oh-my-pi"), "plugin_oh_my_pi_");
 /// assert_eq!(storage_prefix("echo"), "plugin_echo_");
 /// ```
 pub fn storage_prefix(plugin: &str) -> String {
-    format!("plugin_{plugin}_")
-}
-
-/// The prefix the host used before [`storage_prefix`] kept the `-`:
-/// `plugin_<name with - as _>_` (what plugin-host.md § Storage writes). A
-/// host migrates objects it registered under this prefix to the new one.
-///
-/// ```
-/// use kaged_plugin_protocol::names::legacy_storage_prefix;
-/// assert_eq!(legacy_storage_prefix("oh-my-pi"), "plugin_oh_my_pi_");
-/// ```
-pub fn legacy_storage_prefix(plugin: &str) -> String {
     format!("plugin_{}_", plugin.replace('-', "_"))
 }
 
