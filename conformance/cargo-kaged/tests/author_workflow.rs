@@ -186,15 +186,41 @@ fn packed_copy_installs_and_answers(place: &Path, dir: &Path) {
     );
 
     // Without a packed layout (`target/kaged/hello-kit`: the pack above
-    // went to `--out`) the development directory is refused, saying to pack
-    // first.
+    // went to `--out`) the development directory installs as it is, its
+    // `target/` included (ADDENDUM §16): the prompt is shown, and warns,
+    // naming `cargo kaged pack`, exactly when the copy is over 256 MiB.
+    // (Declined here: no terminal and no `--yes`, so nothing is copied.)
     assert!(!dir.join("target/kaged/hello-kit").exists());
     let out = host(&["plugin", "install"])
         .arg(dir)
-        .arg("--yes")
+        .env("KAGED_HOME", place.join("home-dev"))
         .output()
         .expect("run");
+    let said = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("pack the plugin first"), "{err}");
+    assert!(
+        said.contains("Install hello-kit?") || said.contains("name: hello-kit"),
+        "{said}\n{err}"
+    );
+    assert!(err.contains("pass --yes"), "{err}");
+    let large = tree_bytes(dir) > kaged_host_engine::LARGE_COPY_BYTES;
+    assert_eq!(
+        said.contains("under target/ (build output)") && said.contains("`cargo kaged pack`"),
+        large,
+        "{said}"
+    );
+}
+
+/// The bytes of the files under `dir`, less `.git/` (what install copies).
+fn tree_bytes(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        let meta = entry.path().symlink_metadata().expect("meta");
+        if meta.is_dir() && entry.file_name() != ".git" {
+            total += tree_bytes(&entry.path());
+        } else if !meta.is_dir() {
+            total += meta.len();
+        }
+    }
+    total
 }

@@ -46,7 +46,8 @@ pub fn installed_digest(dir: &Path) -> Result<(String, String), AttestError> {
     let manifest = Manifest::load_dir(dir).map_err(|e| AttestError::Plugin(e.to_string()))?;
     let root = kaged_host_engine::scratch_store_dir(dir).map_err(AttestError::Io)?;
     let store = PluginStore::open(root.path(), AuditLog::memory())
-        .map_err(|e| AttestError::Plugin(e.to_string()))?;
+        .map_err(|e| AttestError::Plugin(e.to_string()))?
+        .with_copy_mode(kaged_host_engine::CopyMode::HardLinks);
     store
         .install(dir, true, |_| true)
         .map_err(|e| AttestError::Plugin(format!("`plugin install` refuses it: {e}")))?;

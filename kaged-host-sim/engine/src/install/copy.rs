@@ -30,10 +30,46 @@ impl std::fmt::Display for InstalledSize {
     }
 }
 
+/// A copy larger than this gets a warning in the install plan
+/// ([`large_copy_warning`]): 256 MiB, far above any interpreter plugin
+/// with its dependencies, and below a Rust package's debug `target/`.
+pub const LARGE_COPY_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The install plan's warning for a copy of more than
+/// [`LARGE_COPY_BYTES`], naming what makes it large and what to do.
+pub(crate) fn large_copy_warning(sel: &Selection) -> Option<String> {
+    const MIB: u64 = 1024 * 1024;
+    if sel.bytes <= LARGE_COPY_BYTES {
+        return None;
+    }
+    let total = sel.bytes / MIB;
+    let why = match sel.target_bytes {
+        0 => String::new(),
+        t => format!(", {} MiB of it under target/ (build output)", t / MIB),
+    };
+    Some(format!(
+        "install copies {total} MiB{why}: `cargo kaged pack` writes a layout of only what runs \
+         (installed in its place), or a `.kagedignore` line can leave a directory out"
+    ))
+}
+
+/// How [`Selection::copy`] writes regular files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CopyMode {
+    /// Copy every byte (the daemon's store: the copy outlives the source).
+    #[default]
+    Bytes,
+    /// Hard-link each file where the file system allows it (same device,
+    /// a file the caller may link), copying the rest: a throwaway store
+    /// (the conformance suite's) whose plugin runs with its directory
+    /// read-only, so a multi-GiB `target/` costs no time.
+    HardLinks,
+}
+
 impl Selection {
     /// Copy the chosen entries from `from` into `to` (which must not
     /// exist); an entry that is no longer a file or link is skipped.
-    pub(crate) fn copy(&self, from: &Path, to: &Path) -> Result<(), InstallError> {
+    pub(crate) fn copy(&self, from: &Path, to: &Path, mode: CopyMode) -> Result<(), InstallError> {
         let io = InstallError::io_at;
         std::fs::create_dir_all(to).map_err(io(to))?;
         for rel in &self.dirs {
@@ -47,7 +83,10 @@ impl Selection {
                 let target = std::fs::read_link(&src).map_err(io(&src))?;
                 std::os::unix::fs::symlink(&target, &dst).map_err(io(&dst))?;
             } else if meta.is_file() {
-                std::fs::copy(&src, &dst).map_err(io(&dst))?;
+                let linked = mode == CopyMode::HardLinks && std::fs::hard_link(&src, &dst).is_ok();
+                if !linked {
+                    std::fs::copy(&src, &dst).map_err(io(&dst))?;
+                }
             }
         }
         Ok(())

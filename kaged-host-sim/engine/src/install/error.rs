@@ -42,11 +42,11 @@ pub enum InstallError {
         command: String,
     },
     /// `command` names a file under a directory install never copies
-    /// (`.git/`, a Rust package's `target/`): the copy could not start.
+    /// (`.git/`): the copy could not start.
     #[error(
-        "{name} runs `{command}`, which is under {dir}: install does not copy {dir} \
-         (build output and history, any size), so the installed copy could not start it; \
-         pack the plugin first (`cargo kaged pack`, then install target/kaged/{name})"
+        "{name} runs `{command}`, which is under {dir}: install never copies {dir} \
+         (version control history), so the installed copy could not start it; \
+         move the file out of {dir}"
     )]
     CommandNotShipped {
         /// The plugin.

@@ -59,7 +59,7 @@ use kaged_plugin_protocol::manifest::MANIFEST_FILE;
 use serde_json::json;
 
 pub use consent::{covered_by, reconsent_command, ConsentCheck};
-pub use copy::InstalledSize;
+pub use copy::{CopyMode, InstalledSize, LARGE_COPY_BYTES};
 pub use kagedignore::KAGEDIGNORE_FILE;
 pub use packed::{cargo_target_dir, package_packed_dir, packed_dir};
 pub use plan::{manifest_digest, InstallPlan, Upgrade};
@@ -93,6 +93,7 @@ pub struct PluginStore {
     root: PathBuf,
     audit: AuditLog,
     config_root: Option<PathBuf>,
+    copy_mode: CopyMode,
 }
 
 impl PluginStore {
@@ -104,7 +105,14 @@ impl PluginStore {
             root: root.to_path_buf(),
             audit,
             config_root: None,
+            copy_mode: CopyMode::Bytes,
         })
+    }
+
+    /// How install writes the copy's files (default [`CopyMode::Bytes`]).
+    pub fn with_copy_mode(mut self, mode: CopyMode) -> PluginStore {
+        self.copy_mode = mode;
+        self
     }
 
     /// The operator's config root, under which the consent prompt shows
@@ -194,7 +202,9 @@ impl PluginStore {
         if let Some(packed) = packed_layout(src, &manifest.name) {
             return self.read_plan(&packed);
         }
-        select::command_files(src, &manifest.name, &manifest.command)?;
+        let selection = select::select(src, &manifest.name, &manifest.command)?;
+        let mut warnings: Vec<String> = report.warnings().map(ToString::to_string).collect();
+        warnings.extend(copy::large_copy_warning(&selection));
         let capabilities = manifest.capability_strings();
         self.refuse_store_grants(&manifest.name, &capabilities)?;
         let resolved = capabilities
@@ -211,7 +221,8 @@ impl PluginStore {
             kaged_api: manifest.kaged_api,
             description: manifest.description,
             capabilities,
-            warnings: report.warnings().map(ToString::to_string).collect(),
+            warnings,
+            copy_bytes: selection.bytes,
             source: src.to_path_buf(),
             command: manifest.command,
             upgrade: None,
@@ -261,7 +272,7 @@ impl PluginStore {
             std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
         }
         let src = plan.source.as_path();
-        select::select(src, &plan.name, &plan.command)?.copy(src, &staging)?;
+        select::select(src, &plan.name, &plan.command)?.copy(src, &staging, self.copy_mode)?;
         if dest.exists() {
             std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
         }

@@ -45,8 +45,11 @@ pub struct InstallPlan {
     /// them (`write:fs:config:/memory` → `/home/op/.config/kaged/memory`),
     /// shown beside each in the prompt.
     pub resolved: BTreeMap<String, String>,
-    /// The manifest's warnings, one per line.
+    /// The manifest's warnings, one per line, and install's own (a copy
+    /// larger than [`LARGE_COPY_BYTES`](super::LARGE_COPY_BYTES)).
     pub warnings: Vec<String>,
+    /// The bytes install will copy.
+    pub copy_bytes: u64,
     /// The source directory.
     pub source: PathBuf,
     /// Its `command` (install ships the files it names).
@@ -118,7 +121,7 @@ impl InstallPlan {
     }
 
     /// What the copy leaves out of [`source`](Self::source) (`.git/`,
-    /// what `.kagedignore` names, a Rust package's `target/`), each with
+    /// what `.kagedignore` names, what is not a file), each with
     /// why: what to look at when the installed copy does not start.
     pub fn left_out(&self) -> Result<Vec<LeftOut>, InstallError> {
         Ok(select(&self.source, &self.name, &self.command)?.left_out)

@@ -1,11 +1,12 @@
 //! What `plugin install` copies: the plugin directory (plugin-host.md,
 //! install step 6), less `.git/` (ADDENDUM §14) and less what the author's
 //! `.kagedignore` leaves out. A directory version control ignores
-//! (`node_modules/`, `vendor/`) is copied: it is often what the command
-//! needs at run time. A Rust package's `target/` (build output, any size)
-//! is left out: its packed layout is what installs
-//! ([`packed_layout`]). The manifest and every file `command` names are
-//! copied whatever `.kagedignore` says.
+//! (`node_modules/`, `vendor/`, a Rust package's `target/`) is copied: it
+//! is often what the command needs at run time (ADDENDUM §16). When
+//! `cargo kaged pack` has written a packed layout, that installs instead
+//! ([`packed_layout`]), and a large copy gets a warning naming it
+//! ([`super::copy::large_copy_warning`]). The manifest and every file
+//! `command` names are copied whatever `.kagedignore` says.
 //!
 //! Nothing is followed out of the directory: the walk reads symbolic links
 //! as links (they are copied as links), and a path `command` names is only
@@ -23,18 +24,12 @@ use super::packed::package_packed_dir;
 
 /// Never copied, at any depth: version control history.
 const GIT: &str = ".git";
-/// A Rust package's build output, at the top of a directory with a
-/// `Cargo.toml`.
-const TARGET: &str = "target";
 
 /// Why install leaves an entry of the plugin directory out of its copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LeftOutReason {
     /// `.git`, at any depth: history, never copied.
     Git,
-    /// The top-level `target/` of a Rust package (a `Cargo.toml` beside
-    /// the manifest): build output.
-    BuildOutput,
     /// A line of `.kagedignore` matched it.
     KagedIgnore {
         /// The pattern as the file writes it.
@@ -63,7 +58,6 @@ impl fmt::Display for LeftOut {
         write!(f, "`{}{slash}` (", self.path.display())?;
         match &self.reason {
             LeftOutReason::Git => write!(f, "history, never copied)"),
-            LeftOutReason::BuildOutput => write!(f, "a Rust package's build output)"),
             LeftOutReason::KagedIgnore { pattern } => write!(f, ".kagedignore: `{pattern}`)"),
             LeftOutReason::NotAFile => write!(f, "not a file, directory or link)"),
         }
@@ -77,6 +71,10 @@ pub(crate) struct Selection {
     pub dirs: Vec<PathBuf>,
     /// Regular files and symbolic links to copy.
     pub files: Vec<PathBuf>,
+    /// Their bytes (a link counts as its own size).
+    pub bytes: u64,
+    /// The bytes under a top-level `target/`.
+    pub target_bytes: u64,
     /// What is left out.
     pub left_out: Vec<LeftOut>,
 }
@@ -87,11 +85,6 @@ pub(crate) struct Selection {
 pub(crate) fn packed_layout(src: &Path, name: &str) -> Option<PathBuf> {
     let packed = package_packed_dir(src, name);
     packed.join(MANIFEST_FILE).is_file().then_some(packed)
-}
-
-/// Whether `src` is a Rust package (its `target/` is build output).
-fn is_rust_package(src: &Path) -> bool {
-    src.join("Cargo.toml").is_file()
 }
 
 /// `command`'s entries that name a path inside the plugin directory
@@ -110,34 +103,22 @@ fn command_paths(command: &[String]) -> Vec<PathBuf> {
 }
 
 /// Why `rel` (relative to `src`) is never copied, if it is not.
-fn never_copied(rel: &Path, rust: bool) -> Option<LeftOutReason> {
-    if rel.components().any(|c| c.as_os_str() == GIT) {
-        return Some(LeftOutReason::Git);
-    }
-    let top = rel.components().next().map(Component::as_os_str);
-    (rust && top.is_some_and(|t| t == TARGET)).then_some(LeftOutReason::BuildOutput)
+fn never_copied(rel: &Path) -> Option<LeftOutReason> {
+    rel.components()
+        .any(|c| c.as_os_str() == GIT)
+        .then_some(LeftOutReason::Git)
 }
 
 /// The paths inside `src` that `command` names, or the refusal when one
-/// lies where install never copies (`.git/`, a Rust package's `target/`):
-/// the install plan checks this before asking for consent.
-pub(crate) fn command_files(
-    src: &Path,
-    name: &str,
-    command: &[String],
-) -> Result<Vec<PathBuf>, InstallError> {
-    let rust = is_rust_package(src);
+/// lies where install never copies (`.git/`): the install plan checks
+/// this before asking for consent.
+pub(crate) fn command_files(name: &str, command: &[String]) -> Result<Vec<PathBuf>, InstallError> {
     let paths = command_paths(command);
-    for rel in &paths {
-        let dir = match never_copied(rel, rust) {
-            Some(LeftOutReason::Git) => ".git/",
-            Some(_) => "target/",
-            None => continue,
-        };
+    if let Some(rel) = paths.iter().find(|rel| never_copied(rel).is_some()) {
         return Err(InstallError::CommandNotShipped {
             name: name.to_string(),
             command: rel.display().to_string(),
-            dir: dir.to_string(),
+            dir: format!("{GIT}/"),
         });
     }
     Ok(paths)
@@ -149,15 +130,14 @@ pub(crate) fn select(
     name: &str,
     command: &[String],
 ) -> Result<Selection, InstallError> {
-    let forced = command_files(src, name, command)?;
-    let rust = is_rust_package(src);
+    let forced = command_files(name, command)?;
     let ignore = KagedIgnore::load(src)?;
     let mut sel = Selection::default();
     let mut pending = vec![PathBuf::new()];
     while let Some(rel_dir) = pending.pop() {
         for (rel, kind) in entries(src, &rel_dir)? {
             let is_dir = kind.is_dir();
-            let reason = never_copied(&rel, rust).or_else(|| {
+            let reason = never_copied(&rel).or_else(|| {
                 let keep = rel.as_os_str() == MANIFEST_FILE || forced.contains(&rel);
                 let pattern = ignore.matched(&rel, is_dir).filter(|_| !keep);
                 pattern.map(|pattern| LeftOutReason::KagedIgnore { pattern })
@@ -188,6 +168,17 @@ pub(crate) fn select(
                 .filter(|p| !p.as_os_str().is_empty());
             sel.dirs.extend(parents.map(Path::to_path_buf));
             sel.files.push(rel);
+        }
+    }
+    for rel in &sel.files {
+        let len = src.join(rel).symlink_metadata().map_or(0, |m| m.len());
+        sel.bytes += len;
+        if rel
+            .components()
+            .next()
+            .is_some_and(|c| c.as_os_str() == "target")
+        {
+            sel.target_bytes += len;
         }
     }
     sel.dirs.sort();

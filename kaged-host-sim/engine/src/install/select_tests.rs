@@ -1,5 +1,6 @@
-//! What install selects: the directory less `.git/`, `.kagedignore` and a
-//! Rust package's `target/`; the command and the manifest always.
+//! What install selects: the directory less `.git/` and `.kagedignore`
+//! (a Rust package's `target/` included, ADDENDUM §16); the command and
+//! the manifest always; how large the copy is and how it is written.
 
 use super::*;
 
@@ -90,36 +91,94 @@ fn the_manifest_and_the_command_ship_whatever_kagedignore_says() {
 }
 
 #[test]
-fn a_rust_package_leaves_its_target_behind_and_refuses_a_command_in_it() {
+fn a_rust_packages_target_ships_unless_kagedignore_leaves_it_out() {
     let src = tempfile::tempdir().expect("tempdir");
     let s = src.path();
     touch(s, "kaged-plugin.yaml", "name: p\n");
     touch(s, "Cargo.toml", "[package]\n");
     touch(s, "target/release/p", "binary");
-    touch(s, "src/target/data", "kept: not top-level");
-    touch(s, "run.sh", "#!/bin/sh");
-    let sel = selected(s, &["./run.sh"]);
+    touch(s, "target/debug/big", "debug build");
+    touch(s, "src/main.rs", "fn main() {}");
+    let sel = selected(s, &["./target/release/p"]);
     assert_eq!(
         names(&sel.files),
         [
             "Cargo.toml",
             "kaged-plugin.yaml",
-            "run.sh",
-            "src/target/data"
+            "src/main.rs",
+            "target/debug/big",
+            "target/release/p"
         ]
     );
+    assert!(sel.left_out.is_empty(), "{:?}", left_out(&sel));
     assert_eq!(
-        left_out(&sel),
-        ["`target/` (a Rust package's build output)"]
+        sel.target_bytes,
+        ("binary".len() + "debug build".len()) as u64
     );
-    let err = select(s, "p", &["./target/release/p".into()])
+    // `.kagedignore` leaves out the rest of `target/`; the command ships.
+    touch(s, ".kagedignore", "/target/\n");
+    let sel = selected(s, &["./target/release/p"]);
+    assert!(names(&sel.files).contains(&"target/release/p".to_string()));
+    assert!(!names(&sel.files).contains(&"target/debug/big".to_string()));
+    assert_eq!(left_out(&sel), ["`target/` (.kagedignore: `/target/`)"]);
+    // Only `.git/` is refused for a command.
+    touch(s, ".git/hooks/run", "#!/bin/sh");
+    let err = select(s, "p", &["./.git/hooks/run".into()])
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert!(
-        err.contains("target/") && err.contains("cargo kaged pack"),
-        "{err}"
+    assert!(err.contains("under .git/"), "{err}");
+}
+
+#[test]
+fn a_large_copy_is_warned_about_naming_cargo_kaged_pack() {
+    let src = tempfile::tempdir().expect("tempdir");
+    let s = src.path();
+    touch(s, "kaged-plugin.yaml", "name: p\n");
+    touch(s, "Cargo.toml", "[package]\n");
+    touch(s, "run.sh", "#!/bin/sh");
+    assert_eq!(
+        super::super::copy::large_copy_warning(&selected(s, &["./run.sh"])),
+        None
     );
+    // A sparse file: its length counts, no disk is used.
+    let big = s.join("target/debug/deps.rlib");
+    std::fs::create_dir_all(big.parent().expect("parent")).expect("mkdir");
+    let f = std::fs::File::create(&big).expect("create");
+    f.set_len(super::super::LARGE_COPY_BYTES + 1)
+        .expect("set_len");
+    let warning = super::super::copy::large_copy_warning(&selected(s, &["./run.sh"]))
+        .expect("a large copy is warned about");
+    assert!(
+        warning.starts_with("install copies 256 MiB, 256 MiB of it under target/ (build output)")
+            && warning.contains("`cargo kaged pack`"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn hard_links_share_the_files_and_bytes_copy_them() {
+    use std::os::unix::fs::MetadataExt;
+    let src = tempfile::tempdir().expect("tempdir");
+    let s = src.path();
+    touch(s, "kaged-plugin.yaml", "name: p\n");
+    touch(s, "target/release/p", "binary");
+    let sel = selected(s, &["./target/release/p"]);
+    let out = tempfile::tempdir_in(s.parent().expect("parent")).expect("tempdir beside");
+    let (linked, copied) = (out.path().join("linked"), out.path().join("copied"));
+    sel.copy(s, &linked, super::super::CopyMode::HardLinks)
+        .expect("link");
+    sel.copy(s, &copied, super::super::CopyMode::Bytes)
+        .expect("copy");
+    let ino = |p: &Path| std::fs::metadata(p).expect("meta").ino();
+    let rel = "target/release/p";
+    assert_eq!(
+        ino(&linked.join(rel)),
+        ino(&s.join(rel)),
+        "same file system: linked"
+    );
+    assert_ne!(ino(&copied.join(rel)), ino(&s.join(rel)));
+    assert_eq!(std::fs::read(copied.join(rel)).expect("read"), b"binary");
 }
 
 #[test]
@@ -137,7 +196,8 @@ fn links_stay_links_and_a_command_behind_a_linked_directory_is_not_taken() {
     // Copied, the link is a link and nothing lands outside the copy.
     let store = tempfile::tempdir().expect("tempdir");
     let copy = store.path().join("p");
-    sel.copy(s, &copy).expect("copy");
+    sel.copy(s, &copy, super::super::CopyMode::Bytes)
+        .expect("copy");
     let link = copy.join("bin").symlink_metadata().expect("copied");
     assert!(link.file_type().is_symlink());
     let outside_files = std::fs::read_dir(outside.path()).expect("ls").count();

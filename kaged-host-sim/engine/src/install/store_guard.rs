@@ -79,19 +79,29 @@ pub fn grants_over_store(
 /// refused for where a tool chose to put its scratch store: under the
 /// system's temporary directory, else `/var/tmp`, else `$HOME/.cache`;
 /// under the system's when every one is reached (install then names the
-/// grant).
+/// grant). Among those, one on the plugin directory's file system comes
+/// first, so that [`CopyMode::HardLinks`](super::CopyMode::HardLinks) can
+/// link instead of copying.
 pub fn scratch_store_dir(plugin_dir: &Path) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::MetadataExt;
     let capabilities = kaged_host_core::validate::validate_dir(plugin_dir)
         .manifest
         .map(|m| m.capability_strings())
         .unwrap_or_default();
     let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
-    let candidates = [
+    let mut candidates: Vec<PathBuf> = [
         Some(std::env::temp_dir()),
         Some("/var/tmp".into()),
         home_cache,
-    ];
-    for base in candidates.into_iter().flatten() {
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let device = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    let plugin_device = device(plugin_dir);
+    // Stable: the plugin's file system first, the order above otherwise.
+    candidates.sort_by_key(|c| plugin_device.is_none() || device(c) != plugin_device);
+    for base in candidates {
         let clear = |dir: &Path| grants_over_store(&capabilities, dir, None, None).is_empty();
         if !base.is_dir() || !clear(&base.join("kaged-scratch")) {
             continue;
