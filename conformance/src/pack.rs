@@ -206,7 +206,7 @@ pub fn install_packed(dir: &Path, store_root: &Path) -> Result<PathBuf, PackErro
         source,
     };
     let store = PluginStore::open(store_root, AuditLog::memory()).map_err(install)?;
-    let entry = store.install(dir, true, |_| true).map_err(install)?;
+    let entry = store.install(dir, |_| true).map_err(install)?;
     Ok(store.plugin_dir(&entry.name))
 }
 

@@ -13,6 +13,8 @@ mod support;
 mod consent;
 #[path = "install/copies.rs"]
 mod copies;
+#[path = "install/scope.rs"]
+mod scope;
 
 use std::path::Path;
 
@@ -51,7 +53,7 @@ async fn manual_install_happy_path_records_the_entry_and_the_copy_runs() {
     let src = fixture("shell-adapter");
     let mut shown = String::new();
     let entry = store
-        .install(&src, true, |plan| {
+        .install(&src, |plan| {
             shown = plan.render();
             assert_eq!(plan.question(), "Install my-simple-adapter?");
             true
@@ -95,7 +97,7 @@ fn an_invalid_or_missing_manifest_is_refused_and_nothing_is_installed() {
     let (_root, store, audit) = store();
     let src = tempfile::tempdir().expect("tempdir");
     let e = store
-        .install(src.path(), true, |_| true)
+        .install(src.path(), |_| true)
         .expect_err("no manifest");
     assert!(matches!(e, InstallError::NoManifest { .. }), "{e}");
 
@@ -106,7 +108,7 @@ fn an_invalid_or_missing_manifest_is_refused_and_nothing_is_installed() {
     .expect("write");
     let mut asked = false;
     let e = store
-        .install(src.path(), true, |_| {
+        .install(src.path(), |_| {
             asked = true;
             true
         })
@@ -134,13 +136,11 @@ fn an_upgrade_shows_the_capability_diff_and_needs_consent() {
         "1.4.2",
         &["read:fs:/opt/oh-my-pi", "exec:bash:/opt/oh-my-pi", "net:[]"],
     );
-    store
-        .install(v1.path(), true, |_| true)
-        .expect("install 1.4.2");
+    store.install(v1.path(), |_| true).expect("install 1.4.2");
     store.set_enabled("oh-my-pi", true).expect("enable");
 
     let again = store
-        .install(v1.path(), true, |_| true)
+        .install(v1.path(), |_| true)
         .expect_err("same version");
     assert!(
         matches!(again, InstallError::AlreadyInstalled { .. }),
@@ -169,9 +169,7 @@ fn an_upgrade_shows_the_capability_diff_and_needs_consent() {
     );
     assert_eq!(plan.question(), "Upgrade oh-my-pi 1.4.2 → 2.0.0?");
 
-    let declined = store
-        .install(v2.path(), true, |_| false)
-        .expect_err("declined");
+    let declined = store.install(v2.path(), |_| false).expect_err("declined");
     assert!(
         matches!(declined, InstallError::Declined { .. }),
         "{declined}"
@@ -182,7 +180,7 @@ fn an_upgrade_shows_the_capability_diff_and_needs_consent() {
         .expect("script")
         .contains("1.4.2"));
 
-    let upgraded = store.install(v2.path(), true, |_| true).expect("upgrade");
+    let upgraded = store.install(v2.path(), |_| true).expect("upgrade");
     assert_eq!(upgraded.installed, "2.0.0");
     assert!(upgraded.enabled, "an upgrade keeps the enabled state");
     assert!(std::fs::read_to_string(&script)
@@ -202,7 +200,7 @@ async fn uninstall_with_active_sessions_is_refused_without_force_and_drops_stora
     let (_root, store, audit) = store();
     let src = tempfile::tempdir().expect("tempdir");
     manifest(src.path(), "1.0.0", &["kaged:storage:write"]);
-    store.install(src.path(), true, |_| true).expect("install");
+    store.install(src.path(), |_| true).expect("install");
     let broker = StorageBroker::open_temp().expect("broker");
     let exec = |plugin: &str, sql: &str| {
         broker
@@ -255,7 +253,7 @@ async fn uninstall_with_active_sessions_is_refused_without_force_and_drops_stora
 async fn a_forced_uninstall_stops_the_plugins_running_sessions_first() {
     let (_root, store, audit) = store();
     store
-        .install(&fixture("shell-adapter"), true, |_| true)
+        .install(&fixture("shell-adapter"), |_| true)
         .expect("install");
     // One audit log for the store and the host: the order is visible.
     let host = HostSim::new(
@@ -366,7 +364,7 @@ fn the_consent_prompt_shows_where_path_grants_land() {
     manifest(bad.path(), "1.0.0", &["write:fs:config:/../../../../tmp/x"]);
     let mut asked = false;
     let e = store
-        .install(bad.path(), true, |_| {
+        .install(bad.path(), |_| {
             asked = true;
             true
         })
@@ -387,9 +385,7 @@ async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
     // oh-my-pi restarted".
     let (_root, store, audit) = store();
     let v1 = shell_adapter_at("0.1.0");
-    store
-        .install(v1.path(), true, |_| true)
-        .expect("install 0.1.0");
+    store.install(v1.path(), |_| true).expect("install 0.1.0");
     let host = HostSim::new(
         HostConfig::default()
             .with_time_scale(TimeScale::new(EASY).expect("scale"))
@@ -409,7 +405,7 @@ async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
     let other_pid = other.current().and_then(|s| s.pid());
 
     let v2 = shell_adapter_at("0.2.0");
-    store.install(v2.path(), true, |_| true).expect("upgrade");
+    store.install(v2.path(), |_| true).expect("upgrade");
     let restarted = store
         .restart_upgraded("my-simple-adapter", &[&sup, &other])
         .await;
@@ -458,7 +454,7 @@ async fn an_upgrade_restarts_the_running_plugin_on_the_new_copy() {
     other.stop().await;
     // A plugin that is not running is left as it is.
     let v3 = shell_adapter_at("0.3.0");
-    store.install(v3.path(), true, |_| true).expect("upgrade");
+    store.install(v3.path(), |_| true).expect("upgrade");
     let left = store.restart_upgraded("my-simple-adapter", &[&sup]).await;
     assert!(
         matches!(

@@ -49,7 +49,7 @@ pub fn installed_digest(dir: &Path) -> Result<(String, String), AttestError> {
         .map_err(|e| AttestError::Plugin(e.to_string()))?
         .with_copy_mode(kaged_host_engine::CopyMode::HardLinks);
     store
-        .install(dir, true, |_| true)
+        .install(dir, |_| true)
         .map_err(|e| AttestError::Plugin(format!("`plugin install` refuses it: {e}")))?;
     let listing = listing(&store.plugin_dir(&manifest.name))?;
     Ok((sha256_hex(listing.as_bytes()), listing))

@@ -68,6 +68,10 @@ pub const STORAGE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// tried), before the plugin's `connect` fails with `ETIMEDOUT`. A remote
 /// host's latency is the network's, not the protocol's: not scaled.
 pub const NET_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a project-load install's `git clone` of a package's source may
+/// take before it is stopped and the source reported unreachable. The
+/// network's time, not the protocol's: not scaled.
+pub const GIT_FETCH_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default wait of a session script's `wait` step, in seconds (scaled).
 pub const SCRIPT_WAIT_SEC: u64 = 5;
 /// The least time the host waits to see a SIGKILLed plugin exit. A safety

@@ -33,7 +33,7 @@ pub use firing::{
 pub use install::{
     cargo_target_dir, covered_by, grants_over_store, installed_copy, manifest_digest,
     package_packed_dir, packed_dir, reconsent_command, scratch_store_dir, ConsentCheck, CopyMode,
-    InstallError, InstallPlan, InstalledPlugin, InstalledSize, LeftOut, LeftOutReason, PluginStore,
-    StoreGrant, Uninstalled, Upgrade, UpgradeRestart, KAGEDIGNORE_FILE, LARGE_COPY_BYTES,
-    STORE_OWNED,
+    Fetched, InstallError, InstallPlan, InstalledPlugin, InstalledSize, LeftOut, LeftOutReason,
+    PackageSource, PluginStore, StoreGrant, Uninstalled, Upgrade, UpgradeRestart, KAGEDIGNORE_FILE,
+    LARGE_COPY_BYTES, STORE_OWNED,
 };

@@ -17,15 +17,21 @@ pub enum PluginSource {
     Plugins(PathBuf),
 }
 
-/// The plugin directories to start, sorted by path.
-pub fn discover(source: &PluginSource) -> Result<Vec<PathBuf>, DaemonError> {
+/// The plugin directories to start for the project `project` (its id;
+/// `None` without one), sorted by path: a store's enabled plugins that
+/// activate for it (a project-driven install, `local = false`, only for a
+/// project that declared it: [`InstalledPlugin::activates_for`]); every
+/// plugin of a `--plugins` directory.
+///
+/// [`InstalledPlugin::activates_for`]: kaged_host_engine::InstalledPlugin::activates_for
+pub fn discover(source: &PluginSource, project: Option<&str>) -> Result<Vec<PathBuf>, DaemonError> {
     match source {
-        PluginSource::Store(root) => store_dirs(root),
+        PluginSource::Store(root) => store_dirs(root, project),
         PluginSource::Plugins(dir) => plugin_dirs(dir),
     }
 }
 
-fn store_dirs(root: &Path) -> Result<Vec<PathBuf>, DaemonError> {
+fn store_dirs(root: &Path, project: Option<&str>) -> Result<Vec<PathBuf>, DaemonError> {
     let err = |source| DaemonError::Store {
         root: root.to_path_buf(),
         source,
@@ -35,7 +41,7 @@ fn store_dirs(root: &Path) -> Result<Vec<PathBuf>, DaemonError> {
         .list()
         .map_err(err)?
         .into_iter()
-        .filter(|p| p.enabled)
+        .filter(|p| p.enabled && p.activates_for(project))
         .map(|p| store.plugin_dir(&p.name))
         .collect();
     dirs.sort();

@@ -187,10 +187,50 @@ fn a_development_dir_whose_command_leaves_it_is_refused_with_a_hint_to_pack() {
     assert!(!store.path().join("plugins/oh-my-pi").exists());
 }
 
+/// A git repository at `dir` holding the shell adapter's files with its
+/// manifest's version set to `version`, committed and tagged `tag`.
+fn git_repo(dir: &std::path::Path, version: &str, tag: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    for file in ["kaged-plugin.yaml", "plugin.sh"] {
+        std::fs::copy(fixture("shell-adapter").join(file), dir.join(file)).expect("copy");
+    }
+    let manifest = dir.join("kaged-plugin.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        text.replace("version: 0.1.0", &format!("version: {version}")),
+    )
+    .expect("write");
+    for args in [
+        vec!["init", "--quiet", "--initial-branch", "main"],
+        vec!["add", "."],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "--quiet",
+            "-m",
+            "v",
+        ],
+        vec!["tag", tag],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .expect("git");
+        assert!(ok.success(), "git {args:?}");
+    }
+}
+
 #[test]
 fn install_project_installs_what_the_project_lacks_from_its_sources() {
     // plugin-host.md § Install flow, "Project-load-driven install" and
-    // "Source resolution".
+    // "Source resolution"; ADDENDUM §16 (git sources fetched, the version
+    // checked before installing, `local = false` for the project only).
     let store = tempfile::tempdir().expect("tempdir");
     let proj = tempfile::tempdir().expect("tempdir");
     let vendor = proj.path().join("vendor/adapter");
@@ -199,18 +239,42 @@ fn install_project_installs_what_the_project_lacks_from_its_sources() {
         std::fs::copy(fixture("shell-adapter").join(file), vendor.join(file)).expect("copy");
     }
     let project = proj.path().join("project.yaml");
-    std::fs::write(
-        &project,
-        "primary:\n  plugins:\n    adapter:\n      package: \"@kaged/my-simple-adapter\"\n      version: \"^0.1\"\n      source: ./vendor/adapter\n    other:\n      package: \"@kaged/not-here\"\n    remote:\n      package: \"@kaged/remote\"\n      source: https://github.com/example/remote\n",
-    )
-    .expect("write the project");
+    let write_project = |adapter_version: &str, remote: &str| {
+        std::fs::write(
+            &project,
+            format!("primary:\n  plugins:\n    adapter:\n      package: \"@kaged/my-simple-adapter\"\n      version: \"{adapter_version}\"\n      source: ./vendor/adapter\n    other:\n      package: \"@kaged/not-here\"\n    remote:\n      package: \"@kaged/remote\"\n      source: {remote}\n"),
+        )
+        .expect("write the project");
+    };
     let run = |extra: &[&str]| {
         let mut c = cli(store.path());
         c.arg("install-project").arg(&project).args(extra);
         c.output().expect("run")
     };
 
-    // Without consent (no terminal, no --yes) nothing is installed.
+    // A version requirement the source misses: refused before anything is
+    // installed (and an unreachable git source stays pending).
+    let missing = proj.path().join("no-such-repo");
+    write_project("^2", &format!("file://{}", missing.display()));
+    let out = run(&["--yes"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("my-simple-adapter 0.1.0 does not meet the project's requirement `^2`; nothing was installed"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "@kaged/remote: not installed: cannot fetch file://{}",
+            missing.display()
+        )),
+        "{text}"
+    );
+    assert!(stdout(cli(store.path()).arg("list")).is_empty());
+    assert!(!store.path().join("plugins/my-simple-adapter").exists());
+
+    // Without consent (no terminal, no --yes) nothing is fetched or installed.
+    write_project("^0.1", &format!("file://{}", missing.display()));
     let out = run(&[]);
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
@@ -221,28 +285,108 @@ fn install_project_installs_what_the_project_lacks_from_its_sources() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     let source = vendor.display().to_string();
+    // The project's id: its directory.
+    let id = proj.path().display().to_string();
     for want in [
         format!("@kaged/my-simple-adapter: not installed; source {source}"),
-        "✓ Installed my-simple-adapter 0.1.0 for the project (project-driven: local = false)".into(),
+        format!("✓ Installed my-simple-adapter 0.1.0 for the project (project-driven: local = false, enabled for {id})"),
         "@kaged/not-here: not installed; source not specified".into(),
-        "@kaged/remote: not installed; source https://github.com/example/remote: fetching git sources is not simulated".into(),
         "2 plugin(s) pending".into(),
     ] {
         assert!(text.contains(&want), "{want:?} in\n{text}");
     }
     let list = stdout(cli(store.path()).arg("list"));
     assert!(
-        list.starts_with("my-simple-adapter\t0.1.0\tdisabled\tproject\t"),
+        list.starts_with("my-simple-adapter\t0.1.0\tenabled\tproject\t"),
         "{list}"
+    );
+    let config = std::fs::read_to_string(store.path().join("config.toml")).expect("config");
+    assert!(
+        config.contains("local = false") && config.contains(&format!("projects = [\"{id}\"]")),
+        "{config}"
     );
 
     // Installed now; a version requirement it misses keeps it pending.
-    let text = std::fs::read_to_string(&project).expect("read");
-    std::fs::write(&project, text.replace("\"^0.1\"", "\"^2\"")).expect("write");
+    write_project("^2", &format!("file://{}", missing.display()));
     let out = run(&["--yes"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("@kaged/my-simple-adapter: 0.1.0 is installed, the project requires `^2`"),
         "{text}"
     );
+}
+
+#[test]
+fn install_project_fetches_git_sources_at_the_versions_tag_offline() {
+    // `file://` and `git+file://` sources are cloned with git, shallow, at
+    // `v<version>` when the declared version is exact; no network.
+    let store = tempfile::tempdir().expect("tempdir");
+    let proj = tempfile::tempdir().expect("tempdir");
+    let repo = proj.path().join("repos/adapter");
+    git_repo(&repo, "0.3.0", "v0.3.0");
+    // A later commit on the default branch the tag does not hold.
+    let manifest = repo.join("kaged-plugin.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        text.replace("version: 0.3.0", "version: 0.4.0-dev"),
+    )
+    .expect("write");
+    let ok = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "--quiet",
+            "-am",
+            "dev",
+        ])
+        .current_dir(&repo)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .expect("git");
+    assert!(ok.success());
+    let project = proj.path().join("project.yaml");
+    std::fs::write(
+        &project,
+        format!("primary:\n  plugins:\n    adapter:\n      package: \"@kaged/my-simple-adapter\"\n      version: \"0.3.0\"\n      source: git+file://{}\n", repo.display()),
+    )
+    .expect("write the project");
+    // No consent: not even fetched.
+    let out = cli(store.path())
+        .arg("install-project")
+        .arg(&project)
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("@kaged/my-simple-adapter: not fetched (consent needed"),
+        "{text}"
+    );
+    let out = cli(store.path())
+        .arg("install-project")
+        .arg(&project)
+        .arg("--yes")
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("Fetching file://{} with git...", repo.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains("✓ Installed my-simple-adapter 0.3.0 for the project"),
+        "the tag's version, not the branch's: {text}"
+    );
+    let copy = store.path().join("plugins/my-simple-adapter");
+    assert!(copy.join("plugin.sh").is_file());
+    assert!(!copy.join(".git").exists(), "history is never copied");
 }

@@ -22,7 +22,7 @@ fn rewrite_installed(store: &PluginStore, name: &str, edit: impl FnOnce(&str) ->
 fn install(store: &PluginStore, capabilities: &[&str]) -> tempfile::TempDir {
     let src = tempfile::tempdir().expect("tempdir");
     manifest(src.path(), "1.0.0", capabilities);
-    store.install(src.path(), true, |_| true).expect("install");
+    store.install(src.path(), |_| true).expect("install");
     src
 }
 
@@ -122,7 +122,7 @@ fn a_manifest_asking_less_or_changed_without_a_new_capability_starts() {
 fn install_asking(store: &PluginStore, capability: &str) -> Result<(), InstallError> {
     let src = tempfile::tempdir().expect("tempdir");
     manifest(src.path(), "1.0.0", &[capability]);
-    store.install(src.path(), true, |_| true).map(|_| ())
+    store.install(src.path(), |_| true).map(|_| ())
 }
 
 #[test]

@@ -168,7 +168,7 @@ async fn a_packed_layout_installs_in_place_of_the_development_directory() {
         (plan.source.as_path(), plan.version.as_str()),
         (packed.as_path(), "0.1.0")
     );
-    let entry = store.install(d, true, |_| true).expect("install");
+    let entry = store.install(d, |_| true).expect("install");
     assert_eq!(entry.installed, "0.1.0");
     let copy = store.plugin_dir("my-simple-adapter");
     assert_eq!(tree(&copy), ["kaged-plugin.yaml", "plugin.sh"]);

@@ -94,7 +94,7 @@ pub(crate) async fn self_contained(
         Ok(p) => p,
         Err(e) => return refused(e),
     };
-    if let Err(e) = store.install(&ctx.dir, true, |_| true) {
+    if let Err(e) = store.install(&ctx.dir, |_| true) {
         return refused(e);
     }
     let copy = store.plugin_dir(&ctx.manifest.name);

@@ -56,6 +56,25 @@ pub enum InstallError {
         /// The directory never copied.
         dir: String,
     },
+    /// A project-declared package's source could not be fetched.
+    #[error("cannot fetch {source_text}: {message}")]
+    Fetch {
+        /// The source as declared (resolved).
+        source_text: String,
+        /// Why.
+        message: String,
+    },
+    /// The package offered does not meet the project's `version:`
+    /// requirement: refused before anything is installed.
+    #[error("{name} {version} does not meet the project's requirement `{required}`; nothing was installed")]
+    VersionUnmet {
+        /// The plugin.
+        name: String,
+        /// The version its manifest declares.
+        version: String,
+        /// The project's requirement.
+        required: String,
+    },
     /// The plugin directory's `.kagedignore` cannot be read or has a line
     /// that is not a gitignore pattern.
     #[error(

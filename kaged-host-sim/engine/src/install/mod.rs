@@ -33,7 +33,7 @@
 //! let store_dir = tempfile::tempdir().unwrap();
 //! let audit = AuditLog::memory();
 //! let store = PluginStore::open(store_dir.path(), audit.clone()).unwrap();
-//! let installed = store.install(src.path(), true, |plan| {
+//! let installed = store.install(src.path(), |plan| {
 //!     assert!(plan.render().contains("net:[]"));
 //!     true // the operator said yes
 //! }).unwrap();
@@ -50,6 +50,7 @@ mod plan;
 mod registry;
 mod restart;
 mod select;
+mod source;
 mod store_guard;
 pub use error::InstallError;
 
@@ -68,6 +69,7 @@ pub use registry::{installed_copy, InstalledPlugin};
 pub use restart::UpgradeRestart;
 use select::packed_layout;
 pub use select::{LeftOut, LeftOutReason};
+pub use source::{Fetched, PackageSource};
 pub use store_guard::{grants_over_store, scratch_store_dir, StoreGrant, STORE_OWNED};
 
 use kaged_host_core::audit::{AuditEvent, AuditLog};
@@ -245,17 +247,53 @@ impl PluginStore {
         }
     }
 
-    /// The whole flow: [`plan`](Self::plan), ask `consent`, copy into the
-    /// store, write the local-config entry (`local`: a manual install;
-    /// `false` for a project-driven one). A new plugin is disabled until
-    /// enabled; an upgrade keeps the enabled state.
+    /// The whole flow of a manual install: [`plan`](Self::plan), ask
+    /// `consent`, copy into the store, write the local-config entry
+    /// (`local = true`). A new plugin is disabled until enabled; an upgrade
+    /// keeps the enabled state.
     pub fn install(
         &self,
         src: &Path,
-        local: bool,
+        consent: impl FnOnce(&InstallPlan) -> bool,
+    ) -> Result<InstalledPlugin, InstallError> {
+        self.install_scoped(src, None, consent)
+    }
+
+    /// A project-load-driven install (plugin-host.md § Project-load-driven
+    /// install, step 6): as [`install`](Self::install), recorded
+    /// `local = false` for the project `project_id` (added to the projects
+    /// it activates for, [`InstalledPlugin::activates_for`]), and enabled:
+    /// the operator's approval is the project's request to run it. An entry
+    /// already `local = true` stays local. A version that does not meet
+    /// the project's `required` version is refused before consent is
+    /// asked or anything is copied ([`InstallError::VersionUnmet`]).
+    pub fn install_for_project(
+        &self,
+        src: &Path,
+        project_id: &str,
+        required: Option<&str>,
+        consent: impl FnOnce(&InstallPlan) -> bool,
+    ) -> Result<InstalledPlugin, InstallError> {
+        self.install_scoped(src, Some((project_id, required)), consent)
+    }
+
+    fn install_scoped(
+        &self,
+        src: &Path,
+        project: Option<(&str, Option<&str>)>,
         consent: impl FnOnce(&InstallPlan) -> bool,
     ) -> Result<InstalledPlugin, InstallError> {
         let plan = self.plan(src)?;
+        if let Some(required) = project.and_then(|(_, r)| r) {
+            if !crate::agents::resolve::version_meets(&plan.version, required) {
+                return Err(InstallError::VersionUnmet {
+                    name: plan.name,
+                    version: plan.version,
+                    required: required.to_string(),
+                });
+            }
+        }
+        let project = project.map(|(id, _)| id);
         if !consent(&plan) {
             return Err(InstallError::Declined {
                 name: plan.name,
@@ -278,12 +316,19 @@ impl PluginStore {
         }
         std::fs::rename(&staging, &dest).map_err(io(&dest))?;
         let mut registry = Registry::load(&self.root)?;
+        let old = registry.plugins.get(&plan.name);
+        let local = project.is_none() || old.is_some_and(|p| p.local);
+        let mut projects = old.map(|p| p.projects.clone()).unwrap_or_default();
+        if let Some(id) = project.filter(|id| !projects.iter().any(|p| p == id)) {
+            projects.push(id.to_string());
+        }
         let entry = InstalledPlugin {
             name: plan.name.clone(),
             installed: plan.version.clone(),
             local,
+            projects,
             source: src.display().to_string(),
-            enabled: registry.plugins.get(&plan.name).is_some_and(|p| p.enabled),
+            enabled: project.is_some() || old.is_some_and(|p| p.enabled),
             capabilities: plan.capabilities.clone(),
             manifest_sha256: Some(plan.manifest_sha256.clone()),
         };

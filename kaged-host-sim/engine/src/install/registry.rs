@@ -24,8 +24,12 @@ pub struct InstalledPlugin {
     /// `installed = "<version>"`.
     pub installed: String,
     /// `local = true` for a manual install; `false` for a project-driven one
-    /// (activated only for the declaring project).
+    /// (activated only for the declaring project: [`projects`](Self::projects)).
     pub local: bool,
+    /// The ids of the projects whose load installed it (`local = false`):
+    /// the only projects it activates for. Empty for a manual install.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub projects: Vec<String>,
     /// Where it was installed from, as the operator gave it.
     pub source: String,
     /// Installed plugins stay disabled until the operator enables them.
@@ -37,6 +41,15 @@ pub struct InstalledPlugin {
     /// in the file; `None` in an entry written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest_sha256: Option<String>,
+}
+
+impl InstalledPlugin {
+    /// Whether it activates for the project `project` (its id; `None`
+    /// when the daemon runs without one): a manual install always, a
+    /// project-driven one (`local = false`) only for a declaring project.
+    pub fn activates_for(&self, project: Option<&str>) -> bool {
+        self.local || project.is_some_and(|id| self.projects.iter().any(|p| p == id))
+    }
 }
 
 /// The registry file and its entries, keyed by plugin name.

@@ -10,16 +10,21 @@
 //!   ...
 //! Install notes? [y/N] y
 //! ✓ Installed notes 1.2.0 for the project (project-driven: local = false)
-//! @kaged/memory: not installed; source not specified: install it by hand with `plugin install PATH --for-project`
+//! @kaged/memory: not installed; source not specified: install it by hand with `plugin install PATH --for-project FILE`
 //! 1 plugin(s) pending: the project cannot load until they are installed
 //! ```
 //!
 //! Each missing package is shown with its source and installed only on
 //! consent (`--yes`, or `y` at the prompt on a terminal). A `./relative`
-//! source is copied into the store; a git source is named but not fetched
-//! (the simulator fetches nothing from the network); no source leaves the
-//! operator to provide a path. A package already installed is checked
-//! against the declaration's `version:` requirement.
+//! source (against the project root) is copied into the store; a git
+//! source (`https://`, `git+https://`, `file://`) is cloned with `git`,
+//! shallow, at the declared version's tag when there is one
+//! ([`PackageSource`]): the fetch itself is what `--yes` (or the operator)
+//! consents to first, then the manifest's install prompt. No source leaves
+//! the operator to provide a path. The declaration's `version:` is checked
+//! before anything is installed, and a package already installed is
+//! checked against it too. What is installed is `local = false`, enabled,
+//! for this project only.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,7 +33,7 @@ use super::consent::asker;
 use super::{one_line, CliError};
 use kaged_host_engine::agents::resolve::version_meets;
 use kaged_host_engine::agents::{DeclaredPackage, Project};
-use kaged_host_engine::{InstallError, PluginStore};
+use kaged_host_engine::{InstallError, PackageSource, PluginStore};
 
 /// What became of one declared package.
 enum Outcome {
@@ -48,7 +53,7 @@ pub(super) fn run(project: &Path, store: &PluginStore, yes: bool) -> Result<Exit
         let have = installed.iter().find(|p| p.name == declared.plugin_name());
         let outcome = match have {
             Some(p) => present(&declared, &p.installed),
-            None => install(&declared, store, yes)?,
+            None => install(&declared, &loaded.id, store, yes)?,
         };
         match outcome {
             Outcome::Present | Outcome::Installed => {}
@@ -82,51 +87,61 @@ fn present(declared: &DeclaredPackage, version: &str) -> Outcome {
     }
 }
 
-/// A missing package: install it from its source, on consent.
+/// A missing package: fetch it from its source and install it, on consent.
 fn install(
     declared: &DeclaredPackage,
+    project_id: &str,
     store: &PluginStore,
     yes: bool,
 ) -> Result<Outcome, CliError> {
     let package = &declared.package;
     let Some(source) = &declared.source else {
         kaged_host_core::outln!(
-            "{package}: not installed; source not specified: install it by hand with `plugin install PATH --for-project`"
+            "{package}: not installed; source not specified: install it by hand with `plugin install PATH --for-project FILE`"
         );
         return Ok(Outcome::Pending);
     };
-    if source.contains("://") || source.starts_with("git+") {
-        kaged_host_core::outln!(
-            "{package}: not installed; source {source}: fetching git sources is not simulated: clone it and run `plugin install PATH --for-project`"
-        );
-        return Ok(Outcome::Pending);
-    }
-    let dir = Path::new(source);
-    if !dir.is_dir() {
-        kaged_host_core::outln!("{package}: not installed; source {source} is not a directory");
-        return Ok(Outcome::Pending);
-    }
     kaged_host_core::outln!("{package}: not installed; source {source}");
+    let parsed = PackageSource::parse(source);
+    if let PackageSource::Git { url } = &parsed {
+        // Nothing is fetched without the operator's consent (§ Source
+        // resolution): the clone itself is asked for first.
+        let mut no_terminal = false;
+        if !fetch_consent(url, yes, &mut no_terminal) {
+            let why = if no_terminal {
+                "consent needed: stdin is not a terminal, pass --yes"
+            } else {
+                "declined"
+            };
+            kaged_host_core::outln!("{package}: not fetched ({why})");
+            return Ok(Outcome::Pending);
+        }
+        kaged_host_core::outln!("Fetching {url} with git...");
+    }
+    let fetched = match parsed.fetch(declared.version.as_deref()) {
+        Ok(f) => f,
+        Err(e) => {
+            kaged_host_core::outln!("{package}: not installed: {e}");
+            return Ok(Outcome::Pending);
+        }
+    };
     kaged_host_core::outln!("Validating manifest...");
     let mut no_terminal = false;
-    let result = store.install(dir, false, asker(yes, &mut no_terminal));
+    let required = declared.version.as_deref();
+    let result = store.install_for_project(
+        &fetched.dir,
+        project_id,
+        required,
+        asker(yes, &mut no_terminal),
+    );
     match result {
         Ok(entry) => {
             kaged_host_core::outln!(
-                "✓ Installed {} {} for the project (project-driven: local = false)",
+                "✓ Installed {} {} for the project (project-driven: local = false, enabled for {project_id})",
                 entry.name,
                 entry.installed
             );
-            Ok(match &declared.version {
-                Some(required) if !version_meets(&entry.installed, required) => {
-                    kaged_host_core::outln!(
-                        "{package}: {} does not meet the project's `{required}`",
-                        entry.installed
-                    );
-                    Outcome::Pending
-                }
-                _ => Outcome::Installed,
-            })
+            Ok(Outcome::Installed)
         }
         Err(InstallError::Declined { .. }) => {
             let why = match no_terminal {
@@ -141,4 +156,21 @@ fn install(
             Ok(Outcome::Pending)
         }
     }
+}
+
+/// Ask whether to clone `url` (`--yes` consents; no terminal refuses).
+fn fetch_consent(url: &str, yes: bool, no_terminal: &mut bool) -> bool {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return true;
+    }
+    if !std::io::stdin().is_terminal() {
+        *no_terminal = true;
+        return false;
+    }
+    print!("Fetch {url} with git? [y/N] ");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut line);
+    matches!(line.trim(), "y" | "Y" | "yes")
 }

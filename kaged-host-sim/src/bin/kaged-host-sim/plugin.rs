@@ -52,9 +52,10 @@ pub enum PluginCommand {
         /// Consent without asking.
         #[arg(long, short = 'y')]
         yes: bool,
-        /// Record a project-driven install (`local = false`).
-        #[arg(long)]
-        for_project: bool,
+        /// Record a project-driven install for the project FILE declares
+        /// (`local = false`: it starts only under that project, enabled).
+        #[arg(long, value_name = "FILE")]
+        for_project: Option<PathBuf>,
     },
     /// Project-load-driven install: every package the project FILE declares
     /// that the store lacks is installed from the declaration's `source:`
@@ -190,10 +191,18 @@ pub async fn run(
                 )));
             }
             let store = open_store_at(store.as_deref(), audit, config_root.clone())?;
+            let project_id = match for_project {
+                Some(file) => Some(
+                    kaged_host_engine::agents::Project::load(file)
+                        .map_err(|e| CliError::Usage(one_line("--for-project", &e)))?
+                        .id,
+                ),
+                None => None,
+            };
             kaged_host_core::outln!("Validating manifest...");
             let mut no_terminal = false;
             let mut upgrade = false;
-            let result = store.install(path, !for_project, |plan| {
+            let consent = |plan: &kaged_host_engine::InstallPlan| {
                 upgrade = plan.upgrade.is_some();
                 kaged_host_core::out!("{}", plan.render());
                 if *yes {
@@ -206,7 +215,11 @@ pub async fn run(
                         false
                     }
                 }
-            });
+            };
+            let result = match &project_id {
+                Some(id) => store.install_for_project(path, id, None, consent),
+                None => store.install(path, consent),
+            };
             match result {
                 Ok(entry) => {
                     let dir = store.plugin_dir(&entry.name);

@@ -95,7 +95,17 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         .map(api::parse_listen)
         .transpose()
         .map_err(CliError::Usage)?;
-    let dirs = discover(&source).map_err(|e| CliError::Usage(one_line("up", &e)))?;
+    // A project-driven install (`local = false`) starts only for its project.
+    let project_id = match &args.project {
+        Some(file) => Some(
+            kaged_host_engine::agents::Project::load(file)
+                .map_err(|e| CliError::Usage(one_line("project", &e)))?
+                .id,
+        ),
+        None => None,
+    };
+    let dirs = discover(&source, project_id.as_deref())
+        .map_err(|e| CliError::Usage(one_line("up", &e)))?;
     let mut term = signal(SignalKind::terminate())
         .map_err(|e| CliError::Failed(one_line("cannot watch SIGTERM", &e)))?;
     let mut int = signal(SignalKind::interrupt())
