@@ -34,6 +34,7 @@ mod knobs;
 mod lines;
 pub mod link;
 mod overlap;
+mod pending;
 mod project;
 mod running;
 
@@ -43,5 +44,6 @@ pub use error::DaemonError;
 pub use history::HISTORY_LEN;
 pub use knobs::KnobView;
 pub use lines::{is_lifecycle, lifecycle_line};
+pub use pending::{PendingError, PendingInstall, PendingInstalls, PendingState, PlanView};
 pub use project::{DaemonProject, DEFAULT_API_SESSION};
 pub use running::{Daemon, DaemonOptions, PluginStatus};

@@ -23,6 +23,8 @@ use kaged_host_core::PluginHandle;
 use kaged_host_core::{PluginState, StartGate, Supervisor};
 use kaged_host_engine::agents::config::merge_config;
 
+use super::pending::PendingInstalls;
+
 /// One supervised plugin and its daemon-side config.
 #[derive(Debug)]
 pub(super) struct Managed {
@@ -64,6 +66,9 @@ pub struct DaemonOptions {
     /// every start ([`ConsentGate`]). `None` (a `--plugins` directory):
     /// nothing was consented, nothing is checked.
     pub store: Option<PathBuf>,
+    /// The project's consent requests while it is pending (`project` is
+    /// then `None`): served by the API ([`PendingInstalls`]).
+    pub pending: Option<Arc<PendingInstalls>>,
 }
 
 /// Every enabled plugin under its own supervisor; see the module docs.
@@ -72,6 +77,7 @@ pub struct Daemon {
     host: HostSim,
     pub(super) plugins: Vec<Managed>,
     pub(super) project: Option<DaemonProject>,
+    pending: Option<Arc<PendingInstalls>>,
     history: Arc<History>,
     /// The audit subscription feeding `history`, taken by the recorder
     /// task [`Daemon::start_all`] starts.
@@ -104,13 +110,27 @@ pub struct PluginStatus {
     pub health: HealthReport,
 }
 
+/// What a daemon is assembled with beyond its plugins.
+struct Parts {
+    clock: Clock,
+    project: Option<DaemonProject>,
+    gate: Option<Arc<dyn StartGate>>,
+    pending: Option<Arc<PendingInstalls>>,
+}
+
 impl Daemon {
     /// A daemon for the plugins in `dirs`, launched by `host`; nothing
     /// runs until [`Daemon::start_all`].
     pub fn new(host: HostSim, dirs: &[PathBuf]) -> Arc<Daemon> {
         let events = host.audit().subscribe();
         let manifests = read_manifests(dirs);
-        Daemon::assemble(host, dirs, manifests, Clock::Real, None, events, None)
+        let parts = Parts {
+            clock: Clock::Real,
+            project: None,
+            gate: None,
+            pending: None,
+        };
+        Daemon::assemble(host, dirs, manifests, events, parts)
     }
 
     /// [`Daemon::new`] with `options`: a project (loaded and resolved
@@ -147,26 +167,28 @@ impl Daemon {
                 (host, Some(project))
             }
         };
-        Ok(Daemon::assemble(
-            host,
-            dirs,
-            manifests,
-            options.clock,
+        let parts = Parts {
+            clock: options.clock,
             project,
-            events,
             gate,
-        ))
+            pending: options.pending,
+        };
+        Ok(Daemon::assemble(host, dirs, manifests, events, parts))
     }
 
     fn assemble(
         host: HostSim,
         dirs: &[PathBuf],
         manifests: Vec<Option<Manifest>>,
-        clock: Clock,
-        project: Option<DaemonProject>,
         events: Receiver<AuditRecord>,
-        gate: Option<Arc<dyn StartGate>>,
+        parts: Parts,
     ) -> Arc<Daemon> {
+        let Parts {
+            clock,
+            project,
+            gate,
+            pending,
+        } = parts;
         let refusals = super::overlap::refusals(host.config(), dirs, &manifests);
         let supervisor = |dir: &PathBuf, manifest: Option<&Manifest>| {
             let sup = Supervisor::with_clock(host.clone(), dir, clock.clone());
@@ -201,6 +223,7 @@ impl Daemon {
             host,
             plugins,
             project,
+            pending,
             history: Arc::default(),
             events: std::sync::Mutex::new(Some(events)),
             recorder: std::sync::Mutex::new(None),
@@ -210,6 +233,11 @@ impl Daemon {
     /// The project loaded with [`DaemonOptions::project`].
     pub fn project(&self) -> Option<&DaemonProject> {
         self.project.as_ref()
+    }
+
+    /// The pending project's consent requests ([`DaemonOptions::pending`]).
+    pub fn pending(&self) -> Option<&Arc<PendingInstalls>> {
+        self.pending.as_ref()
     }
 
     /// The last lifecycle records of `name`, oldest first (at most

@@ -17,6 +17,7 @@ mod health;
 mod lifecycle;
 mod nested_grants;
 mod notifications;
+mod pending;
 mod project;
 mod stderr;
 mod upgrade;

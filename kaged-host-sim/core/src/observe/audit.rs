@@ -26,7 +26,7 @@
 //! assert_eq!(AuditEvent::parse("plugin.killed"), Some(AuditEvent::Killed));
 //! ```
 
-pub use super::request_scope::{current_request_id, with_request_id};
+pub use super::request_scope::{current_request_id, with_request_id, with_request_id_blocking};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, MutexGuard};

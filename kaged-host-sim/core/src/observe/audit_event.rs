@@ -52,6 +52,10 @@ crate::names::name_table! {
     Upgraded => "plugin.upgraded",
     /// Plugin uninstalled.
     Uninstalled => "plugin.uninstalled",
+    /// A project being loaded declares a plugin the store lacks: the daemon asks the operator's consent over its API (package, source, version, state). A kit addition: plugin-host.md § Project-load-driven install asks for a consent request and names no event.
+    ConsentRequested => "plugin.consent_requested",
+    /// The operator refused a project-load install over the API (package, source); the project stays pending. A kit addition, as above.
+    InstallDeclined => "plugin.install_declined",
     /// The plugin violated the wire protocol (name, violation_type, detail).
     ProtocolViolation => "plugin.protocol_violation",
     /// The plugin claimed capabilities beyond its manifest in its handshake (name, claimed, allowed, excess). Also, before every start of a store's plugin (ADDENDUM §16), the plugin is not started: its manifest asks more than was consented at install (reason `not_consented`, excess, asked, consented, manifest_sha256, consented_sha256, reconsent: the command that re-consents), or a grant of it reaches the plugin store (reason `covers_store`, excess, paths, store).

@@ -34,3 +34,14 @@ pub async fn with_request_id<F: Future>(id: String, work: F) -> F::Output {
 pub fn current_request_id() -> Option<String> {
     REQUEST_ID.try_with(Clone::clone).ok()
 }
+
+/// Run the blocking `work` (inside `spawn_blocking`, where the task's
+/// request is not visible) with `id`, when there is one, as the request
+/// its audit records are caused by: take [`current_request_id`] before
+/// handing the work to the blocking thread, and give it here.
+pub fn with_request_id_blocking<T>(id: Option<String>, work: impl FnOnce() -> T) -> T {
+    match id {
+        Some(id) => REQUEST_ID.sync_scope(id, work),
+        None => work(),
+    }
+}

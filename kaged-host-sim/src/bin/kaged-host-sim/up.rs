@@ -20,7 +20,9 @@ use std::sync::Arc;
 use clap::Args;
 use kaged_host_core::{one_line, CageMode, HostSim};
 use kaged_host_sim::daemon::link::{DaemonLink, DAEMON_FILE};
-use kaged_host_sim::daemon::{api, discover, lifecycle_line, Daemon, DaemonOptions, PluginSource};
+use kaged_host_sim::daemon::{
+    api, discover, lifecycle_line, Daemon, DaemonOptions, PendingInstalls, PluginSource,
+};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -95,103 +97,92 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         .map(api::parse_listen)
         .transpose()
         .map_err(CliError::Usage)?;
-    // A project-driven install (`local = false`) starts only for its project.
-    let project_id = match &args.project {
+    let store = match &source {
+        PluginSource::Store(root) => Some(root.clone()),
+        PluginSource::Plugins(_) => None,
+    };
+    let project = match &args.project {
         Some(file) => Some(
             kaged_host_engine::agents::Project::load(file)
-                .map_err(|e| CliError::Usage(one_line("project", &e)))?
-                .id,
+                .map_err(|e| CliError::Usage(one_line("project", &e)))?,
         ),
         None => None,
     };
-    let dirs = discover(&source, project_id.as_deref())
-        .map_err(|e| CliError::Usage(one_line("up", &e)))?;
+    // A project declaring plugins the store lacks is pending: its consent
+    // requests are served until every one is installed (daemon::pending).
+    let mut pending = match (&store, &project) {
+        (Some(root), Some(project)) => pending_installs(&host, root, project)?,
+        _ => None,
+    };
+    // A project-driven install (`local = false`) starts only for its project.
+    let project_id = project.as_ref().map(|p| p.id.clone());
     let mut term = signal(SignalKind::terminate())
         .map_err(|e| CliError::Failed(one_line("cannot watch SIGTERM", &e)))?;
     let mut int = signal(SignalKind::interrupt())
         .map_err(|e| CliError::Failed(one_line("cannot watch SIGINT", &e)))?;
     kaged_host_core::outln!("{}", cage_line(mode).await);
     let mut events = host.config().audit.subscribe();
-    let options = DaemonOptions {
-        project: args.project.clone(),
-        store: match &source {
-            PluginSource::Store(root) => Some(root.clone()),
-            PluginSource::Plugins(_) => None,
-        },
-        ..DaemonOptions::default()
+    let assemble = |pending: &Option<Arc<PendingInstalls>>| -> Result<Arc<Daemon>, CliError> {
+        let dirs = discover(&source, project_id.as_deref())
+            .map_err(|e| CliError::Usage(one_line("up", &e)))?;
+        let options = DaemonOptions {
+            project: args.project.clone().filter(|_| pending.is_none()),
+            store: store.clone(),
+            pending: pending.clone(),
+            ..DaemonOptions::default()
+        };
+        let daemon = Daemon::with_options(host.clone(), &dirs, options)
+            .map_err(|e| CliError::Usage(one_line("up", &e)))?;
+        print_project(&daemon, args);
+        Ok(daemon)
     };
-    let daemon = Daemon::with_options(host, &dirs, options)
-        .map_err(|e| CliError::Usage(one_line("up", &e)))?;
-    if let Some(p) = daemon.project() {
-        kaged_host_core::outln!(
-            "project: {} ({}), agents: {}",
-            p.id(),
-            p.file().display(),
-            p.resolution().agent_paths().join(", ")
-        );
-    }
+    let mut daemon = assemble(&pending)?;
+    let cell = api::DaemonCell::new(Arc::clone(&daemon));
     let mut published = None;
     let server = match listen {
-        Some(addr) => {
-            let listener = api::bind(addr)
-                .map_err(|e| CliError::Failed(one_line(&format!("cannot listen on {addr}"), &e)))?;
-            let local = listener
-                .local_addr()
-                .map_err(|e| CliError::Failed(one_line("cannot listen", &e)))?;
-            let token = api::ApiToken::generate()
-                .map_err(|e| CliError::Failed(one_line("cannot make the API token", &e)))?;
-            kaged_host_core::outln!("listening: http://{local}/api/v1/plugins");
-            if let Some(file) = &args.token_file {
-                token
-                    .write_file(file)
-                    .map_err(|e| CliError::Failed(one_line("up", &e)))?;
-                kaged_host_core::outln!(
-                    "token: written to {} (mode 0600); send it as Authorization: Bearer TOKEN",
-                    file.display()
-                );
-            }
-            kaged_host_core::outln!("settings: {}", api::page::settings_url(local, &token));
-            // `plugin install` on this store reaches this daemon (an
-            // upgrade restarts the running plugin): see daemon::link.
-            if let PluginSource::Store(store) = &source {
-                let link = DaemonLink {
-                    addr: local.to_string(),
-                    token: token.reveal().to_string(),
-                };
-                match link.publish(store) {
-                    Ok(guard) => published = Some(guard),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "cannot write {} into the store", DAEMON_FILE)
-                    }
-                }
-            }
-            Some(tokio::spawn(api::serve(
-                Arc::clone(&daemon),
-                listener,
-                token,
-            )))
-        }
+        Some(addr) => Some(serve(args, addr, &cell, &source, &mut published)?),
         None => None,
     };
-    kaged_host_core::outln!("plugins: {}", daemon.names().join(", "));
-    daemon.start_all().await;
     loop {
-        tokio::select! {
-            record = events.recv() => match record {
-                Ok(r) => print_line(&r),
-                Err(RecvError::Lagged(n)) => kaged_host_core::outln!("({n} audit events not shown)"),
-                // No event can come any more: wait for the signal alone.
-                Err(RecvError::Closed) => {
-                    tokio::select! {
-                        _ = term.recv() => {},
-                        _ = int.recv() => {},
+        kaged_host_core::outln!("plugins: {}", daemon.names().join(", "));
+        daemon.start_all().await;
+        let waiting = pending.clone();
+        let settled = async move {
+            match waiting {
+                Some(p) => p.settled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(settled);
+        let load = loop {
+            tokio::select! {
+                record = events.recv() => match record {
+                    Ok(r) => print_line(&r),
+                    Err(RecvError::Lagged(n)) => kaged_host_core::outln!("({n} audit events not shown)"),
+                    // No event can come any more: wait for the signal alone.
+                    Err(RecvError::Closed) => {
+                        tokio::select! {
+                            _ = term.recv() => {},
+                            _ = int.recv() => {},
+                        }
+                        break false;
                     }
-                    break;
-                }
-            },
-            _ = term.recv() => break,
-            _ = int.recv() => break,
+                },
+                _ = &mut settled => break true,
+                _ = term.recv() => break false,
+                _ = int.recv() => break false,
+            }
+        };
+        if !load {
+            break;
         }
+        // Every plugin the project declares is installed: load it.
+        kaged_host_core::outln!("project: every declared plugin is installed; loading it");
+        pending = None;
+        let next = assemble(&pending)?;
+        let old = cell.replace(Arc::clone(&next));
+        old.shutdown().await;
+        daemon = next;
     }
     kaged_host_core::outln!("shutting down");
     if let Some(server) = server {
@@ -204,4 +195,88 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
     }
     kaged_host_core::outln!("stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The consent requests `project` needs against the store at `root`,
+/// printed; `None` when none is needed.
+fn pending_installs(
+    host: &HostSim,
+    root: &std::path::Path,
+    project: &kaged_host_engine::agents::Project,
+) -> Result<Option<Arc<PendingInstalls>>, CliError> {
+    let store = kaged_host_engine::PluginStore::open(root, host.audit().clone())
+        .map_err(|e| CliError::Usage(one_line("up", &e)))?
+        .with_config_root(host.config().config_root.clone());
+    let pending = PendingInstalls::for_project(store, project, host.audit().clone())
+        .map_err(|e| CliError::Usage(one_line("up", &e)))?;
+    if let Some(p) = &pending {
+        let names: Vec<String> = p.list().iter().map(|r| r.package.clone()).collect();
+        kaged_host_core::outln!(
+            "project: pending: {} await the operator's consent (GET /api/v1/pending, or the settings page): {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    Ok(pending.map(Arc::new))
+}
+
+/// The project line, when one is loaded.
+fn print_project(daemon: &Daemon, _args: &UpArgs) {
+    if let Some(p) = daemon.project() {
+        kaged_host_core::outln!(
+            "project: {} ({}), agents: {}",
+            p.id(),
+            p.file().display(),
+            p.resolution().agent_paths().join(", ")
+        );
+    }
+}
+
+/// Bind the API on `addr`, print where, publish the link into the store,
+/// and serve the daemon in `cell`.
+fn serve(
+    args: &UpArgs,
+    addr: std::net::SocketAddr,
+    cell: &api::DaemonCell,
+    source: &PluginSource,
+    published: &mut Option<kaged_host_sim::daemon::link::Published>,
+) -> Result<tokio::task::JoinHandle<std::io::Result<()>>, CliError> {
+    let listener = api::bind(addr)
+        .map_err(|e| CliError::Failed(one_line(&format!("cannot listen on {addr}"), &e)))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| CliError::Failed(one_line("cannot listen", &e)))?;
+    let token = api::ApiToken::generate()
+        .map_err(|e| CliError::Failed(one_line("cannot make the API token", &e)))?;
+    kaged_host_core::outln!("listening: http://{local}/api/v1/plugins");
+    if let Some(file) = &args.token_file {
+        token
+            .write_file(file)
+            .map_err(|e| CliError::Failed(one_line("up", &e)))?;
+        kaged_host_core::outln!(
+            "token: written to {} (mode 0600); send it as Authorization: Bearer TOKEN",
+            file.display()
+        );
+    }
+    kaged_host_core::outln!("settings: {}", api::page::settings_url(local, &token));
+    // `plugin install` on this store reaches this daemon (an upgrade
+    // restarts the running plugin): see daemon::link.
+    if let PluginSource::Store(store) = source {
+        let link = DaemonLink {
+            addr: local.to_string(),
+            token: token.reveal().to_string(),
+        };
+        match link.publish(store) {
+            Ok(guard) => *published = Some(guard),
+            Err(e) => tracing::warn!(error = %e, "cannot write {} into the store", DAEMON_FILE),
+        }
+    }
+    let daemon = cell.get();
+    let limits = api::ApiLimits::for_this_process(daemon.host().config().time_scale);
+    Ok(tokio::spawn(api::serve_cell(
+        cell.clone(),
+        listener,
+        token,
+        limits,
+    )))
 }

@@ -1,10 +1,9 @@
 //! The API's handlers.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::IntoResponse;
@@ -14,11 +13,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::super::running::{Daemon, PluginStatus};
+use super::super::running::PluginStatus;
+use super::cell::Current;
 use super::error::ApiError;
 use super::reserved;
-
-type Shared = State<Arc<Daemon>>;
 
 /// `?agent=PATH[&session=ID]`.
 #[derive(Debug, Deserialize)]
@@ -27,12 +25,12 @@ pub(super) struct AgentQuery {
     session: Option<String>,
 }
 
-pub(super) async fn list(State(d): Shared) -> Json<Vec<PluginStatus>> {
+pub(super) async fn list(Current(d): Current) -> Json<Vec<PluginStatus>> {
     Json(d.status())
 }
 
 pub(super) async fn history(
-    State(d): Shared,
+    Current(d): Current,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let history = d.history(&name)?;
@@ -60,7 +58,7 @@ fn operator_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 }
 
 pub(super) async fn call_post(
-    State(d): Shared,
+    Current(d): Current,
     Path((name, method)): Path<(String, String)>,
     Query(q): Query<AgentQuery>,
     headers: HeaderMap,
@@ -87,7 +85,7 @@ pub(super) async fn call_post(
 }
 
 pub(super) async fn knobs(
-    State(d): Shared,
+    Current(d): Current,
     Path(name): Path<String>,
     Query(q): Query<AgentQuery>,
 ) -> Result<Json<Value>, ApiError> {
@@ -98,7 +96,7 @@ pub(super) async fn knobs(
 }
 
 pub(super) async fn write_knob(
-    State(d): Shared,
+    Current(d): Current,
     Path((name, knob)): Path<(String, String)>,
     Query(q): Query<AgentQuery>,
     body: Bytes,
@@ -116,7 +114,7 @@ pub(super) async fn write_knob(
 }
 
 pub(super) async fn operate(
-    State(d): Shared,
+    Current(d): Current,
     Path((name, action)): Path<(String, String)>,
 ) -> Result<Json<PluginStatus>, ApiError> {
     let status = match action.as_str() {
@@ -135,7 +133,7 @@ pub(super) async fn operate(
 }
 
 pub(super) async fn audit_stream(
-    State(d): Shared,
+    Current(d): Current,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let rx = d.host().audit().subscribe();
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {

@@ -21,8 +21,11 @@
 //! | `GET /api/v1/plugins/<name>/history` | `{"plugin", "history": [..]}`: its last lifecycle audit records |
 //! | `GET /api/v1/plugins/<name>/notifications` | a WebSocket: one frame per notification of the plugin ([`notifications`]) |
 //! | `GET /api/v1/audit/stream` | server-sent events, one audit record each |
-//! | `GET /` (`/settings.css`, `/settings.js`) | the settings page's shell ([`page`]), without the token |
+//! | `GET /api/v1/pending` | `{"project": "pending"\|"loaded"\|null, "pending": [..]}`: a pending project's consent requests (`daemon::pending`) |
+//! | `POST /api/v1/pending/<plugin>/approve\|refuse` | `{"plugin", "installed", "request"}`: a git source fetched and its manifest shown, or installed; or refused |
+//! | `GET /` (`/settings.css`, `/settings.js`, `/pending.js`) | the settings page's shell ([`page`]), without the token |
 
+mod cell;
 pub mod conns;
 mod error;
 pub mod guard;
@@ -30,6 +33,7 @@ mod handlers;
 pub mod limits;
 pub mod notifications;
 pub mod page;
+mod pending;
 pub mod reserved;
 mod serve;
 pub mod token;
@@ -41,6 +45,7 @@ use axum::routing::{get, post, put};
 use axum::Router;
 
 use super::running::Daemon;
+pub use cell::DaemonCell;
 pub use error::ApiError;
 pub use guard::Guard;
 pub use limits::ApiLimits;
@@ -75,10 +80,16 @@ pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
 
 /// The API's routes over `daemon`, every one behind `guard`.
 pub fn router(daemon: Arc<Daemon>, guard: Guard) -> Router {
+    router_of(DaemonCell::new(daemon), guard)
+}
+
+/// [`router`] serving the daemon in `cell`, which may be swapped.
+pub fn router_of(cell: DaemonCell, guard: Guard) -> Router {
     Router::new()
         .route("/", get(page::index))
         .route("/settings.css", get(page::css))
         .route("/settings.js", get(page::js))
+        .route("/pending.js", get(page::pending_js))
         .route("/api/v1/plugins", get(handlers::list))
         .route("/api/v1/plugins/{name}/history", get(handlers::history))
         .route(
@@ -96,9 +107,11 @@ pub fn router(daemon: Arc<Daemon>, guard: Guard) -> Router {
         )
         .route("/api/v1/plugins/{name}/{action}", post(handlers::operate))
         .route("/api/v1/audit/stream", get(handlers::audit_stream))
+        .route("/api/v1/pending", get(pending::list))
+        .route("/api/v1/pending/{plugin}/{action}", post(pending::decide))
         .fallback(handlers::not_found)
-        .with_state(daemon.clone())
-        .layer(axum::middleware::from_fn_with_state(daemon, request_id))
+        .with_state(cell.clone())
+        .layer(axum::middleware::from_fn_with_state(cell, request_id))
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(guard),
             guard::gate,
@@ -113,11 +126,11 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// (`kaged_host_core::audit::with_request_id`), a call it makes has it as
 /// `_context.request_id`, and the answer says it in `X-Request-Id`.
 async fn request_id(
-    axum::extract::State(d): axum::extract::State<Arc<Daemon>>,
+    axum::extract::State(cell): axum::extract::State<DaemonCell>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let id = format!("req_api_{}", d.host().config().request_ids.next());
+    let id = format!("req_api_{}", cell.get().host().config().request_ids.next());
     let mut resp = kaged_host_core::audit::with_request_id(id.clone(), next.run(req)).await;
     if let Ok(v) = axum::http::HeaderValue::from_str(&id) {
         resp.headers_mut().insert(REQUEST_ID_HEADER, v);
@@ -146,7 +159,18 @@ pub async fn serve_with(
     token: ApiToken,
     limits: ApiLimits,
 ) -> std::io::Result<()> {
+    serve_cell(DaemonCell::new(daemon), listener, token, limits).await
+}
+
+/// [`serve_with`] of the daemon in `cell`, which `up` swaps when a pending
+/// project loads.
+pub async fn serve_cell(
+    cell: DaemonCell,
+    listener: tokio::net::TcpListener,
+    token: ApiToken,
+    limits: ApiLimits,
+) -> std::io::Result<()> {
     let guard = Guard::new(token, listener.local_addr()?.port());
-    serve::accept_loop(listener, router(daemon, guard), conns::Conns::new(limits)).await;
+    serve::accept_loop(listener, router_of(cell, guard), conns::Conns::new(limits)).await;
     Ok(())
 }

@@ -19,17 +19,16 @@
 //! outlives the plugin's process: after a restart it follows the new one.
 //! Frames from the client are ignored; a close ends the subscription.
 
-use std::sync::Arc;
-
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, State};
+use axum::extract::Path;
 use axum::response::Response;
 use kaged_plugin_protocol::Notification;
 use serde_json::json;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::super::running::Daemon;
+use super::cell::Current;
+
 use super::error::ApiError;
 
 /// The subprotocol the notification socket speaks (selected when offered).
@@ -40,7 +39,7 @@ pub const PROTOCOL: &str = "kaged.notifications.v1";
 /// upgrade is answered: whatever the plugin emits once the client holds
 /// the socket reaches it.
 pub(super) async fn subscribe(
-    State(daemon): State<Arc<Daemon>>,
+    Current(daemon): Current,
     Path(name): Path<String>,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {

@@ -30,9 +30,10 @@ use kaged_host_core::audit::AuditEvent;
 const INDEX: &str = include_str!("page/index.html");
 const CSS: &str = include_str!("page/settings.css");
 const JS: &str = include_str!("page/settings.js");
+const PENDING_JS: &str = include_str!("page/pending.js");
 
 /// The paths of the page's static shell, served without the token.
-pub const SHELL: [&str; 3] = ["/", "/settings.css", "/settings.js"];
+pub const SHELL: [&str; 4] = ["/", "/settings.css", "/settings.js", "/pending.js"];
 
 /// The URL `up` prints for the operator: the page, the token in its
 /// fragment.
@@ -96,6 +97,10 @@ pub(super) async fn js() -> Response {
     shell("text/javascript; charset=utf-8", JS)
 }
 
+pub(super) async fn pending_js() -> Response {
+    shell("text/javascript; charset=utf-8", PENDING_JS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +114,7 @@ mod tests {
             assert!(html.contains(&format!("\"{}\"", e.as_str())), "{e}");
         }
         assert!(html.contains("/settings.js") && html.contains("/settings.css"));
+        assert!(html.contains("/pending.js"));
         // No external asset: every src/href is a path on this server.
         for attr in ["src=\"http", "href=\"http", "src=\"//", "href=\"//"] {
             assert!(!html.contains(attr), "{attr}");

@@ -186,6 +186,10 @@ async function refresh() {
     loadHistory(p.name);
     if (!c.knobsLoaded) loadKnobs(p.name);
   }
+  // A plugin between states (its handshake's config.update and
+  // projects.activated come after `plugin.initialized`, and no audit
+  // event marks the end): look again until it settles.
+  if (res.json.some((p) => p.state === "spawning")) setTimeout(refreshSoon, 250);
 }
 
 // ---- live notifications ----------------------------------------------------

@@ -1,0 +1,44 @@
+//! The daemon the API serves, in one cell: `up` swaps in a new daemon when
+//! a pending project loads (`daemon::pending`), and every request after
+//! the swap, on a new connection or a kept-alive one, reaches the new one.
+
+use std::convert::Infallible;
+use std::sync::{Arc, RwLock};
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+
+use super::super::running::Daemon;
+
+/// The daemon the API serves (see the module docs).
+#[derive(Debug, Clone)]
+pub struct DaemonCell(Arc<RwLock<Arc<Daemon>>>);
+
+impl DaemonCell {
+    /// A cell holding `daemon`.
+    pub fn new(daemon: Arc<Daemon>) -> DaemonCell {
+        DaemonCell(Arc::new(RwLock::new(daemon)))
+    }
+
+    /// The daemon served now.
+    pub fn get(&self) -> Arc<Daemon> {
+        Arc::clone(&self.0.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Serve `daemon` from now on; answers the one it replaces.
+    pub fn replace(&self, daemon: Arc<Daemon>) -> Arc<Daemon> {
+        let mut slot = self.0.write().unwrap_or_else(|e| e.into_inner());
+        std::mem::replace(&mut *slot, daemon)
+    }
+}
+
+/// The extractor of the daemon served when the request arrived.
+pub(super) struct Current(pub(super) Arc<Daemon>);
+
+impl FromRequestParts<DaemonCell> for Current {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(_: &mut Parts, cell: &DaemonCell) -> Result<Current, Infallible> {
+        Ok(Current(cell.get()))
+    }
+}

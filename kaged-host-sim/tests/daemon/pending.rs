@@ -1,0 +1,266 @@
+//! Project-load-driven install over the API (plugin-host.md
+//! § Project-load-driven install; ADDENDUM §16): `up --store --project`
+//! with plugins the store lacks lists consent requests, fetches a git
+//! source only on approval, installs on a second approval what was shown,
+//! refuses without installing, and loads the project once every plugin is
+//! in: the new plugins run, `local = false`, for that project.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::harness::{raw, Up};
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/plugins")
+        .join(name)
+}
+
+/// The shell adapter under `name` at `dir`.
+fn adapter(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    for file in ["kaged-plugin.yaml", "plugin.sh"] {
+        std::fs::copy(fixture("shell-adapter").join(file), dir.join(file)).expect("copy");
+    }
+    // The manifest's name and the name `initialize` answers.
+    for file in ["kaged-plugin.yaml", "plugin.sh"] {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).expect("read");
+        std::fs::write(&path, text.replace("my-simple-adapter", name)).expect("write");
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status()
+        .expect("git");
+    assert!(ok.success(), "git {args:?}");
+}
+
+fn request(up: &Up, method: &str, path: &str) -> (u16, Value, String) {
+    let bearer = up.bearer();
+    let reply = raw(
+        &up.addr,
+        method,
+        path,
+        Some(&up.addr),
+        &[(bearer.0, &bearer.1)],
+        None,
+    );
+    let json = serde_json::from_str(&reply.body).unwrap_or(Value::Null);
+    (reply.status, json, reply.head)
+}
+
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines()
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+        })
+        .map(|(_, v)| v.trim())
+}
+
+fn pending(up: &Up) -> Value {
+    let (status, body) = up.http("GET", "/api/v1/pending", None);
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+fn entry<'a>(list: &'a Value, plugin: &str) -> &'a Value {
+    list["pending"]
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["plugin"] == plugin))
+        .unwrap_or_else(|| panic!("no {plugin} in {list}"))
+}
+
+#[test]
+fn a_pending_project_asks_consent_over_the_api_and_loads_when_installed() {
+    let store = tempfile::tempdir().expect("store");
+    let proj = tempfile::tempdir().expect("project");
+    adapter(&proj.path().join("vendor/local-one"), "local-one");
+    let repo = proj.path().join("repos/remote-one");
+    adapter(&repo, "remote-one");
+    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "v0.1.0"]);
+    git(&repo, &["tag", "v0.1.0"]);
+    let file = proj.path().join("project.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "primary:\n  plugins:\n    local:\n      package: \"@kaged/local-one\"\n      version: \"^0.1\"\n      source: ./vendor/local-one\n    remote:\n      package: \"@kaged/remote-one\"\n      version: \"0.1.0\"\n      source: git+file://{}\n",
+            repo.display()
+        ),
+    )
+    .expect("project");
+    let mut up = Up::start_args(&[
+        OsStr::new("--store"),
+        store.path().as_os_str(),
+        OsStr::new("--project"),
+        file.as_os_str(),
+    ]);
+    let line = up.wait_line(|l| l.starts_with("project: pending: "));
+    assert!(line.contains("2 await the operator's consent"), "{line}");
+
+    // The directory's manifest is shown at once; the git source only by
+    // its URL: nothing is fetched yet.
+    let list = pending(&up);
+    assert_eq!(list["project"], "pending");
+    let local = entry(&list, "local-one");
+    assert_eq!(local["state"], "awaiting_consent", "{local}");
+    assert_eq!(local["plan"]["version"], "0.1.0");
+    assert_eq!(local["plan"]["capabilities"], serde_json::json!(["net:[]"]));
+    let remote = entry(&list, "remote-one");
+    assert_eq!(remote["state"], "awaiting_fetch", "{remote}");
+    assert!(remote["plan"].is_null());
+    let requested = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.consent_requested")
+        .count();
+    assert_eq!(requested, 2);
+
+    // Refused: nothing fetched, the project stays pending.
+    let (status, body, _) = request(&up, "POST", "/api/v1/pending/remote-one/refuse");
+    assert_eq!(
+        (status, &body["request"]["state"]),
+        (200, &Value::from("refused")),
+        "{body}"
+    );
+    assert!(up
+        .audit()
+        .iter()
+        .any(|r| r["event"] == "plugin.install_declined"));
+    let (status, body, _) = request(&up, "POST", "/api/v1/pending/nobody/approve");
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (404, &Value::from("unknown_pending")),
+        "{body}"
+    );
+
+    // Approved: installed, in the request's name.
+    let (status, body, head) = request(&up, "POST", "/api/v1/pending/local-one/approve");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["installed"], true, "{body}");
+    let id = header(&head, "x-request-id")
+        .expect("X-Request-Id")
+        .to_string();
+    let installed = up
+        .audit()
+        .into_iter()
+        .find(|r| r["event"] == "plugin.installed" && r["plugin"] == "local-one")
+        .expect("plugin.installed");
+    assert_eq!(installed["request_id"], id.as_str(), "{installed}");
+
+    // The refused git source, approved after all: fetched (the tag of the
+    // declared version), its manifest shown; then installed.
+    let (status, body, _) = request(&up, "POST", "/api/v1/pending/remote-one/approve");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["request"]["state"], "awaiting_consent", "{body}");
+    assert_eq!(body["request"]["plan"]["name"], "remote-one");
+    let (status, body, _) = request(&up, "POST", "/api/v1/pending/remote-one/approve");
+    assert_eq!(
+        (status, &body["installed"]),
+        (200, &Value::Bool(true)),
+        "{body}"
+    );
+
+    // Every plugin in: the project loads and its plugins run.
+    up.wait_line(|l| l == "project: every declared plugin is installed; loading it");
+    let line = up.wait_line(|l| l.starts_with("project: ") && l.contains("agents: primary"));
+    assert!(line.contains(&proj.path().display().to_string()), "{line}");
+    for name in ["local-one", "remote-one"] {
+        up.wait_plugin(name, |p| p["state"] == "running");
+    }
+    assert_eq!(
+        pending(&up),
+        serde_json::json!({"project": "loaded", "pending": []})
+    );
+    let config = std::fs::read_to_string(store.path().join("config.toml")).expect("config");
+    assert_eq!(config.matches("local = false").count(), 2, "{config}");
+    assert!(!store.path().join("plugins/remote-one/.git").exists());
+}
+
+/// The consent request on the settings page, in a real browser (headless
+/// Chromium; skipped with a message outside CI when it cannot start): the
+/// request shows its source, requirement and capabilities; its approve
+/// button installs it, and the page then shows the project's plugin
+/// running and the panel gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_consent_request_on_the_settings_page_in_a_real_browser() {
+    use fantoccini::Locator;
+    use kaged_test_support::browser::{browser_tools_for, Browser};
+
+    use crate::browser::wait_js;
+    use crate::support::host::LIMIT;
+
+    let Some(tools) = browser_tools_for("the consent request on the settings page") else {
+        return;
+    };
+    let browser = Browser::open(&tools, LIMIT).await;
+    let store = tempfile::tempdir().expect("store");
+    let proj = tempfile::tempdir().expect("project");
+    adapter(&proj.path().join("vendor/paged-one"), "paged-one");
+    let file = proj.path().join("project.yaml");
+    std::fs::write(
+        &file,
+        "primary:\n  plugins:\n    paged:\n      package: \"@kaged/paged-one\"\n      source: ./vendor/paged-one\n",
+    )
+    .expect("project");
+    let up = tokio::task::block_in_place(|| {
+        let mut up = Up::start_args(&[
+            OsStr::new("--store"),
+            store.path().as_os_str(),
+            OsStr::new("--project"),
+            file.as_os_str(),
+        ]);
+        up.wait_line(|l| l.starts_with("project: pending: "));
+        up
+    });
+    let c = browser.client();
+    c.goto(&up.settings_url).await.expect("open the page");
+    let shown = wait_js(
+        c,
+        "the consent request",
+        r#"const li = document.querySelector('#pending li[data-plugin="paged-one"]');
+           return li && !document.getElementById('pending').hidden
+             ? [li.dataset.state, li.textContent] : null;"#,
+        |v| !v.is_null(),
+    )
+    .await;
+    assert_eq!(shown[0], "awaiting_consent", "{shown}");
+    let text = shown[1].as_str().unwrap_or_default();
+    for needle in [
+        "@kaged/paged-one",
+        "vendor/paged-one",
+        "net:[]",
+        "paged-one 0.1.0",
+    ] {
+        assert!(text.contains(needle), "{needle:?} in {text}");
+    }
+    c.find(Locator::Css(
+        r#"#pending li[data-plugin="paged-one"] button.approve"#,
+    ))
+    .await
+    .expect("the approve button")
+    .click()
+    .await
+    .expect("click approve");
+    wait_js(
+        c,
+        "the project's plugin running, the panel gone",
+        r#"const card = document.querySelector('.plugin[data-plugin="paged-one"]');
+           return [document.getElementById('pending').hidden, card && card.dataset.state];"#,
+        |v| v == &serde_json::json!([true, "running"]),
+    )
+    .await;
+    let config = std::fs::read_to_string(store.path().join("config.toml")).expect("config");
+    assert!(config.contains("local = false"), "{config}");
+    drop(up);
+}
