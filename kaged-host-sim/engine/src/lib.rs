@@ -25,8 +25,9 @@ pub mod scenario;
 
 // Projects and their hooks.
 pub use firing::{
-    AgentHost, AgentHostError, CompactRequest, CompactionOutcome, FailedPlugin, IdleOutcome,
-    KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten, PluginDirs, SessionStart,
+    check_must_exist, AgentHost, AgentHostError, CompactRequest, CompactionOutcome, FailedPlugin,
+    IdleOutcome, KnobRoots, KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten, PluginDirs,
+    SessionStart,
 };
 
 // Installing plugins.

@@ -8,7 +8,7 @@ use super::error::DaemonError;
 use super::in_force::{held, send_config};
 use super::running::Daemon;
 use kaged_host_engine::agents::config::merge_config;
-use kaged_host_engine::KnobWriteRequest;
+use kaged_host_engine::{KnobRoots, KnobWriteRequest};
 
 /// One knob as the UI renders it: the manifest's declaration (type, label,
 /// type fields) and the value in force.
@@ -112,6 +112,15 @@ impl Daemon {
             system: active.map(|a| &a.system_config),
             agent_path: agent,
             key: active.map(|a| a.key.as_str()),
+            roots: KnobRoots {
+                config: self.host().config().config_root.as_deref(),
+                // `project:/` lands in the loaded project's directory.
+                project: self
+                    .project
+                    .as_ref()
+                    .and_then(|p| p.file().parent())
+                    .or(self.host().config().project_root.as_deref()),
+            },
         };
         let written = request
             .write(self.host().audit(), |merged| async {

@@ -170,3 +170,81 @@ async fn a_config_the_plugin_refuses_leaves_the_previous_one_in_force() {
     assert_eq!(audit.of(kaged_host_core::AuditEvent::KnobWrite).len(), 2);
     stop(agents).await;
 }
+
+#[tokio::test]
+async fn a_path_knob_that_must_exist_is_checked_on_write() {
+    // ADDENDUM §16: `must_exist` is checked on write, under the operator's
+    // config root (`config:/`) and the project root (`project:/`).
+    let plugin = tempfile::tempdir().expect("plugin dir");
+    for entry in std::fs::read_dir(fixture("knobs")).expect("fixture") {
+        let from = entry.expect("entry").path();
+        std::fs::copy(&from, plugin.path().join(from.file_name().expect("name"))).expect("copy");
+    }
+    let manifest = plugin.path().join("kaged-plugin.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let with = text.replace(
+        "    default: \"config:/memory\"\n",
+        "    default: \"config:/memory\"\n    must_exist: true\n",
+    );
+    assert_ne!(text, with, "the fixture's path knob");
+    std::fs::write(&manifest, with).expect("write");
+    let (config_root, project_root) = (
+        tempfile::tempdir().expect("c"),
+        tempfile::tempdir().expect("p"),
+    );
+    std::fs::create_dir(config_root.path().join("memory")).expect("mkdir");
+    std::fs::create_dir(project_root.path().join("notes")).expect("mkdir");
+    let audit = AuditLog::memory();
+    let host = kaged_host_core::HostSim::new(
+        kaged_host_core::HostConfig::default()
+            .with_time_scale(kaged_host_core::TimeScale::new(EASY).expect("scale"))
+            .with_audit(audit.clone())
+            .with_config_root(config_root.path().to_path_buf())
+            .with_project_root(project_root.path().to_path_buf()),
+    );
+    let yaml = "primary:\n  plugins:\n    tuned:\n      package: \"@kaged/knobs\"\n";
+    let project = Project::from_yaml_str(yaml, "project.yaml").expect("project");
+    let dirs = PluginDirs::Map(BTreeMap::from([(
+        "@kaged/knobs".to_string(),
+        plugin.path().to_path_buf(),
+    )]));
+    let mut agents = AgentHost::start(host, &project, &dirs)
+        .await
+        .expect("start");
+    for ok in ["config:/memory", "project:/notes"] {
+        agents
+            .write_knob("primary", "tuned", "store", json!(ok))
+            .await
+            .unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    let sent = seen(&agents).await.len();
+    for (value, why) in [
+        (
+            "config:/elsewhere",
+            "\"config:/elsewhere\" does not exist (",
+        ),
+        ("project:/gone", "\"project:/gone\" does not exist ("),
+        (
+            "config:/../memory",
+            "\"config:/../memory\" has a `..` component",
+        ),
+    ] {
+        let err = agents
+            .write_knob("primary", "tuned", "store", json!(value))
+            .await
+            .expect_err(value);
+        match &err {
+            KnobWriteError::OutOfBounds { knob, reason } => {
+                assert_eq!(knob, "store");
+                assert!(reason.starts_with(why), "{value}: {reason}");
+            }
+            other => panic!("{value}: {other:?}"),
+        }
+    }
+    assert_eq!(
+        seen(&agents).await.len(),
+        sent,
+        "nothing reached the plugin"
+    );
+    stop(agents).await;
+}

@@ -10,6 +10,7 @@
 //! previous config in force.
 
 use std::future::Future;
+use std::path::Path;
 
 use kaged_plugin_protocol::manifest::{Knob, Manifest};
 use kaged_plugin_protocol::methods;
@@ -159,6 +160,69 @@ pub fn check_knob_value(knob: &Knob, value: &Value) -> Result<(), String> {
     })
 }
 
+/// Where a path knob's `config:/…` and `project:/…` values land: the
+/// operator's config root and the project root. A write to a path knob
+/// declaring `must_exist: true` is checked there ([`check_must_exist`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KnobRoots<'a> {
+    /// The operator's config root (`config:/`).
+    pub config: Option<&'a Path>,
+    /// The project root (`project:/`).
+    pub project: Option<&'a Path>,
+}
+
+/// A path knob's `must_exist: true` (plugin-host.md § Knob types, ADDENDUM
+/// §16: checked on write): the value, resolved under `roots`, names an
+/// existing file or directory. Any other knob, or `must_exist` absent or
+/// false, passes.
+///
+/// ```
+/// use kaged_host_engine::{check_must_exist, KnobRoots};
+/// use kaged_plugin_protocol::manifest::Knob;
+/// let knob: Knob = serde_json::from_value(serde_json::json!({
+///     "type": "path", "prefixes": ["config:"], "default": "config:/", "must_exist": true,
+/// })).unwrap();
+/// let root = std::env::temp_dir();
+/// let roots = KnobRoots { config: Some(&root), project: None };
+/// assert!(check_must_exist(&knob, &serde_json::json!("config:/"), roots).is_ok());
+/// let missing = check_must_exist(&knob, &serde_json::json!("config:/no-such-dir-7f3a"), roots);
+/// assert!(missing.unwrap_err().starts_with("\"config:/no-such-dir-7f3a\" does not exist"));
+/// ```
+pub fn check_must_exist(knob: &Knob, value: &Value, roots: KnobRoots<'_>) -> Result<(), String> {
+    let wanted = knob.kind == KnobType::Path.as_str()
+        && knob.fields.get("must_exist").and_then(Value::as_bool) == Some(true);
+    let Some(text) = value.as_str().filter(|_| wanted) else {
+        return Ok(());
+    };
+    let (root, rel, which) = if let Some(rel) = text.strip_prefix("config:") {
+        (roots.config, rel, "the operator's config root")
+    } else if let Some(rel) = text.strip_prefix("project:") {
+        (roots.project, rel, "a project root")
+    } else {
+        return Ok(()); // refused by its prefixes already
+    };
+    let Some(root) = root else {
+        return Err(format!(
+            "{text:?} must exist, and there is no {which} to look in"
+        ));
+    };
+    let rel = Path::new(rel.trim_start_matches('/'));
+    if rel
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(format!("{text:?} has a `..` component"));
+    }
+    let at = root.join(rel);
+    match at.try_exists() {
+        Ok(true) => Ok(()),
+        _ => Err(format!(
+            "{text:?} does not exist ({}) and the knob says must_exist",
+            at.display()
+        )),
+    }
+}
+
 /// One knob write (see the module docs), the one implementation behind
 /// [`AgentHost::write_knob`] and the `up` daemon's: find the knob's
 /// declaration, check the value against its bounds, merge the new
@@ -185,6 +249,8 @@ pub struct KnobWriteRequest<'a> {
     /// The plugin's declaration key on the agent, audited with a failed
     /// validation (`None`: no agent).
     pub key: Option<&'a str>,
+    /// Where a path knob's value lands, for its `must_exist`.
+    pub roots: KnobRoots<'a>,
 }
 
 /// A knob write that reached the plugin ([`KnobWriteRequest::write`]).
@@ -221,10 +287,12 @@ impl KnobWriteRequest<'_> {
         };
         let (decl, field) = bound_knob(self.manifest, self.knob).ok_or_else(unknown)?;
         let field = field.to_string();
-        check_knob_value(decl, &self.value).map_err(|reason| KnobWriteError::OutOfBounds {
-            knob: knob.clone(),
-            reason,
-        })?;
+        check_knob_value(decl, &self.value)
+            .and_then(|()| check_must_exist(decl, &self.value, self.roots))
+            .map_err(|reason| KnobWriteError::OutOfBounds {
+                knob: knob.clone(),
+                reason,
+            })?;
         let mut project = self.project;
         project.insert(field.clone(), self.value.clone());
         let merged = match merge_config(self.manifest, &project, self.system) {
@@ -308,6 +376,10 @@ impl AgentHost {
             system: Some(&active.system_config),
             agent_path: Some(agent_path),
             key: Some(&active.key),
+            roots: KnobRoots {
+                config: self.host.config().config_root.as_deref(),
+                project: self.host.config().project_root.as_deref(),
+            },
         };
         let id = &request_id;
         let written = request

@@ -97,7 +97,9 @@ use kaged_host_core::PluginHandle;
 use kaged_host_core::ShutdownOutcome;
 
 pub use compact::{CompactRequest, CompactionOutcome};
-pub use knobs::{KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten};
+pub use knobs::{
+    check_must_exist, KnobRoots, KnobWrite, KnobWriteError, KnobWriteRequest, KnobWritten,
+};
 pub use plugins::{FailedPlugin, PluginDirs};
 pub use start::{IdleOutcome, SessionStart};
 
