@@ -60,6 +60,12 @@ impl Daemon {
         ensure_config(managed, &session, &mut in_force, wanted, agent).await?;
         let out = session.call(method, params, ctx).await;
         drop(in_force);
+        if let Err(kaged_host_core::CallError::Timeout { .. }) = &out {
+            // plugin-host.md § Failure modes: a plugin that does not answer
+            // within the request timeout is killed and restarted, as after
+            // a crash; the kill is this request's (its audit carries the id).
+            session.kill("request_timeout").await;
+        }
         out.map_err(DaemonError::Call)
     }
 

@@ -327,18 +327,82 @@ fn a_call_that_times_out_is_answered_like_a_crash() {
     let dir = plugins(&["good"]);
     let up = Up::start(dir.path());
     up.wait_plugin("good", |p| p["state"] == "running");
+    let pid = up.plugin("good")["pid"].clone();
     // Answered after a minute: past the request timeout (30 s; 6 s at the
     // harness's time scale 0.2).
-    let (status, body) = up.http(
+    let bearer = up.bearer();
+    let reply = crate::harness::raw(
+        &up.addr,
         "POST",
         "/api/v1/plugins/good/call/delay.echo",
+        Some(&up.addr),
+        &[(bearer.0, &bearer.1), ("Content-Type", "application/json")],
         Some(r#"{"ms": 60000}"#),
     );
+    let body = reply.json();
     // ADDENDUM §15: like a crash (502), -32603, a message that says so.
-    assert_eq!(status, 502, "{body}");
+    assert_eq!(reply.status, 502, "{body}");
     assert_eq!(body["error"]["code"], -32603, "{body}");
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("timed out"), "{body}");
+    // plugin-host.md § Failure modes: killed and restarted, as after a
+    // crash; the kill is the request's (ADDENDUM §16: its id).
+    let id = reply
+        .header("x-request-id")
+        .expect("X-Request-Id")
+        .to_string();
+    let killed = up
+        .audit()
+        .into_iter()
+        .find(|r| r["event"] == "plugin.killed" && r["reason"] == "request_timeout")
+        .expect("plugin.killed {reason: request_timeout}");
+    assert_eq!(killed["request_id"], id.as_str(), "{killed}");
+    let row = up.wait_plugin("good", |p| p["state"] == "running" && p["pid"] != pid);
+    assert!(row["restarts"].as_u64() >= Some(1), "{row}");
+}
+
+#[test]
+fn a_restart_asked_over_the_api_is_that_requests_down_to_the_new_process() {
+    // ADDENDUM §16: the records an API request causes carry its id, the
+    // new process's `plugin.spawned` and `plugin.initialized` included
+    // (emitted by the supervisor's driver, not the request's task).
+    let dir = plugins(&["good"]);
+    let up = Up::start(dir.path());
+    let first = up.wait_plugin("good", |p| p["state"] == "running")["pid"].clone();
+    let bearer = up.bearer();
+    let reply = crate::harness::raw(
+        &up.addr,
+        "POST",
+        "/api/v1/plugins/good/restart",
+        Some(&up.addr),
+        &[(bearer.0, &bearer.1)],
+        None,
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let id = reply
+        .header("x-request-id")
+        .expect("X-Request-Id")
+        .to_string();
+    let row = up.wait_plugin("good", |p| p["state"] == "running" && p["pid"] != first);
+    let records = up.audit();
+    let spawned = records
+        .iter()
+        .find(|r| r["event"] == "plugin.spawned" && r["pid"] == row["pid"])
+        .unwrap_or_else(|| panic!("no spawn of the new process in {records:?}"));
+    assert_eq!(spawned["request_id"], id.as_str(), "{spawned}");
+    // The new process's handshake: the last one in the log.
+    let initialized = records
+        .iter()
+        .rev()
+        .find(|r| r["event"] == "plugin.initialized")
+        .expect("plugin.initialized");
+    assert_eq!(initialized["request_id"], id.as_str(), "{initialized}");
+    // The first start was nobody's request.
+    let spawned_first = records
+        .iter()
+        .find(|r| r["event"] == "plugin.spawned" && r["pid"] == first)
+        .expect("the first spawn");
+    assert!(spawned_first.get("request_id").is_none(), "{spawned_first}");
 }
 
 #[test]

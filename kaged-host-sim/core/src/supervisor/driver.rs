@@ -41,12 +41,16 @@ enum Attempt {
 }
 
 /// Drive the plugin until it is marked failed or disabled (or cancelled).
-pub(super) async fn drive(inner: Arc<Inner>) {
+/// `cause`: the API request that asked for this start (enable, restart),
+/// whose id the first launch's audit records carry (ADDENDUM §16); later
+/// restarts after a failure are the supervisor's own.
+pub(super) async fn drive(inner: Arc<Inner>, cause: Option<String>) {
+    let mut cause = cause;
     // Host-side start failures in a row: their own backoff, never the
     // plugin's failure streak.
     let mut host_side = 0u32;
     loop {
-        let ended = attempt(&inner).await;
+        let ended = attempt(&inner, cause.take()).await;
         if !matches!(ended, Attempt::HostSide(_)) {
             host_side = 0;
         }
@@ -122,10 +126,29 @@ pub(super) async fn drive(inner: Arc<Inner>) {
 
 /// One launch: the start gate, spawn, handshake, run until the process
 /// ends.
-async fn attempt(inner: &Inner) -> Attempt {
+async fn attempt(inner: &Inner, cause: Option<String>) -> Attempt {
+    let started = match cause {
+        Some(id) => crate::audit::with_request_id(id, start(inner)).await,
+        None => start(inner).await,
+    };
+    let session = match started {
+        Ok(session) => session,
+        Err(ended) => return ended,
+    };
+    wait_ended(&session).await;
+    *lock(&inner.last_exit) = session.exit_info();
+    // Dropping the monitor is safe now: any kill it made has finished.
+    drop(inner.take_slot_of(&session));
+    Attempt::Failure(describe_end(&session))
+}
+
+/// One start, up to `running`: launched, handshake and first config done,
+/// `projects.activated` sent, health checks on. The records it emits are
+/// the cause's, when there is one ([`attempt`]).
+async fn start(inner: &Inner) -> Result<Arc<PluginHandle>, Attempt> {
     inner.set_state(PluginState::Spawning);
     if let Some(refusal) = inner.gate_refusal() {
-        return Attempt::Refused(refusal);
+        return Err(Attempt::Refused(refusal));
     }
     inner.spawns.fetch_add(1, Ordering::SeqCst);
     // The config in force goes first, right after `initialized` (ADDENDUM
@@ -136,7 +159,7 @@ async fn attempt(inner: &Inner) -> Attempt {
     };
     let session = match inner.host.launch_with(&inner.dir, &first).await {
         Ok(s) => Arc::new(s),
-        Err(e) => return classify(e),
+        Err(e) => return Err(classify(e)),
     };
     let project = lock(&inner.project).clone();
     if let Some((project, config)) = project {
@@ -155,11 +178,7 @@ async fn attempt(inner: &Inner) -> Attempt {
         monitor,
     });
     inner.set_state(PluginState::Running);
-    wait_ended(&session).await;
-    *lock(&inner.last_exit) = session.exit_info();
-    // Dropping the monitor is safe now: any kill it made has finished.
-    drop(inner.take_slot_of(&session));
-    Attempt::Failure(describe_end(&session))
+    Ok(session)
 }
 
 /// Which launch failures are restarted (see the module docs' table).

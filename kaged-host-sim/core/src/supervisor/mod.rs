@@ -320,7 +320,10 @@ impl Supervisor {
 
     fn launch_driver(&self) {
         self.inner.set_state(PluginState::Spawning);
-        let task = tokio::spawn(driver::drive(self.inner.clone()));
+        // The request that asked for this start (an API enable or
+        // restart), if any: the new process's records carry its id.
+        let cause = crate::audit::current_request_id();
+        let task = tokio::spawn(driver::drive(self.inner.clone(), cause));
         if let Some(old) = lock(&self.driver).replace(task) {
             old.abort();
         }
