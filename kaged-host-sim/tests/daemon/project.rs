@@ -235,3 +235,45 @@ fn a_plugin_the_project_uses_is_sent_projects_activated_at_every_start() {
         "a plugin the project does not use hears nothing of it"
     );
 }
+
+#[test]
+fn without_a_project_a_required_system_field_keeps_the_project_side_defaults() {
+    // ADDENDUM §16: the merged config holds the defaults of both schemas.
+    // A system-side field that is required and has no default cannot be
+    // filled without the operator's config: the plugin still gets every
+    // project-side default, not `{}`.
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A copy of the staged fixture (its `_lib` inside: the cage shows a
+    // plugin nothing outside its directory).
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir(to).expect("mkdir");
+        for entry in std::fs::read_dir(from).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let target = to.join(path.file_name().expect("name"));
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).expect("copy");
+            }
+        }
+    }
+    let copy = dir.path().join("knobs");
+    copy_tree(&crate::support::host::fixture("knobs"), &copy);
+    let manifest = copy.join("kaged-plugin.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let required = text.replace(
+        "    api_token: { type: string }\n",
+        "    api_token: { type: string }\n  required: [api_token]\n",
+    );
+    assert_ne!(text, required);
+    std::fs::write(&manifest, required).expect("write");
+    let up = Up::start(dir.path());
+    up.wait_plugin("knobs", |p| p["state"] == "running");
+    let (status, body) = up.http("POST", "/api/v1/plugins/knobs/call/knobs.seen", None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["configs"][0],
+        serde_json::json!({"recall_budget": "mid", "retain_every": 3, "store": "config:/memory", "label": "x"}),
+        "{body}"
+    );
+}
