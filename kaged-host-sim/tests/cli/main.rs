@@ -13,4 +13,5 @@ mod plugin;
 mod project;
 mod scripts;
 mod storage;
+mod storage_cli;
 mod storage_usage;

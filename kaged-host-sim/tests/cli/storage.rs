@@ -3,7 +3,7 @@
 //! `sql.*` calls to `kaged.storage.*`): plugin-host.md § "Plugin-scoped
 //! storage" (create table, cleanup on uninstall) through the command line.
 
-use crate::support::storage_cli::*;
+use crate::storage_cli::*;
 use serde_json::{json, Value};
 
 #[test]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::support::storage_cli::*;
+use crate::storage_cli::*;
 use serde_json::{json, Value};
 
 #[test]

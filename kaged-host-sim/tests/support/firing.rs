@@ -38,7 +38,7 @@ pub const FIXTURES: [&str; 11] = [
 
 /// `tests/fixtures/...`.
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    super::tests_dir().join("fixtures")
 }
 
 /// `@kaged/hooks-*` → its fixture directory.

@@ -54,7 +54,7 @@ pub fn plugins_root() -> PathBuf {
         }
         let root = base.join(std::process::id().to_string());
         let _ = std::fs::remove_dir_all(&root);
-        let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plugins");
+        let source = super::tests_dir().join("fixtures/plugins");
         kaged_host_core::testing::stage_plugin_tree(&source, "_lib", &root)
             .expect("stage the fixture plugins");
         std::fs::canonicalize(&root).expect("staged fixtures")

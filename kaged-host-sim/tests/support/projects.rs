@@ -12,7 +12,7 @@ use kaged_host_engine::agents::{
 
 /// `tests/fixtures/projects`.
 pub fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/projects")
+    super::tests_dir().join("fixtures/projects")
 }
 
 /// Every fixture plugin, keyed by manifest name.

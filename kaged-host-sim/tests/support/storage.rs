@@ -157,3 +157,56 @@ pub fn leaks(v: &Value) -> bool {
     let s = v.to_string();
     s.contains(VICTIM_SECRET) || s.to_ascii_lowercase().contains("plugin_")
 }
+
+/// The small quota the quota tests set (`StorageBroker::with_quota`).
+pub const QUOTA: u64 = 64 * 1024;
+
+/// `plugin`'s usage in bytes, counted from the file the way the broker
+/// counts it: the pages of its tables and indexes, and its schema text
+/// (the catalogue's `CREATE` statements) rounded up to pages.
+pub fn usage(path: &std::path::Path, plugin: &str) -> u64 {
+    let conn = rusqlite::Connection::open(path).expect("raw");
+    let prefix = kaged_host_storage::storage_prefix(plugin);
+    let page: i64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .expect("page size");
+    let mut stmt = conn
+        .prepare("SELECT name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index') AND rootpage > 0")
+        .expect("prepare");
+    let btrees: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .collect();
+    let mut pages = 0i64;
+    for (name, _) in btrees.iter().filter(|(_, t)| t.starts_with(&prefix)) {
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM dbstat WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .expect("dbstat");
+        pages += n;
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT tbl_name, length(CAST(sql AS BLOB)) FROM sqlite_master WHERE sql IS NOT NULL",
+        )
+        .expect("prepare");
+    let text: i64 = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .expect("query")
+        .map(|r| r.expect("row"))
+        .filter(|(t, _)| t.starts_with(&prefix))
+        .map(|(_, n)| n)
+        .sum();
+    pages += (text + page - 1) / page;
+    u64::try_from(pages * page).expect("a size")
+}
+
+/// The refusal's message for a plugin using `used` bytes of [`QUOTA`].
+pub fn refusal(plugin: &str, used: u64) -> String {
+    format!(
+        "storage quota of {QUOTA} bytes exceeded for plugin {plugin}: {used} bytes used, {} bytes left, and the statement needs more; delete rows or drop tables to make room",
+        QUOTA.saturating_sub(used)
+    )
+}

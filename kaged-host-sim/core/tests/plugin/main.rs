@@ -1,7 +1,7 @@
 //! One plugin process: calls, the handshake, health checks, the wire
 //! protocol, shutdown, and in-process peers.
 
-#[path = "../support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
 mod audit_fields;

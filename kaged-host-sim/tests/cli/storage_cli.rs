@@ -10,9 +10,9 @@ use assert_cmd::Command;
 use kaged_host_core::group_alive;
 use serde_json::{json, Value};
 
-/// `tests/fixtures/plugins/NAME`, staged (see [`super::host::plugins_root`]).
+/// `tests/fixtures/plugins/NAME`, staged (see [`crate::support::host::plugins_root`]).
 pub fn fixture(name: &str) -> PathBuf {
-    super::host::fixture(name)
+    crate::support::host::fixture(name)
 }
 
 pub fn cli() -> Command {

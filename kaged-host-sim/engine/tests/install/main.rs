@@ -6,15 +6,10 @@
 //! copies is in [`copies`]; consent recorded and checked at every start in
 //! [`consent`].
 
-#[path = "support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
-#[path = "install/consent.rs"]
 mod consent;
-#[path = "install/copies.rs"]
-mod copies;
-#[path = "install/scope.rs"]
-mod scope;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! real bwrap runs of the compiled argv with the seccomp program, and the
 //! Sandbox tests: plugins launched caged by the host.
 
-#[path = "../support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
 mod as_user;

@@ -5,18 +5,10 @@
 //! `quota`; reads and deletes keep working so the plugin can clean up.
 //! Small quotas keep the tests fast.
 
-use std::path::Path;
-use std::sync::Arc;
-
-use super::sdk::{call, client, connect};
-use crate::support::host::{one, EASY};
 use crate::support::storage::*;
-use kaged_host_core::{AuditLog, HostConfig, HostSim, TimeScale};
-use kaged_host_storage::{storage_prefix, DEFAULT_STORAGE_QUOTA};
-use kaged_host_storage::{BrokerHandler, StorageBroker};
+use kaged_host_storage::StorageBroker;
+use kaged_host_storage::DEFAULT_STORAGE_QUOTA;
 use serde_json::{json, Value};
-
-pub const QUOTA: u64 = 64 * 1024;
 
 fn hog(b: &StorageBroker) -> kaged_host_storage::StorageClient {
     let c = writer("hog");
@@ -37,56 +29,6 @@ fn rows(b: &StorageBroker, c: &kaged_host_storage::StorageClient) -> Value {
         json!([]),
     ))["rows"]
         .clone()
-}
-
-/// `plugin`'s usage in bytes, counted from the file the way the broker
-/// counts it: the pages of its tables and indexes, and its schema text
-/// (the catalogue's `CREATE` statements) rounded up to pages.
-pub fn usage(path: &Path, plugin: &str) -> u64 {
-    let conn = rusqlite::Connection::open(path).expect("raw");
-    let prefix = storage_prefix(plugin);
-    let page: i64 = conn
-        .query_row("PRAGMA page_size", [], |r| r.get(0))
-        .expect("page size");
-    let mut stmt = conn
-        .prepare("SELECT name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index') AND rootpage > 0")
-        .expect("prepare");
-    let btrees: Vec<(String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .expect("query")
-        .map(|r| r.expect("row"))
-        .collect();
-    let mut pages = 0i64;
-    for (name, _) in btrees.iter().filter(|(_, t)| t.starts_with(&prefix)) {
-        let n: i64 = conn
-            .query_row("SELECT count(*) FROM dbstat WHERE name = ?1", [name], |r| {
-                r.get(0)
-            })
-            .expect("dbstat");
-        pages += n;
-    }
-    let mut stmt = conn
-        .prepare(
-            "SELECT tbl_name, length(CAST(sql AS BLOB)) FROM sqlite_master WHERE sql IS NOT NULL",
-        )
-        .expect("prepare");
-    let text: i64 = stmt
-        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
-        .expect("query")
-        .map(|r| r.expect("row"))
-        .filter(|(t, _)| t.starts_with(&prefix))
-        .map(|(_, n)| n)
-        .sum();
-    pages += (text + page - 1) / page;
-    u64::try_from(pages * page).expect("a size")
-}
-
-/// The refusal's message for a plugin using `used` bytes of [`QUOTA`].
-pub fn refusal(plugin: &str, used: u64) -> String {
-    format!(
-        "storage quota of {QUOTA} bytes exceeded for plugin {plugin}: {used} bytes used, {} bytes left, and the statement needs more; delete rows or drop tables to make room",
-        QUOTA.saturating_sub(used)
-    )
 }
 
 #[test]
@@ -229,60 +171,4 @@ fn usage_survives_reopening_and_ddl_counts() {
     assert_eq!(rows(&b, &c), json!([{"id": 1, "n": 50000}]));
     ok(exec(&b, &c, "DROP INDEX by_b", json!([])));
     ok(exec(&b, &c, "CREATE TABLE more (a)", json!([])));
-}
-
-#[tokio::test]
-async fn a_plugin_past_its_quota_gets_minus_32003_and_the_operator_an_audit() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let audit = AuditLog::memory();
-    let db = dir.path().join("kaged.sqlite3");
-    let broker = StorageBroker::open(&db).expect("broker").with_quota(QUOTA);
-    let host = HostSim::new(
-        HostConfig::default()
-            .with_time_scale(TimeScale::new(EASY).expect("scale"))
-            .with_audit(audit.clone())
-            .with_storage(Arc::new(BrokerHandler::new(broker))),
-    );
-    let rw = ["kaged:storage:read", "kaged:storage:write"];
-    let s = connect(&host, client("quota-hog", &rw).build().expect("plugin")).await;
-    let exec = |sql: &str| json!({ "sql": sql });
-    call(&s, "db.exec", exec("CREATE TABLE blobs (b BLOB)")).await;
-    let ok = call(
-        &s,
-        "db.exec",
-        exec("INSERT INTO blobs VALUES (zeroblob(30000))"),
-    )
-    .await;
-    assert_eq!(ok, json!({"rows_affected": 1}));
-    let refused = call(
-        &s,
-        "db.exec",
-        exec("INSERT INTO blobs VALUES (zeroblob(40000))"),
-    )
-    .await;
-    assert_eq!(
-        (&refused["variant"], &refused["code"]),
-        (&json!("Denied"), &json!(-32003)),
-        "{refused}"
-    );
-    assert_eq!(
-        refused["message"],
-        refusal("quota-hog", usage(&db, "quota-hog"))
-    );
-    let audited = one(&audit, "plugin.storage_denied");
-    assert_eq!(audited.data["reason"], "quota");
-    assert_eq!(audited.data["method"], "kaged.storage.exec");
-    assert_eq!(
-        audited.data["sql"],
-        "INSERT INTO blobs VALUES (zeroblob(?))"
-    );
-    let count = call(
-        &s,
-        "db.raw",
-        json!({"sql": "SELECT count(*) AS n FROM blobs"}),
-    )
-    .await;
-    assert_eq!(count["rows"], json!([{"n": 1}]));
-    let deleted = call(&s, "db.exec", exec("DELETE FROM blobs")).await;
-    assert_eq!(deleted, json!({"rows_affected": 1}));
 }

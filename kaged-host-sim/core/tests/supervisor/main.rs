@@ -1,6 +1,6 @@
 //! The plugin supervisor, with real subprocesses at small time scales.
 
-#[path = "../support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
 mod clock;

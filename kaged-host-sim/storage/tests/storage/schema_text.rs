@@ -5,8 +5,8 @@
 //! reason `quota`) and is capped by itself (`MAX_SCHEMA_BYTES`, `-32003`,
 //! reason `quota`), and `DROP` always runs.
 
-use super::quota::{refusal, usage, QUOTA};
 use crate::support::storage::*;
+use crate::support::storage::{refusal, usage, QUOTA};
 use kaged_host_storage::StorageBroker;
 use kaged_host_storage::{MAX_SCHEMA_BYTES, MAX_STATEMENT_BYTES};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Lifecycle hooks fired through `AgentHost` on real plugin processes.
 
-#[path = "../support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
 mod compact;

@@ -9,9 +9,9 @@ use kaged_host_core::{
     AuditEvent, AuditLog, AuditRecord, HandshakeError, HostSim, LaunchError, PluginHandle,
     ShutdownOutcome, Timeouts,
 };
+use kaged_plugin_protocol::codec::{encode_line, Frame, LineReader};
 use kaged_plugin_protocol::manifest::Manifest;
 use kaged_plugin_protocol::{Response, RpcMessage};
-use kaged_plugin_sdk::codec::{encode_line, Frame, LineReader};
 use serde_json::{json, Value};
 use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 

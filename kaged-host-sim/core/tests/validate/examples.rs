@@ -9,14 +9,14 @@ use kaged_host_core::validate_dir;
 fn spec_fixture(name: &str) -> String {
     // Shared with the SDK's parse tests (copies of the spec's examples).
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../kaged-plugin-sdk/protocol/tests/fixtures/spec")
+        .join("../../kaged-plugin-sdk/protocol/tests/fixtures/spec")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn local_fixture(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/manifests")
+        .join("../tests/fixtures/manifests")
         .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

@@ -137,7 +137,7 @@ fn check_invariants(text: &str) -> Result<(), TestCaseError> {
 
 fn full_schema() -> String {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../kaged-plugin-sdk/protocol/tests/fixtures/spec/full-schema.yaml");
+        .join("../../kaged-plugin-sdk/protocol/tests/fixtures/spec/full-schema.yaml");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

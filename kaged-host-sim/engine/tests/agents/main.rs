@@ -1,7 +1,7 @@
 //! Agents: project files, operator-local config, resolution, roles and
 //! tool registries (pure logic, no processes).
 
-#[path = "../support/mod.rs"]
+#[path = "../../../tests/support/mod.rs"]
 mod support;
 
 mod config;
