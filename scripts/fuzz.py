@@ -97,7 +97,7 @@ def manifests():
 
 def sql_statements():
     texts = []
-    for f in tracked("kaged-host-sim/tests/storage/*.rs", "kaged-host-sim/storage/src/*.rs", "kaged-host-sim/storage/src/rewrite/*.rs"):
+    for f in tracked("kaged-host-sim/storage/tests/storage/*.rs", "kaged-host-sim/storage/src/*.rs", "kaged-host-sim/storage/src/rewrite/*.rs"):
         src = f.read_text()
         texts += re.findall(r'r#"(' + SQL_START + r'.*?)"#', src, re.S)
         texts += [s.replace('\\"', '"') for s in re.findall(r'"(' + SQL_START + r'(?:[^"\\]|\\.)*)"', src)]
