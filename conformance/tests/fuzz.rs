@@ -51,7 +51,7 @@ fn replay_script(out: &tempfile::TempDir) -> (String, Script) {
         text.starts_with("# kaged-conformance fuzz: ") && text.contains("\nsteps:\n- call: "),
         "commented block YAML: {text}"
     );
-    let script = Script::from_yaml_str(&text).expect("a session script");
+    let script = Script::from_yaml_str(&text).expect("a plugin script");
     (text, script)
 }
 
@@ -62,9 +62,9 @@ fn replay_with_the_host(dir: &std::path::Path, script: &Script) -> (bool, Vec<&'
     let audit = AuditLog::memory();
     let host = HostSim::new(HostConfig::default().with_audit(audit.clone()));
     let outcomes = rt.block_on(async {
-        let session = host.launch(dir).await.expect("launch");
-        let outcomes = run_steps(&host, &session, script, &mut |_, _| {}).await;
-        session.shutdown().await;
+        let plugin = host.launch(dir).await.expect("launch");
+        let outcomes = run_steps(&host, &plugin, script, &mut |_, _| {}).await;
+        plugin.shutdown().await;
         outcomes
     });
     (outcomes.iter().any(|o| !o.ok), audit.names())

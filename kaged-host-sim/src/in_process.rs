@@ -24,9 +24,9 @@ pub trait ConnectPlugin {
     ///     .method("demo.ping", |_: serde_json::Value, _: Call| async { Ok::<_, PluginError>("pong") })
     ///     .build()
     ///     .unwrap();
-    /// let session = HostSim::default().connect_plugin(p).await.unwrap();
-    /// assert_eq!(session.call("demo.ping", None, None).await.unwrap(), "pong");
-    /// session.shutdown().await;
+    /// let plugin = HostSim::default().connect_plugin(p).await.unwrap();
+    /// assert_eq!(plugin.call("demo.ping", None, None).await.unwrap(), "pong");
+    /// plugin.shutdown().await;
     /// # });
     /// ```
     fn connect_plugin(

@@ -26,10 +26,10 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use kaged_host_core::{HostConfig, HostSim, TimeScale};
 //! let host = HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.1)?));
-//! let session = host.launch("plugins/echo".as_ref()).await?;
-//! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
+//! let plugin = host.launch("plugins/echo".as_ref()).await?;
+//! let out = plugin.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
 //! println!("{out}");
-//! session.shutdown().await;
+//! plugin.shutdown().await;
 //! # Ok(()) }
 //! ```
 

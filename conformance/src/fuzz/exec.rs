@@ -87,7 +87,7 @@ impl Runner {
     /// Run `ops` on a fresh process; the first broken property, if any.
     pub async fn run(&self, ops: &[Op]) -> Option<Broken> {
         let audit = AuditLog::memory();
-        let session = match self.launch(&audit).await {
+        let plugin = match self.launch(&audit).await {
             Ok(s) => s,
             Err(e) => {
                 return Some(Broken {
@@ -100,7 +100,7 @@ impl Runner {
         let mut broken = None;
         let mut audited = 0;
         for (i, op) in ops.iter().enumerate() {
-            if let Err((property, detail)) = apply(&session, op).await {
+            if let Err((property, detail)) = apply(&plugin, op).await {
                 broken = Some(Broken {
                     property,
                     step: i + 1,
@@ -120,16 +120,16 @@ impl Runner {
                 break;
             }
         }
-        session.shutdown().await;
+        plugin.shutdown().await;
         broken
     }
 }
 
 /// How the plugin ended, for a detail: ` (exit code 70; last stderr
 /// line: "...")`, waiting for its exit at most its shutdown budget.
-async fn ended(session: &PluginHandle) -> String {
-    let exit = session.wait_exit(session.timeouts().shutdown).await;
-    let words = kaged_host_core::last_words::last_words(&session.stderr_tail());
+async fn ended(plugin: &PluginHandle) -> String {
+    let exit = plugin.wait_exit(plugin.timeouts().shutdown).await;
+    let words = kaged_host_core::last_words::last_words(&plugin.stderr_tail());
     let exit = exit.map_or("not exited".to_string(), |e| e.to_string());
     match words.as_slice() {
         [] => format!(" ({exit}; nothing on stderr)"),
@@ -143,41 +143,41 @@ type Answer = Result<Value, Box<RpcError>>;
 
 /// Call `method`; `Err` when no answer came (the property that broke).
 async fn call(
-    session: &PluginHandle,
+    plugin: &PluginHandle,
     method: &str,
     params: &Value,
     ctx: Option<&PluginCallContext>,
 ) -> Result<Answer, (Property, String)> {
-    match session
+    match plugin
         .call(method, Some(params.clone()), ctx.cloned())
         .await
     {
         Ok(v) => Ok(Ok(v)),
         Err(CallError::Plugin { error, .. }) => Ok(Err(error)),
-        Err(e) => Err(lost(session, &e, method).await),
+        Err(e) => Err(lost(plugin, &e, method).await),
     }
 }
 
 type Outcome = Result<(), (Property, String)>;
 
 /// Do `op`; `Err` names the property it broke.
-pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome> {
+pub fn apply<'a>(plugin: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome> {
     async move {
         match op {
             Op::Together(ops) => {
                 let all =
-                    futures_util::future::join_all(ops.iter().map(|o| apply(session, o))).await;
+                    futures_util::future::join_all(ops.iter().map(|o| apply(plugin, o))).await;
                 all.into_iter().collect::<Result<Vec<()>, _>>().map(|_| ())
             }
-            Op::Ping => match session.ping().await {
+            Op::Ping => match plugin.ping().await {
                 Ok(_) => Ok(()),
-                Err(e) => Err(lost(session, &e, "ping").await),
+                Err(e) => Err(lost(plugin, &e, "ping").await),
             },
             Op::Method {
                 method,
                 params,
                 valid,
-            } => match call(session, method, params, None).await? {
+            } => match call(plugin, method, params, None).await? {
                 Err(error) if *valid == Some(true) && [-32602, -32603].contains(&error.code) => Err((
                     Property::ValidArgsAccepted,
                     format!(
@@ -192,7 +192,7 @@ pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome
                 args,
                 valid: true,
                 ctx,
-            } => match call(session, method, args, Some(ctx)).await? {
+            } => match call(plugin, method, args, Some(ctx)).await? {
                 // One rule with `run`'s `methods.tool_valid_args`.
                 Err(error) => match judge_error(error.code, &error.message) {
                     ValidArgsAnswer::Accepted => Ok(()),
@@ -212,7 +212,7 @@ pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome
                 valid: false,
                 ctx,
             } => judge(
-                call(session, method, args, Some(ctx)).await?,
+                call(plugin, method, args, Some(ctx)).await?,
                 false,
                 -32602,
                 method,
@@ -221,7 +221,7 @@ pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome
             ),
             Op::Hook { hook, params, ctx } => {
                 let what = hook.method();
-                let r = call(session, what, params, Some(ctx)).await?;
+                let r = call(plugin, what, params, Some(ctx)).await?;
                 if params["role"] == "compactor" {
                     return compactor(params, ctx, r, what);
                 }
@@ -242,7 +242,7 @@ pub fn apply<'a>(session: &'a PluginHandle, op: &'a Op) -> BoxFuture<'a, Outcome
                 }
             }
             Op::Config { config, valid } => judge(
-                call(session, "config.update", config, None).await?,
+                call(plugin, "config.update", config, None).await?,
                 *valid,
                 -32004,
                 "config.update",
@@ -344,11 +344,11 @@ fn shape(hook: kaged_plugin_protocol::HookName, answer: &Value) -> Result<(), St
 
 /// A call that got no answer: a timeout, or the process gone (with its
 /// exit status and last stderr line).
-async fn lost(session: &PluginHandle, e: &CallError, what: &str) -> (Property, String) {
+async fn lost(plugin: &PluginHandle, e: &CallError, what: &str) -> (Property, String) {
     let detail = format!("{what}: {}", kaged_plugin_protocol::error_chain::chain(e));
     match e {
         CallError::Timeout { .. } => (Property::AnswersInTime, detail),
-        CallError::Closed { .. } => (Property::NoCrash, detail + &ended(session).await),
+        CallError::Closed { .. } => (Property::NoCrash, detail + &ended(plugin).await),
         _ => (Property::NoCrash, detail),
     }
 }

@@ -169,7 +169,7 @@ pub async fn soak(
         stopped: None,
     };
     let audit = AuditLog::discard();
-    let session = match runner.launch(&audit).await {
+    let plugin = match runner.launch(&audit).await {
         Ok(s) => s,
         Err(e) => {
             slope.stopped = Some(SoakStop {
@@ -180,7 +180,7 @@ pub async fn soak(
             return slope;
         }
     };
-    let pid = session.pid();
+    let pid = plugin.pid();
     let rss = || pid.and_then(tree_usage).map(|u| u.rss_kib);
     let every = (calls / 10).max(1);
     for i in 0..calls {
@@ -188,7 +188,7 @@ pub async fn soak(
             slope.samples.extend(rss().map(|kib| (i, kib)));
             progress.set_message(format!("memory soak: {i} of {calls} calls"));
         }
-        if let Err((property, detail)) = apply(&session, &op).await {
+        if let Err((property, detail)) = apply(&plugin, &op).await {
             slope.stopped = Some(SoakStop {
                 property,
                 call: i + 1,
@@ -201,7 +201,7 @@ pub async fn soak(
     if slope.stopped.is_none() {
         slope.samples.extend(rss().map(|kib| (slope.calls, kib)));
     }
-    session.shutdown().await;
+    plugin.shutdown().await;
     slope.warmup = slope.calls / 2;
     slope.kib_per_1k_calls = fit(slope.judged());
     slope

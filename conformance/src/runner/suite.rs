@@ -37,7 +37,7 @@ use super::session::cage::{ConfigRoot, RunCage};
 use super::session::context::RunContext;
 use super::session::observations::Observations;
 use super::session::primary;
-use super::session::sessions::Sessions;
+use super::session::processes::LaneProcesses;
 use super::stored::{self, StoredRun};
 use crate::report::{CaseResult, EffectiveTimeouts, PluginInfo, Report};
 
@@ -203,18 +203,18 @@ async fn run_usable(
     rec: &mut Recorder<'_>,
     storage: &RunStorage,
 ) -> (Observations, Option<kaged_host_core::cage::CageSummary>) {
-    let mut sessions = Sessions::new();
+    let mut processes = LaneProcesses::new();
     let none = Inputs::default();
-    run_stage(Stage::Usable, ctx, &mut sessions, &none, rec).await;
-    let primary = primary::start(ctx, &mut sessions).await;
+    run_stage(Stage::Usable, ctx, &mut processes, &none, rec).await;
+    let primary = primary::start(ctx, &mut processes).await;
     let started = Inputs {
         primary: primary.as_ref(),
         observations: None,
     };
-    let lanes = run_started(ctx, &mut sessions, &started, rec, storage).await;
+    let lanes = run_started(ctx, &mut processes, &started, rec, storage).await;
     let _ = ctx.in_flight.settle(ctx.timeouts.request).await;
     let mut events = ctx.audit.events();
-    let mut wire: Vec<_> = sessions
+    let mut wire: Vec<_> = processes
         .transcripts()
         .iter()
         .flat_map(|t| t.records())
@@ -228,7 +228,7 @@ async fn run_usable(
         primary: primary.as_ref(),
         observations: Some(&observations),
     };
-    run_stage(Stage::Ended, ctx, &mut sessions, &ended, rec).await;
+    run_stage(Stage::Ended, ctx, &mut processes, &ended, rec).await;
     let applied = primary.as_ref().and_then(|p| p.applied_cage.clone());
     (observations, applied)
 }
@@ -236,7 +236,7 @@ async fn run_usable(
 async fn run_stage(
     stage: Stage,
     ctx: &RunContext,
-    _sessions: &mut Sessions,
+    _sessions: &mut LaneProcesses,
     inputs: &Inputs<'_>,
     rec: &mut Recorder<'_>,
 ) {

@@ -34,15 +34,15 @@ fn host(scale: f64) -> (HostSim, AuditLog, Transcript) {
 async fn handshake_call_and_shutdown_transcript() {
     let staged = stage();
     let (host, audit, transcript) = host(0.2);
-    let session = host.launch(staged.dir()).await.expect("launch echo");
+    let plugin = host.launch(staged.dir()).await.expect("launch echo");
     let ctx = PluginCallContext::agent("music", "primary", "ses_1", "req_1");
-    let said = session
+    let said = plugin
         .call("echo.say", Some(json!({"text": "hello"})), Some(ctx))
         .await
         .expect("echo.say");
     assert_eq!(said, json!({"said": "hello", "agent_path": "primary"}));
     let tool_ctx = PluginCallContext::agent("music", "primary", "ses_1", "req_2");
-    let shout = session
+    let shout = plugin
         .call(
             "echo.shout",
             Some(json!({"text": "hey", "bangs": 2})),
@@ -51,7 +51,7 @@ async fn handshake_call_and_shutdown_transcript() {
         .await
         .expect("tool");
     assert_eq!(shout, json!("HEY!!"));
-    let outcome = session.shutdown().await;
+    let outcome = plugin.shutdown().await;
     assert!(
         matches!(outcome, ShutdownOutcome::Exited(e) if e.code == Some(0)),
         "{outcome:?}"
@@ -93,10 +93,10 @@ async fn handshake_call_and_shutdown_transcript() {
 async fn tool_arguments_that_break_the_schema_get_invalid_params() {
     let staged = stage();
     let (host, _, _) = host(0.2);
-    let session = host.launch(staged.dir()).await.expect("launch echo");
+    let plugin = host.launch(staged.dir()).await.expect("launch echo");
     // Tools are dispatched by agents: the host refuses one without an
     // agent context before sending anything.
-    let refused = session
+    let refused = plugin
         .call("echo.shout", Some(json!({"text": "hey", "bangs": 1})), None)
         .await
         .expect_err("no agent context");
@@ -105,7 +105,7 @@ async fn tool_arguments_that_break_the_schema_get_invalid_params() {
         "{refused}"
     );
     let ctx = PluginCallContext::agent("music", "primary", "ses_1", "req_1");
-    let err = session
+    let err = plugin
         .call(
             "echo.shout",
             Some(json!({"text": "hey", "bangs": 99})),
@@ -119,23 +119,23 @@ async fn tool_arguments_that_break_the_schema_get_invalid_params() {
         "{:?}",
         err.rpc_error()
     );
-    session.shutdown().await;
+    plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn shutdown_as_a_request_is_answered_and_the_plugin_exits_zero() {
     let staged = stage();
     let (host, _, _) = host(0.2);
-    let session = host.launch(staged.dir()).await.expect("launch echo");
-    let pid = session.pid().expect("pid");
-    let answer = session
+    let plugin = host.launch(staged.dir()).await.expect("launch echo");
+    let pid = plugin.pid().expect("pid");
+    let answer = plugin
         .raw()
-        .request("shutdown", Some(json!({})), session.timeouts().shutdown)
+        .request("shutdown", Some(json!({})), plugin.timeouts().shutdown)
         .await
         .expect("shutdown answered");
     assert_eq!(answer, json!({"status": "ok"}));
-    let exit = session
-        .wait_exit(session.timeouts().shutdown)
+    let exit = plugin
+        .wait_exit(plugin.timeouts().shutdown)
         .await
         .expect("exited within the shutdown timeout");
     assert_eq!(exit.code, Some(0));
@@ -146,10 +146,10 @@ async fn shutdown_as_a_request_is_answered_and_the_plugin_exits_zero() {
 async fn stdin_eof_makes_the_plugin_exit() {
     let staged = stage();
     let (host, _, _) = host(0.2);
-    let session = host.launch(staged.dir()).await.expect("launch echo");
-    session.close_stdin();
-    let exit = session
-        .wait_exit(session.timeouts().shutdown)
+    let plugin = host.launch(staged.dir()).await.expect("launch echo");
+    plugin.close_stdin();
+    let exit = plugin
+        .wait_exit(plugin.timeouts().shutdown)
         .await
         .expect("exited after EOF");
     assert_eq!(exit.code, Some(0));
@@ -162,7 +162,7 @@ async fn stdin_eof_makes_the_plugin_exit() {
 async fn the_bench_runs_against_echo() {
     let staged = stage();
     let (host, _audit, _transcript) = host(1.0);
-    let session = host.launch(staged.dir()).await.expect("launch echo");
+    let plugin = host.launch(staged.dir()).await.expect("launch echo");
     let opts = kaged_host_sim::bench::BenchOptions {
         method: "echo.say".into(),
         params: Some(json!({"text": "hi"})),
@@ -174,8 +174,8 @@ async fn the_bench_runs_against_echo() {
         warmup: 10,
         ..Default::default()
     };
-    let report = kaged_host_sim::bench::bench(&session, &opts).await;
-    session.shutdown().await;
+    let report = kaged_host_sim::bench::bench(&plugin, &opts).await;
+    plugin.shutdown().await;
     for p in [&report.one_at_a_time, &report.pipelined] {
         assert_eq!((p.calls, p.errors), (200, 0), "{p:?}");
         assert!(p.p50_us <= p.p99_us && p.p99_us <= p.max_us, "{p:?}");

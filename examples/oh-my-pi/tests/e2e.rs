@@ -176,7 +176,7 @@ async fn install_list_search_uninstall_round_trip() {
     assert!(audit
         .of(kaged_host_core::AuditEvent::StorageDenied)
         .is_empty());
-    omp.session.shutdown().await;
+    omp.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -185,7 +185,7 @@ async fn catalog_updated_follows_every_change_and_nothing_else() {
     place.preset_file("web-dev.yaml", WEB_DEV);
     let (host, audit) = place.host();
     let omp = Omp::launch(&host, &place.presets()).await;
-    let mut rx = omp.session.notifications();
+    let mut rx = omp.plugin.notifications();
 
     omp.ok("preset.install", json!({"name": "web-dev"})).await;
     let n = next_named(&mut rx, "catalog.updated")
@@ -229,7 +229,7 @@ async fn catalog_updated_follows_every_change_and_nothing_else() {
     assert!(seen
         .iter()
         .all(|r| r.data["notification_type"] == "catalog.updated"));
-    omp.session.shutdown().await;
+    omp.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -340,7 +340,7 @@ async fn errors_name_what_was_wrong() {
     );
     // A relative preset directory is a config error (-32004).
     let e = omp
-        .session
+        .plugin
         .call(
             "config.update",
             Some(json!({"preset_dir": "presets"})),
@@ -350,5 +350,5 @@ async fn errors_name_what_was_wrong() {
         .expect_err("relative");
     assert_eq!(e.code(), -32004);
     assert!(e.rpc_error().message.contains("absolute"), "{e:?}");
-    omp.session.shutdown().await;
+    omp.plugin.shutdown().await;
 }

@@ -80,7 +80,7 @@ async fn the_database_holds_only_plugin_oh_my_pi_objects() {
     let omp = Omp::launch(&host, &place.presets()).await;
     install_two(&omp).await;
     omp.ok("preset.uninstall", json!({"name": "k8s-ops"})).await;
-    omp.session.shutdown().await;
+    omp.plugin.shutdown().await;
 
     let objects = catalogue(&place.db());
     let ours: Vec<(&str, &str)> = objects
@@ -180,7 +180,7 @@ async fn rows_never_leak_to_another_plugin() {
         9,
         "the snooper's and the look-alike's: {denied:?}"
     );
-    for s in [&other, &lookalike, &omp.session] {
+    for s in [&other, &lookalike, &omp.plugin] {
         s.shutdown().await;
     }
 }
@@ -194,7 +194,7 @@ async fn uninstall_cleanup_drops_every_catalogue_object_and_nothing_else() {
     install_two(&omp).await;
     let other = snooper(&host, "snooper").await;
     sql(&other, "CREATE TABLE presets (name TEXT)", true).await;
-    omp.session.shutdown().await;
+    omp.plugin.shutdown().await;
     other.shutdown().await;
 
     let broker = StorageBroker::open(&place.db()).expect("broker");
@@ -224,7 +224,7 @@ async fn uninstall_cleanup_drops_every_catalogue_object_and_nothing_else() {
         omp.ok("presets.list", json!({})).await,
         json!({"presets": [], "revision": 0})
     );
-    omp.session.shutdown().await;
+    omp.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -248,5 +248,5 @@ async fn without_storage_the_plugin_says_what_it_needs() {
         );
         assert!(message.contains("kaged:storage:write"), "{message}");
     }
-    omp.session.shutdown().await;
+    omp.plugin.shutdown().await;
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 struct Running {
     _staged: StagedPlugin,
-    session: PluginHandle,
+    plugin: PluginHandle,
     audit: AuditLog,
     transcript: Transcript,
 }
@@ -31,10 +31,10 @@ async fn launch() -> Running {
             .with_audit(audit.clone())
             .with_transcript(transcript.clone()),
     );
-    let session = host.launch(staged.dir()).await.expect("launch the testbed");
+    let plugin = host.launch(staged.dir()).await.expect("launch the testbed");
     Running {
         _staged: staged,
-        session,
+        plugin,
         audit,
         transcript,
     }
@@ -63,13 +63,13 @@ async fn next_matching(
 async fn a_println_in_a_handler_goes_to_stderr_not_stdout() {
     let r = launch().await;
     assert_eq!(
-        r.session
+        r.plugin
             .call("testbed.print", None, None)
             .await
             .expect("print"),
         json!("printed")
     );
-    r.session.shutdown().await;
+    r.plugin.shutdown().await;
     let records = r.transcript.records();
     let stderr: Vec<String> = records
         .iter()
@@ -97,7 +97,7 @@ async fn a_println_in_a_handler_goes_to_stderr_not_stdout() {
 async fn a_panicking_handler_answers_internal_error_and_the_plugin_keeps_serving() {
     let r = launch().await;
     let err = r
-        .session
+        .plugin
         .call("testbed.panic", None, None)
         .await
         .expect_err("panics");
@@ -108,19 +108,19 @@ async fn a_panicking_handler_answers_internal_error_and_the_plugin_keeps_serving
         err.rpc_error()
     );
     let echo = r
-        .session
+        .plugin
         .call("testbed.echo", Some(json!({"x": 1})), None)
         .await
         .expect("still serving");
     assert_eq!(echo["params"], json!({"x": 1}));
-    assert!(r.session.shutdown().await.is_clean());
+    assert!(r.plugin.shutdown().await.is_clean());
 }
 
 #[tokio::test]
 async fn ten_concurrent_calls_are_all_answered() {
     let r = launch().await;
     let calls = (0..10u64).map(|i| {
-        r.session
+        r.plugin
             .call("testbed.sleep", Some(json!({"ms": 50 + i})), None)
     });
     let answers = futures_util::future::join_all(calls).await;
@@ -130,26 +130,26 @@ async fn ten_concurrent_calls_are_all_answered() {
         .collect();
     got.sort();
     assert_eq!(got, (0..10).map(|i| 50 + i).collect::<Vec<_>>());
-    r.session.shutdown().await;
+    r.plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_batch_gets_invalid_request_with_null_id_and_serving_goes_on() {
     let r = launch().await;
-    let raw = r.session.raw();
+    let raw = r.plugin.raw();
     let mut rx = raw.inbound();
     assert!(raw.send_line(br#"[{"jsonrpc":"2.0","id":99,"method":"ping"}]"#));
     let answer = next_matching(&mut rx, |v| v.get("error").is_some()).await;
     assert_eq!(answer["id"], Value::Null);
     assert_eq!(answer["error"]["code"], -32600);
-    r.session.ping().await.expect("still serving");
-    r.session.shutdown().await;
+    r.plugin.ping().await.expect("still serving");
+    r.plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn an_incoming_line_over_4_mib_is_refused_and_serving_goes_on() {
     let r = launch().await;
-    let raw = r.session.raw();
+    let raw = r.plugin.raw();
     let mut rx = raw.inbound();
     let mut big = br#"{"jsonrpc":"2.0","id":77,"method":"testbed.echo","params":{"x":""#.to_vec();
     big.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
@@ -160,23 +160,23 @@ async fn an_incoming_line_over_4_mib_is_refused_and_serving_goes_on() {
         (answer["id"].clone(), answer["error"]["code"].clone()),
         (Value::Null, json!(-32600))
     );
-    r.session.ping().await.expect("still serving");
-    r.session.shutdown().await;
+    r.plugin.ping().await.expect("still serving");
+    r.plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn an_answer_over_4_mib_becomes_an_internal_error() {
     let r = launch().await;
     let err = r
-        .session
+        .plugin
         .call("testbed.big", Some(json!({"bytes": 5 * 1024 * 1024})), None)
         .await
         .expect_err("too large");
     assert_eq!(err.code(), -32603);
     assert!(err.rpc_error().message.contains("response too large"));
     assert!(!r.audit.names().contains(&"protocol.oversize_message"));
-    assert!(r.session.is_running());
-    r.session.shutdown().await;
+    assert!(r.plugin.is_running());
+    r.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -188,8 +188,8 @@ async fn a_call_before_initialized_gets_not_initialized() {
     .expect("stage");
     let host =
         HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.5).expect("scale")));
-    let session = host.launch_lenient(staged.dir()).await.expect("spawn");
-    let raw = session.raw();
+    let plugin = host.launch_lenient(staged.dir()).await.expect("spawn");
+    let raw = plugin.raw();
     let mut rx = raw.inbound();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"daemon_version": "0.1.0",
         "api_version": 1, "plugin_name": "sdk-testbed", "storage_available": false, "projects": []}});
@@ -200,14 +200,14 @@ async fn a_call_before_initialized_gets_not_initialized() {
     );
     let early = next_matching(&mut rx, |v| v["id"] == 2).await;
     assert_eq!(early["error"]["code"], -32002);
-    session.shutdown().await;
+    plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn notifications_reach_the_host() {
     let r = launch().await;
-    let mut notes = r.session.notifications();
-    r.session
+    let mut notes = r.plugin.notifications();
+    r.plugin
         .call("testbed.notify", None, None)
         .await
         .expect("notify");
@@ -217,7 +217,7 @@ async fn notifications_reach_the_host() {
         .expect("open");
     assert_eq!(n.method, "testbed.poked");
     assert_eq!(n.params, Some(json!({"by": "testbed.notify"})));
-    r.session.shutdown().await;
+    r.plugin.shutdown().await;
 }
 
 /// Architecture rule 3 over real pipes, on the one-thread blocking loop: a
@@ -239,9 +239,9 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
             .with_time_scale(TimeScale::new(0.5).expect("scale"))
             .with_storage(std::sync::Arc::new(handler)),
     );
-    let session = std::sync::Arc::new(host.launch(staged.dir()).await.expect("launch"));
+    let plugin = std::sync::Arc::new(host.launch(staged.dir()).await.expect("launch"));
     let waiting = tokio::spawn({
-        let s = session.clone();
+        let s = plugin.clone();
         async move { s.call("testbed.store", None, None).await }
     });
     // The handler's storage request reached the host and is held there:
@@ -253,12 +253,12 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
     assert!(method.starts_with("kaged.storage."), "{method}");
     // While it waits: pings, a call, a call that sleeps.
     for _ in 0..3 {
-        session
+        plugin
             .ping()
             .await
             .expect("a ping is answered while a handler waits");
     }
-    let echo = session
+    let echo = plugin
         .call("testbed.echo", Some(json!({"x": 2})), None)
         .await
         .expect("answered while a handler waits");
@@ -273,7 +273,7 @@ async fn a_handler_waiting_on_storage_never_stops_the_reader() {
         .expect("task")
         .expect("answered once the host answers");
     assert_eq!(stored, json!({"rows": [{"one": 1}]}));
-    assert!(session.shutdown().await.is_clean());
+    assert!(plugin.shutdown().await.is_clean());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -295,7 +295,7 @@ async fn concurrent_storage_requests_from_worker_threads_reach_the_host_with_inc
                 kaged_host_storage::BrokerHandler::temp().expect("a broker"),
             )),
     );
-    let session = host.launch(staged.dir()).await.expect("launch");
+    let plugin = host.launch(staged.dir()).await.expect("launch");
     // Load: more spinning threads than cores, so the plugin's two workers
     // are preempted between taking a request id and sending the request.
     // Bounded: they stop with the flag, and are joined below.
@@ -315,7 +315,7 @@ async fn concurrent_storage_requests_from_worker_threads_reach_the_host_with_inc
     let mut answered = Vec::new();
     for _ in 0..20 {
         answered.push(
-            session
+            plugin
                 .call("testbed.store_many", Some(json!({"n": 48})), None)
                 .await,
         );
@@ -337,5 +337,5 @@ async fn concurrent_storage_requests_from_worker_threads_reach_the_host_with_inc
         violations.is_empty(),
         "the SDK's request ids must increase on the wire: {violations:?}"
     );
-    assert!(session.shutdown().await.is_clean());
+    assert!(plugin.shutdown().await.is_clean());
 }

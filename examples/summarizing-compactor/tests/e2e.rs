@@ -19,8 +19,8 @@ async fn launch() -> (StagedPlugin, PluginHandle) {
     .expect("stage");
     let host =
         HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.5).expect("scale")));
-    let session = host.launch(staged.dir()).await.expect("launch");
-    (staged, session)
+    let plugin = host.launch(staged.dir()).await.expect("launch");
+    (staged, plugin)
 }
 
 fn ctx() -> PluginCallContext {
@@ -49,8 +49,8 @@ fn params(role: &str) -> Value {
     })
 }
 
-async fn pre_compact(session: &PluginHandle, p: &Value) -> Value {
-    session
+async fn pre_compact(plugin: &PluginHandle, p: &Value) -> Value {
+    plugin
         .call("kaged.hook.pre_compact", Some(p.clone()), Some(ctx()))
         .await
         .expect("pre_compact")
@@ -64,9 +64,9 @@ fn typed(p: &Value) -> CompactParams {
 
 #[tokio::test]
 async fn the_compactor_answer_is_valid_and_keeps_always_keep_messages_in_place() {
-    let (_staged, session) = launch().await;
+    let (_staged, plugin) = launch().await;
     let p = params("compactor");
-    let answer = pre_compact(&session, &p).await;
+    let answer = pre_compact(&plugin, &p).await;
     let result = validate_compactor_result(&typed(&p), &answer).expect("a valid CompactorResult");
     let ids: Vec<&str> = result.messages.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(
@@ -93,13 +93,13 @@ async fn the_compactor_answer_is_valid_and_keeps_always_keep_messages_in_place()
         answer["messages"][0]["always_keep"], true,
         "kept messages are unchanged"
     );
-    session.shutdown().await;
+    plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn config_changes_what_is_summarised_and_bad_config_is_refused() {
-    let (_staged, session) = launch().await;
-    let ok = session
+    let (_staged, plugin) = launch().await;
+    let ok = plugin
         .call(
             "config.update",
             Some(json!({"keep_last_n": 0, "max_summary_chars": 200})),
@@ -108,7 +108,7 @@ async fn config_changes_what_is_summarised_and_bad_config_is_refused() {
         .await;
     assert_eq!(ok.expect("config"), json!({"status": "ok"}));
     let p = params("compactor");
-    let answer = pre_compact(&session, &p).await;
+    let answer = pre_compact(&plugin, &p).await;
     let result = validate_compactor_result(&typed(&p), &answer).expect("valid");
     assert_eq!(result.superseded, ["m2", "m3", "m5", "m6", "m7"]);
     assert!(result.messages[1].content.chars().count() <= 200);
@@ -117,7 +117,7 @@ async fn config_changes_what_is_summarised_and_bad_config_is_refused() {
         (json!({"max_summary_chars": "x"}), "max_summary_chars"),
         (json!({"style": "terse"}), "style"),
     ] {
-        let e = session
+        let e = plugin
             .call("config.update", Some(config), None)
             .await
             .expect_err("refused");
@@ -128,28 +128,28 @@ async fn config_changes_what_is_summarised_and_bad_config_is_refused() {
             e.rpc_error().message
         );
     }
-    session.shutdown().await;
+    plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn nothing_to_summarise_still_answers_a_valid_result() {
-    let (_staged, session) = launch().await;
+    let (_staged, plugin) = launch().await;
     let p = json!({"role": "compactor", "strategy": "summarize", "trigger": "manual",
         "messages_being_compacted": [{"id": "a", "role": "user", "content": "pinned", "always_keep": true}],
         "messages_remaining": []});
-    let answer = pre_compact(&session, &p).await;
+    let answer = pre_compact(&plugin, &p).await;
     let result = validate_compactor_result(&typed(&p), &answer).expect("valid");
     assert!(result.superseded.is_empty());
     assert_eq!(result.messages.len(), 1);
-    session.shutdown().await;
+    plugin.shutdown().await;
 }
 
 #[tokio::test]
 async fn as_an_observer_it_answers_observer_results() {
-    let (_staged, session) = launch().await;
-    let pre = pre_compact(&session, &params("observer")).await;
+    let (_staged, plugin) = launch().await;
+    let pre = pre_compact(&plugin, &params("observer")).await;
     assert_eq!(parse_observer_answer(&pre), Ok(None));
-    let post = session
+    let post = plugin
         .call(
             "kaged.hook.post_compact",
             Some(params("observer")),
@@ -168,5 +168,5 @@ async fn as_an_observer_it_answers_observer_results() {
         ])
     );
     assert_eq!(observed.inject, None);
-    session.shutdown().await;
+    plugin.shutdown().await;
 }

@@ -175,10 +175,10 @@ async fn a_packed_layout_installs_in_place_of_the_development_directory() {
 
     // The copy is the packed plugin, and it answers.
     let (host, _, _) = host(EASY);
-    let session = host.launch(&copy).await.expect("launch the installed copy");
-    session.ping().await.expect("ping");
-    let pid = session.pid().expect("pid");
-    session.shutdown().await;
+    let plugin = host.launch(&copy).await.expect("launch the installed copy");
+    plugin.ping().await.expect("ping");
+    let pid = plugin.pid().expect("pid");
+    plugin.shutdown().await;
     assert_group_gone(pid);
 }
 

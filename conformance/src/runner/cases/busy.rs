@@ -16,7 +16,7 @@ use crate::runner::plan::check::Target;
 use crate::runner::session::call_context::agent_ctx;
 use crate::runner::session::context::RunContext;
 use crate::runner::session::probe::{is_answer, or_stray, stray_detail, wait_for, Waited};
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 use crate::schema_args::args_from_schema;
 
 /// The raw ids of the calls that keep the plugin busy (integers: string
@@ -34,7 +34,7 @@ fn busy_id(i: usize) -> Value {
 /// none was slow: the case says so and skips.
 pub(crate) async fn ping_during_slow_call(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -71,7 +71,7 @@ pub(crate) async fn ping_during_slow_call(
         );
     }
     let busy: Vec<&str> = calls.iter().map(|(m, _)| m.as_str()).collect();
-    let s = match sessions.shared(ctx, scope).await {
+    let s = match processes.shared(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };

@@ -14,14 +14,14 @@ use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
 use crate::runner::session::context::RunContext;
 use crate::runner::session::probe::{or_stray, stray_detail};
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 use crate::schema_args::{args_breaking_schema, args_from_schema};
 
 /// `config.invalid_rejected`: a config generated to break `config_schema`
 /// gets error -32004.
 pub(crate) async fn invalid_rejected(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -47,7 +47,7 @@ pub(crate) async fn invalid_rejected(
     }
     let code = ErrorCode::ConfigInvalid.code();
     let shown = format!("config.update {} ({} `{}`)", bad.args, bad.how, bad.field);
-    let s = match sessions.fresh(ctx, scope).await {
+    let s = match processes.fresh(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
@@ -73,7 +73,7 @@ pub(crate) async fn invalid_rejected(
             "expected: error {code} (config_invalid) for {shown}; actual: {e}"
         )),
     };
-    sessions.retire(s).await;
+    processes.retire(s).await;
     v
 }
 
@@ -82,7 +82,7 @@ pub(crate) async fn invalid_rejected(
 /// gets a result, not -32002 (ADDENDUM §12).
 pub(crate) async fn update_in_handshake_window(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -96,7 +96,7 @@ pub(crate) async fn update_in_handshake_window(
         }
     };
     let t = &ctx.timeouts;
-    let s = match sessions.spawn_unready(ctx, scope).await {
+    let s = match processes.spawn_unready(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
@@ -124,6 +124,6 @@ pub(crate) async fn update_in_handshake_window(
             }
         }
     };
-    sessions.retire(s).await;
+    processes.retire(s).await;
     v
 }

@@ -16,7 +16,7 @@ use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 
 const FLAG: &str = PRINT_MANIFEST_FLAG;
 
@@ -34,7 +34,7 @@ fn comparable(m: &Manifest) -> serde_json::Map<String, Value> {
 /// `manifest.current`.
 pub(crate) async fn current(
     ctx: &RunContext,
-    _: &mut Sessions,
+    _: &mut LaneProcesses,
     _: &mut Scope,
     _: &Target,
 ) -> Verdict {

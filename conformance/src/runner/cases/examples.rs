@@ -25,7 +25,7 @@ use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
 use crate::runner::session::call_context::agent_ctx;
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 use crate::schema_args::args_from_schema;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
@@ -73,7 +73,7 @@ fn entry<'a>(
 /// `methods.examples[<method>]`.
 pub(crate) async fn examples(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     target: &Target,
 ) -> Verdict {
@@ -122,7 +122,7 @@ pub(crate) async fn examples(
         ));
     };
     let generated = e.examples.is_empty();
-    let mut v = run_calls(ctx, sessions, scope, method, profile, &calls).await;
+    let mut v = run_calls(ctx, processes, scope, method, profile, &calls).await;
     if generated {
         let d = match &mut v {
             Verdict::Pass(d) => Some(d),
@@ -141,7 +141,7 @@ pub(crate) async fn examples(
 /// `methods.invalid_params[<method>]`.
 pub(crate) async fn invalid_params(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     target: &Target,
 ) -> Verdict {
@@ -167,7 +167,7 @@ pub(crate) async fn invalid_params(
             expect: Expect::Error(bad.code),
         })
         .collect();
-    run_calls(ctx, sessions, scope, method, profile, &calls).await
+    run_calls(ctx, processes, scope, method, profile, &calls).await
 }
 
 /// Make `calls` one after another and judge them: a pass listing every
@@ -175,7 +175,7 @@ pub(crate) async fn invalid_params(
 /// ended the session are not made).
 async fn run_calls(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     method: &str,
     profile: &ValidProfile,
@@ -198,7 +198,7 @@ async fn run_calls(
         );
         let params = Some(c.params.clone());
         let (r, audited) =
-            match call_shared(ctx, sessions, scope, method, params, call_ctx, &shown).await {
+            match call_shared(ctx, processes, scope, method, params, call_ctx, &shown).await {
                 Ok(done) => done,
                 Err(v) => return v,
             };

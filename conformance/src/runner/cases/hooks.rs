@@ -25,7 +25,7 @@ use crate::runner::plan::check::Target;
 use crate::runner::session::call_context::{agent_ctx, AGENT, PROJECT, SESSION};
 use crate::runner::session::context::RunContext;
 use crate::runner::session::probe::{or_stray, stray_detail};
-use crate::runner::session::sessions::{settle_after_call, Mode, Sessions};
+use crate::runner::session::processes::{settle_after_call, LaneProcesses, Mode};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 pub(crate) fn call_ctx(hook: HookName) -> PluginCallContext {
@@ -178,7 +178,7 @@ fn shape(hook: HookName, answer: &Value) -> Result<(), String> {
 /// `_context`, answers in time with a shape ADDENDUM §5-6 allows.
 pub(crate) async fn answers(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     target: &Target,
 ) -> Verdict {
@@ -189,7 +189,7 @@ pub(crate) async fn answers(
     let all = payloads(hook);
     let mut answered = Vec::new();
     for (name, params) in &all {
-        match fire(ctx, sessions, scope, hook, name, params.clone()).await {
+        match fire(ctx, processes, scope, hook, name, params.clone()).await {
             Ok(a) => answered.push(format!(
                 "{name}: {}",
                 kaged_host_core::transcript::cut(&a.to_string(), 60)
@@ -209,7 +209,7 @@ pub(crate) async fn answers(
 /// session: its answer, or the failing verdict naming the payload.
 async fn fire(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     hook: HookName,
     name: &str,
@@ -217,7 +217,7 @@ async fn fire(
 ) -> Result<Value, Verdict> {
     let mark = ctx.audit.len();
     let on = format!("{} (payload: {name})", hook.method());
-    let r = match sessions.shared(ctx, scope).await {
+    let r = match processes.shared(ctx, scope).await {
         Err(e) => return Err(Verdict::no_session(e)),
         Ok(s) => {
             let call = s.call(hook.method(), Some(params), Some(call_ctx(hook)));
@@ -265,7 +265,7 @@ async fn fire(
 /// `CompactorResult`.
 pub(crate) async fn compactor_contract(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -274,12 +274,12 @@ pub(crate) async fn compactor_contract(
         Verdict::skip("the plugin does not declare the compactor role")
     } else if !m.hook_names().contains(&HookName::PreCompact) {
         Verdict::fail("expected: a compactor subscribes to pre_compact; actual: it does not, so it can never compact")
-    } else if *sessions.mode() != Mode::Strict {
+    } else if *processes.mode() != Mode::Strict {
         Verdict::skip(
             "the host launches an agent's plugins only after a clean handshake (see handshake.*)",
         )
     } else {
-        let t = sessions.new_transcript();
+        let t = processes.new_transcript();
         scope.touch_from(&t, 0);
         compact_as_delegate(ctx.host(t), &ctx.dir, &m.name).await
     }

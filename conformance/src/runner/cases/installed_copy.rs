@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::runner::judge::scope::Scope;
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::{describe_exit, describe_launch, Mode, Sessions};
+use crate::runner::session::processes::{describe_exit, describe_launch, LaneProcesses, Mode};
 
 /// How many left-out entries a detail names before "and N more".
 const LEFT_OUT_SHOWN: usize = 5;
@@ -57,16 +57,16 @@ pub(crate) fn unresolved_in_copy(ctx: &RunContext, copy: &Path) -> Option<String
 /// for (strict, or lenient: any answer to `initialize`), then retire it.
 pub(crate) async fn start(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     copy: &Path,
 ) -> Result<(), NotStarted> {
-    let strict = match sessions.mode() {
+    let strict = match processes.mode() {
         Mode::Unavailable(why) => return Err(NotStarted::NoSession(why.clone())),
         Mode::Strict => true,
         Mode::Lenient => false,
     };
-    let t = sessions.new_transcript();
+    let t = processes.new_transcript();
     scope.touch_from(&t, 0);
     let s = ctx
         .host(t)
@@ -78,7 +78,7 @@ pub(crate) async fn start(
         Err(Ended::OnItsOwn) => Err(NotStarted::Failed(ended(ctx, &s).await)),
         Err(Ended::Otherwise(e)) => Err(NotStarted::Failed(e)),
     };
-    sessions.retire(s).await;
+    processes.retire(s).await;
     outcome
 }
 

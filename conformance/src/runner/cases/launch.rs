@@ -15,7 +15,7 @@ use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
 use crate::runner::session::context::{CommandError, RunContext};
 use crate::runner::session::primary::Primary;
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 
 /// `launch.command_exists`: `command[0]` resolves to an executable file.
 pub(crate) fn command_exists(ctx: &RunContext) -> Verdict {
@@ -60,7 +60,7 @@ pub(crate) fn starts(_: &RunContext, p: &Primary) -> Verdict {
 /// its exit code and last stderr line, with what install left out.
 pub(crate) async fn self_contained(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -104,7 +104,7 @@ pub(crate) async fn self_contained(
         let left = installed_copy::left_out_note(&plan);
         return Verdict::fail(format!("{expected}; actual: {why}{left}"));
     }
-    match installed_copy::start(ctx, sessions, scope, &copy).await {
+    match installed_copy::start(ctx, processes, scope, &copy).await {
         Ok(()) => Verdict::pass(format!(
             "the installed copy starts and completes the handshake (`{program}`)"
         )),

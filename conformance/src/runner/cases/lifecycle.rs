@@ -15,7 +15,7 @@ use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::{describe_exit, retire, Sessions};
+use crate::runner::session::processes::{describe_exit, retire, LaneProcesses};
 
 /// How often the exit watch polls `/proc`.
 const WATCH_POLL: Duration = Duration::from_millis(1);
@@ -24,12 +24,12 @@ const WATCH_POLL: Duration = Duration::from_millis(1);
 /// (the primary spawn's) leads to exit 0 within `shutdown_timeout_sec`.
 pub(crate) async fn shutdown_exits_zero(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let limit = ctx.timeouts.shutdown;
-    let v = match sessions.shared(ctx, scope).await {
+    let v = match processes.shared(ctx, scope).await {
         Err(e) => Verdict::no_session(e),
         Ok(s) => {
             let outcome = s.shutdown().await;
@@ -40,7 +40,7 @@ pub(crate) async fn shutdown_exits_zero(
             }
         }
     };
-    sessions.close_shared().await;
+    processes.close_shared().await;
     v
 }
 
@@ -48,12 +48,12 @@ pub(crate) async fn shutdown_exits_zero(
 /// closes.
 pub(crate) async fn stdin_eof_exits(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let limit = ctx.timeouts.shutdown;
-    match sessions.fresh(ctx, scope).await {
+    match processes.fresh(ctx, scope).await {
         Err(e) => Verdict::no_session(e),
         Ok(s) => {
             s.close_stdin();
@@ -74,12 +74,12 @@ pub(crate) async fn stdin_eof_exits(
 /// its escaped descendants) outlives it.
 pub(crate) async fn no_orphans(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let t = &ctx.timeouts;
-    let s = match sessions.fresh(ctx, scope).await {
+    let s = match processes.fresh(ctx, scope).await {
         Err(e) => return Verdict::no_session(e),
         Ok(s) => s,
     };

@@ -19,7 +19,7 @@ use crate::runner::plan::check::{Target, ToolTarget};
 use crate::runner::session::call_context::{agent_ctx, describe};
 use crate::runner::session::context::RunContext;
 use crate::runner::session::probe::{or_stray, stray_detail};
-use crate::runner::session::sessions::{settle_after_call, Sessions};
+use crate::runner::session::processes::{settle_after_call, LaneProcesses};
 use crate::schema_args::{args_breaking_schema, args_from_schema};
 use crate::valid_args::{judge_error, ValidArgsAnswer};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
@@ -64,7 +64,7 @@ fn not_a_tool(target: &Target) -> Verdict {
 /// timeout (tools get arguments generated from their schema, or `{}`).
 pub(crate) async fn answers(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     target: &Target,
 ) -> Verdict {
@@ -72,7 +72,7 @@ pub(crate) async fn answers(
         Target::Method(m) => {
             call(
                 ctx,
-                sessions,
+                processes,
                 scope,
                 m,
                 Some(json!({})),
@@ -86,7 +86,7 @@ pub(crate) async fn answers(
             let as_agent = as_agent(t, "answers");
             call(
                 ctx,
-                sessions,
+                processes,
                 scope,
                 &t.method,
                 Some(args),
@@ -103,7 +103,7 @@ pub(crate) async fn answers(
 /// are accepted.
 pub(crate) async fn tool_valid_args(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     target: &Target,
 ) -> Verdict {
@@ -115,7 +115,7 @@ pub(crate) async fn tool_valid_args(
             let as_agent = as_agent(t, "valid");
             call(
                 ctx,
-                sessions,
+                processes,
                 scope,
                 &t.method,
                 Some(args),
@@ -134,7 +134,7 @@ pub(crate) async fn tool_valid_args(
 /// get -32602 naming the field.
 pub(crate) async fn tool_invalid_args(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     target: &Target,
 ) -> Verdict {
@@ -145,7 +145,7 @@ pub(crate) async fn tool_invalid_args(
         Some(bad) => {
             let expect = Expect::InvalidParams { field: bad.field.clone(), how: bad.how.clone() };
             let as_agent = as_agent(t, "invalid");
-            call(ctx, sessions, scope, &t.method, Some(bad.args), as_agent, expect).await
+            call(ctx, processes, scope, &t.method, Some(bad.args), as_agent, expect).await
         }
         None => Verdict::skip("could not generate arguments that break parameters_schema (it accepts every object, or the generator cannot satisfy it)"),
     }
@@ -154,7 +154,7 @@ pub(crate) async fn tool_invalid_args(
 /// Call `method` on the shared session and judge the answer.
 async fn call(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     method: &str,
     params: Option<Value>,
@@ -166,7 +166,7 @@ async fn call(
         .map(Value::to_string)
         .unwrap_or_else(|| "none".into());
     let shown = format!("{method}({args}) {}", describe(call_ctx.as_ref()));
-    match call_shared(ctx, sessions, scope, method, params, call_ctx, &shown).await {
+    match call_shared(ctx, processes, scope, method, params, call_ctx, &shown).await {
         Ok((r, bad)) => judge(method, &shown, r, &expect, &bad),
         Err(v) => v,
     }
@@ -178,7 +178,7 @@ async fn call(
 /// `Err`: the case's verdict already (no session, or a stray answer).
 pub(super) async fn call_shared(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     method: &str,
     params: Option<Value>,
@@ -186,7 +186,7 @@ pub(super) async fn call_shared(
     shown: &str,
 ) -> Result<(Result<Value, CallError>, Vec<String>), Verdict> {
     let mark = ctx.audit.len();
-    let r = match sessions.shared(ctx, scope).await {
+    let r = match processes.shared(ctx, scope).await {
         Err(e) => return Err(Verdict::no_session(e)),
         Ok(s) => match or_stray(&s.raw(), s.call(method, params, call_ctx)).await {
             Ok(r) => {
@@ -274,7 +274,7 @@ fn judge(
 /// Every other session of the run is sent it too; this case judges it.
 pub(crate) async fn config_update_accepted(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -287,7 +287,7 @@ pub(crate) async fn config_update_accepted(
         (None, Some(_)) => "valid for system_config_schema",
         (Some(_), Some(_)) => "valid for config_schema and system_config_schema, merged",
     };
-    let s = match sessions.fresh_unconfigured(ctx, scope).await {
+    let s = match processes.fresh_unconfigured(ctx, scope).await {
         Err(e) => return Verdict::no_session(e),
         Ok(s) => s,
     };
@@ -307,7 +307,7 @@ pub(crate) async fn config_update_accepted(
         )),
         Ok(Err(e)) => Verdict::fail(format!("expected: {expected}; actual: {}", error_chain(&e))),
     };
-    sessions.retire(s).await;
+    processes.retire(s).await;
     v
 }
 

@@ -38,7 +38,7 @@ use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::{CaseFn, Check, Target};
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 
 /// A table row: the case, the function's kind and path.
 macro_rules! check {
@@ -53,11 +53,11 @@ macro_rules! check {
     (@fn Session $f:path) => {{
         fn boxed<'r>(
             ctx: &'r RunContext,
-            sessions: &'r mut Sessions,
+            processes: &'r mut LaneProcesses,
             scope: &'r mut Scope,
             target: &'r Target,
         ) -> LocalBoxFuture<'r, Verdict> {
-            Box::pin($f(ctx, sessions, scope, target))
+            Box::pin($f(ctx, processes, scope, target))
         }
         CaseFn::Session(boxed)
     }};

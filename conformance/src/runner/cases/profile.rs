@@ -21,7 +21,7 @@ use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 
 const FLAG: &str = PRINT_PROFILE_FLAG;
 
@@ -29,7 +29,7 @@ const FLAG: &str = PRINT_PROFILE_FLAG;
 /// after the start: it reads the run context alone).
 pub(crate) async fn valid(
     ctx: &RunContext,
-    _: &mut Sessions,
+    _: &mut LaneProcesses,
     _: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -121,7 +121,7 @@ fn drift(code: &Profile, disk: &Profile) -> Vec<String> {
 /// `profile.current`.
 pub(crate) async fn current(
     ctx: &RunContext,
-    _: &mut Sessions,
+    _: &mut LaneProcesses,
     _: &mut Scope,
     _: &Target,
 ) -> Verdict {

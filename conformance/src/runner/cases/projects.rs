@@ -14,7 +14,7 @@ use crate::runner::plan::check::Target;
 use crate::runner::session::call_context::PROJECT;
 use crate::runner::session::context::RunContext;
 use crate::runner::session::probe::{or_stray, stray_detail};
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 use crate::schema_args::args_from_schema;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
@@ -22,7 +22,7 @@ use kaged_plugin_protocol::error_chain::chain as error_chain;
 /// (a config valid for `config_schema`) gets a result.
 pub(crate) async fn activated(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
@@ -31,7 +31,7 @@ pub(crate) async fn activated(
         Some(schema) => args_from_schema(schema).unwrap_or_else(|_| json!({})),
     };
     let params = json!({"project": PROJECT, "config": config});
-    system_call(ctx, sessions, scope, methods::PROJECTS_ACTIVATED, params).await
+    system_call(ctx, processes, scope, methods::PROJECTS_ACTIVATED, params).await
 }
 
 /// `system.projects_deactivated`: `projects.deactivated {project}` gets a
@@ -39,11 +39,11 @@ pub(crate) async fn activated(
 /// session, was never answered: a budget already judged).
 pub(crate) async fn deactivated(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
-    if sessions.was_unanswered(methods::PROJECTS_ACTIVATED) {
+    if processes.was_unanswered(methods::PROJECTS_ACTIVATED) {
         return Verdict::blocked_by(
             &SYSTEM_PROJECTS_ACTIVATED,
             format!(
@@ -53,24 +53,24 @@ pub(crate) async fn deactivated(
         );
     }
     let params = json!({"project": PROJECT});
-    system_call(ctx, sessions, scope, methods::PROJECTS_DEACTIVATED, params).await
+    system_call(ctx, processes, scope, methods::PROJECTS_DEACTIVATED, params).await
 }
 
 async fn system_call(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     method: &str,
     params: Value,
 ) -> Verdict {
     let shown = format!("{method} {params}");
-    let s = match sessions.shared(ctx, scope).await {
+    let s = match processes.shared(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
     let answer = or_stray(&s.raw(), s.call(method, Some(params), None)).await;
     if matches!(answer, Ok(Err(CallError::Timeout { .. }))) {
-        sessions.note_unanswered(method);
+        processes.note_unanswered(method);
     }
     match answer {
         Err(v) => Verdict::fail(stray_detail(&format!("an answer to {shown}"), &v)),

@@ -20,7 +20,7 @@ use crate::runner::session::context::RunContext;
 use crate::runner::session::probe::{
     brief, is_answer, is_stray, or_stray, stray_detail, wait_for, Waited,
 };
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 /// A method no plugin declares.
@@ -29,11 +29,11 @@ const UNKNOWN_METHOD: &str = "conformance.no_such_method";
 /// `protocol.ping`: ping answers `{"status": "ok"}`.
 pub(crate) async fn ping(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
-    let s = match sessions.shared(ctx, scope).await {
+    let s = match processes.shared(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
@@ -50,12 +50,12 @@ pub(crate) async fn ping(
 /// `protocol.unknown_method`: an unknown method gets -32601.
 pub(crate) async fn unknown_method(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let limit = ctx.timeouts.request;
-    let s = match sessions.shared(ctx, scope).await {
+    let s = match processes.shared(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
@@ -82,12 +82,12 @@ pub(crate) async fn unknown_method(
 /// `initialized` gets -32002 (on a spawn without the handshake).
 pub(crate) async fn not_initialized(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let t = &ctx.timeouts;
-    let s = match sessions.spawn_unready(ctx, scope).await {
+    let s = match processes.spawn_unready(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
@@ -112,7 +112,7 @@ pub(crate) async fn not_initialized(
         }
         Err(e) => Verdict::skip(format!("initialize was not answered: {e}")),
     };
-    sessions.retire(s).await;
+    processes.retire(s).await;
     verdict
 }
 
@@ -120,38 +120,38 @@ pub(crate) async fn not_initialized(
 /// plugin keeps working.
 pub(crate) async fn batch_rejected(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let line = br#"[{"jsonrpc":"2.0","id":"conformance-batch-1","method":"ping"},{"jsonrpc":"2.0","id":"conformance-batch-2","method":"ping"}]"#;
-    rejected_line(ctx, sessions, scope, line, INVALID_REQUEST, "a batch").await
+    rejected_line(ctx, processes, scope, line, INVALID_REQUEST, "a batch").await
 }
 
 /// `protocol.parse_error`: malformed JSON gets -32700 with id null, and
 /// the plugin keeps working.
 pub(crate) async fn parse_error(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let line = br#"{"jsonrpc": "2.0", "id": 4711, "method": "ping", "params": {"#;
-    rejected_line(ctx, sessions, scope, line, PARSE_ERROR, "malformed JSON").await
+    rejected_line(ctx, processes, scope, line, PARSE_ERROR, "malformed JSON").await
 }
 
 /// Send `line` on a fresh spawn; expect an error `code` with id null, and
 /// the plugin still answering ping afterwards.
 async fn rejected_line(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     line: &[u8],
     code: i64,
     what: &str,
 ) -> Verdict {
     let limit = ctx.timeouts.request;
-    let s = match sessions.fresh(ctx, scope).await {
+    let s = match processes.fresh(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
@@ -198,19 +198,19 @@ async fn rejected_line(
             }
         }
     };
-    sessions.retire(s).await;
+    processes.retire(s).await;
     verdict
 }
 
 /// `protocol.ids_echoed`: integer and string ids are echoed exactly.
 pub(crate) async fn ids_echoed(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let limit = ctx.timeouts.request;
-    let s = match sessions.shared(ctx, scope).await {
+    let s = match processes.shared(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };
@@ -265,12 +265,12 @@ async fn echoes(s: &PluginHandle, limit: Duration) -> Verdict {
 /// answered.
 pub(crate) async fn concurrent_calls(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
     let limit = ctx.timeouts.request;
-    let s = match sessions.shared(ctx, scope).await {
+    let s = match processes.shared(ctx, scope).await {
         Ok(s) => s,
         Err(e) => return Verdict::no_session(e),
     };

@@ -12,7 +12,7 @@ use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
 use crate::runner::session::call_context::PROJECT;
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::{describe_launch, Mode, Sessions};
+use crate::runner::session::processes::{describe_launch, LaneProcesses, Mode};
 
 /// One variant of the `initialize` params.
 struct Variant {
@@ -50,11 +50,11 @@ async fn storage_less_calls(ctx: &RunContext, s: &PluginHandle) -> Option<String
 /// non-empty `projects` list and with `storage_available: false`.
 pub(crate) async fn initialize_variants(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     scope: &mut Scope,
     _: &Target,
 ) -> Verdict {
-    match sessions.mode() {
+    match processes.mode() {
         Mode::Strict => {}
         Mode::Lenient => {
             return Verdict::skip(
@@ -77,7 +77,7 @@ pub(crate) async fn initialize_variants(
     ];
     let mut done = Vec::new();
     for v in &variants {
-        let t = sessions.new_transcript();
+        let t = processes.new_transcript();
         scope.touch_from(&t, 0);
         let host = HostSim::new(
             ctx.host_config(t)
@@ -91,7 +91,7 @@ pub(crate) async fn initialize_variants(
                 } else {
                     storage_less_calls(ctx, &s).await
                 };
-                sessions.retire(s).await;
+                processes.retire(s).await;
                 if let Some(why) = unanswered {
                     return Verdict::fail(format!(
                         "expected: with storage_available: false, its storage calls get an error and its methods still answer; actual: {why}"

@@ -15,12 +15,12 @@ use crate::runner::judge::verdict::Verdict;
 use crate::runner::session::context::RunContext;
 use crate::runner::session::observations::Observations;
 use crate::runner::session::primary::Primary;
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 
 /// A case checked with sessions, for one target.
 pub(crate) type SessionFn = for<'r> fn(
     &'r RunContext,
-    &'r mut Sessions,
+    &'r mut LaneProcesses,
     &'r mut Scope,
     &'r Target,
 ) -> LocalBoxFuture<'r, Verdict>;

@@ -34,7 +34,7 @@ use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::{CaseFn, Check, Target};
 use crate::runner::session::barrier::{Barrier, Shutdown};
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::{Mode, Sessions};
+use crate::runner::session::processes::{LaneProcesses, Mode};
 
 /// How long a lane works before it may count as waiting.
 const IDLE_AFTER: Duration = Duration::from_millis(200);
@@ -159,29 +159,30 @@ pub(crate) async fn run_lane(
     let (ctx, _lane_root) = shared
         .ctx
         .for_lane(audit.clone(), storage, primary.is_none());
-    let mut sessions = Sessions::for_lane(shared.mode.clone(), primary, shared.barrier.clone());
+    let mut processes =
+        LaneProcesses::for_lane(shared.mode.clone(), primary, shared.barrier.clone());
     let work = async {
         let mut results = Vec::with_capacity(cases.len());
         for (i, c) in cases.iter().enumerate() {
             let mut scope = Scope::new(c.check.case, c.id.clone(), audit.len());
-            sessions.touch_shared(&mut scope);
+            processes.touch_shared(&mut scope);
             let CaseFn::Session(f) = c.check.run else {
                 continue;
             };
-            let mut v = f(&ctx, &mut sessions, &mut scope, &c.target).await;
+            let mut v = f(&ctx, &mut processes, &mut scope, &c.target).await;
             scope.stop_clock();
             if c.check.is_barrier() {
                 shared.barrier.set(judgement(&v));
             }
             if i + 1 == cases.len() {
-                sessions.close_shared().await;
+                processes.close_shared().await;
             }
-            if sessions.has_pending() {
+            if processes.has_pending() {
                 // Waiting on the barrier: another lane may work meanwhile.
                 permit.borrow_mut().take();
-                sessions.finish_pending().await;
+                processes.finish_pending().await;
             }
-            for note in sessions.take_notes() {
+            for note in processes.take_notes() {
                 v = v.with_note(&note);
             }
             scope.set_events(audit.since(scope.audit_mark));
@@ -200,7 +201,7 @@ pub(crate) async fn run_lane(
     LaneRun {
         results,
         events: audit.since(first),
-        transcripts: sessions.transcripts().to_vec(),
+        transcripts: processes.transcripts().to_vec(),
     }
 }
 

@@ -19,7 +19,7 @@ use crate::runner::plan::check::{CaseFn, Check, Stage, Target};
 use crate::runner::plan::expand::{plan, Planned};
 use crate::runner::session::barrier::{Barrier, Shutdown};
 use crate::runner::session::context::RunContext;
-use crate::runner::session::sessions::Sessions;
+use crate::runner::session::processes::LaneProcesses;
 
 /// A finished lane's results, each taken when it is recorded.
 type Outcomes = Vec<Option<(Scope, Verdict)>>;
@@ -41,7 +41,7 @@ enum Slot {
 /// every lane's events and transcripts, in lane order.
 pub(crate) async fn run_started(
     ctx: &RunContext,
-    sessions: &mut Sessions,
+    processes: &mut LaneProcesses,
     inputs: &Inputs<'_>,
     rec: &mut Recorder<'_>,
     storage: &RunStorage,
@@ -73,7 +73,7 @@ pub(crate) async fn run_started(
     }
     let shared = LaneShared {
         ctx,
-        mode: sessions.mode().clone(),
+        mode: processes.mode().clone(),
         barrier,
         jobs: Arc::new(Semaphore::new(if sequential {
             1
@@ -83,7 +83,7 @@ pub(crate) async fn run_started(
         storage,
     };
     // The primary spawn's session goes to the first lane (the barrier's).
-    let mut primary = sessions.take_shared();
+    let mut primary = processes.take_shared();
     let mut outcomes: Vec<Option<Outcomes>> = lanes.iter().map(|_| None).collect();
     let mut refused = vec![false; lanes.len()];
     let mut runs = Vec::new();
@@ -147,7 +147,7 @@ pub(crate) async fn run_started(
         keep(j, run, &mut outcomes, &mut runs);
     }
     if let Some((s, _)) = primary {
-        crate::runner::session::sessions::retire(s).await;
+        crate::runner::session::processes::retire(s).await;
     }
     runs.sort_by_key(|(l, _)| *l);
     runs.into_iter().map(|(_, run)| run).collect()

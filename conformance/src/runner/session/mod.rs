@@ -1,6 +1,6 @@
 //! Session: how the suite plays the daemon for a case. The run's cage
-//! ([`cage`]) and read-only context ([`context`]), the sessions a case gets
-//! ([`sessions`]) and the primary spawn ([`primary`]), the shutdown barrier
+//! ([`cage`]) and read-only context ([`context`]), the plugin processes a case gets
+//! ([`processes`]) and the primary spawn ([`primary`]), the shutdown barrier
 //! every session waits on ([`barrier`]), raw-channel probes ([`probe`]),
 //! the `_context` a call carries ([`call_context`]) and the whole run seen
 //! from its end ([`observations`]).
@@ -12,4 +12,4 @@ pub(crate) mod context;
 pub(crate) mod observations;
 pub(crate) mod primary;
 pub(crate) mod probe;
-pub(crate) mod sessions;
+pub(crate) mod processes;

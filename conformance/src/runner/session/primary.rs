@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::barrier::end_at_once;
 use super::context::RunContext;
-use super::sessions::{describe_exit, describe_launch, retire, Mode, Sessions};
+use super::processes::{describe_exit, describe_launch, retire, LaneProcesses, Mode};
 
 /// How long the suite listens before sending `initialize`, to catch a
 /// plugin that speaks first: a quiet window
@@ -69,14 +69,14 @@ pub(crate) const NOT_STARTED: &str = "the command cannot be started (see launch.
 /// Start the primary spawn and make it the shared session when its
 /// handshake passed; `None` when `command[0]` cannot be started (then no
 /// session can be had).
-pub(crate) async fn start(ctx: &RunContext, sessions: &mut Sessions) -> Option<Primary> {
+pub(crate) async fn start(ctx: &RunContext, processes: &mut LaneProcesses) -> Option<Primary> {
     if ctx.command().is_err() {
-        sessions.adopt(Mode::Unavailable(NOT_STARTED.into()), None);
+        processes.adopt(Mode::Unavailable(NOT_STARTED.into()), None);
         return None;
     }
     let started = Instant::now();
     let mark = ctx.audit.len();
-    let t = sessions.new_transcript();
+    let t = processes.new_transcript();
     let quiet = QuietWindow::for_timeouts(&ctx.timeouts);
     let (mut primary, session) = match ctx.host(t.clone()).launch_lenient(&ctx.dir).await {
         Err(e) => (Primary::failed(describe_launch(&e), t), None),
@@ -85,7 +85,7 @@ pub(crate) async fn start(ctx: &RunContext, sessions: &mut Sessions) -> Option<P
     primary.started = started;
     primary.launch_events = ctx.audit.since(mark);
     let shared = session.map(|s| (s, primary.transcript.clone()));
-    sessions.adopt(mode_for(&primary), shared);
+    processes.adopt(mode_for(&primary), shared);
     Some(primary)
 }
 

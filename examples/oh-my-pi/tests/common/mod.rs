@@ -72,7 +72,7 @@ pub fn host_without_storage() -> (HostSim, AuditLog) {
 /// The running plugin.
 pub struct Omp {
     pub staged: StagedPlugin,
-    pub session: PluginHandle,
+    pub plugin: PluginHandle,
 }
 
 impl Omp {
@@ -89,8 +89,8 @@ impl Omp {
         staged
             .grant(&format!("read:fs:{}", presets.display()))
             .expect("grant the preset directory");
-        let session = host.launch(staged.dir()).await.expect("launch oh-my-pi");
-        let omp = Omp { staged, session };
+        let plugin = host.launch(staged.dir()).await.expect("launch oh-my-pi");
+        let omp = Omp { staged, plugin };
         omp.ok(
             "config.update",
             json!({"preset_dir": presets.to_string_lossy()}),
@@ -100,7 +100,7 @@ impl Omp {
     }
 
     pub async fn ok(&self, method: &str, params: Value) -> Value {
-        self.session
+        self.plugin
             .call(method, Some(params), None)
             .await
             .unwrap_or_else(|e| panic!("{method}: {e:?}"))
@@ -109,7 +109,7 @@ impl Omp {
     /// The error of a call that must fail: code, message, data.
     pub async fn err(&self, method: &str, params: Value) -> (i64, String, Value) {
         let e = self
-            .session
+            .plugin
             .call(method, Some(params.clone()), None)
             .await
             .expect_err(&format!("{method} {params} fails"));

@@ -5,10 +5,10 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use kaged_host_core::{HostConfig, HostSim, TimeScale};
 //! let host = HostSim::new(HostConfig::default().with_time_scale(TimeScale::new(0.1)?));
-//! let session = host.launch("plugins/echo".as_ref()).await?;
-//! let out = session.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
+//! let plugin = host.launch("plugins/echo".as_ref()).await?;
+//! let out = plugin.call("echo.say", Some(serde_json::json!({"text": "hi"})), None).await?;
 //! println!("{out}");
-//! session.shutdown().await;
+//! plugin.shutdown().await;
 //! # Ok(()) }
 //! ```
 
@@ -153,8 +153,8 @@ impl HostSim {
         dir: &Path,
         first: &FirstConfig,
     ) -> Result<PluginHandle, LaunchError> {
-        let session = self.launch_lenient(dir).await?;
-        finish_handshake(session, first).await
+        let plugin = self.launch_lenient(dir).await?;
+        finish_handshake(plugin, first).await
     }
 
     /// Validate and spawn, but do not run the handshake: the caller drives
@@ -353,26 +353,26 @@ fn audit_spawned(
 }
 
 async fn finish_handshake(
-    session: PluginHandle,
+    plugin: PluginHandle,
     first: &FirstConfig,
 ) -> Result<PluginHandle, LaunchError> {
-    match session.handshake().await {
-        Ok(_) => match session.send_first_config(first).await {
+    match plugin.handshake().await {
+        Ok(_) => match plugin.send_first_config(first).await {
             Some(FirstConfigSent {
                 refused: Some(why), ..
-            }) if !session.is_running() => Err(LaunchError::FirstConfig {
-                name: session.name().to_string(),
+            }) if !plugin.is_running() => Err(LaunchError::FirstConfig {
+                name: plugin.name().to_string(),
                 why,
             }),
-            _ => Ok(session),
+            _ => Ok(plugin),
         },
         Err(HandshakeError::Exited) => Err(LaunchError::ExitedAtOnce {
-            name: session.name().to_string(),
-            exit: session.exit_info(),
-            stderr: session.stderr_tail(),
+            name: plugin.name().to_string(),
+            exit: plugin.exit_info(),
+            stderr: plugin.stderr_tail(),
         }),
         Err(source) => Err(LaunchError::Handshake {
-            name: session.name().to_string(),
+            name: plugin.name().to_string(),
             source,
         }),
     }

@@ -131,15 +131,15 @@ async fn attempt(inner: &Inner, cause: Option<String>) -> Attempt {
         Some(id) => crate::audit::with_request_id(id, start(inner)).await,
         None => start(inner).await,
     };
-    let session = match started {
-        Ok(session) => session,
+    let plugin = match started {
+        Ok(plugin) => plugin,
         Err(ended) => return ended,
     };
-    wait_ended(&session).await;
-    *lock(&inner.last_exit) = session.exit_info();
+    wait_ended(&plugin).await;
+    *lock(&inner.last_exit) = plugin.exit_info();
     // Dropping the monitor is safe now: any kill it made has finished.
-    drop(inner.take_slot_of(&session));
-    Attempt::Failure(describe_end(&session))
+    drop(inner.take_slot_of(&plugin));
+    Attempt::Failure(describe_end(&plugin))
 }
 
 /// One start, up to `running`: launched, handshake and first config done,
@@ -157,28 +157,28 @@ async fn start(inner: &Inner) -> Result<Arc<PluginHandle>, Attempt> {
         Some(config) => FirstConfig::Given(config),
         None => FirstConfig::Defaults,
     };
-    let session = match inner.host.launch_with(&inner.dir, &first).await {
+    let plugin = match inner.host.launch_with(&inner.dir, &first).await {
         Ok(s) => Arc::new(s),
         Err(e) => return Err(classify(e)),
     };
     let project = lock(&inner.project).clone();
     if let Some((project, config)) = project {
         let params = json!({"project": project, "config": config});
-        if let Err(e) = session
+        if let Err(e) = plugin
             .call(methods::PROJECTS_ACTIVATED, Some(params), None)
             .await
         {
-            tracing::warn!(plugin = %session.name(), error = %e, "projects.activated was not accepted");
+            tracing::warn!(plugin = %plugin.name(), error = %e, "projects.activated was not accepted");
         }
     }
-    inner.forward_notifications(&session);
-    let monitor = session.start_health_checks();
+    inner.forward_notifications(&plugin);
+    let monitor = plugin.start_health_checks();
     *lock(&inner.slot) = Some(Slot {
-        session: session.clone(),
+        plugin: plugin.clone(),
         monitor,
     });
     inner.set_state(PluginState::Running);
-    Ok(session)
+    Ok(plugin)
 }
 
 /// Which launch failures are restarted (see the module docs' table).
@@ -236,9 +236,9 @@ fn restartable(e: &HandshakeError) -> bool {
 /// Wait until the process ended and its end was audited. Should the end
 /// never be marked (a kill whose caller was cancelled midway), the exit
 /// plus a bound on the clean-up is taken as the end.
-async fn wait_ended(session: &PluginHandle) {
-    let life = session.lifecycle();
-    let cleanup = session.timeouts().sigterm_grace * 2 + KILL_CONFIRM_MIN;
+async fn wait_ended(plugin: &PluginHandle) {
+    let life = plugin.lifecycle();
+    let cleanup = plugin.timeouts().sigterm_grace * 2 + KILL_CONFIRM_MIN;
     tokio::select! {
         _ = life.wait_done() => {}
         _ = async {
@@ -249,8 +249,8 @@ async fn wait_ended(session: &PluginHandle) {
     }
 }
 
-fn describe_end(session: &PluginHandle) -> String {
-    match session.exit_info() {
+fn describe_end(plugin: &PluginHandle) -> String {
+    match plugin.exit_info() {
         Some(x) => match (x.code, x.signal) {
             (Some(c), _) => format!("exited with code {c}"),
             (None, Some(s)) => format!("ended by signal {s}"),

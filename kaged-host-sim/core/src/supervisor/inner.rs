@@ -22,7 +22,7 @@ use crate::time::RestartPolicy;
 
 /// The running process and its health monitor.
 pub(super) struct Slot {
-    pub(super) session: Arc<PluginHandle>,
+    pub(super) plugin: Arc<PluginHandle>,
     pub(super) monitor: HealthMonitor,
 }
 
@@ -70,10 +70,10 @@ impl Inner {
         self.host.audit().emit(event, &self.name, data);
     }
 
-    /// Forward `session`'s notifications to the supervisor's subscribers
+    /// Forward `plugin`'s notifications to the supervisor's subscribers
     /// until its connection ends (a lagging forwarder skips what it missed).
-    pub(super) fn forward_notifications(&self, session: &PluginHandle) {
-        let mut rx = session.notifications();
+    pub(super) fn forward_notifications(&self, plugin: &PluginHandle) {
+        let mut rx = plugin.notifications();
         let tx = self.notifications.clone();
         tokio::spawn(async move {
             loop {
@@ -97,11 +97,11 @@ impl Inner {
         refusal
     }
 
-    /// Take the slot, but only if it still holds `session`.
-    pub(super) fn take_slot_of(&self, session: &Arc<PluginHandle>) -> Option<Slot> {
+    /// Take the slot, but only if it still holds `plugin`.
+    pub(super) fn take_slot_of(&self, plugin: &Arc<PluginHandle>) -> Option<Slot> {
         let mut g = lock(&self.slot);
         match g.as_ref() {
-            Some(s) if Arc::ptr_eq(&s.session, session) => g.take(),
+            Some(s) if Arc::ptr_eq(&s.plugin, plugin) => g.take(),
             _ => None,
         }
     }

@@ -8,7 +8,7 @@
 //!
 //! | how an attempt ends | state | restart? | audit added by the supervisor |
 //! |---|---|---|---|
-//! | crash, exit on its own (even code 0: no `shutdown` was sent), health-check kill, request-timeout kill, fatal protocol violation | `crashed` | yes, after 1 s, 2 s, 4 s ... (capped at 60 s) | — (the session audits `plugin.crashed` / `plugin.killed`) |
+//! | crash, exit on its own (even code 0: no `shutdown` was sent), health-check kill, request-timeout kill, fatal protocol violation | `crashed` | yes, after 1 s, 2 s, 4 s ... (capped at 60 s) | — (the plugin audits `plugin.crashed` / `plugin.killed`) |
 //! | exit before answering `initialize`, `initialize` timeout, error answer to `initialize`, protocol violation during the handshake | `crashed` | yes, with backoff | — |
 //! | the 5th consecutive failure within 10 minutes | `failed` | no | `plugin.failed {total_failures, last_failure}`, `plugin.disabled {reason: "consecutive_failures"}` |
 //! | capability overreach, `api_version` / `name` / `version` mismatch, malformed `initialize` result | `failed` | no | `plugin.failed {total_failures, reason}`, `plugin.disabled {reason}` |
@@ -16,7 +16,7 @@
 //! | executable missing or not executable (spawn error) | `failed` | no | `plugin.disabled {reason: "spawn_failed"}` (the host audited `plugin.failed`) |
 //! | invalid manifest | `disabled` | no | — (the host audited `plugin.disabled {reason: "invalid manifest"}`) |
 //! | refused by the start gate ([`StartGate`], the daemon's consent check: nothing is spawned) | `disabled` | no | the refusal's record (`plugin.capability_overreach`), `plugin.disabled {reason, detail}` |
-//! | [`Supervisor::stop`] (graceful ladder) | `stopped` | no, whatever the exit | — (the session audits `plugin.exited`/`plugin.stopped`/`plugin.killed`) |
+//! | [`Supervisor::stop`] (graceful ladder) | `stopped` | no, whatever the exit | — (the plugin audits `plugin.exited`/`plugin.stopped`/`plugin.killed`) |
 //! | [`Supervisor::disable`] | `disabled` | no | `plugin.disabled {reason}` |
 //!
 //! Decisions:
@@ -170,10 +170,10 @@ impl Supervisor {
         self.inner.state.subscribe()
     }
 
-    /// The session of the current process while one is running (a new one
+    /// The plugin of the current process while one is running (a new one
     /// after every restart).
     pub fn current(&self) -> Option<Arc<PluginHandle>> {
-        lock(&self.inner.slot).as_ref().map(|s| s.session.clone())
+        lock(&self.inner.slot).as_ref().map(|s| s.plugin.clone())
     }
 
     /// Failures in the current streak of consecutive failures.
@@ -341,8 +341,8 @@ impl Supervisor {
         let slot = lock(&self.inner.slot).take()?;
         // The monitor stays alive until the end: dropping it in the middle
         // of a health kill would leave the kill unfinished.
-        let outcome = shutdown_bounded(&self.inner, &slot.session).await;
-        *lock(&self.inner.last_exit) = slot.session.exit_info();
+        let outcome = shutdown_bounded(&self.inner, &slot.plugin).await;
+        *lock(&self.inner.last_exit) = slot.plugin.exit_info();
         drop(slot.monitor);
         Some(outcome)
     }
@@ -351,28 +351,28 @@ impl Supervisor {
 /// [`PluginHandle::shutdown`], bounded by its own ladder's worst case:
 /// should it still not be done (a kill or shutdown elsewhere was cancelled
 /// midway and will never finish), SIGKILL the group now.
-async fn shutdown_bounded(inner: &Inner, session: &PluginHandle) -> ShutdownOutcome {
-    let t = session.timeouts();
+async fn shutdown_bounded(inner: &Inner, plugin: &PluginHandle) -> ShutdownOutcome {
+    let t = plugin.timeouts();
     let bound = t.shutdown + t.sigterm_grace * 4 + KILL_CONFIRM_MIN * 2;
-    if let Ok(outcome) = tokio::time::timeout(bound, session.shutdown()).await {
+    if let Ok(outcome) = tokio::time::timeout(bound, plugin.shutdown()).await {
         return outcome;
     }
     tracing::error!(plugin = %inner.name, "shutdown did not finish; killing the group");
-    force_kill(inner, session, "shutdown_stuck", true);
-    session.lifecycle().mark_done();
+    force_kill(inner, plugin, "shutdown_stuck", true);
+    plugin.lifecycle().mark_done();
     ShutdownOutcome::Killed
 }
 
 /// SIGKILL the group now, without waiting; audit `plugin.killed {reason}`
 /// unless the plugin had already ended (or, without `stalled`, was being
 /// killed by someone else, who audits).
-fn force_kill(inner: &Inner, session: &PluginHandle, reason: &str, stalled: bool) {
-    let conn = session.connection();
-    let life = session.lifecycle();
+fn force_kill(inner: &Inner, plugin: &PluginHandle, reason: &str, stalled: bool) {
+    let conn = plugin.connection();
+    let life = plugin.lifecycle();
     let audit = || {
         inner.audit(
             AuditEvent::Killed,
-            json!({"reason": reason, "pid": session.pid()}),
+            json!({"reason": reason, "pid": plugin.pid()}),
         )
     };
     match conn.transition(&[Ending::Running, Ending::ShuttingDown], Ending::Ended) {
@@ -403,6 +403,6 @@ impl Drop for Supervisor {
         // A kill the monitor had in progress is cut short here; the
         // forced kill below finishes it.
         drop(slot.monitor);
-        force_kill(&self.inner, &slot.session, "supervisor dropped", false);
+        force_kill(&self.inner, &slot.plugin, "supervisor dropped", false);
     }
 }

@@ -80,10 +80,10 @@ async fn manual_install_happy_path_records_the_entry_and_the_copy_runs() {
     let dir = store.plugin_dir("my-simple-adapter");
     assert!(dir.join("plugin.sh").is_file());
     let (host, _, _) = host(EASY);
-    let session = host.launch(&dir).await.expect("launch the installed copy");
-    session.ping().await.expect("ping");
-    let pid = session.pid().expect("pid");
-    session.shutdown().await;
+    let plugin = host.launch(&dir).await.expect("launch the installed copy");
+    plugin.ping().await.expect("ping");
+    let pid = plugin.pid().expect("pid");
+    plugin.shutdown().await;
     assert_group_gone(pid);
 }
 
@@ -225,7 +225,7 @@ async fn uninstall_with_active_sessions_is_refused_without_force_and_drops_stora
         .await
         .expect("forced");
     assert_eq!(gone.dropped, ["plugin_oh_my_pi_presets"]);
-    assert!(gone.stopped.is_empty(), "no running session was handed in");
+    assert!(gone.stopped.is_empty(), "no running plugin was handed in");
     assert!(store.list().expect("list").is_empty());
     assert!(!store.plugin_dir("oh-my-pi").exists());
     assert!(broker.tables("oh-my-pi").expect("tables").is_empty());
@@ -287,7 +287,7 @@ async fn a_forced_uninstall_stops_the_plugins_running_sessions_first() {
     assert!(gone.stopped[0].is_clean(), "{:?}", gone.stopped[0]);
     assert!(!installed.is_running());
     assert_group_gone(pid);
-    assert!(other.is_running(), "another plugin's session is left alone");
+    assert!(other.is_running(), "another plugin's plugin is left alone");
     assert_eq!(gone.dropped, ["plugin_my_simple_adapter_notes"]);
     assert!(!store.plugin_dir("my-simple-adapter").exists());
     // Stopped (the graceful ladder's events), then uninstalled.

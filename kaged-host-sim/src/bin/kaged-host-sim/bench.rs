@@ -58,22 +58,19 @@ pub(super) async fn run(
     let timed = TimedHandler::new(host.config().handler.clone());
     let broker = timed.stats();
     let host = &HostSim::new(host.config().clone().with_handler(Arc::new(timed)));
-    let session = host.launch(dir).await.map_err(|e| {
+    let plugin = host.launch(dir).await.map_err(|e| {
         CliError::Failed(one_line(
             &format!("cannot start the plugin in {}", dir.display()),
             &e,
         ))
     })?;
-    eprintln!("{}", super::caging::line(&session, None));
-    if let Some(sent) = session.first_config().filter(|s| s.refused.is_some()) {
+    eprintln!("{}", super::caging::line(&plugin, None));
+    if let Some(sent) = plugin.first_config().filter(|s| s.refused.is_some()) {
         eprintln!("{}", super::script::first_config_line(&sent));
     }
     // One call first: a method that fails is said at once, not 2000 times.
-    if let Err(e) = session
-        .call(a.method, params.clone(), context.clone())
-        .await
-    {
-        session.shutdown().await;
+    if let Err(e) = plugin.call(a.method, params.clone(), context.clone()).await {
+        plugin.shutdown().await;
         return Err(CliError::Failed(one_line(
             &format!("call {}", a.method),
             &e,
@@ -99,8 +96,8 @@ pub(super) async fn run(
         ),
         ..opts
     };
-    let mut report = bench(&session, &opts).await;
-    session.shutdown().await;
+    let mut report = bench(&plugin, &opts).await;
+    plugin.shutdown().await;
     report.host = calibrate(host, dir, &opts)
         .await
         .map(|r| HostCost::new(&r, &report));
@@ -131,7 +128,7 @@ async fn calibrate(host: &HostSim, dir: &Path, opts: &BenchOptions) -> Option<Be
             return None;
         }
     };
-    let session = match host.launch(&reference_dir).await {
+    let plugin = match host.launch(&reference_dir).await {
         Ok(s) => s,
         Err(e) => {
             tracing::warn!(
@@ -140,8 +137,8 @@ async fn calibrate(host: &HostSim, dir: &Path, opts: &BenchOptions) -> Option<Be
             return None;
         }
     };
-    let reference = bench(&session, opts).await;
-    session.shutdown().await;
+    let reference = bench(&plugin, opts).await;
+    plugin.shutdown().await;
     let failed = reference.one_at_a_time.errors + reference.pipelined.errors;
     if failed > 0 {
         tracing::warn!(

@@ -171,20 +171,20 @@ pub(super) async fn run(
             generated_id("req"),
         ));
     }
-    let session = host.launch(dir).await.map_err(|e| {
+    let plugin = host.launch(dir).await.map_err(|e| {
         CliError::Failed(one_line(
             &format!("cannot start the plugin in {}", dir.display()),
             &e,
         ))
     })?;
-    eprintln!("{}", super::caging::line(&session, None));
-    if let Some(sent) = session.first_config().filter(|s| s.refused.is_some()) {
+    eprintln!("{}", super::caging::line(&plugin, None));
+    if let Some(sent) = plugin.first_config().filter(|s| s.refused.is_some()) {
         eprintln!("{}", super::script::first_config_line(&sent));
     }
     let hook = HookName::from_method(&method);
     // Tools and hooks are for agents: without a context, they get the
     // primary agent's context of a CLI session.
-    if ctx.is_none() && (hook.is_some() || session.manifest().is_prefixed_tool(&method)) {
+    if ctx.is_none() && (hook.is_some() || plugin.manifest().is_prefixed_tool(&method)) {
         ctx = Some(PluginCallContext::agent(
             CLI_PROJECT,
             "primary",
@@ -193,14 +193,14 @@ pub(super) async fn run(
         ));
     }
     let params = match (params, hook) {
-        (None, Some(h)) => Some(default_hook_params(h, session.manifest())),
+        (None, Some(h)) => Some(default_hook_params(h, plugin.manifest())),
         (p, _) => p,
     };
-    let result = session.call(&method, params, ctx).await;
+    let result = plugin.call(&method, params, ctx).await;
     // Said only when the name was not one the plugin answers to.
     let hint = matches!(result, Err(CallError::NotDeclared { .. }))
-        .then(|| declared_hint(session.manifest()));
-    let outcome = session.shutdown().await;
+        .then(|| declared_hint(plugin.manifest()));
+    let outcome = plugin.shutdown().await;
     if !outcome.is_clean() {
         tracing::warn!(outcome = %outcome, "plugin did not stop cleanly");
     }

@@ -32,23 +32,23 @@ pub fn load<S>(
 
 pub(super) async fn run(host: &HostSim, dir: &Path, script: &Path) -> Result<ExitCode, CliError> {
     let script = load(script, Script::from_yaml_str)?;
-    let session = host.launch_with(dir, &script.config).await.map_err(|e| {
+    let plugin = host.launch_with(dir, &script.config).await.map_err(|e| {
         CliError::Failed(one_line(
             &format!("cannot start the plugin in {}", dir.display()),
             &e,
         ))
     })?;
-    kaged_host_core::outln!("{}", super::caging::line(&session, None));
-    if let Some(sent) = session.first_config() {
+    kaged_host_core::outln!("{}", super::caging::line(&plugin, None));
+    if let Some(sent) = plugin.first_config() {
         kaged_host_core::outln!("{}", first_config_line(&sent));
     }
-    let outcomes = run_steps(host, &session, &script, &mut |i, o| {
+    let outcomes = run_steps(host, &plugin, &script, &mut |i, o| {
         let mark = if o.ok { "ok  " } else { "FAIL" };
         kaged_host_core::outln!("step {i}: {mark} {}", o.line);
     })
     .await;
     let failures = outcomes.iter().filter(|o| !o.ok).count();
-    let outcome = session.shutdown().await;
+    let outcome = plugin.shutdown().await;
     kaged_host_core::outln!("shutdown: {outcome}");
     kaged_host_core::outln!("{} step(s), {failures} failed", script.steps.len());
     Ok(if failures == 0 {

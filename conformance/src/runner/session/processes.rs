@@ -1,8 +1,9 @@
-//! [`Sessions`]: how cases get a plugin session — the shared session most
-//! cases use, fresh spawns for cases that could poison it, spawns without
-//! a handshake — and retiring a spawn without leaking a process. Case
-//! functions receive their lane's `Sessions` as an argument (`runner::run::lanes`);
-//! a spawn whose case is judged is ended through [`Sessions::retire`],
+//! [`LaneProcesses`]: the plugin processes of a lane and how cases get one
+//! — the shared process most cases use, fresh spawns for cases that could
+//! poison it, spawns without a handshake — and retiring a spawn without
+//! leaking a process. Case
+//! functions receive their lane's `LaneProcesses` as an argument (`runner::run::lanes`);
+//! a spawn whose case is judged is ended through [`LaneProcesses::retire`],
 //! which waits for the shutdown barrier (`runner::session::barrier`).
 
 use std::path::Path;
@@ -35,11 +36,11 @@ pub(crate) enum Mode {
     Unavailable(String),
 }
 
-/// The sessions of a lane: the mode, the lane's shared session, every
+/// The plugin processes of a lane: the mode, the lane's shared one, every
 /// transcript (kept for the whole-run stderr scan), the spawns waiting for
 /// the shutdown barrier before they end, and the notes for the case's
 /// detail.
-pub(crate) struct Sessions {
+pub(crate) struct LaneProcesses {
     mode: Mode,
     shared: Option<(PluginHandle, Transcript)>,
     transcripts: Vec<Transcript>,
@@ -49,10 +50,10 @@ pub(crate) struct Sessions {
     unanswered: Vec<String>,
 }
 
-impl Sessions {
-    /// No session yet, and none to be had until [`Sessions::adopt`].
-    pub fn new() -> Sessions {
-        Sessions {
+impl LaneProcesses {
+    /// No session yet, and none to be had until [`LaneProcesses::adopt`].
+    pub fn new() -> LaneProcesses {
+        LaneProcesses {
             mode: Mode::Unavailable("the plugin was not started".into()),
             shared: None,
             transcripts: Vec::new(),
@@ -69,8 +70,8 @@ impl Sessions {
         mode: Mode,
         shared: Option<(PluginHandle, Transcript)>,
         barrier: Barrier,
-    ) -> Sessions {
-        let mut s = Sessions::new();
+    ) -> LaneProcesses {
+        let mut s = LaneProcesses::new();
         s.mode = mode;
         s.barrier = barrier;
         // The primary spawn's transcript is the run's, not the lane's.
@@ -84,7 +85,7 @@ impl Sessions {
     }
 
     /// End `s`, its case judged: held until the case has run and the
-    /// barrier's judgement is in ([`Sessions::finish_pending`]), then ended
+    /// barrier's judgement is in ([`LaneProcesses::finish_pending`]), then ended
     /// at once when the barrier judged that the plugin ignores `shutdown`,
     /// else gracefully ([`retire`]). Always held, so that the order of a
     /// case's audit events never depends on when the judgement came.
@@ -175,7 +176,7 @@ impl Sessions {
         self.spawn_unready_in(ctx, scope, &ctx.dir).await
     }
 
-    /// [`Sessions::spawn_unready`] from the plugin directory `dir` (a copy
+    /// [`LaneProcesses::spawn_unready`] from the plugin directory `dir` (a copy
     /// of the plugin's).
     async fn spawn_unready_in(
         &mut self,
@@ -201,7 +202,7 @@ impl Sessions {
         self.fresh_in(ctx, scope, &ctx.dir).await
     }
 
-    /// [`Sessions::fresh`] from the plugin directory `dir` (a copy of the
+    /// [`LaneProcesses::fresh`] from the plugin directory `dir` (a copy of the
     /// plugin's, as `plugin install` makes it).
     pub async fn fresh_in(
         &mut self,
@@ -296,7 +297,7 @@ impl Sessions {
         }
     }
 
-    /// Shut the shared session down, if any ([`Sessions::retire`]).
+    /// Shut the shared session down, if any ([`LaneProcesses::retire`]).
     pub async fn close_shared(&mut self) {
         if let Some((s, _)) = self.shared.take() {
             self.retire(s).await;
