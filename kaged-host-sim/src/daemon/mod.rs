@@ -37,6 +37,7 @@ mod overlap;
 mod pending;
 mod project;
 mod running;
+mod status;
 
 pub use consent_gate::{ConsentGate, Refusal};
 pub use discover::{discover, PluginSource};
@@ -46,4 +47,5 @@ pub use knobs::KnobView;
 pub use lines::{is_lifecycle, lifecycle_line};
 pub use pending::{PendingError, PendingInstall, PendingInstalls, PendingState, PlanView};
 pub use project::{DaemonProject, DEFAULT_API_SESSION};
-pub use running::{Daemon, DaemonOptions, PluginStatus};
+pub use running::{Daemon, DaemonOptions};
+pub use status::PluginStatus;

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use kaged_plugin_protocol::manifest::Manifest;
@@ -11,12 +10,11 @@ use kaged_plugin_protocol::methods;
 use tokio::sync::broadcast::Receiver;
 use tokio::task::JoinHandle;
 
-use super::consent_gate::{ConsentGate, Refusal};
+use super::consent_gate::ConsentGate;
 use super::error::DaemonError;
 use super::history::History;
 use super::project::DaemonProject;
 use kaged_host_core::audit::{AuditEvent, AuditRecord};
-use kaged_host_core::health::HealthReport;
 use kaged_host_core::time::clock::Clock;
 use kaged_host_core::HostSim;
 use kaged_host_core::PluginHandle;
@@ -24,6 +22,7 @@ use kaged_host_core::{PluginState, StartGate, Supervisor};
 use kaged_host_engine::agents::config::merge_config;
 
 use super::pending::PendingInstalls;
+use super::status::{status_of, PluginStatus};
 
 /// One supervised plugin and its daemon-side config.
 #[derive(Debug)]
@@ -83,31 +82,6 @@ pub struct Daemon {
     /// task [`Daemon::start_all`] starts.
     events: std::sync::Mutex<Option<Receiver<AuditRecord>>>,
     recorder: std::sync::Mutex<Option<JoinHandle<()>>>,
-}
-
-/// One row of `GET /api/v1/plugins`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PluginStatus {
-    /// The manifest name.
-    pub name: String,
-    /// The manifest version (empty when the manifest cannot be read).
-    pub version: String,
-    /// The supervisor state (`running`, `crashed`, `failed` ...).
-    pub state: String,
-    /// The running process's pid.
-    pub pid: Option<u32>,
-    /// Processes started after the first one (restarts and re-enables).
-    pub restarts: u64,
-    /// How the last process ended: `{"code", "signal"}`.
-    pub last_exit: Option<Value>,
-    /// Whether the running process is caged; `None` when none runs.
-    pub caged: Option<bool>,
-    /// Why the plugin was not started (its manifest asks more than was
-    /// consented: the command that re-consents), while that stands.
-    pub refusal: Option<Refusal>,
-    /// `ok`, `degraded` or `failed`, and why in one line
-    /// ([`kaged_host_core::health`]).
-    pub health: HealthReport,
 }
 
 /// What a daemon is assembled with beyond its plugins.
@@ -417,26 +391,4 @@ fn read_manifests(dirs: &[PathBuf]) -> Vec<Option<Manifest>> {
     dirs.iter()
         .map(|dir| kaged_host_core::validate::validate_dir(dir).manifest)
         .collect()
-}
-
-fn status_of(m: &Managed) -> PluginStatus {
-    let session = m.sup.current();
-    PluginStatus {
-        name: m.sup.name().to_string(),
-        // The running process's own (an upgraded copy restarted since the
-        // daemon started reports its new version).
-        version: session
-            .as_ref()
-            .map_or_else(|| m.version.clone(), |s| s.manifest().version.clone()),
-        state: m.sup.state().to_string(),
-        pid: session.as_ref().and_then(|s| s.pid()),
-        restarts: m.sup.spawn_attempts().saturating_sub(1),
-        last_exit: m
-            .sup
-            .last_exit()
-            .map(|x| json!({"code": x.code, "signal": x.signal})),
-        caged: session.as_ref().map(|s| s.caged()),
-        refusal: m.sup.refusal().map(Refusal::from),
-        health: m.sup.health(),
-    }
 }

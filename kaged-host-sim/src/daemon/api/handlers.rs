@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
 
-use super::super::running::PluginStatus;
+use super::super::status::PluginStatus;
 use super::cell::Current;
 use super::error::ApiError;
 use super::reserved;
