@@ -13,7 +13,8 @@ use kaged_plugin_protocol::{methods, PluginCallContext};
 use serde_json::{Map, Value};
 
 use super::error::DaemonError;
-use super::running::{Daemon, Managed};
+use super::managed::Managed;
+use super::running::Daemon;
 use kaged_host_core::PluginHandle;
 use kaged_host_engine::agents::config::merge_config;
 

@@ -33,6 +33,7 @@ mod in_force;
 mod knobs;
 mod lines;
 pub mod link;
+mod managed;
 mod overlap;
 mod pending;
 mod project;

@@ -21,38 +21,9 @@ use kaged_host_core::PluginHandle;
 use kaged_host_core::{PluginState, StartGate, Supervisor};
 use kaged_host_engine::agents::config::merge_config;
 
+use super::managed::Managed;
 use super::pending::PendingInstalls;
 use super::status::{status_of, PluginStatus};
-
-/// One supervised plugin and its daemon-side config.
-#[derive(Debug)]
-pub(super) struct Managed {
-    pub(super) sup: Supervisor,
-    pub(super) version: String,
-    /// The manifest read at start-up (`None` when it cannot be read: the
-    /// supervisor then leaves the plugin `disabled`).
-    pub(super) manifest: Option<Manifest>,
-    /// The project-side config written by daemon-level knob writes (sent
-    /// with `config.update`); empty until the first write.
-    pub(super) config: tokio::sync::Mutex<Map<String, Value>>,
-    /// The config last sent to a process (its pid), held across a send so
-    /// that two contexts' configs never interleave with their calls.
-    pub(super) in_force: tokio::sync::Mutex<Option<(u32, Map<String, Value>)>>,
-    /// Why it may not start at all (its grant inside another plugin's
-    /// writable grant: `daemon::overlap`).
-    pub(super) refused: Option<String>,
-}
-
-impl Managed {
-    /// The manifest read at start-up, or why there is none.
-    pub(super) fn manifest(&self) -> Result<&Manifest, DaemonError> {
-        self.manifest
-            .as_ref()
-            .ok_or_else(|| DaemonError::NoManifest {
-                name: self.sup.name().to_string(),
-            })
-    }
-}
 
 /// How a [`Daemon`] runs its plugins, beyond the host's config.
 #[derive(Debug, Default)]

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::consent_gate::Refusal;
-use super::running::Managed;
+use super::managed::Managed;
 use kaged_host_core::health::HealthReport;
 
 /// One row of `GET /api/v1/plugins`.
