@@ -68,21 +68,32 @@ impl Up {
     /// `up --listen 127.0.0.1:0 --token-file FILE` with `args` (the plugin
     /// source and more).
     pub fn start_args(args: &[&std::ffi::OsStr]) -> Up {
-        Up::start_under(None, "0.2", args)
+        Up::start_under(None, "0.2", &[], args)
+    }
+
+    /// [`Up::start_args`] with `global` options before `up`
+    /// (`--storage-db FILE`).
+    pub fn start_global(global: &[&std::ffi::OsStr], args: &[&std::ffi::OsStr]) -> Up {
+        Up::start_under(None, "0.2", global, args)
     }
 
     /// [`Up::start_args`] with `up`'s `RLIMIT_NOFILE` (soft and hard) set
     /// to `nofile` from its start (util-linux `prlimit`).
     pub fn start_with_nofile(nofile: u64, args: &[&std::ffi::OsStr]) -> Up {
-        Up::start_under(Some(nofile), "0.2", args)
+        Up::start_under(Some(nofile), "0.2", &[], args)
     }
 
     /// [`Up::start_args`] at `--time-scale scale`.
     pub fn start_scaled(scale: &str, args: &[&std::ffi::OsStr]) -> Up {
-        Up::start_under(None, scale, args)
+        Up::start_under(None, scale, &[], args)
     }
 
-    fn start_under(nofile: Option<u64>, scale: &str, args: &[&std::ffi::OsStr]) -> Up {
+    fn start_under(
+        nofile: Option<u64>,
+        scale: &str,
+        global: &[&std::ffi::OsStr],
+        args: &[&std::ffi::OsStr],
+    ) -> Up {
         let cage = match kaged_host_core::testing::cage_available_for_blocking("daemon tests") {
             true => "require",
             false => "off",
@@ -102,6 +113,7 @@ impl Up {
         let mut child = command
             .args(["--cage", cage, "--time-scale", scale, "--audit"])
             .arg(&audit)
+            .args(global)
             .args(["up", "--listen", "127.0.0.1:0", "--token-file"])
             .arg(&token_file)
             .args(args)

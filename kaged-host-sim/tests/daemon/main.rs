@@ -21,3 +21,4 @@ mod pending;
 mod project;
 mod stderr;
 mod upgrade;
+mod witness;
