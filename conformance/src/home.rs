@@ -28,6 +28,13 @@ pub fn action_ref() -> String {
     format!("{repo}/{ACTION_DIR}@{ACTION_TAG}")
 }
 
+/// Whether [`REPOSITORY`] names a real repository rather than the
+/// unpublished kit's placeholder (`OWNER`): CI that `init` writes names
+/// the action only when it does.
+pub fn is_real() -> bool {
+    !REPOSITORY.contains("/OWNER/")
+}
+
 /// The line a CI job installs the kit's `crates` from source with.
 pub fn cargo_install_git(crates: &str) -> String {
     format!("cargo install --locked --git {REPOSITORY} {crates}")

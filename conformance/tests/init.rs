@@ -1,9 +1,11 @@
-//! `kaged-conformance init DIR` on a plugin in another language (a copy of
-//! `examples/python-notes` without its tests): the files are written and
-//! run once; the workflow's `uses:` inputs are inputs of `action.yml`
-//! (every required one given) and it has no `run:` step that could not run
-//! here; the GitLab job's `script:` lines run here as written; the golden
-//! file holds; a second `init` refuses to overwrite without `--force`.
+//! `kaged-conformance init DIR` on plugins in other languages (copies of
+//! `examples/python-notes` and `examples/node-notes`, without their tests):
+//! the files are written and run once, with no placeholder and the kit's
+//! version pinned; then every step of the GitHub workflow and the GitLab
+//! job runs here as the runner would run it, stubbed only at the network
+//! boundary (`apt-get`, `curl`, `cargo binstall` reach nothing; `cargo
+//! install` stands in for crates.io with this build's binaries), and
+//! certifies the plugin caged; a second `init` leaves what exists alone.
 
 mod support;
 
@@ -17,16 +19,21 @@ fn yaml(path: &Path) -> Value {
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{} is not YAML: {e}", path.display()))
 }
 
-/// A copy of the Python example, without its tests and golden file.
-fn plugin() -> (tempfile::TempDir, PathBuf) {
+/// A copy of an example (its manifest and program), without its tests.
+fn example(name: &str, files: &[&str]) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("py-notes");
+    let dir = tmp.path().join(name);
     std::fs::create_dir(&dir).expect("mkdir");
-    let example = support::workspace().join("examples/python-notes");
-    for f in ["kaged-plugin.yaml", "plugin.py"] {
+    let example = support::workspace().join("examples").join(name);
+    for f in files {
         std::fs::copy(example.join(f), dir.join(f)).expect("copy");
     }
     (tmp, dir)
+}
+
+/// A copy of the Python example.
+fn plugin() -> (tempfile::TempDir, PathBuf) {
+    example("python-notes", &["kaged-plugin.yaml", "plugin.py"])
 }
 
 fn cage() -> &'static str {
@@ -37,12 +44,138 @@ fn cage() -> &'static str {
     }
 }
 
-#[test]
-fn init_writes_ci_for_a_plugin_in_any_language_and_runs_it_once() {
-    let (_tmp, dir) = plugin();
+/// The stand-ins at the network boundary, in `bin` (first on `PATH`):
+/// `sudo` runs its command; `apt-get` and `sysctl` log what they were asked
+/// and succeed (what they would install is on this machine already);
+/// `curl` reaches nothing; `cargo binstall` finds no release archive;
+/// `cargo install --root R crate@V...` stands in for crates.io with this
+/// build's binaries, and refuses any other version than the kit's.
+fn stubs(bin: &Path, log: &Path) {
+    std::fs::create_dir_all(bin).expect("mkdir");
+    let conformance = PathBuf::from(env!("CARGO_BIN_EXE_kaged-conformance"));
+    let built = conformance.parent().expect("bin dir");
+    let v = kaged_conformance::init::KIT_VERSION;
+    let scripts = [
+        ("sudo", "#!/bin/bash\nexec \"$@\"\n".to_string()),
+        ("apt-get", format!("#!/bin/bash\necho \"apt-get $*\" >> {}\n", log.display())),
+        ("sysctl", format!("#!/bin/bash\necho \"sysctl $*\" >> {}\n", log.display())),
+        ("curl", "#!/bin/bash\necho 'curl: the network is out of reach in this test' >&2\nexit 6\n".to_string()),
+        ("cargo", format!(
+            "#!/bin/bash\necho \"cargo $*\" >> {log}\ncase \"$1\" in\n  binstall) exit 1;;\n  install)\n    shift; root=\n    while [ $# -gt 0 ]; do case \"$1\" in\n      --root) root=$2; shift 2;;\n      --locked) shift;;\n      *@{v}) shift;;\n      *) echo \"cargo stub: $1 is not the kit at {v}\" >&2; exit 101;;\n    esac; done\n    mkdir -p \"$root/bin\"\n    for b in kaged-conformance kaged-host-sim kaged-cage-init; do cp {built}/$b \"$root/bin/\"; done;;\n  *) exit 101;;\nesac\n",
+            log = log.display(),
+            built = built.display(),
+        )),
+    ];
+    for (name, text) in scripts {
+        let path = bin.join(name);
+        std::fs::write(&path, text).expect("write a stub");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+}
+
+/// `--cage require` as written, or `off` where this machine cannot cage.
+fn caged(line: &str) -> String {
+    match cage() {
+        "require" => line.to_string(),
+        _ => line.replace("--cage require", "--cage off"),
+    }
+}
+
+/// Run the workflow's steps in `dir` as a GitHub runner would: each `run:`
+/// with `bash -e`, `$GITHUB_PATH` added to `PATH` after each step, the
+/// `uses:` steps the known actions (checked out already, nothing cached,
+/// the upload left to GitHub).
+fn run_workflow(dir: &Path, home: &Path, bin: &Path) {
+    let workflow = yaml(&dir.join(".github/workflows/kaged-conformance.yml"));
+    let steps = workflow["jobs"]["conformance"]["steps"]
+        .as_array()
+        .expect("steps")
+        .clone();
+    let github_path = home.join("github-path");
+    let summary = home.join("step-summary");
+    let mut path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for step in &steps {
+        if let Some(uses) = step["uses"].as_str() {
+            assert!(
+                [
+                    "actions/checkout@v4",
+                    "actions/cache@v4",
+                    "actions/upload-artifact@v4"
+                ]
+                .contains(&uses),
+                "an action this test does not know: {uses}"
+            );
+            continue;
+        }
+        let run = caged(step["run"].as_str().expect("a run: step"));
+        let out = std::process::Command::new("bash")
+            .args(["-e", "-c", &run])
+            .current_dir(dir)
+            .env("PATH", &path)
+            .env("HOME", home)
+            .env("GITHUB_PATH", &github_path)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .output()
+            .expect("bash");
+        assert_success(format!("the step {:?}", step["name"]), &out);
+        for added in std::fs::read_to_string(&github_path)
+            .unwrap_or_default()
+            .lines()
+        {
+            if !path.starts_with(added) {
+                path = format!("{added}:{path}");
+            }
+        }
+    }
+    let summary = std::fs::read_to_string(&summary).unwrap_or_default();
+    assert!(
+        summary.contains("kaged conformance") || summary.contains("passed"),
+        "{summary}"
+    );
+}
+
+/// Run the GitLab job in `dir` as a shell executor would: `before_script`
+/// and `script` in one `bash -e` session.
+fn run_gitlab_job(dir: &Path, home: &Path, bin: &Path) {
+    let job = yaml(&dir.join("kaged-conformance.gitlab-ci.yml"));
+    let lines: Vec<String> = ["before_script", "script"]
+        .iter()
+        .flat_map(|k| {
+            job["kaged-conformance"][k]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .map(|l| caged(l.as_str().expect("a line")))
+        .collect();
+    let out = std::process::Command::new("bash")
+        .args(["-e", "-c", &lines.join("\n")])
+        .current_dir(dir)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("HOME", home)
+        .env("CI_PROJECT_DIR", dir)
+        .output()
+        .expect("bash");
+    assert_success("the GitLab job", &out);
+}
+
+/// `init` on `dir`, the files checked, and both CI files run here.
+fn init_and_run_the_ci(dir: &Path, runtime_package: &str) {
     let out = support::cmd()
         .args(["init", "--cage", cage()])
-        .arg(&dir)
+        .arg(dir)
         .output()
         .expect("runs");
     assert_success("kaged-conformance init", &out);
@@ -60,84 +193,143 @@ fn init_writes_ci_for_a_plugin_in_any_language_and_runs_it_once() {
         ".kaged-known-failing.txt",
     ] {
         assert!(dir.join(f).is_file(), "{f} written");
+        assert!(
+            stdout.contains(&format!("wrote {}", dir.join(f).display())),
+            "{stdout}"
+        );
     }
-    // A conforming plugin: an empty baseline (its header only).
-    let baseline = std::fs::read_to_string(dir.join(".kaged-known-failing.txt")).expect("baseline");
-    assert!(baseline.lines().all(|l| l.starts_with('#')), "{baseline}");
-
-    // The workflow: only `uses:` steps, each input one `action.yml` has.
-    let action = yaml(&support::workspace().join("conformance/action/action.yml"));
-    let inputs = action["inputs"].as_object().expect("inputs");
-    let workflow = yaml(&dir.join(".github/workflows/kaged-conformance.yml"));
-    let steps = workflow["jobs"]["conformance"]["steps"]
-        .as_array()
-        .expect("steps");
-    assert!(steps.iter().all(|s| s.get("run").is_none()), "no run: step");
-    let ours = steps
-        .iter()
-        .find(|s| {
-            s["uses"]
-                .as_str()
-                .is_some_and(|u| u == kaged_conformance::home::action_ref())
-        })
-        .expect("the kaged action");
-    let with = ours["with"].as_object().expect("with");
-    for k in with.keys() {
-        assert!(inputs.contains_key(k), "{k} is not an input of action.yml");
-    }
-    for (k, v) in inputs {
-        if v["required"] == true {
-            assert!(with.contains_key(k), "the required input {k} is given");
-        }
-    }
-    for (k, file) in [
-        ("known-failing", ".kaged-known-failing.txt"),
-        ("golden", "tests/scenario.golden.jsonl"),
+    // No placeholder; the kit pinned at this version; the runtime and
+    // bubblewrap installed.
+    let v = kaged_conformance::init::KIT_VERSION;
+    for f in [
+        ".github/workflows/kaged-conformance.yml",
+        "kaged-conformance.gitlab-ci.yml",
     ] {
-        assert_eq!(with[k], file);
-        assert!(dir.join(file).is_file());
+        let text = std::fs::read_to_string(dir.join(f)).expect("read");
+        assert!(!text.contains("OWNER"), "{f} names a placeholder:\n{text}");
+        assert!(
+            text.contains(&format!("v=\"{v}\"")) || text.contains(&format!("version: \"{v}\"")),
+            "{f} pins {v}"
+        );
+        assert!(
+            text.contains(&format!("bubblewrap {runtime_package}")),
+            "{f}:\n{text}"
+        );
     }
 
-    // The GitLab job's script, run here as written (the tools on PATH, as
-    // its before_script installs them).
-    let job = yaml(&dir.join("kaged-conformance.gitlab-ci.yml"));
-    if support::kit_binary("kaged-host-sim").is_none() {
+    let Some(_) = support::kit_binary("kaged-host-sim") else {
         return;
+    };
+    let Some(_) = support::kit_binary("kaged-cage-init") else {
+        return;
+    };
+    for (name, run) in [
+        ("github", run_workflow as fn(&Path, &Path, &Path)),
+        ("gitlab", run_gitlab_job),
+    ] {
+        let home = tempfile::tempdir().expect("home");
+        let log = home.path().join("stubs.log");
+        let bin = home.path().join("stubs");
+        stubs(&bin, &log);
+        for f in ["conformance.xml", "conformance.html"] {
+            let _ = std::fs::remove_file(dir.join(f));
+        }
+        run(dir, home.path(), &bin);
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            log.contains(&format!("install -y -qq bubblewrap {runtime_package}")),
+            "{name}: {log}"
+        );
+        assert!(
+            log.contains("cargo binstall") && log.contains("cargo install --locked --root"),
+            "{name}: binstall tried, then cargo install: {log}"
+        );
+        for f in ["conformance.xml", "conformance.html"] {
+            assert!(dir.join(f).is_file(), "{name}: {f}");
+        }
+        let _ = std::fs::remove_dir_all(dir.join(".kaged-kit"));
     }
-    let path = support::kit_path();
-    let script = job["kaged-conformance"]["script"]
-        .as_array()
-        .expect("script");
-    assert_eq!(script.len(), 2, "{script:?}");
-    for line in script {
-        let line = line.as_str().expect("a line");
-        let line = if cage() == "require" {
-            line.to_string()
-        } else {
-            line.replace("--cage require", "--cage off")
-        };
-        let out = std::process::Command::new("bash")
-            .args(["-e", "-c", &line])
-            .current_dir(&dir)
-            .env("PATH", &path)
-            .output()
-            .expect("bash");
-        assert_success(&line, &out);
-    }
-    assert!(dir.join("conformance.xml").is_file());
+}
 
-    // Nothing is overwritten without --force.
+#[test]
+fn init_writes_ci_that_runs_as_written_for_a_python_plugin() {
+    let (_tmp, dir) = plugin();
+    init_and_run_the_ci(&dir, "python3");
+
+    // What exists is left alone, and said; --force rewrites it.
+    std::fs::write(dir.join("tests/scenario.yaml"), "steps:\n  - call: ping\n").expect("edit");
     let again = support::cmd()
         .args(["init", "--cage", cage()])
         .arg(&dir)
         .output()
         .expect("runs");
-    assert_eq!(again.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_success("a second init", &again);
+    let said = String::from_utf8_lossy(&again.stdout);
     assert!(
-        stderr.contains("already has .github/workflows/kaged-conformance.yml")
-            && stderr.contains("(--force overwrites)"),
-        "{stderr}"
+        said.contains("kept") && said.contains("--force rewrites it"),
+        "{said}"
+    );
+    assert!(
+        said.contains("session tests/scenario.yaml: 1 step(s), 0 failed"),
+        "the edited script ran: {said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tests/scenario.yaml")).expect("read"),
+        "steps:\n  - call: ping\n"
+    );
+    let forced = support::cmd()
+        .args(["init", "--force", "--cage", cage()])
+        .arg(&dir)
+        .output()
+        .expect("runs");
+    assert_success("init --force", &forced);
+    assert!(std::fs::read_to_string(dir.join("tests/scenario.yaml"))
+        .expect("read")
+        .contains("# A session script"));
+}
+
+#[test]
+fn init_writes_ci_that_runs_as_written_for_a_node_plugin() {
+    let (_tmp, dir) = example("node-notes", &["kaged-plugin.yaml", "plugin.js"]);
+    init_and_run_the_ci(&dir, "nodejs");
+}
+
+#[test]
+fn the_runtime_is_read_from_the_command_for_bun_deno_and_scripts() {
+    // bun and deno are not Debian packages: their installers put them under
+    // /usr/local, which the cage binds.
+    let (_tmp, dir) = plugin();
+    let manifest = dir.join("kaged-plugin.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        text.replace(
+            "[/usr/bin/python3, plugin.py]",
+            "[/usr/local/bin/bun, plugin.ts]",
+        ),
+    )
+    .expect("write");
+    let m = kaged_plugin_protocol::manifest::Manifest::load_dir(&dir).expect("manifest");
+    let runtime = kaged_conformance::init::Runtime::detect(&dir, &m.command);
+    assert_eq!(runtime, kaged_conformance::init::Runtime::Bun);
+    let plan = kaged_conformance::init::CiPlan {
+        runtime,
+        policy: None,
+        uncaged_allowed: false,
+    };
+    let workflow = kaged_conformance::init::workflow(&plan);
+    assert!(
+        workflow.contains("BUN_INSTALL=/usr/local bash"),
+        "{workflow}"
+    );
+    let job = kaged_conformance::init::gitlab_job(&plan);
+    assert!(
+        job.contains("curl -fsSL https://bun.sh/install | BUN_INSTALL=/usr/local bash"),
+        "{job}"
+    );
+    assert!(
+        job.contains("--cage require") && job.contains("privileged"),
+        "{job}"
     );
 }
 
@@ -189,9 +381,38 @@ fn init_with_a_policy_writes_ci_that_certifies_under_it() {
         .output()
         .expect("runs");
     assert_success("kaged-conformance init --policy", &out);
-    let workflow = yaml(&dir.join(".github/workflows/kaged-conformance.yml"));
-    let with = &workflow["jobs"]["conformance"]["steps"][1]["with"];
-    assert_eq!(with["policy"], "ci/registry.yaml", "{workflow}");
+    let workflow = std::fs::read_to_string(dir.join(".github/workflows/kaged-conformance.yml"))
+        .expect("workflow");
+    assert!(workflow.contains("--policy ci/registry.yaml"), "{workflow}");
     let job = std::fs::read_to_string(dir.join("kaged-conformance.gitlab-ci.yml")).expect("job");
     assert!(job.contains("--policy ci/registry.yaml"), "{job}");
+    assert!(
+        job.contains("--cage require"),
+        "the policy requires the cage: {job}"
+    );
+
+    // A policy that accepts an uncaged run: the GitLab job runs `auto`.
+    std::fs::write(
+        dir.join("ci/any.yaml"),
+        "policy: 1\nname: lenient\ncage: any\n",
+    )
+    .expect("write");
+    let out = support::cmd()
+        .args([
+            "init",
+            "--force",
+            "--cage",
+            cage(),
+            "--policy",
+            "ci/any.yaml",
+        ])
+        .arg(&dir)
+        .output()
+        .expect("runs");
+    assert_success("kaged-conformance init --policy (cage: any)", &out);
+    let job = std::fs::read_to_string(dir.join("kaged-conformance.gitlab-ci.yml")).expect("job");
+    assert!(
+        job.contains("--cage auto") && job.contains("cage: unavailable"),
+        "{job}"
+    );
 }

@@ -234,9 +234,18 @@ fn the_kits_home_is_one_setting_every_file_uses() {
         seen.0 >= 5 && seen.1 >= 2,
         "found the kit's URLs and the action's uses: {seen:?}"
     );
-    // `init` writes the same reference.
-    assert!(
-        kaged_conformance::init::workflow(None).contains(&format!("uses: {}", home::action_ref()))
+    // `init` writes the same reference, when the kit's home is real; the
+    // same steps inline while it is the placeholder (issue 48).
+    let plan = kaged_conformance::init::CiPlan {
+        runtime: kaged_conformance::init::Runtime::Python,
+        policy: None,
+        uncaged_allowed: false,
+    };
+    let workflow = kaged_conformance::init::workflow(&plan);
+    assert_eq!(
+        workflow.contains(&format!("uses: {}", home::action_ref())),
+        home::is_real(),
+        "{workflow}"
     );
     // And the docs' install-from-source lines are the ones home.rs makes.
     let docs = std::fs::read_to_string(support::workspace().join("docs/conformance.md"))

@@ -91,7 +91,7 @@ async fn retain_recall_forget_list_tags_round_trip() {
         .tool_err("recall", json!({"query": "x", "limit": 0}), Some(c))
         .await;
     assert_eq!(code, -32602, "schema-validated: {msg}");
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -129,7 +129,7 @@ async fn entries_are_markdown_files_with_frontmatter_and_a_readme() {
         .filter(|f| f.file_name().to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "no temporary files: {leftovers:?}");
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -164,7 +164,7 @@ async fn agent_isolation_keeps_agents_apart() {
         .tool("recall", json!({"query": "bun"}), &ctx("films", "primary"))
         .await;
     assert_eq!(other_project["entries"], json!([]));
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -196,7 +196,7 @@ async fn project_isolation_shares_between_agents() {
         inject.starts_with("Known about this project:\n"),
         "{inject}"
     );
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -214,7 +214,7 @@ async fn traversal_in_context_is_refused_and_daemon_calls_are_not_applicable() {
             .await;
         assert_eq!(code, -32602, "{project} {agent}: {msg}");
         let e = m
-            .session
+            .plugin
             .call(
                 "kaged.hook.on_session_idle",
                 Some(json!({"transcript": "user: x"})),
@@ -242,7 +242,7 @@ async fn traversal_in_context_is_refused_and_daemon_calls_are_not_applicable() {
     assert_eq!(code, -32602, "the host refuses it");
     let daemon = serde_json::to_value(PluginCallContext::daemon("req_raw")).expect("context");
     let raw = m
-        .session
+        .plugin
         .raw()
         .request(
             "memory-markdown.recall",
@@ -256,7 +256,7 @@ async fn traversal_in_context_is_refused_and_daemon_calls_are_not_applicable() {
         }
         other => panic!("expected -32006 not_applicable, got {other:?}"),
     }
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -286,7 +286,7 @@ async fn invalid_config_is_refused_naming_the_field() {
         1,
         "the previous config stays"
     );
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -308,7 +308,7 @@ async fn the_default_store_is_config_memory_under_the_hosts_config_root() {
     assert!(file.is_file(), "under the config root: {}", file.display());
     let home = m.staged.dir().canonicalize().expect("plugin dir");
     assert!(!home.join(".config").exists(), "nothing in HOME");
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -327,7 +327,7 @@ async fn secrets_are_redacted_from_files_and_never_logged() {
         &c,
     )
     .await;
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
     for e in entries(&m.store().join("music").join("primary")) {
         assert!(
             !e.content.contains("tok_9f8e7d") && e.content.contains("[redacted]"),

@@ -33,7 +33,7 @@ async fn session_start_injects_recent_entries_or_nothing() {
     );
     let wrapped = wrap_inject("memory-markdown", &inject).expect("wrapped by the host");
     assert!(wrapped.starts_with("<plugin:memory-markdown>\nKnown about this agent:"));
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 fn messages() -> Value {
@@ -83,7 +83,7 @@ async fn idle_transcripts_are_saved_as_arrays_and_as_plain_strings() {
         )
         .await;
     assert_eq!(r["entries"].as_array().map(Vec::len), Some(1));
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -107,7 +107,7 @@ async fn idle_transcripts_wait_for_n_user_turns_and_are_flushed_at_shutdown() {
     m.hook("on_session_idle", json!({"transcript": last}), &c)
         .await;
     assert_eq!(md_files(&dir).len(), 1);
-    assert!(m.session.shutdown().await.is_clean());
+    assert!(m.plugin.shutdown().await.is_clean());
     let saved = entries(&dir);
     assert_eq!(
         saved.len(),
@@ -156,7 +156,7 @@ async fn post_compact_saves_the_compacted_messages() {
     );
     let retain = observed.retain.expect("retain");
     assert!(retain.len() == 1 && retain[0].contains(&e.id), "{retain:?}");
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }
 
 #[tokio::test]
@@ -184,5 +184,5 @@ async fn pre_compact_observes_with_retain_hints_from_the_session() {
         .hook("pre_compact", compact_params("observer"), &other_session)
         .await;
     assert_eq!(parse_observer_answer(&none), Ok(None));
-    m.session.shutdown().await;
+    m.plugin.shutdown().await;
 }

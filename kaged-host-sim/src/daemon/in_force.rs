@@ -45,12 +45,12 @@ impl Daemon {
     ) -> Result<Value, DaemonError> {
         let managed = self.managed(name)?;
         let (ctx, wanted) = self.context_of(managed, agent, session_id).await?;
-        let session = self.session(name)?;
+        let plugin = self.running(name)?;
         // A daemon-level call an API request makes carries its id; one
         // that names its operator needs a context to carry it.
         let ctx = ctx
             .or_else(|| kaged_host_core::audit::current_request_id().map(PluginCallContext::daemon))
-            .or_else(|| operator.map(|_| PluginCallContext::daemon(session.next_request_id())))
+            .or_else(|| operator.map(|_| PluginCallContext::daemon(plugin.next_request_id())))
             .map(|mut c| {
                 if let Some(op) = operator {
                     c.operator_id = Some(op.to_string());
@@ -58,14 +58,14 @@ impl Daemon {
                 c
             });
         let mut in_force = managed.in_force.lock().await;
-        ensure_config(managed, &session, &mut in_force, wanted, agent).await?;
-        let out = session.call(method, params, ctx).await;
+        ensure_config(managed, &plugin, &mut in_force, wanted, agent).await?;
+        let out = plugin.call(method, params, ctx).await;
         drop(in_force);
         if let Err(kaged_host_core::CallError::Timeout { .. }) = &out {
             // plugin-host.md § Failure modes: a plugin that does not answer
             // within the request timeout is killed and restarted, as after
             // a crash; the kill is this request's (its audit carries the id).
-            session.kill("request_timeout").await;
+            plugin.kill("request_timeout").await;
         }
         out.map_err(DaemonError::Call)
     }
@@ -97,10 +97,10 @@ impl Daemon {
 /// to what its supervisor sent when the process is new).
 pub(super) fn held<'a>(
     managed: &Managed,
-    session: &PluginHandle,
+    plugin: &PluginHandle,
     in_force: &'a mut Option<(u32, Map<String, Value>)>,
 ) -> &'a mut Option<(u32, Map<String, Value>)> {
-    let pid = session.pid().unwrap_or_default();
+    let pid = plugin.pid().unwrap_or_default();
     if in_force.as_ref().map(|(p, _)| *p) != Some(pid) {
         *in_force = managed.sup.config().map(|c| (pid, c));
     }
@@ -109,37 +109,37 @@ pub(super) fn held<'a>(
 
 /// Send `config` with `config.update` and record it as in force.
 pub(super) async fn send_config(
-    session: &PluginHandle,
+    plugin: &PluginHandle,
     in_force: &mut Option<(u32, Map<String, Value>)>,
     config: Map<String, Value>,
 ) -> Result<(), kaged_host_core::CallError> {
-    session
+    plugin
         .call(
             methods::CONFIG_UPDATE,
             Some(Value::Object(config.clone())),
             None,
         )
         .await?;
-    *in_force = Some((session.pid().unwrap_or_default(), config));
+    *in_force = Some((plugin.pid().unwrap_or_default(), config));
     Ok(())
 }
 
 /// Put `wanted` in force in the process of `session` (see the module docs).
 pub(super) async fn ensure_config(
     managed: &Managed,
-    session: &PluginHandle,
+    plugin: &PluginHandle,
     in_force: &mut Option<(u32, Map<String, Value>)>,
     wanted: Wanted,
     agent: Option<&str>,
 ) -> Result<(), DaemonError> {
-    let held = held(managed, session, in_force);
+    let held = held(managed, plugin, in_force);
     let config = match wanted {
         Wanted::Agent(c) if held.as_ref().map(|(_, h)| h) != Some(&c) => c,
         // Nothing sent to this process: it runs on its own defaults.
         Wanted::Daemon(c) if held.as_ref().is_some_and(|(_, h)| *h != c) => c,
         _ => return Ok(()),
     };
-    send_config(session, held, config)
+    send_config(plugin, held, config)
         .await
         .map_err(|source| DaemonError::ConfigRefused {
             plugin: managed.sup.name().to_string(),

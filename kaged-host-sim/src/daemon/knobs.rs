@@ -102,7 +102,7 @@ impl Daemon {
                 (p.project_config(agent, plugin).await, Some(active))
             }
         };
-        let session = self.session(name)?;
+        let process = self.running(name)?;
         let request = KnobWriteRequest {
             manifest,
             plugin: name,
@@ -125,9 +125,9 @@ impl Daemon {
         let written = request
             .write(self.host().audit(), |merged| async {
                 let mut in_force = managed.in_force.lock().await;
-                let held = held(managed, &session, &mut in_force);
-                send_config(&session, held, merged).await?;
-                Ok(session.next_request_id())
+                let held = held(managed, &process, &mut in_force);
+                send_config(&process, held, merged).await?;
+                Ok(process.next_request_id())
             })
             .await?;
         match (agent, &self.project) {

@@ -239,8 +239,8 @@ impl Daemon {
             .ok_or_else(|| DaemonError::UnknownPlugin(name.to_string()))
     }
 
-    /// The running session of `name`.
-    pub(super) fn session(&self, name: &str) -> Result<Arc<PluginHandle>, DaemonError> {
+    /// The running process of `name`.
+    pub(super) fn running(&self, name: &str) -> Result<Arc<PluginHandle>, DaemonError> {
         let sup = &self.managed(name)?.sup;
         sup.current().ok_or_else(|| DaemonError::NotRunning {
             name: name.to_string(),
@@ -283,14 +283,14 @@ impl Daemon {
         // (`Supervisor::set_project`, in `assemble`).
         let told = self.plugins.iter().filter_map(|m| {
             let project = m.sup.project()?;
-            let session = m.sup.current()?;
+            let plugin = m.sup.current()?;
             let params = json!({"project": project});
             Some(async move {
-                if let Err(e) = session
+                if let Err(e) = plugin
                     .call(methods::PROJECTS_DEACTIVATED, Some(params), None)
                     .await
                 {
-                    tracing::warn!(plugin = %session.name(), error = %e, "projects.deactivated was not accepted");
+                    tracing::warn!(plugin = %plugin.name(), error = %e, "projects.deactivated was not accepted");
                 }
             })
         });

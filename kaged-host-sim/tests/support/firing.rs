@@ -95,9 +95,9 @@ pub async fn finish(agents: AgentHost) {
 }
 
 /// Compacted: m1, k1 (always-keep), m2. Remaining: m3.
-pub fn request(session: &str) -> CompactRequest {
+pub fn request(plugin: &str) -> CompactRequest {
     CompactRequest::new(
-        session,
+        plugin,
         vec![
             Message::new("m1", MessageRole::User, "first question"),
             Message::new("k1", MessageRole::System, "pinned rule").keep(),
@@ -157,10 +157,8 @@ macro_rules! assert_outcome_snapshot {
 /// its manifest's `hook_timeout_sec` scaled by [`SCALE`] (`time.rs`), what
 /// `plugin.hook.timeout`'s `timeout_sec` must say.
 pub fn hook_budget_secs(agents: &AgentHost, name: &str) -> f64 {
-    let session = agents
-        .session(name)
-        .unwrap_or_else(|| panic!("{name} runs"));
-    let timeouts = session.timeouts();
+    let plugin = agents.plugin(name).unwrap_or_else(|| panic!("{name} runs"));
+    let timeouts = plugin.timeouts();
     assert_eq!(timeouts.scale.factor(), SCALE);
     timeouts.hook.as_secs_f64()
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 pub struct Mem {
     pub staged: StagedPlugin,
-    pub session: PluginHandle,
+    pub plugin: PluginHandle,
     /// The config root: holds `memory/`, the store (and nothing else,
     /// unless something escaped it).
     pub tmp: tempfile::TempDir,
@@ -30,7 +30,7 @@ impl Mem {
 
     pub async fn tool(&self, tool: &str, args: Value, ctx: &PluginCallContext) -> Value {
         let method = format!("memory-markdown.{tool}");
-        self.session
+        self.plugin
             .call(&method, Some(args), Some(ctx.clone()))
             .await
             .unwrap_or_else(|e| panic!("{method}: {e:?}"))
@@ -44,7 +44,7 @@ impl Mem {
     ) -> (i64, String) {
         let method = format!("memory-markdown.{tool}");
         let e = self
-            .session
+            .plugin
             .call(&method, Some(args), ctx)
             .await
             .expect_err("an error");
@@ -53,14 +53,14 @@ impl Mem {
 
     pub async fn hook(&self, hook: &str, params: Value, ctx: &PluginCallContext) -> Value {
         let method = format!("kaged.hook.{hook}");
-        self.session
+        self.plugin
             .call(&method, Some(params), Some(ctx.clone()))
             .await
             .unwrap_or_else(|e| panic!("{method}: {e:?}"))
     }
 
     pub async fn configure(&self, config: Value) -> Result<Value, (i64, String)> {
-        self.session
+        self.plugin
             .call("config.update", Some(config), None)
             .await
             .map_err(|e| (e.code(), e.rpc_error().message))
@@ -84,13 +84,13 @@ pub async fn launch(config: Value) -> Mem {
             .with_transcript(transcript.clone())
             .with_config_root(tmp.path().to_path_buf()),
     );
-    let session = host
+    let plugin = host
         .launch(staged.dir())
         .await
         .expect("launch memory-markdown");
     let mem = Mem {
         staged,
-        session,
+        plugin,
         tmp,
         transcript,
     };

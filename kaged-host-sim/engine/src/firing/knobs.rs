@@ -368,7 +368,7 @@ impl AgentHost {
         // Held across the send: what the process holds is what `gate` says.
         let mut gate = running.gate.lock().await;
         let request = KnobWriteRequest {
-            manifest: running.session.manifest(),
+            manifest: running.plugin.manifest(),
             plugin: &active.name,
             knob,
             value,
@@ -386,7 +386,7 @@ impl AgentHost {
             .write(self.host.audit(), |merged| async move {
                 let params = Some(Value::Object(merged));
                 running
-                    .session
+                    .plugin
                     .call(methods::CONFIG_UPDATE, params, None)
                     .await?;
                 Ok(id.clone())

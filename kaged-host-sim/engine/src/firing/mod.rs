@@ -208,14 +208,14 @@ impl AgentHost {
         &self.host
     }
 
-    /// The running plugin sessions, in launch order.
-    pub fn sessions(&self) -> impl Iterator<Item = &PluginHandle> {
-        self.plugins.iter().map(|r| &r.session)
+    /// The running plugins, in launch order.
+    pub fn plugins_running(&self) -> impl Iterator<Item = &PluginHandle> {
+        self.plugins.iter().map(|r| &r.plugin)
     }
 
-    /// The session of the plugin with this (manifest) name.
-    pub fn session(&self, name: &str) -> Option<&PluginHandle> {
-        self.sessions().find(|s| s.name() == name)
+    /// The running plugin with this (manifest) name.
+    pub fn plugin(&self, name: &str) -> Option<&PluginHandle> {
+        self.plugins_running().find(|s| s.name() == name)
     }
 
     /// The plugins that could not be launched, in launch order (see
@@ -226,7 +226,9 @@ impl AgentHost {
 
     /// The process ids (= process group ids) of the running plugins.
     pub fn pids(&self) -> Vec<u32> {
-        self.sessions().filter_map(PluginHandle::pid).collect()
+        self.plugins_running()
+            .filter_map(PluginHandle::pid)
+            .collect()
     }
 
     /// Unload the project (each running plugin gets `projects.deactivated`),
@@ -236,12 +238,12 @@ impl AgentHost {
     pub async fn shutdown(self) -> Vec<(String, ShutdownOutcome)> {
         let mut out = Vec::new();
         for r in &self.plugins {
-            if r.session.is_running() {
+            if r.plugin.is_running() {
                 let params = json!({"project": self.project_id});
                 self.system_call(r, methods::PROJECTS_DEACTIVATED, params)
                     .await;
             }
-            out.push((r.session.name().to_string(), r.session.shutdown().await));
+            out.push((r.plugin.name().to_string(), r.plugin.shutdown().await));
         }
         out
     }
@@ -249,8 +251,8 @@ impl AgentHost {
     /// Send a system method whose answer changes nothing here (the
     /// plugin's error or timeout is logged, and audited by the session).
     async fn system_call(&self, r: &Running, method: &str, params: Value) {
-        if let Err(e) = r.session.call(method, Some(params), None).await {
-            tracing::warn!(plugin = r.session.name(), error = %e, "{method} failed");
+        if let Err(e) = r.plugin.call(method, Some(params), None).await {
+            tracing::warn!(plugin = r.plugin.name(), error = %e, "{method} failed");
         }
     }
 
@@ -284,11 +286,11 @@ impl AgentHost {
         }
         let params = Value::Object(config.clone());
         if let Err(e) = r
-            .session
+            .plugin
             .call(methods::CONFIG_UPDATE, Some(params), None)
             .await
         {
-            tracing::warn!(plugin = r.session.name(), error = %e, "config.update failed");
+            tracing::warn!(plugin = r.plugin.name(), error = %e, "config.update failed");
         }
         *sent = Some(config.clone());
     }
@@ -313,7 +315,7 @@ impl AgentHost {
         };
         let mut gate = r.gate.lock().await;
         self.ensure_config(r, &mut gate, &plugin.config).await;
-        r.session.call(hook.method(), Some(params), Some(ctx)).await
+        r.plugin.call(hook.method(), Some(params), Some(ctx)).await
     }
 
     /// Audit a malformed (unparseable) hook answer as `plugin.hook.failed`.

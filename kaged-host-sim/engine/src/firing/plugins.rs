@@ -47,7 +47,7 @@ pub(super) struct Running {
     pub(super) dir: PathBuf,
     /// The declared packages this process serves.
     packages: Vec<String>,
-    pub(super) session: PluginHandle,
+    pub(super) plugin: PluginHandle,
     /// The config of the first agent declaring the plugin (primary first).
     pub(super) first_config: Map<String, Value>,
     /// Held across `config.update` + hook; holds the last config sent
@@ -150,7 +150,7 @@ pub(super) async fn launch_all(
         for p in &agent.plugins {
             let Some(dir) = found.dir_of(p) else {
                 for r in &out.running {
-                    r.session.shutdown().await;
+                    r.plugin.shutdown().await;
                 }
                 return Err(AgentHostError::NoPluginDir {
                     package: p.package.clone(),
@@ -169,12 +169,12 @@ pub(super) async fn launch_all(
             // `initialized` (ADDENDUM §12, §15), before any hook.
             let first = FirstConfig::Given(p.config.clone());
             match host.launch_with(dir, &first).await {
-                Ok(session) => {
-                    let sent = session.first_config().map(|s| s.config);
+                Ok(plugin) => {
+                    let sent = plugin.first_config().map(|s| s.config);
                     out.running.push(Running {
                         dir: dir.to_path_buf(),
                         packages: vec![p.package.clone()],
-                        session,
+                        plugin,
                         first_config: p.config.clone(),
                         gate: tokio::sync::Mutex::new(sent),
                     })

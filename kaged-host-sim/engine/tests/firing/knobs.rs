@@ -26,7 +26,7 @@ async fn start() -> (AgentHost, AuditLog) {
 
 /// Every config the plugin accepted, in order.
 async fn seen(agents: &AgentHost) -> Vec<Value> {
-    let s = agents.session("knobs").expect("session");
+    let s = agents.plugin("knobs").expect("session");
     let r = s
         .call("knobs.seen", Some(json!({})), None)
         .await

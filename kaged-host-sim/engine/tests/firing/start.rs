@@ -292,7 +292,7 @@ async fn a_plugin_that_cannot_launch_does_not_block_the_others() {
         "{:?}",
         agents.failed()[1].error
     );
-    let running: Vec<&str> = agents.sessions().map(|s| s.name()).collect();
+    let running: Vec<&str> = agents.plugins_running().map(|s| s.name()).collect();
     assert_eq!(running, ["hooks-observer"]);
     // Each failure is audited once as plugin.failed, after the launch's own
     // events: the spawn failure by the launch, the handshake failure (its
@@ -361,7 +361,10 @@ fn one(
 #[tokio::test]
 async fn plugins_start_for_the_project_and_hear_its_load_and_unload() {
     let (agents, _audit, transcript) = start("firing-start.yaml").await;
-    let running: Vec<String> = agents.sessions().map(|s| s.name().to_string()).collect();
+    let running: Vec<String> = agents
+        .plugins_running()
+        .map(|s| s.name().to_string())
+        .collect();
     // Each plugin started for this project: `initialize` lists it.
     let inits = sent(&transcript, "initialize");
     assert_eq!(inits.len(), running.len());

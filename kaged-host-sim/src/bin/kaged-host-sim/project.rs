@@ -103,11 +103,11 @@ pub(super) async fn run(
         );
     }
     let cages: BTreeMap<String, Value> = agents
-        .sessions()
+        .plugins_running()
         .map(|s| (s.name().to_string(), json!(s.cage())))
         .collect();
     if !args.json {
-        for s in agents.sessions() {
+        for s in agents.plugins_running() {
             kaged_host_core::outln!("{}", super::caging::line(s, Some(s.name())));
         }
     }

@@ -10,7 +10,16 @@
 //! - `tests/scenario.golden.jsonl`: its golden transcript, from this run;
 //! - `.kaged-known-failing.txt`: the baseline, the cases that fail now.
 //!
-//! Nothing is overwritten without `--force`.
+//! Each file that exists is left alone (and listed); `--force` rewrites
+//! them. The CI files run as written ([`ci`]): the kit's tools pinned at
+//! this version, the plugin's runtime ([`Runtime`]) installed where the
+//! cage sees it.
+
+mod ci;
+mod runtime;
+
+pub use ci::{gitlab_job, workflow, CiPlan, KIT_VERSION};
+pub use runtime::Runtime;
 
 use std::path::{Path, PathBuf};
 
@@ -40,7 +49,7 @@ pub struct InitArgs {
     /// The plugin directory (holding kaged-plugin.yaml): the root of its
     /// repository.
     pub plugin_dir: PathBuf,
-    /// Overwrite files that exist.
+    /// Rewrite files that exist (without it they are left alone).
     #[arg(long)]
     pub force: bool,
     /// How the plugin runs here: `require` (caged, or init fails), `auto`
@@ -52,58 +61,6 @@ pub struct InitArgs {
     /// written CI passes only when the plugin is certified under it.
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-}
-
-/// The workflow `init` writes; `policy`: a policy file's path in the
-/// repository.
-pub fn workflow(policy: Option<&str>) -> String {
-    let action = crate::home::action_ref();
-    let policy = policy.map_or_else(String::new, |p| format!("          policy: {p}\n"));
-    format!(
-        "# Written by `kaged-conformance init`: certify this plugin on every push and
-# pull request, caged as the daemon runs it, against the baseline of cases
-# known to fail ({BASELINE}), and check its golden transcript.
-# A plugin that needs building: add that step before the action.
-name: kaged conformance
-on: [push, pull_request]
-jobs:
-  conformance:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-      - uses: {action}
-        with:
-          plugin-dir: .
-          cage: require
-          known-failing: {BASELINE}
-          golden: {GOLDEN}
-{policy}"
-    )
-}
-
-/// The GitLab job `init` writes; `policy`: a policy file's path in the
-/// repository.
-pub fn gitlab_job(policy: Option<&str>) -> String {
-    let policy = policy.map_or_else(String::new, |p| format!(" --policy {p}"));
-    format!(
-        "# Written by `kaged-conformance init`. Include it from .gitlab-ci.yml:
-#   include: [{{local: {GITLAB_JOB}}}]
-# The runner must allow user namespaces for the cage (bubblewrap).
-kaged-conformance:
-  image: rust:latest
-  before_script:
-    - apt-get update -qq && apt-get install -y -qq bubblewrap
-    - cargo install --locked kaged-conformance kaged-host-sim
-  script:
-    - kaged-conformance run . --cage require --known-failing {BASELINE}{policy} --report junit=conformance.xml --report html=conformance.html
-    - kaged-host-sim session . --cage require --script {SCRIPT} --golden {GOLDEN}
-  artifacts:
-    when: always
-    paths: [conformance.html]
-    reports:
-      junit: conformance.xml
-"
-    )
 }
 
 /// The starter script for the plugin of `m`.
@@ -147,30 +104,43 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
             )))
         }
     };
-    let files = [WORKFLOW, GITLAB_JOB, SCRIPT, GOLDEN, BASELINE];
-    let existing: Vec<&str> = files
-        .iter()
-        .copied()
-        .filter(|f| dir.join(f).exists())
-        .collect();
-    if !existing.is_empty() && !a.force {
-        return Err(CliError::Refused(format!(
-            "{} already has {} (--force overwrites)",
-            dir.display(),
-            existing.join(", ")
-        )));
-    }
     let policy = match &a.policy {
-        Some(p) => {
-            crate::policy::Policy::load(&dir.join(p))?;
-            Some(p.display().to_string())
-        }
+        Some(p) => Some((
+            crate::policy::Policy::load(&dir.join(p))?,
+            p.display().to_string(),
+        )),
         None => None,
     };
-    write(dir, WORKFLOW, &workflow(policy.as_deref()))?;
-    write(dir, GITLAB_JOB, &gitlab_job(policy.as_deref()))?;
-    let script = starter_script(&manifest);
-    write(dir, SCRIPT, &script)?;
+    let plan = CiPlan {
+        runtime: Runtime::detect(dir, &manifest.command),
+        policy: policy.as_ref().map(|(_, p)| p.as_str()),
+        uncaged_allowed: policy
+            .as_ref()
+            .is_some_and(|(p, _)| p.cage == crate::policy::CageRule::Any),
+    };
+    // What to write: what is missing, or everything with --force.
+    let wanted = |f: &str| a.force || !dir.join(f).exists();
+    let mut written = Vec::new();
+    let mut kept = Vec::new();
+    let mut put = |file: &'static str, text: &dyn Fn() -> String| -> Result<(), CliError> {
+        if wanted(file) {
+            write(dir, file, &text())?;
+            written.push(file);
+        } else {
+            kept.push(file);
+        }
+        Ok(())
+    };
+    put(WORKFLOW, &|| workflow(&plan))?;
+    put(GITLAB_JOB, &|| gitlab_job(&plan))?;
+    let script_text = match wanted(SCRIPT) {
+        true => starter_script(&manifest),
+        false => std::fs::read_to_string(dir.join(SCRIPT)).map_err(|source| CliError::Io {
+            what: format!("cannot read {}", dir.join(SCRIPT).display()),
+            source,
+        })?,
+    };
+    put(SCRIPT, &|| script_text.clone())?;
 
     // The suite once: its failures are the baseline to start from.
     let options = Options {
@@ -179,17 +149,13 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     };
     let suite = run_suite(dir, &options)?;
     let plugin = format!("{} {}", manifest.name, manifest.version);
-    write(
-        dir,
-        BASELINE,
-        &Baseline::render(&plugin, suite.failing_ids()),
-    )?;
+    put(BASELINE, &|| Baseline::render(&plugin, suite.failing_ids()))?;
     let caged = suite
         .cage_line()
         .unwrap_or_else(|| "cage: unknown".to_string());
     let s = &suite.summary;
     kaged_host_core::outln!(
-        "suite: {} passed, {} failed, {} warned, {} skipped ({caged}); {} case(s) in {BASELINE}",
+        "suite: {} passed, {} failed, {} warned, {} skipped ({caged}); {} case(s) failing",
         s.passed,
         s.failed,
         s.warned,
@@ -198,8 +164,8 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     );
 
     // The script once: its transcript is the golden file.
-    let script =
-        Script::from_yaml_str(&script).map_err(|e| CliError::Refused(format!("{SCRIPT}: {e}")))?;
+    let script = Script::from_yaml_str(&script_text)
+        .map_err(|e| CliError::Refused(format!("{SCRIPT}: {e}")))?;
     let run = Scenario::from_script(script)
         .cage(a.cage)
         .run_blocking(dir)
@@ -207,17 +173,27 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     let failed = run.failed_steps();
     let golden = golden::update(None, &run.transcript)
         .map_err(|e| CliError::Refused(format!("{GOLDEN}: {e}")))?;
-    write(dir, GOLDEN, &golden)?;
+    put(GOLDEN, &|| golden.clone())?;
     kaged_host_core::outln!(
-        "session {SCRIPT}: {} step(s), {} failed; {GOLDEN} written",
+        "session {SCRIPT}: {} step(s), {} failed",
         run.outcomes.len(),
         failed.len()
     );
     for f in &failed {
         kaged_host_core::outln!("  {f}");
     }
-    for f in files {
+    kaged_host_core::outln!(
+        "the plugin's runtime: {} (the CI installs it where the cage sees it)",
+        plan.runtime.as_str()
+    );
+    for f in &written {
         kaged_host_core::outln!("wrote {}", dir.join(f).display());
+    }
+    for f in &kept {
+        kaged_host_core::outln!(
+            "kept {} (it exists; --force rewrites it)",
+            dir.join(f).display()
+        );
     }
     kaged_host_core::outln!(
         "next: review and commit them; CI then runs the suite and the golden check on every push"

