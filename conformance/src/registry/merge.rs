@@ -1,0 +1,239 @@
+//! Many JSON reports (`run --report json=FILE`, one per plugin and
+//! version) as one registry: a row per plugin and version, a cell per
+//! case group (the id before its first `.`), certified or not under the
+//! policy (passing or not without one), the kind of each failure, and what
+//! changed since the previous merge, regressions first. The pages are
+//! [`super::page`]'s.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Why the reports cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A file cannot be read.
+    #[error("cannot read {path}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not a kaged-conformance JSON report.
+    #[error("{path} is not a kaged-conformance JSON report: {message}")]
+    NotAReport {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// No report was given.
+    #[error("no report to merge")]
+    Empty,
+}
+
+/// One case group of one plugin: its counts and the kinds of its failures.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Passed cases.
+    pub passed: u32,
+    /// Failed cases.
+    pub failed: u32,
+    /// Warned cases (SHOULD, or excused by a baseline).
+    pub warned: u32,
+    /// Skipped cases.
+    pub skipped: u32,
+    /// The failure kinds, each once, sorted.
+    pub kinds: Vec<String>,
+}
+
+/// What changed for a plugin since the previous merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// It was good and is not now.
+    Regressed,
+    /// Not in the previous merge.
+    New,
+    /// Bad before, good now.
+    Fixed,
+    /// As before.
+    Same,
+}
+
+/// One plugin and version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// `name-version`.
+    pub key: String,
+    /// The plugin's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// `certified` / `not_certified` under a policy; `passing` / `failing`
+    /// without one.
+    pub outcome: String,
+    /// Whether the outcome is good (certified, or passing).
+    pub good: bool,
+    /// The policy's name, when there was one.
+    pub policy: Option<String>,
+    /// How the plugin ran (`bwrap`, `unavailable`, `off`).
+    pub cage: String,
+    /// Counts and kinds by case group.
+    pub groups: BTreeMap<String, Cell>,
+    /// Each failed case: `id (kind)`.
+    pub failures: Vec<String>,
+    /// The report, as copied beside the page (`reports/KEY.json`).
+    pub report: String,
+    /// Since the previous merge.
+    pub change: Change,
+}
+
+/// The merged registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Merged {
+    /// `kaged-registry/1`.
+    pub schema: String,
+    /// Every case group seen, sorted: the page's columns.
+    pub groups: Vec<String>,
+    /// The rows, regressions first, then new, fixed and the rest, each by
+    /// name and version.
+    pub rows: Vec<Row>,
+}
+
+/// The index's schema name.
+pub const INDEX_SCHEMA: &str = "kaged-registry/1";
+
+fn group_of(id: &str) -> String {
+    id.split(['.', '[']).next().unwrap_or(id).to_string()
+}
+
+/// One report file as a row (its change not yet known).
+fn row_of(path: &Path, v: &Value) -> Result<Row, String> {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
+    let name = s("/plugin/name").ok_or("no plugin.name")?;
+    let version = s("/plugin/version").ok_or("no plugin.version")?;
+    let cases = v.get("cases").and_then(Value::as_array).ok_or("no cases")?;
+    let mut groups: BTreeMap<String, Cell> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for c in cases {
+        let id = c
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or("a case without an id")?;
+        let cell = groups.entry(group_of(id)).or_default();
+        let kind = c.get("kind").and_then(Value::as_str).map(str::to_string);
+        match c.get("status").and_then(Value::as_str) {
+            Some("pass") => cell.passed += 1,
+            Some("fail") => {
+                cell.failed += 1;
+                let k = kind.clone().unwrap_or_else(|| "failure".into());
+                failures.push(format!("{id} ({k})"));
+                if !cell.kinds.contains(&k) {
+                    cell.kinds.push(k);
+                    cell.kinds.sort();
+                }
+            }
+            Some("warn") => cell.warned += 1,
+            Some("skip") => cell.skipped += 1,
+            other => return Err(format!("case {id}: status {other:?}")),
+        }
+    }
+    let failed = v
+        .pointer("/summary/failed")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let (outcome, good, policy) = match v.get("certification") {
+        Some(c) => {
+            let outcome = c
+                .get("outcome")
+                .and_then(Value::as_str)
+                .unwrap_or("not_certified");
+            let policy = c
+                .pointer("/policy/name")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            (outcome.to_string(), outcome == "certified", policy)
+        }
+        None if failed == 0 => ("passing".to_string(), true, None),
+        None => ("failing".to_string(), false, None),
+    };
+    let key = format!("{name}-{version}");
+    let _ = path;
+    Ok(Row {
+        report: format!("reports/{key}.json"),
+        key,
+        name,
+        version,
+        outcome,
+        good,
+        policy,
+        cage: s("/cage").unwrap_or_else(|| "unknown".into()),
+        groups,
+        failures,
+        change: Change::New,
+    })
+}
+
+/// Merge the reports at `paths`, comparing with `previous` (the
+/// `index.json` of the last merge, when there is one). Answers the merged
+/// registry and each report's text by key (to copy beside the page).
+pub fn merge(
+    paths: &[PathBuf],
+    previous: Option<&Merged>,
+) -> Result<(Merged, BTreeMap<String, String>), MergeError> {
+    if paths.is_empty() {
+        return Err(MergeError::Empty);
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    let mut texts = BTreeMap::new();
+    for path in paths {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| MergeError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let not = |message: String| MergeError::NotAReport {
+            path: shown.clone(),
+            message,
+        };
+        let v: Value = serde_json::from_str(&text).map_err(|e| not(e.to_string()))?;
+        let row = row_of(path, &v).map_err(not)?;
+        if rows.iter().any(|r| r.key == row.key) {
+            return Err(not(format!("{} is in another report too", row.key)));
+        }
+        texts.insert(row.key.clone(), text);
+        rows.push(row);
+    }
+    for row in &mut rows {
+        // The same version before, else the plugin's newest row before.
+        let before = previous.and_then(|p| {
+            p.rows
+                .iter()
+                .find(|r| r.key == row.key)
+                .or_else(|| p.rows.iter().rev().find(|r| r.name == row.name))
+        });
+        row.change = match before {
+            None => Change::New,
+            Some(b) if b.good && !row.good => Change::Regressed,
+            Some(b) if !b.good && row.good => Change::Fixed,
+            Some(_) => Change::Same,
+        };
+    }
+    rows.sort_by(|a, b| (a.change, &a.name, &a.version).cmp(&(b.change, &b.name, &b.version)));
+    let mut groups: Vec<String> = rows.iter().flat_map(|r| r.groups.keys().cloned()).collect();
+    groups.sort();
+    groups.dedup();
+    Ok((
+        Merged {
+            schema: INDEX_SCHEMA.to_string(),
+            groups,
+            rows,
+        },
+        texts,
+    ))
+}
