@@ -4,6 +4,7 @@
 //! [`matrix`]), and the JSON reports of those jobs become one page
 //! (`kaged-conformance merge`: [`merge`], [`page`]), regressions first.
 
+pub mod cli;
 pub mod file;
 pub mod matrix;
 pub mod merge;
