@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use certification::{Certification, Outcome, PluginInput, PolicyRef};
 pub use ended::EndedBy;
+#[cfg(feature = "cli")]
 pub(crate) use escape::{escape_html, Html};
 pub use html::render_html;
 pub use human::{render_case_line, render_human};

@@ -175,6 +175,10 @@ fn a_pending_project_asks_consent_over_the_api_and_loads_when_installed() {
     up.wait_line(|l| l == "project: every declared plugin is installed; loading it");
     let line = up.wait_line(|l| l.starts_with("project: ") && l.contains("agents: primary"));
     assert!(line.contains(&proj.path().display().to_string()), "{line}");
+    // Said once the API serves the loaded project's daemon.
+    up.wait_line(|l| {
+        l.starts_with("plugins: ") && l.contains("local-one") && l.contains("remote-one")
+    });
     for name in ["local-one", "remote-one"] {
         up.wait_plugin(name, |p| p["state"] == "running");
     }

@@ -131,12 +131,11 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
             pending: pending.clone(),
             ..DaemonOptions::default()
         };
-        let daemon = Daemon::with_options(host.clone(), &dirs, options)
-            .map_err(|e| CliError::Usage(one_line("up", &e)))?;
-        print_project(&daemon, args);
-        Ok(daemon)
+        Daemon::with_options(host.clone(), &dirs, options)
+            .map_err(|e| CliError::Usage(one_line("up", &e)))
     };
     let mut daemon = assemble(&pending)?;
+    print_project(&daemon, args);
     let cell = api::DaemonCell::new(Arc::clone(&daemon));
     let mut published = None;
     let server = match listen {
@@ -183,6 +182,8 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         let old = cell.replace(Arc::clone(&next));
         old.shutdown().await;
         daemon = next;
+        // Said once the API serves the new daemon.
+        print_project(&daemon, args);
     }
     kaged_host_core::outln!("shutting down");
     if let Some(server) = server {
