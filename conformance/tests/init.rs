@@ -1,5 +1,6 @@
 //! `kaged-conformance init DIR` on plugins in other languages (copies of
-//! `examples/python-notes` and `examples/node-notes`, without their tests):
+//! `examples/python-notes` and `examples/node-notes`, without their tests,
+//! and the node example as a TypeScript plugin on bun):
 //! the files are written and run once, with no placeholder and the kit's
 //! version pinned; then every step of the GitHub workflow and the GitLab
 //! job runs here as the runner would run it, stubbed only at the network
@@ -292,6 +293,43 @@ fn init_writes_ci_that_runs_as_written_for_a_python_plugin() {
 fn init_writes_ci_that_runs_as_written_for_a_node_plugin() {
     let (_tmp, dir) = example("node-notes", &["kaged-plugin.yaml", "plugin.js"]);
     init_and_run_the_ci(&dir, "nodejs");
+}
+
+/// bun, where the cage sees it (`/usr/bin` or `/usr/local/bin`: the
+/// plugin names it bare, resolved on the plugin `PATH`), or why not.
+fn bun() -> Result<PathBuf, String> {
+    ["/usr/bin/bun", "/usr/local/bin/bun"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or_else(|| "no bun under /usr/bin or /usr/local/bin (npm install -g bun)".to_string())
+}
+
+#[test]
+fn init_writes_ci_that_runs_as_written_for_a_bun_plugin() {
+    // A TypeScript plugin on bun, laid out as one: `plugin.ts` beside the
+    // manifest, `command: [bun, plugin.ts]` (the node example's code under
+    // another name: bun runs it as TypeScript).
+    let Some(_) = kaged_test_support::ci::required_in_ci("bun", bun()) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("bun-notes");
+    std::fs::create_dir(&dir).expect("mkdir");
+    let node = support::workspace().join("examples/node-notes");
+    let code = std::fs::read_to_string(node.join("plugin.js")).expect("plugin.js");
+    let code = code
+        .replacen("#!/usr/bin/node", "#!/usr/bin/env bun", 1)
+        .replace("node-notes", "bun-notes");
+    std::fs::write(dir.join("plugin.ts"), code).expect("plugin.ts");
+    let manifest = std::fs::read_to_string(node.join("kaged-plugin.yaml")).expect("manifest");
+    let manifest = manifest.replace("node-notes", "bun-notes").replace(
+        "command: [/usr/bin/node, plugin.js]",
+        "command: [bun, plugin.ts]",
+    );
+    assert!(manifest.contains("command: [bun, plugin.ts]"), "{manifest}");
+    std::fs::write(dir.join("kaged-plugin.yaml"), manifest).expect("manifest");
+    init_and_run_the_ci(&dir, "curl unzip ca-certificates");
 }
 
 #[test]
