@@ -108,6 +108,8 @@ pub struct PendingInstall {
 struct Entry {
     view: PendingInstall,
     fetched: Option<Fetched>,
+    /// A fetch or an install of it is under way (outside the lock).
+    busy: bool,
 }
 
 /// Why an approval or refusal was not carried out.
@@ -116,6 +118,9 @@ pub enum PendingError {
     /// No consent request names that plugin.
     #[error("no pending install named {0:?}")]
     Unknown(String),
+    /// A fetch or an install of it is under way.
+    #[error("{0:?} is being fetched or installed: wait for that answer")]
+    Busy(String),
     /// The request cannot be approved in its state.
     #[error("{plugin:?} cannot be approved: {why}")]
     NotApprovable {
@@ -179,6 +184,7 @@ impl PendingInstalls {
             let mut entry = Entry {
                 view: view.clone(),
                 fetched: None,
+                busy: false,
             };
             if let Some(source) = &declared.source {
                 view.state = PendingState::AwaitingFetch;
@@ -217,63 +223,87 @@ impl PendingInstalls {
 
     /// The operator's approval of `plugin`: fetch a git source (answering
     /// the request with its manifest shown), or install what was shown.
-    /// Blocks (git, the copy): call it from `spawn_blocking`. Answers the
-    /// request as it stands after, or `None` once installed.
+    /// Blocks (git, the copy): call it from `spawn_blocking`. The requests
+    /// stay readable meanwhile: the slow work runs outside the lock, the
+    /// request marked busy. Answers the request as it stands after, or
+    /// `None` once installed.
     pub fn approve(&self, plugin: &str) -> Result<Option<PendingInstall>, PendingError> {
-        let mut entries = self.lock();
-        let i = entries
-            .iter()
-            .position(|e| e.view.plugin == plugin)
-            .ok_or_else(|| PendingError::Unknown(plugin.to_string()))?;
-        let entry = &mut entries[i];
-        match entry.view.state {
-            PendingState::NoSource => {
-                return Err(PendingError::NotApprovable {
-                    plugin: plugin.to_string(),
-                    why: "the project names no source: install it with `plugin install PATH --for-project FILE`".into(),
-                })
-            }
-            PendingState::AwaitingFetch | PendingState::Failed | PendingState::Refused => {
-                fetch(&self.store, entry);
-                return Ok(Some(entry.view.clone()));
-            }
-            PendingState::AwaitingConsent => {}
-        }
-        let (Some(fetched), Some(shown)) = (&entry.fetched, &entry.view.plan) else {
-            return Err(PendingError::NotApprovable {
-                plugin: plugin.to_string(),
-                why: "nothing was fetched".into(),
-            });
+        let not = |why: &str| PendingError::NotApprovable {
+            plugin: plugin.to_string(),
+            why: why.to_string(),
         };
-        let digest = shown.manifest_sha256.clone();
-        let required = entry.view.version.clone();
-        let result = self.store.install_for_project(
-            &fetched.dir,
-            &self.project_id,
-            required.as_deref(),
-            // Consent covers exactly the manifest shown.
-            |plan| plan.manifest_sha256 == digest,
-        );
-        match result {
-            Ok(_) => {
-                entries.remove(i);
-                if entries.is_empty() {
-                    self.settled.notify_one();
-                }
-                Ok(None)
+        let (view, fetched) = {
+            let mut entries = self.lock();
+            let entry = entries
+                .iter_mut()
+                .find(|e| e.view.plugin == plugin)
+                .ok_or_else(|| PendingError::Unknown(plugin.to_string()))?;
+            if entry.busy {
+                return Err(PendingError::Busy(plugin.to_string()));
             }
-            Err(e) => {
-                entry.view.state = PendingState::Failed;
-                entry.view.problem = Some(match e {
-                    InstallError::Declined { .. } => {
-                        "the source's manifest changed since it was shown: approve again to see it"
-                            .into()
+            if entry.view.state == PendingState::NoSource {
+                return Err(not(
+                    "the project names no source: install it with `plugin install PATH --for-project FILE`",
+                ));
+            }
+            entry.busy = true;
+            let fetched = match entry.view.state {
+                PendingState::AwaitingConsent => entry.fetched.take(),
+                _ => None,
+            };
+            (entry.view.clone(), fetched)
+        };
+        let mut work = Entry {
+            view,
+            fetched,
+            busy: false,
+        };
+        let installed = match (
+            work.view.state,
+            work.fetched.as_ref(),
+            work.view.plan.as_ref(),
+        ) {
+            (PendingState::AwaitingConsent, Some(fetched), Some(shown)) => {
+                let digest = shown.manifest_sha256.clone();
+                let result = self.store.install_for_project(
+                    &fetched.dir,
+                    &self.project_id,
+                    work.view.version.as_deref(),
+                    // Consent covers exactly the manifest shown.
+                    |plan| plan.manifest_sha256 == digest,
+                );
+                match result {
+                    Ok(_) => true,
+                    Err(e) => {
+                        work.view.state = PendingState::Failed;
+                        work.view.problem = Some(match e {
+                            InstallError::Declined { .. } => {
+                                "the source's manifest changed since it was shown: approve again to see it".into()
+                            }
+                            e => kaged_plugin_protocol::error_chain::chain(&e),
+                        });
+                        false
                     }
-                    e => kaged_plugin_protocol::error_chain::chain(&e),
-                });
-                Ok(Some(entry.view.clone()))
+                }
             }
+            _ => {
+                fetch(&self.store, &mut work);
+                false
+            }
+        };
+        let mut entries = self.lock();
+        let Some(i) = entries.iter().position(|e| e.view.plugin == plugin) else {
+            return Err(PendingError::Unknown(plugin.to_string()));
+        };
+        if installed {
+            entries.remove(i);
+            if entries.is_empty() {
+                self.settled.notify_one();
+            }
+            return Ok(None);
         }
+        entries[i] = work;
+        Ok(Some(entries[i].view.clone()))
     }
 
     /// The operator's refusal of `plugin`: nothing is fetched or
@@ -284,6 +314,9 @@ impl PendingInstalls {
             .iter_mut()
             .find(|e| e.view.plugin == plugin)
             .ok_or_else(|| PendingError::Unknown(plugin.to_string()))?;
+        if entry.busy {
+            return Err(PendingError::Busy(plugin.to_string()));
+        }
         entry.view.state = PendingState::Refused;
         entry.fetched = None;
         self.audit.emit(

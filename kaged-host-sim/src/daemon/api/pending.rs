@@ -73,6 +73,7 @@ fn from_pending(e: &PendingError) -> ApiError {
     let (status, code) = match e {
         PendingError::Unknown(_) => (StatusCode::NOT_FOUND, "unknown_pending"),
         PendingError::NotApprovable { .. } => (StatusCode::CONFLICT, "not_approvable"),
+        PendingError::Busy(_) => (StatusCode::CONFLICT, "busy"),
     };
     ApiError {
         status,
