@@ -56,11 +56,46 @@ fn system_lines(runtime: Runtime, sudo: &str) -> Vec<String> {
     lines
 }
 
-fn indent(text: &str, by: usize) -> String {
+/// `text`, each line indented by `by` spaces (a YAML block scalar's body).
+pub(crate) fn indent(text: &str, by: usize) -> String {
     let pad = " ".repeat(by);
     text.lines()
         .map(|l| format!("{pad}{l}\n"))
         .collect::<String>()
+}
+
+/// The run line that lets Ubuntu 24.04 runners give bubblewrap the
+/// unprivileged user namespaces it needs.
+pub(crate) const USERNS_LINE: &str =
+    "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 || true";
+
+/// A GitHub job's steps that restore the kit's tools from the cache (by
+/// version) or install them, and put them on `PATH`.
+pub(crate) fn github_tool_steps() -> String {
+    let install = indent(&install_tools("$HOME/.kaged-kit"), 10);
+    format!(
+        "      - name: cache the kit's tools (by version)
+        uses: actions/cache@v4
+        with:
+          path: ~/.kaged-kit
+          key: kaged-kit-{KIT_VERSION}-${{{{ runner.os }}}}
+      - name: install kaged-conformance and kaged-host-sim {KIT_VERSION}
+        run: |
+{install}          echo \"$HOME/.kaged-kit/bin\" >> \"$GITHUB_PATH\"
+"
+    )
+}
+
+/// A GitLab job's cache of the kit's tools (by version).
+pub(crate) fn gitlab_tool_cache() -> String {
+    format!("  cache:\n    key: kaged-kit-{KIT_VERSION}\n    paths: [.kaged-kit/]\n")
+}
+
+/// A GitLab job's `before_script` items that install the kit's tools
+/// (unless cached) and put them on `PATH`.
+pub(crate) fn gitlab_tool_lines() -> String {
+    let install = indent(&install_tools("$CI_PROJECT_DIR/.kaged-kit"), 6);
+    format!("    - |\n{install}    - export PATH=\"$CI_PROJECT_DIR/.kaged-kit/bin:$PATH\"\n")
 }
 
 /// The suite's command line.
@@ -96,7 +131,7 @@ jobs:
       - name: bubblewrap and the plugin's runtime, where the cage sees them
         run: |
 {system}          # Ubuntu 24.04 keeps unprivileged user namespaces from bubblewrap.
-          sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 || true
+          {USERNS_LINE}
 ",
         runtime.as_str()
     );
@@ -116,18 +151,9 @@ jobs:
             home::action_ref()
         );
     }
-    let install = indent(&install_tools("$HOME/.kaged-kit"), 10);
     let reports = " --report junit=conformance.xml --report html=conformance.html --report markdown=conformance.md";
     format!(
-        "{head}      - name: cache the kit's tools (by version)
-        uses: actions/cache@v4
-        with:
-          path: ~/.kaged-kit
-          key: kaged-kit-{KIT_VERSION}-${{{{ runner.os }}}}
-      - name: install kaged-conformance and kaged-host-sim {KIT_VERSION}
-        run: |
-{install}          echo \"$HOME/.kaged-kit/bin\" >> \"$GITHUB_PATH\"
-      - name: certify
+        "{head}{tools}      - name: certify
         run: {run}
       - name: summary
         if: always()
@@ -140,6 +166,7 @@ jobs:
           name: kaged-conformance
           path: conformance.*
 ",
+        tools = github_tool_steps(),
         run = run_line(plan, "require", reports),
         golden = golden_line("require"),
     )
@@ -162,7 +189,6 @@ pub fn gitlab_job(plan: &CiPlan<'_>) -> String {
 # namespaces allowed. Elsewhere the suite refuses to run (`--cage require`)."
     };
     let system = indent(&system_lines(plan.runtime, "").join("\n"), 6);
-    let install = indent(&install_tools("$CI_PROJECT_DIR/.kaged-kit"), 6);
     let reports = " --report junit=conformance.xml --report html=conformance.html";
     format!(
         "# Written by `kaged-conformance init` (kit {KIT_VERSION}). Include it from .gitlab-ci.yml:
@@ -170,14 +196,9 @@ pub fn gitlab_job(plan: &CiPlan<'_>) -> String {
 {runner}
 kaged-conformance:
   image: rust:1-bookworm
-  cache:
-    key: kaged-kit-{KIT_VERSION}
-    paths: [.kaged-kit/]
-  before_script:
+{cache}  before_script:
     - |
-{system}    - |
-{install}    - export PATH=\"$CI_PROJECT_DIR/.kaged-kit/bin:$PATH\"
-  script:
+{system}{tools}  script:
     - {run}
     - {golden}
   artifacts:
@@ -186,6 +207,8 @@ kaged-conformance:
     reports:
       junit: conformance.xml
 ",
+        cache = gitlab_tool_cache(),
+        tools = gitlab_tool_lines(),
         run = run_line(plan, cage, reports),
         golden = golden_line(cage),
     )

@@ -18,7 +18,7 @@
 mod ci;
 mod runtime;
 
-pub(crate) use ci::install_tools;
+pub(crate) use ci::{github_tool_steps, gitlab_tool_cache, gitlab_tool_lines, indent, USERNS_LINE};
 pub use ci::{gitlab_job, workflow, CiPlan, KIT_VERSION};
 pub use runtime::Runtime;
 

@@ -8,7 +8,9 @@
 use serde_json::{json, Value};
 
 use super::file::{Entry, Registry, Source};
-use crate::init::{install_tools as tools, KIT_VERSION};
+use crate::init::{
+    github_tool_steps, gitlab_tool_cache, gitlab_tool_lines, indent, KIT_VERSION, USERNS_LINE,
+};
 
 /// One matrix row: every value a string (empty when absent), so a
 /// workflow's expressions need no checks.
@@ -67,11 +69,6 @@ kaged-conformance run "$PLUGIN_DIR" --cage require ${POLICY:+--policy "$POLICY"}
 const SYSTEM: &str =
     "apt-get update -qq && apt-get install -y -qq bubblewrap nodejs python3 jq git";
 
-fn indent(text: &str, by: usize) -> String {
-    let pad = " ".repeat(by);
-    text.lines().map(|l| format!("{pad}{l}\n")).collect()
-}
-
 /// A GitLab child pipeline: one `kaged-certify` job per plugin
 /// (`parallel:matrix`), each leaving `reports/KEY.{json,xml,intoto.json}`.
 pub fn gitlab_pipeline(registry: &Registry) -> String {
@@ -95,16 +92,11 @@ pub fn gitlab_pipeline(registry: &Registry) -> String {
 # namespaces). Run it as a child pipeline (trigger: include: artifact).
 kaged-certify:
   image: rust:1-bookworm
-  cache:
-    key: kaged-kit-{KIT_VERSION}
-    paths: [.kaged-kit/]
-  parallel:
+{cache}  parallel:
     matrix:
 {rows}  before_script:
     - {SYSTEM}
-    - |
-{tools}    - export PATH=\"$CI_PROJECT_DIR/.kaged-kit/bin:$PATH\"
-  script:
+{tools}  script:
     - |
 {certify}  artifacts:
     when: always
@@ -112,7 +104,8 @@ kaged-certify:
     reports:
       junit: reports/*.xml
 ",
-        tools = indent(&tools("$CI_PROJECT_DIR/.kaged-kit"), 6),
+        cache = gitlab_tool_cache(),
+        tools = gitlab_tool_lines(),
         certify = indent(CERTIFY, 6),
     )
 }
@@ -121,19 +114,7 @@ kaged-certify:
 /// repository names it): `plan` (the matrix), `certify` (one job per
 /// plugin), `merge` (the page, the job summary, the badges' index).
 pub fn github_workflow(registry_path: &str) -> String {
-    let tools = indent(&tools("$HOME/.kaged-kit"), 10);
-    let steps = format!(
-        "      - uses: actions/checkout@v4
-      - name: cache the kit's tools (by version)
-        uses: actions/cache@v4
-        with:
-          path: ~/.kaged-kit
-          key: kaged-kit-{KIT_VERSION}-${{{{ runner.os }}}}
-      - name: install kaged-conformance and kaged-host-sim {KIT_VERSION}
-        run: |
-{tools}          echo \"$HOME/.kaged-kit/bin\" >> \"$GITHUB_PATH\"
-"
-    );
+    let steps = format!("      - uses: actions/checkout@v4\n{}", github_tool_steps());
     format!(
         "# Written by `kaged-conformance matrix {registry_path} --workflow FILE` (kit
 # {KIT_VERSION}): certify every plugin of the registry, one job each under its
@@ -158,7 +139,7 @@ jobs:
 {steps}      - name: bubblewrap and the runtimes, where the cage sees them
         run: |
           sudo bash -c '{SYSTEM}'
-          sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 || true
+          {USERNS_LINE}
       - name: certify ${{{{ matrix.name }}}} ${{{{ matrix.version }}}}
         env:
           KEY: ${{{{ matrix.key }}}}
