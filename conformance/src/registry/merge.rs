@@ -6,7 +6,7 @@
 //! [`super::page`]'s.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -113,7 +113,7 @@ fn group_of(id: &str) -> String {
 }
 
 /// One report file as a row (its change not yet known).
-fn row_of(path: &Path, v: &Value) -> Result<Row, String> {
+fn row_of(v: &Value) -> Result<Row, String> {
     let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
     let name = s("/plugin/name").ok_or("no plugin.name")?;
     let version = s("/plugin/version").ok_or("no plugin.version")?;
@@ -163,7 +163,6 @@ fn row_of(path: &Path, v: &Value) -> Result<Row, String> {
         None => ("failing".to_string(), false, None),
     };
     let key = format!("{name}-{version}");
-    let _ = path;
     Ok(Row {
         report: format!("reports/{key}.json"),
         key,
@@ -202,7 +201,7 @@ pub fn merge(
             message,
         };
         let v: Value = serde_json::from_str(&text).map_err(|e| not(e.to_string()))?;
-        let row = row_of(path, &v).map_err(not)?;
+        let row = row_of(&v).map_err(not)?;
         if rows.iter().any(|r| r.key == row.key) {
             return Err(not(format!("{} is in another report too", row.key)));
         }

@@ -190,8 +190,9 @@ impl PendingInstalls {
                 view.state = PendingState::AwaitingFetch;
                 entry.view = view;
                 if let PackageSource::Dir(_) = PackageSource::parse(source) {
-                    // A directory is read, not fetched: show its manifest now.
-                    read(&store, &mut entry);
+                    // A directory is only checked and read (nothing leaves
+                    // this machine): show its manifest now.
+                    fetch(&store, &mut entry);
                 }
             }
             audit.emit(
@@ -354,22 +355,9 @@ fn fetch(store: &PluginStore, entry: &mut Entry) {
     }
 }
 
-/// Read what `entry` holds (a directory source or a fetched clone) into
-/// the plan shown; a version the project refuses is a problem, not a plan.
+/// Read what `entry` fetched (a directory, or a clone) into the plan
+/// shown; a version the project refuses is a problem, not a plan.
 fn read(store: &PluginStore, entry: &mut Entry) {
-    if entry.fetched.is_none() {
-        let Some(source) = &entry.view.source else {
-            return;
-        };
-        match PackageSource::parse(source).fetch(None) {
-            Ok(f) => entry.fetched = Some(f),
-            Err(e) => {
-                entry.view.state = PendingState::Failed;
-                entry.view.problem = Some(e.to_string());
-                return;
-            }
-        }
-    }
     let Some(fetched) = &entry.fetched else {
         return;
     };
