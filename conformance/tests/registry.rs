@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kaged_test_support::browser::{browser_tools_for, Browser};
-use kaged_test_support::command::assert_success;
+use kaged_test_support::command::{assert_success, git};
 use serde_json::{json, Value};
 
 fn cage() -> &'static str {
@@ -29,17 +29,6 @@ fn copy_example(name: &str, files: &[&str], to: &Path) {
     for f in files {
         std::fs::copy(example.join(f), to.join(f)).expect("copy");
     }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .expect("git");
-    assert!(ok.success(), "git {args:?}");
 }
 
 /// A registry of three plugins in `root`: two directories and a git

@@ -79,6 +79,20 @@ pub fn assert_quiet_on_closed_stdout(c: &mut Command) -> Output {
     out
 }
 
+/// Run `git ARGS` in `dir` as a fixed committer, with no user or global
+/// configuration read (a test's repository is the same on every machine),
+/// and assert that it succeeded.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert_success(format!("git {args:?}"), &out);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,9 +2,9 @@
 //! consent, the local-config listing, the active-session guard and the
 //! audit file.
 
-use crate::support::host::fixture;
+use crate::support::host::{fixture, shell_adapter_as};
 use assert_cmd::Command;
-use kaged_test_support::command::assert_success;
+use kaged_test_support::command::{assert_success, git};
 use serde_json::Value;
 
 fn cli(store: &std::path::Path) -> Command {
@@ -190,10 +190,7 @@ fn a_development_dir_whose_command_leaves_it_is_refused_with_a_hint_to_pack() {
 /// A git repository at `dir` holding the shell adapter's files with its
 /// manifest's version set to `version`, committed and tagged `tag`.
 fn git_repo(dir: &std::path::Path, version: &str, tag: &str) {
-    std::fs::create_dir_all(dir).expect("mkdir");
-    for file in ["kaged-plugin.yaml", "plugin.sh"] {
-        std::fs::copy(fixture("shell-adapter").join(file), dir.join(file)).expect("copy");
-    }
+    shell_adapter_as(dir, "my-simple-adapter");
     let manifest = dir.join("kaged-plugin.yaml");
     let text = std::fs::read_to_string(&manifest).expect("read");
     std::fs::write(
@@ -201,29 +198,10 @@ fn git_repo(dir: &std::path::Path, version: &str, tag: &str) {
         text.replace("version: 0.1.0", &format!("version: {version}")),
     )
     .expect("write");
-    for args in [
-        vec!["init", "--quiet", "--initial-branch", "main"],
-        vec!["add", "."],
-        vec![
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "--quiet",
-            "-m",
-            "v",
-        ],
-        vec!["tag", tag],
-    ] {
-        let ok = std::process::Command::new("git")
-            .args(&args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .expect("git");
-        assert!(ok.success(), "git {args:?}");
-    }
+    git(dir, &["init", "--quiet", "--initial-branch", "main"]);
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "--quiet", "-m", "v"]);
+    git(dir, &["tag", tag]);
 }
 
 #[test]
@@ -234,10 +212,7 @@ fn install_project_installs_what_the_project_lacks_from_its_sources() {
     let store = tempfile::tempdir().expect("tempdir");
     let proj = tempfile::tempdir().expect("tempdir");
     let vendor = proj.path().join("vendor/adapter");
-    std::fs::create_dir_all(&vendor).expect("mkdir");
-    for file in ["kaged-plugin.yaml", "plugin.sh"] {
-        std::fs::copy(fixture("shell-adapter").join(file), vendor.join(file)).expect("copy");
-    }
+    shell_adapter_as(&vendor, "my-simple-adapter");
     let project = proj.path().join("project.yaml");
     let write_project = |adapter_version: &str, remote: &str| {
         std::fs::write(
@@ -332,22 +307,7 @@ fn install_project_fetches_git_sources_at_the_versions_tag_offline() {
         text.replace("version: 0.3.0", "version: 0.4.0-dev"),
     )
     .expect("write");
-    let ok = std::process::Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "commit",
-            "--quiet",
-            "-am",
-            "dev",
-        ])
-        .current_dir(&repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .expect("git");
-    assert!(ok.success());
+    git(&repo, &["commit", "--quiet", "-am", "dev"]);
     let project = proj.path().join("project.yaml");
     std::fs::write(
         &project,

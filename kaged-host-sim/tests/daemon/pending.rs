@@ -6,42 +6,12 @@
 //! in: the new plugins run, `local = false`, for that project.
 
 use std::ffi::OsStr;
-use std::path::Path;
 
 use serde_json::Value;
 
 use crate::harness::{raw, Up};
-
-fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/plugins")
-        .join(name)
-}
-
-/// The shell adapter under `name` at `dir`.
-fn adapter(dir: &Path, name: &str) {
-    std::fs::create_dir_all(dir).expect("mkdir");
-    for file in ["kaged-plugin.yaml", "plugin.sh"] {
-        std::fs::copy(fixture("shell-adapter").join(file), dir.join(file)).expect("copy");
-    }
-    // The manifest's name and the name `initialize` answers.
-    for file in ["kaged-plugin.yaml", "plugin.sh"] {
-        let path = dir.join(file);
-        let text = std::fs::read_to_string(&path).expect("read");
-        std::fs::write(&path, text.replace("my-simple-adapter", name)).expect("write");
-    }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status()
-        .expect("git");
-    assert!(ok.success(), "git {args:?}");
-}
+use crate::support::host::shell_adapter_as;
+use kaged_test_support::command::git;
 
 fn request(up: &Up, method: &str, path: &str) -> (u16, Value, String) {
     let bearer = up.bearer();
@@ -83,9 +53,9 @@ fn entry<'a>(list: &'a Value, plugin: &str) -> &'a Value {
 fn a_pending_project_asks_consent_over_the_api_and_loads_when_installed() {
     let store = tempfile::tempdir().expect("store");
     let proj = tempfile::tempdir().expect("project");
-    adapter(&proj.path().join("vendor/local-one"), "local-one");
+    shell_adapter_as(&proj.path().join("vendor/local-one"), "local-one");
     let repo = proj.path().join("repos/remote-one");
-    adapter(&repo, "remote-one");
+    shell_adapter_as(&repo, "remote-one");
     git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "--quiet", "-m", "v0.1.0"]);
@@ -210,7 +180,7 @@ async fn the_consent_request_on_the_settings_page_in_a_real_browser() {
     let browser = Browser::open(&tools, LIMIT).await;
     let store = tempfile::tempdir().expect("store");
     let proj = tempfile::tempdir().expect("project");
-    adapter(&proj.path().join("vendor/paged-one"), "paged-one");
+    shell_adapter_as(&proj.path().join("vendor/paged-one"), "paged-one");
     let file = proj.path().join("project.yaml");
     std::fs::write(
         &file,

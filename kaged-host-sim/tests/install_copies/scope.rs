@@ -7,21 +7,12 @@ use kaged_host_core::AuditLog;
 use kaged_host_engine::{InstallError, PluginStore};
 use kaged_host_sim::daemon::{discover, PluginSource};
 
-use crate::support::host::fixture;
+use crate::support::host::shell_adapter_as;
 
 /// A copy of the shell adapter named `name`.
 fn adapter(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    for file in ["kaged-plugin.yaml", "plugin.sh"] {
-        std::fs::copy(fixture("shell-adapter").join(file), dir.path().join(file)).expect("copy");
-    }
-    let manifest = dir.path().join("kaged-plugin.yaml");
-    let text = std::fs::read_to_string(&manifest).expect("read");
-    std::fs::write(
-        &manifest,
-        text.replace("name: my-simple-adapter", &format!("name: {name}")),
-    )
-    .expect("write");
+    shell_adapter_as(dir.path(), name);
     dir
 }
 

@@ -2,7 +2,7 @@
 //! and process checks, for every test that launches plugins.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use kaged_host_core::{
@@ -140,4 +140,20 @@ pub fn shell_adapter_at(version: &str) -> tempfile::TempDir {
     let script = dir.path().join("plugin.sh");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     dir
+}
+
+/// The `shell-adapter` fixture (the spec's shell plugin) copied into `dir`
+/// as the plugin `name`: its manifest's name and the name its `initialize`
+/// answers.
+pub fn shell_adapter_as(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    for file in ["kaged-plugin.yaml", "plugin.sh"] {
+        let text = std::fs::read_to_string(fixture("shell-adapter").join(file)).expect("read");
+        let to = dir.join(file);
+        std::fs::write(&to, text.replace("my-simple-adapter", name)).expect("write");
+        let mode = std::fs::metadata(fixture("shell-adapter").join(file))
+            .expect("meta")
+            .permissions();
+        std::fs::set_permissions(&to, mode).expect("chmod");
+    }
 }
