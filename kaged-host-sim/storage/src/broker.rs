@@ -16,7 +16,7 @@ use super::cache::RewriteCache;
 use super::client::{BrokerError, StorageClient, StorageDenial};
 use super::exec::{exec, query, unprefix, ExecEnv, PluginDb};
 use super::limits::MAX_STATEMENT_BYTES;
-use super::migrate::{migrate, Migration};
+use super::migrate::{migrate, quoted, Migration};
 use super::quota::{Meter, DEFAULT_STORAGE_QUOTA};
 use super::rewrite::{RewriteError, StatementKind};
 use super::storage_prefix;
@@ -383,10 +383,10 @@ impl StorageBroker {
             for kind in ["trigger", "view", "index", "table"] {
                 for (_, name) in objects.iter().filter(|(t, _)| t == kind) {
                     if self.owners.owner(name).as_deref() == Some(plugin) {
-                        let quoted = format!("\"{}\"", name.replace('"', "\"\""));
                         admin.execute_batch(&format!(
-                            "DROP {} IF EXISTS {quoted}",
-                            kind.to_uppercase()
+                            "DROP {} IF EXISTS {}",
+                            kind.to_uppercase(),
+                            quoted(name)
                         ))?;
                         dropped.push(StorageObject {
                             kind: kind.to_owned(),

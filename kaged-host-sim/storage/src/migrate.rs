@@ -163,7 +163,8 @@ fn planned_moves(
     (moves, stranded)
 }
 
-fn quoted(name: &str) -> String {
+/// `name` as an SQL identifier, double-quoted.
+pub(super) fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
