@@ -135,7 +135,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
             .map_err(|e| CliError::Usage(one_line("up", &e)))
     };
     let mut daemon = assemble(&pending)?;
-    print_project(&daemon, args);
+    print_project(&daemon);
     let cell = api::DaemonCell::new(Arc::clone(&daemon));
     let mut published = None;
     let server = match listen {
@@ -183,7 +183,7 @@ pub async fn run(host: HostSim, mode: CageMode, args: &UpArgs) -> Result<ExitCod
         old.shutdown().await;
         daemon = next;
         // Said once the API serves the new daemon.
-        print_project(&daemon, args);
+        print_project(&daemon);
     }
     kaged_host_core::outln!("shutting down");
     if let Some(server) = server {
@@ -222,7 +222,7 @@ fn pending_installs(
 }
 
 /// The project line, when one is loaded.
-fn print_project(daemon: &Daemon, _args: &UpArgs) {
+fn print_project(daemon: &Daemon) {
     if let Some(p) = daemon.project() {
         kaged_host_core::outln!(
             "project: {} ({}), agents: {}",
