@@ -259,7 +259,7 @@ fn a_registry_becomes_a_matrix_its_jobs_run_and_the_reports_one_page() {
     );
     let md = std::fs::read_to_string(root.join("site2/index.md")).expect("md");
     assert!(
-        md.contains("| node-notes | 0.2.0 | not certified | regressed |"),
+        md.contains("| node-notes | 0.2.0 | not certified | regressed since 0.1.0 |"),
         "{md}"
     );
     assert!(root.join("site2/reports/node-notes-0.2.0.json").is_file());

@@ -61,6 +61,8 @@ pub enum Change {
     New,
     /// Bad before, good now.
     Fixed,
+    /// Another version than before, as good (or as bad) as the last one.
+    Updated,
     /// As before.
     Same,
 }
@@ -91,6 +93,10 @@ pub struct Row {
     pub report: String,
     /// Since the previous merge.
     pub change: Change,
+    /// The version the previous merge is compared with: this one, else
+    /// the plugin's newest there; none when the plugin is new.
+    #[serde(default)]
+    pub previous: Option<String>,
 }
 
 /// The merged registry.
@@ -175,7 +181,34 @@ fn row_of(v: &Value) -> Result<Row, String> {
         groups,
         failures,
         change: Change::New,
+        previous: None,
     })
+}
+
+/// The plugin's row in the previous merge that `row` is compared with:
+/// the same version, else the plugin's newest version there (semver
+/// order; a version that is not semver is older than any that is).
+fn row_before<'a>(previous: &'a Merged, row: &Row) -> Option<&'a Row> {
+    let order = |v: &str| semver::Version::parse(v).ok();
+    previous.rows.iter().find(|r| r.key == row.key).or_else(|| {
+        previous
+            .rows
+            .iter()
+            .filter(|r| r.name == row.name)
+            .max_by(|a, b| order(&a.version).cmp(&order(&b.version)))
+    })
+}
+
+/// What changed from `before` (the plugin's row in the previous merge) to
+/// `row`.
+fn change_of(before: Option<&Row>, row: &Row) -> Change {
+    match before {
+        None => Change::New,
+        Some(b) if b.good && !row.good => Change::Regressed,
+        Some(b) if !b.good && row.good => Change::Fixed,
+        Some(b) if b.version != row.version => Change::Updated,
+        Some(_) => Change::Same,
+    }
 }
 
 /// Merge the reports at `paths`, comparing with `previous` (the
@@ -209,19 +242,9 @@ pub fn merge(
         rows.push(row);
     }
     for row in &mut rows {
-        // The same version before, else the plugin's newest row before.
-        let before = previous.and_then(|p| {
-            p.rows
-                .iter()
-                .find(|r| r.key == row.key)
-                .or_else(|| p.rows.iter().rev().find(|r| r.name == row.name))
-        });
-        row.change = match before {
-            None => Change::New,
-            Some(b) if b.good && !row.good => Change::Regressed,
-            Some(b) if !b.good && row.good => Change::Fixed,
-            Some(_) => Change::Same,
-        };
+        let before = previous.and_then(|p| row_before(p, row));
+        row.previous = before.map(|b| b.version.clone());
+        row.change = change_of(before, row);
     }
     rows.sort_by(|a, b| (a.change, &a.name, &a.version).cmp(&(b.change, &b.name, &b.version)));
     let mut groups: Vec<String> = rows.iter().flat_map(|r| r.groups.keys().cloned()).collect();
@@ -235,4 +258,82 @@ pub fn merge(
         },
         texts,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, version: &str, good: bool) -> Row {
+        Row {
+            key: format!("{name}-{version}"),
+            name: name.into(),
+            version: version.into(),
+            outcome: if good { "certified" } else { "not_certified" }.into(),
+            good,
+            policy: None,
+            cage: "bwrap".into(),
+            groups: BTreeMap::new(),
+            failures: Vec::new(),
+            report: String::new(),
+            change: Change::Same,
+            previous: None,
+        }
+    }
+
+    fn merged(rows: Vec<Row>) -> Merged {
+        Merged {
+            schema: INDEX_SCHEMA.into(),
+            groups: Vec::new(),
+            rows,
+        }
+    }
+
+    #[test]
+    fn a_new_version_is_compared_with_the_newest_before_in_semver_order() {
+        let before = merged(vec![
+            row("a", "0.10.0", true),
+            row("a", "0.9.0", false),
+            row("a", "not-semver", false),
+        ]);
+        let now = row("a", "0.11.0", false);
+        let b = row_before(&before, &now).map(|r| r.version.as_str());
+        assert_eq!(b, Some("0.10.0"));
+        assert_eq!(
+            change_of(row_before(&before, &now), &now),
+            Change::Regressed
+        );
+        // The same version, when the previous merge has it.
+        let again = row("a", "0.9.0", false);
+        assert_eq!(row_before(&before, &again).map(|r| r.good), Some(false));
+        assert_eq!(change_of(row_before(&before, &again), &again), Change::Same);
+    }
+
+    #[test]
+    fn each_change_is_named_by_outcome_then_version() {
+        let good = row("a", "0.1.0", true);
+        let bad = row("a", "0.1.0", false);
+        let cases = [
+            (None, row("a", "0.1.0", true), Change::New),
+            (Some(&good), row("a", "0.2.0", false), Change::Regressed),
+            (Some(&bad), row("a", "0.2.0", true), Change::Fixed),
+            (Some(&good), row("a", "0.2.0", true), Change::Updated),
+            (Some(&bad), row("a", "0.2.0", false), Change::Updated),
+            (Some(&good), row("a", "0.1.0", true), Change::Same),
+        ];
+        for (before, now, want) in cases {
+            assert_eq!(change_of(before, &now), want, "{before:?} -> {now:?}");
+        }
+        // Regressions sort first, the unchanged last.
+        let mut all = [
+            Change::Same,
+            Change::Updated,
+            Change::Fixed,
+            Change::New,
+            Change::Regressed,
+        ];
+        all.sort();
+        assert_eq!(all[0], Change::Regressed);
+        assert_eq!(all[4], Change::Same);
+    }
 }

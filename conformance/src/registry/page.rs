@@ -23,12 +23,25 @@ fn cell_text(row: &Row, group: &str) -> (String, &'static str) {
     }
 }
 
+/// The change's name (the page's `data-change`).
 fn change_text(c: Change) -> &'static str {
     match c {
         Change::Regressed => "regressed",
         Change::New => "new",
         Change::Fixed => "fixed",
+        Change::Updated => "updated",
         Change::Same => "",
+    }
+}
+
+/// The change as shown: with the version it is relative to, when that is
+/// another (`regressed since 0.1.0`, `updated from 0.1.0`).
+fn change_shown(r: &Row) -> String {
+    let name = change_text(r.change);
+    match r.previous.as_deref() {
+        Some(v) if v != r.version && r.change == Change::Updated => format!("{name} from {v}"),
+        Some(v) if v != r.version => format!("{name} since {v}"),
+        _ => name.to_string(),
     }
 }
 
@@ -94,7 +107,7 @@ pub fn html(m: &Merged) -> String {
         }
         out.push_str(&format!(
             "</td><td>{}</td><td>{}</td>",
-            e(change_text(r.change)),
+            e(&change_shown(r)),
             e(&r.cage)
         ));
         for g in &m.groups {
@@ -135,7 +148,7 @@ pub fn markdown(m: &Merged) -> String {
             cell(&r.name),
             cell(&r.version),
             cell(&r.outcome.replace('_', " ")),
-            change_text(r.change),
+            cell(&change_shown(r)),
             cell(&r.cage)
         ));
         for g in &m.groups {
