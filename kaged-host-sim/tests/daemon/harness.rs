@@ -68,29 +68,36 @@ impl Up {
     /// `up --listen 127.0.0.1:0 --token-file FILE` with `args` (the plugin
     /// source and more).
     pub fn start_args(args: &[&std::ffi::OsStr]) -> Up {
-        Up::start_under(None, "0.2", &[], args)
+        Up::start_under(None, "0.2", &[], &[], args)
+    }
+
+    /// [`Up::start_args`] with more environment for `up` (a `PATH` with a
+    /// stand-in first).
+    pub fn start_with_env(env: &[(&str, &std::ffi::OsStr)], args: &[&std::ffi::OsStr]) -> Up {
+        Up::start_under(None, "0.2", env, &[], args)
     }
 
     /// [`Up::start_args`] with `global` options before `up`
     /// (`--storage-db FILE`).
     pub fn start_global(global: &[&std::ffi::OsStr], args: &[&std::ffi::OsStr]) -> Up {
-        Up::start_under(None, "0.2", global, args)
+        Up::start_under(None, "0.2", &[], global, args)
     }
 
     /// [`Up::start_args`] with `up`'s `RLIMIT_NOFILE` (soft and hard) set
     /// to `nofile` from its start (util-linux `prlimit`).
     pub fn start_with_nofile(nofile: u64, args: &[&std::ffi::OsStr]) -> Up {
-        Up::start_under(Some(nofile), "0.2", &[], args)
+        Up::start_under(Some(nofile), "0.2", &[], &[], args)
     }
 
     /// [`Up::start_args`] at `--time-scale scale`.
     pub fn start_scaled(scale: &str, args: &[&std::ffi::OsStr]) -> Up {
-        Up::start_under(None, scale, &[], args)
+        Up::start_under(None, scale, &[], &[], args)
     }
 
     fn start_under(
         nofile: Option<u64>,
         scale: &str,
+        env: &[(&str, &std::ffi::OsStr)],
         global: &[&std::ffi::OsStr],
         args: &[&std::ffi::OsStr],
     ) -> Up {
@@ -117,6 +124,7 @@ impl Up {
             .args(["up", "--listen", "127.0.0.1:0", "--token-file"])
             .arg(&token_file)
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

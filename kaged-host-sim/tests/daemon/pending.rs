@@ -238,3 +238,151 @@ async fn the_consent_request_on_the_settings_page_in_a_real_browser() {
     assert!(config.contains("local = false"), "{config}");
     drop(up);
 }
+
+/// A `git` first on `up`'s `PATH` that holds its fetch until the test lets
+/// it go: it says it started on the fifo `started` and waits for a line on
+/// `release` (at most a minute, so that nothing outlives a failed test),
+/// then runs the real git.
+fn held_git(bin: &std::path::Path, fifos: &std::path::Path) {
+    let real = ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .expect("git");
+    std::fs::create_dir_all(bin).expect("mkdir");
+    for f in ["started", "release"] {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            fifos.join(f),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("mkfifo");
+    }
+    let script = format!(
+        "#!/bin/bash\nexec 3<>{dir}/started 4<>{dir}/release\necho started >&3\nread -t 60 -u 4 || exit 1\nexec 3>&- 4>&-\nexec {real} \"$@\"\n",
+        dir = fifos.display()
+    );
+    let path = bin.join("git");
+    std::fs::write(&path, script).expect("write the stand-in");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// Lets the held git go when dropped, so that a failing test leaves no
+/// stand-in waiting (no reader yet: nothing to let go).
+struct Release(std::path::PathBuf);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(&self.0)
+        {
+            let _ = f.write_all(b"go\n");
+        }
+    }
+}
+
+/// While an approval's fetch runs, the list stays readable and a second
+/// approval or a refusal of the same plugin answers `409 busy`; when the
+/// fetch is let go, the first approval answers with the manifest shown.
+#[test]
+fn an_approval_while_one_runs_is_busy_and_the_list_stays_readable() {
+    let store = tempfile::tempdir().expect("store");
+    let proj = tempfile::tempdir().expect("project");
+    let repo = proj.path().join("repos/remote-one");
+    shell_adapter_as(&repo, "remote-one");
+    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "v0.1.0"]);
+    git(&repo, &["tag", "v0.1.0"]);
+    let file = proj.path().join("project.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "primary:\n  plugins:\n    remote:\n      package: \"@kaged/remote-one\"\n      version: \"0.1.0\"\n      source: git+file://{}\n",
+            repo.display()
+        ),
+    )
+    .expect("project");
+    let bin = proj.path().join("bin");
+    held_git(&bin, proj.path());
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let mut up = Up::start_with_env(
+        &[("PATH", path.as_os_str())],
+        &[
+            OsStr::new("--store"),
+            store.path().as_os_str(),
+            OsStr::new("--project"),
+            file.as_os_str(),
+        ],
+    );
+    up.wait_line(|l| l.starts_with("project: pending: "));
+
+    let release = Release(proj.path().join("release"));
+    let first = std::thread::scope(|s| {
+        let (addr, (key, token)) = (up.addr.clone(), up.bearer());
+        let first = s.spawn(move || {
+            let reply = raw(
+                &addr,
+                "POST",
+                "/api/v1/pending/remote-one/approve",
+                Some(&addr),
+                &[(key, &token)],
+                None,
+            );
+            let json = serde_json::from_str(&reply.body).unwrap_or(Value::Null);
+            (reply.status, json)
+        });
+        // The fetch has started (the held git said so): the approval is
+        // under way, outside the lock.
+        let mut said = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(
+                std::fs::File::open(proj.path().join("started")).expect("open started"),
+            ),
+            &mut said,
+        )
+        .expect("read started");
+        assert_eq!(said, "started\n");
+        let list = pending(&up);
+        assert_eq!(
+            entry(&list, "remote-one")["state"],
+            "awaiting_fetch",
+            "{list}"
+        );
+        for action in ["approve", "refuse"] {
+            let (status, body, _) =
+                request(&up, "POST", &format!("/api/v1/pending/remote-one/{action}"));
+            assert_eq!(
+                (status, &body["error"]["code"]),
+                (409, &Value::from("busy")),
+                "{action} while the fetch runs: {body}"
+            );
+        }
+        drop(release);
+        first.join().expect("the first approval")
+    });
+    let (status, body) = first;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["request"]["state"], "awaiting_consent", "{body}");
+    assert_eq!(body["request"]["plan"]["name"], "remote-one", "{body}");
+    // Not refused by the refusal that came while it was busy.
+    let list = pending(&up);
+    assert_eq!(
+        entry(&list, "remote-one")["state"],
+        "awaiting_consent",
+        "{list}"
+    );
+    assert!(!up
+        .audit()
+        .iter()
+        .any(|r| r["event"] == "plugin.install_declined"));
+}
