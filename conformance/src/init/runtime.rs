@@ -51,11 +51,20 @@ impl Runtime {
 
     /// The runtime of the plugin in `dir` started with `command`:
     /// `command[0]`, or when it is a file in the plugin directory, the
-    /// interpreter of its `#!` line (`#!/usr/bin/env node` → Node).
+    /// interpreter of its `#!` line (`#!/usr/bin/env node` → Node); a
+    /// command that starts with `env` is read from the program `env` runs.
     pub fn detect(dir: &Path, command: &[String]) -> Runtime {
-        let Some(program) = command.first() else {
+        // `env [-flags] [VAR=value...] PROGRAM ...` runs PROGRAM.
+        let mut words = command.iter();
+        let Some(mut program) = words.next() else {
             return Runtime::Binary;
         };
+        if Path::new(program).file_name().is_some_and(|n| n == "env") {
+            match words.find(|w| !w.starts_with('-') && !w.contains('=')) {
+                Some(p) => program = p,
+                None => return Runtime::Binary,
+            }
+        }
         let from_name = Runtime::from_program(program);
         if from_name != Runtime::Binary || Path::new(program).is_absolute() {
             return from_name;
@@ -136,6 +145,21 @@ mod tests {
         }
         let node = vec!["/usr/local/bin/node".to_string(), "main.js".to_string()];
         assert_eq!(Runtime::detect(dir.path(), &node), Runtime::Node);
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (command, want) in [
+            (
+                words(&["/usr/bin/env", "bun", "run", "src/index.ts"]),
+                Runtime::Bun,
+            ),
+            (
+                words(&["env", "-S", "PYTHONPATH=src", "python3", "-m", "tally"]),
+                Runtime::Python,
+            ),
+            (words(&["/usr/bin/env"]), Runtime::Binary),
+            (words(&["/usr/bin/env", "./d.sh"]), Runtime::Shell),
+        ] {
+            assert_eq!(Runtime::detect(dir.path(), &command), want, "{command:?}");
+        }
         assert_eq!(
             Runtime::detect(dir.path(), &["./missing".to_string()]),
             Runtime::Binary
