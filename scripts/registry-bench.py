@@ -95,11 +95,12 @@ def make_plugins(base, count):
 
 
 def release_two(base, plugins):
-    """Release 2: every other variant at 0.2.0, one in three of those with
-    a bug. Answers [(name, dir, bug)] for the new versions."""
+    """Release 2: half the variants (Python and Node alike) at 0.2.0, one
+    in three of those with a bug. Answers [(name, dir, bug)] for the new
+    versions."""
     out = []
     variants = [n for n, _ in plugins if re.search(r"-v\d+$", n)]
-    for j, name in enumerate(variants[::2]):
+    for j, name in enumerate(n for k, n in enumerate(variants) if k % 4 < 2):
         i = int(name.rsplit("-v", 1)[1])
         example, old, files = SCRIPTED[i % 2]
         d = os.path.join(base, "plugins-0.2.0", name)

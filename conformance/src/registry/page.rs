@@ -73,7 +73,7 @@ pub fn html(m: &Merged) -> String {
         m.rows.len(),
         m.rows.len() - good
     ));
-    out.push_str("<table id=\"registry\">\n<thead><tr><th>plugin</th><th>version</th><th>outcome</th><th>change</th><th>cage</th>");
+    out.push_str("<table id=\"registry\">\n<thead><tr><th>plugin</th><th>version</th><th>outcome</th><th>change</th><th>sandbox</th>");
     for g in &m.groups {
         out.push_str(&format!("<th>{}</th>", e(g)));
     }
@@ -131,7 +131,7 @@ pub fn html(m: &Merged) -> String {
 pub fn markdown(m: &Merged) -> String {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out = format!(
-        "## kaged plugin registry\n\n{} plugin version(s), {} certified or passing, {} regressed.\n\n| plugin | version | outcome | change | cage |",
+        "## kaged plugin registry\n\n{} plugin version(s), {} certified or passing, {} regressed.\n\n| plugin | version | outcome | change | sandbox |",
         m.rows.len(),
         m.rows.iter().filter(|r| r.good).count(),
         m.rows.iter().filter(|r| r.change == Change::Regressed).count()
