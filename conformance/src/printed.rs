@@ -53,7 +53,32 @@ pub fn answers_flag(path: &Path, flag: &str) -> bool {
         return false;
     };
     (bytes.starts_with(b"\x7fELF") || bytes.starts_with(b"#!"))
-        && bytes.windows(flag.len()).any(|w| w == flag.as_bytes())
+        && memchr::memmem::find(&bytes, flag.as_bytes()).is_some()
+}
+
+/// Why the program `command[0]` names (resolved to `bin`) is not asked
+/// `flag`, or `None` when it is: only the plugin's own program can print
+/// its manifest or profile. A system program (`command[0]` absolute or a
+/// bare name found outside the plugin directory: an interpreter such as
+/// `/usr/bin/python3` or `bun`) is not the plugin; a program of the
+/// plugin's that does not mention `flag` was not built on the SDK.
+pub(crate) fn not_asked(program: &str, bin: &Path, dir: &Path, flag: &str) -> Option<String> {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let system = Path::new(program).is_absolute() || !program.contains('/');
+    if system && !bin.starts_with(&dir) {
+        return Some(format!(
+            "command[0] is {}, a system program (an interpreter), not one of the plugin's own: only a program built on the SDK prints its {}; nothing to compare",
+            bin.display(),
+            flag.trim_start_matches("--print-")
+        ));
+    }
+    if !answers_flag(bin, flag) {
+        return Some(format!(
+            "{} does not mention {flag} (not built on the SDK): nothing to compare",
+            bin.display()
+        ));
+    }
+    None
 }
 
 /// What `binary flag` prints on stdout, run in `dir` (or the current
@@ -117,4 +142,38 @@ pub(crate) async fn print_flag_async(
     tokio::task::spawn_blocking(move || print_flag(&binary, flag, Some(&dir), limit))
         .await
         .unwrap_or_else(|e| Err(PrintError::Run(std::io::Error::other(e))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_plugins_own_program_is_asked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let own = dir.path().join("plugin.sh");
+        std::fs::write(&own, "#!/bin/sh\n[ \"$1\" = --print-manifest ] && cat m\n").expect("write");
+        let quiet = dir.path().join("quiet.sh");
+        std::fs::write(&quiet, "#!/bin/sh\nexit 0\n").expect("write");
+        let flag = PRINT_MANIFEST_FLAG;
+        assert_eq!(not_asked("./plugin.sh", &own, dir.path(), flag), None);
+        // A bare name found in the directory is the plugin's own.
+        assert_eq!(not_asked("plugin.sh", &own, dir.path(), flag), None);
+        let why = not_asked("./quiet.sh", &quiet, dir.path(), flag).expect("skipped");
+        assert!(why.contains("does not mention --print-manifest"), "{why}");
+        // An interpreter, absolute or bare, is never asked, even when its
+        // bytes mention the flag.
+        for (program, bin) in [
+            ("/bin/sh", Path::new("/bin/sh")),
+            ("sh", Path::new("/usr/bin/sh")),
+        ] {
+            let why = not_asked(program, bin, dir.path(), flag).expect("skipped");
+            assert!(why.contains("a system program (an interpreter)"), "{why}");
+        }
+        // A relative path out of the directory (an in-tree build) is.
+        let other = tempfile::tempdir().expect("tempdir");
+        let built = other.path().join("echo");
+        std::fs::copy(&own, &built).expect("copy");
+        assert_eq!(not_asked("../x/echo", &built, dir.path(), flag), None);
+    }
 }

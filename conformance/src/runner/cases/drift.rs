@@ -11,7 +11,7 @@
 use kaged_plugin_protocol::manifest::Manifest;
 use serde_json::Value;
 
-use crate::printed::{answers_flag, print_flag_async, PRINT_MANIFEST_FLAG};
+use crate::printed::{not_asked, print_flag_async, PRINT_MANIFEST_FLAG};
 use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::Target;
@@ -44,11 +44,9 @@ pub(crate) async fn current(
             "command[0] does not resolve (see launch.command_exists)",
         );
     };
-    if !answers_flag(&bin, FLAG) {
-        return Verdict::skip(format!(
-            "{} does not answer {FLAG} (not built on the SDK): nothing to compare",
-            bin.display()
-        ));
+    let program = ctx.manifest.command.first().map_or("", String::as_str);
+    if let Some(why) = not_asked(program, &bin, &ctx.dir, FLAG) {
+        return Verdict::skip(why);
     }
     let text = match print_flag_async(&bin, FLAG, &ctx.dir, ctx.timeouts.initialize).await {
         Ok(text) => text,

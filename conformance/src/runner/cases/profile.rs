@@ -15,7 +15,7 @@ use kaged_host_core::transcript::cut;
 use kaged_plugin_protocol::profile::{Profile, PROFILE_FILE};
 use serde_json::Value;
 
-use crate::printed::{answers_flag, print_flag_async, PRINT_PROFILE_FLAG};
+use crate::printed::{not_asked, print_flag_async, PRINT_PROFILE_FLAG};
 use crate::profile::{unprofiled, Loaded};
 use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
@@ -128,11 +128,9 @@ pub(crate) async fn current(
     let Ok(bin) = ctx.command() else {
         return Verdict::skip("command[0] does not resolve (see launch.command_exists)");
     };
-    if !answers_flag(&bin, FLAG) {
-        return Verdict::skip(format!(
-            "{} does not answer {FLAG} (not built on the SDK): nothing to compare",
-            bin.display()
-        ));
+    let program = ctx.manifest.command.first().map_or("", String::as_str);
+    if let Some(why) = not_asked(program, &bin, &ctx.dir, FLAG) {
+        return Verdict::skip(why);
     }
     let code = match generated(ctx, &bin).await {
         Ok(p) => p,
