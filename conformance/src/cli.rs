@@ -418,7 +418,11 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     }
     if let Some(path) = &a.write_baseline {
         let plugin = format!("{} {}", report.plugin.name, report.plugin.version);
-        let text = Baseline::render(&plugin, report.failing_ids());
+        let text = Baseline::render(
+            &plugin,
+            "kaged-conformance run --write-baseline",
+            report.failing_ids(),
+        );
         std::fs::write(path, text).map_err(|source| CliError::Output {
             path: path.clone(),
             source,

@@ -134,17 +134,17 @@ impl Baseline {
     }
 
     /// A baseline file listing `ids` (the `--known-failing` format), with
-    /// a header comment naming `plugin`.
+    /// a header comment naming `plugin` and what wrote it (`by`).
     ///
     /// ```
     /// use kaged_conformance::selection::Baseline;
-    /// let text = Baseline::render("my-plugin 1.0.0", ["protocol.batch_rejected"]);
+    /// let text = Baseline::render("my-plugin 1.0.0", "kaged-conformance init", ["protocol.batch_rejected"]);
     /// assert!(text.ends_with("protocol.batch_rejected\n"));
     /// assert!(Baseline::parse(&text, "t").lists("protocol.batch_rejected"));
     /// ```
-    pub fn render<'a>(plugin: &str, ids: impl IntoIterator<Item = &'a str>) -> String {
+    pub fn render<'a>(plugin: &str, by: &str, ids: impl IntoIterator<Item = &'a str>) -> String {
         let mut text = format!(
-            "# Known-failing cases of {plugin}, written by kaged-conformance run --write-baseline.\n\
+            "# Known-failing cases of {plugin}, written by {by}.\n\
              # Use with --known-failing: a listed case that fails is a warning; one that\n\
              # passes again is reported stale (remove its line).\n"
         );

@@ -82,9 +82,16 @@ steps:
             "  # A hook: a full agent `context`.\n  - call: kaged.hook.on_session_start\n    context: {agent}\n"
         ));
     }
+    if !m.tools.is_empty() {
+        text.push_str("  # Its tools: their arguments as `params` (valid for the schema), an\n  # agent's `context`. Uncomment to pin what they answer; mark what\n  # changes run to run (a time, an id) with \"[any]\" or \"[re:...]\" in\n  # the golden file (docs/protocol.md § Normal-form transcripts).\n");
+    }
     for tool in &m.tools {
+        // Arguments that satisfy the tool's schema (its examples or
+        // defaults first), so that the step runs as it is uncommented.
+        let params = crate::args_from_schema(&tool.parameters_schema)
+            .map_or_else(|_| "{}".to_string(), |v| v.to_string());
         text.push_str(&format!(
-            "  # - call: {}.{}          # a tool: its arguments as `params`, an agent's `context`\n  #   params: {{}}\n  #   context: {agent}\n",
+            "  # - call: {}.{}\n  #   params: {params}\n  #   context: {agent}\n",
             m.name, tool.name
         ));
     }
@@ -150,7 +157,9 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     };
     let suite = run_suite(dir, &options)?;
     let plugin = format!("{} {}", manifest.name, manifest.version);
-    put(BASELINE, &|| Baseline::render(&plugin, suite.failing_ids()))?;
+    put(BASELINE, &|| {
+        Baseline::render(&plugin, "kaged-conformance init", suite.failing_ids())
+    })?;
     let caged = suite
         .cage_line()
         .unwrap_or_else(|| "cage: unknown".to_string());
@@ -172,9 +181,12 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
         .run_blocking(dir)
         .map_err(|e| CliError::Refused(format!("the session of {SCRIPT} did not run: {e}")))?;
     let failed = run.failed_steps();
-    let golden = golden::update(None, &run.transcript)
-        .map_err(|e| CliError::Refused(format!("{GOLDEN}: {e}")))?;
-    put(GOLDEN, &|| golden.clone())?;
+    // A golden file pins a run that passed.
+    if failed.is_empty() {
+        let golden = golden::update(None, &run.transcript)
+            .map_err(|e| CliError::Refused(format!("{GOLDEN}: {e}")))?;
+        put(GOLDEN, &|| golden.clone())?;
+    }
     kaged_host_core::outln!(
         "session {SCRIPT}: {} step(s), {} failed",
         run.outcomes.len(),
@@ -182,6 +194,11 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     );
     for f in &failed {
         kaged_host_core::outln!("  {f}");
+    }
+    if !failed.is_empty() {
+        kaged_host_core::outln!(
+            "{GOLDEN}: not written: a step failed (fix it, then `kaged-host-sim session . --script {SCRIPT} --golden {GOLDEN} --update`)"
+        );
     }
     kaged_host_core::outln!(
         "the plugin's runtime: {} (the CI installs it where the cage sees it)",

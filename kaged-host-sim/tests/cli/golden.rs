@@ -147,6 +147,48 @@ fn update_writes_the_golden_file_and_keeps_its_markers() {
     assert_eq!(std::fs::read_to_string(&golden).expect("read"), committed);
 }
 
+/// A run in which a step failed is never written as the golden file,
+/// with `--update` or `KAGED_UPDATE_GOLDEN=1`: the file keeps what it was.
+#[test]
+fn update_does_not_write_a_run_whose_step_failed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let golden = tmp.path().join("good.jsonl");
+    let script = tmp.path().join("failing.yaml");
+    std::fs::write(
+        &script,
+        "steps:\n  - call: ping\n  - call: good.echo\n    params: {text: hi}\n    context: {operator_id: operator, project_id: music, agent_path: primary, session_id: ses_1, request_id: req_1}\n    expect: {result: {echo: {text: bye}}}\n",
+    )
+    .expect("script");
+    std::fs::write(&golden, "kept\n").expect("golden");
+    for update in [&["--update"][..], &[][..]] {
+        let mut c = cli();
+        c.arg("session")
+            .arg(fixture("good"))
+            .arg("--script")
+            .arg(&script)
+            .arg("--golden")
+            .arg(&golden)
+            .args(update);
+        if update.is_empty() {
+            c.env("KAGED_UPDATE_GOLDEN", "1");
+        } else {
+            c.env_remove("KAGED_UPDATE_GOLDEN");
+        }
+        let out = c.output().expect("runs");
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(stdout.contains("1 failed"), "{stdout}");
+        assert!(
+            stdout.contains(&format!(
+                "golden {}: not written: a step failed",
+                golden.display()
+            )),
+            "{stdout}"
+        );
+        assert_eq!(std::fs::read_to_string(&golden).expect("read"), "kept\n");
+    }
+}
+
 #[test]
 fn a_normal_form_transcript_is_the_same_file_run_after_run() {
     let tmp = tempfile::tempdir().expect("tempdir");

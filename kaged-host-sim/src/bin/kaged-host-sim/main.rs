@@ -198,7 +198,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode, CliError> {
             let t = &host.config().transcript;
             cli.global.finish_transcript(&host, &dirs)?;
             let same = match &golden {
-                Some(g) => wire::check_golden(g, update, t, &dirs)?,
+                Some(g) => {
+                    let failed = outcome != ExitCode::SUCCESS;
+                    wire::check_golden(g, update, failed, t, &dirs)?
+                }
                 None => true,
             };
             Ok(if same { outcome } else { ExitCode::from(1) })

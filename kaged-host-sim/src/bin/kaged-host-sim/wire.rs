@@ -65,10 +65,12 @@ pub fn finish(
 }
 
 /// `--golden FILE [--update]`: `true` when the transcript matches (or the
-/// file was written).
+/// file was written). A run in which a step `failed` is never written: a
+/// golden file pins a run that passed.
 pub fn check_golden(
     path: &PathBuf,
     update: bool,
+    failed: bool,
     t: &Transcript,
     dirs: &[&Path],
 ) -> Result<bool, CliError> {
@@ -90,6 +92,13 @@ pub fn check_golden(
             &e,
         ))
     };
+    if update && failed {
+        kaged_host_core::outln!(
+            "golden {}: not written: a step failed (a golden file pins a run that passed; fix the step, then --update)",
+            path.display()
+        );
+        return Ok(false);
+    }
     if update {
         let text = golden::update(old.as_deref(), &actual).map_err(bad)?;
         std::fs::write(path, text).map_err(|e| {
