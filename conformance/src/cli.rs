@@ -411,10 +411,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     if let Some(path) = &a.attest {
         let statement = crate::attest::statement(plugin_dir, &report)?;
         let text = serde_json::to_string_pretty(&statement).unwrap_or_default();
-        std::fs::write(path, format!("{text}\n")).map_err(|source| CliError::Output {
-            path: path.clone(),
-            source,
-        })?;
+        crate::cli_error::write_output(path, &format!("{text}\n"))?;
     }
     if let Some(path) = &a.write_baseline {
         let plugin = format!("{} {}", report.plugin.name, report.plugin.version);
@@ -423,10 +420,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
             "kaged-conformance run --write-baseline",
             report.failing_ids(),
         );
-        std::fs::write(path, text).map_err(|source| CliError::Output {
-            path: path.clone(),
-            source,
-        })?;
+        crate::cli_error::write_output(path, &text)?;
     }
     Ok(report.exit_code(a.report.strict))
 }
@@ -449,12 +443,7 @@ fn judge(a: &JudgeArgs) -> Result<i32, CliError> {
 /// every `--report FORMAT=FILE`.
 fn emit(a: &ReportArgs, report: &Report, tty: bool) -> Result<(), CliError> {
     let (format, output) = (a.format, a.output.as_ref());
-    let write_file = |path: &PathBuf, text: &str| {
-        std::fs::write(path, text).map_err(|source| CliError::Output {
-            path: path.clone(),
-            source,
-        })
-    };
+    let write_file = |path: &PathBuf, text: &str| crate::cli_error::write_output(path, text);
     match format {
         Format::Human => {
             kaged_host_core::out!("{}", render_human(report, tty, false));

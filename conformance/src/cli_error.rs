@@ -45,3 +45,16 @@ pub enum CliError {
         source: std::io::Error,
     },
 }
+
+/// Write a file the user asked for (a report, an attestation, a
+/// baseline), its directory created when missing.
+pub(crate) fn write_output(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    let fail = |source| CliError::Output {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    std::fs::write(path, text).map_err(fail)
+}

@@ -249,12 +249,7 @@ pub fn fuzz_cmd(a: &FuzzArgs) -> Result<i32, CliError> {
             eprintln!("kaged-conformance fuzz: warning: {line}");
         }
     }
-    let write = |path: &PathBuf, text: &str| {
-        std::fs::write(path, text).map_err(|source| CliError::Output {
-            path: path.clone(),
-            source,
-        })
-    };
+    let write = |path: &PathBuf, text: &str| crate::cli_error::write_output(path, text);
     match (a.format, &a.output) {
         (Format::Human, None) => {
             let tty = std::io::stdout().is_terminal();

@@ -192,6 +192,7 @@ fn init_and_run_the_ci(dir: &Path, runtime_package: &str) {
         "tests/scenario.yaml",
         "tests/scenario.golden.jsonl",
         ".kaged-known-failing.txt",
+        ".kagedignore",
     ] {
         assert!(dir.join(f).is_file(), "{f} written");
         assert!(
@@ -232,9 +233,7 @@ fn init_and_run_the_ci(dir: &Path, runtime_package: &str) {
         let log = home.path().join("stubs.log");
         let bin = home.path().join("stubs");
         stubs(&bin, &log);
-        for f in ["conformance.xml", "conformance.html"] {
-            let _ = std::fs::remove_file(dir.join(f));
-        }
+        let _ = std::fs::remove_dir_all(dir.join("kaged-reports"));
         run(dir, home.path(), &bin);
         let log = std::fs::read_to_string(&log).unwrap_or_default();
         assert!(
@@ -246,7 +245,7 @@ fn init_and_run_the_ci(dir: &Path, runtime_package: &str) {
             "{name}: binstall tried, then cargo install: {log}"
         );
         for f in ["conformance.xml", "conformance.html"] {
-            assert!(dir.join(f).is_file(), "{name}: {f}");
+            assert!(dir.join("kaged-reports").join(f).is_file(), "{name}: {f}");
         }
         let _ = std::fs::remove_dir_all(dir.join(".kaged-kit"));
     }
@@ -259,6 +258,9 @@ fn init_writes_ci_that_runs_as_written_for_a_python_plugin() {
 
     // What exists is left alone, and said; --force rewrites it.
     std::fs::write(dir.join("tests/scenario.yaml"), "steps:\n  - call: ping\n").expect("edit");
+    // The author's own `.kagedignore` is never rewritten: what it lacks is
+    // named.
+    std::fs::write(dir.join(".kagedignore"), "notes/\n/kaged-reports\n").expect("edit");
     let again = support::cmd()
         .args(["init", "--cage", cage()])
         .arg(&dir)
@@ -277,6 +279,14 @@ fn init_writes_ci_that_runs_as_written_for_a_python_plugin() {
     assert_eq!(
         std::fs::read_to_string(dir.join("tests/scenario.yaml")).expect("read"),
         "steps:\n  - call: ping\n"
+    );
+    assert!(
+        said.contains("(the author's): add /.kaged-kit/ to it"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".kagedignore")).expect("read"),
+        "notes/\n/kaged-reports\n"
     );
     let forced = support::cmd()
         .args(["init", "--force", "--cage", cage()])
@@ -352,6 +362,7 @@ fn the_runtime_is_read_from_the_command_for_bun_deno_and_scripts() {
     assert_eq!(runtime, kaged_conformance::init::Runtime::Bun);
     let plan = kaged_conformance::init::CiPlan {
         runtime,
+        runtime_version: Some("1.4.5"),
         policy: None,
         uncaged_allowed: false,
     };
@@ -362,7 +373,9 @@ fn the_runtime_is_read_from_the_command_for_bun_deno_and_scripts() {
     );
     let job = kaged_conformance::init::gitlab_job(&plan);
     assert!(
-        job.contains("curl -fsSL https://bun.sh/install | BUN_INSTALL=/usr/local bash"),
+        job.contains(
+            "curl -fsSL https://bun.sh/install | BUN_INSTALL=/usr/local bash -s bun-v1.4.5"
+        ),
         "{job}"
     );
     assert!(

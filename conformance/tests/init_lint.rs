@@ -57,6 +57,7 @@ fn written(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         {
             let plan = CiPlan {
                 runtime: *runtime,
+                runtime_version: None,
                 policy,
                 uncaged_allowed: uncaged,
             };

@@ -238,6 +238,7 @@ fn the_kits_home_is_one_setting_every_file_uses() {
     // same steps inline while it is the placeholder (issue 48).
     let plan = kaged_conformance::init::CiPlan {
         runtime: kaged_conformance::init::Runtime::Python,
+        runtime_version: None,
         policy: None,
         uncaged_allowed: false,
     };

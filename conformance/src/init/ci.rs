@@ -7,7 +7,7 @@
 //! same steps inline otherwise.
 
 use super::runtime::Runtime;
-use super::{BASELINE, GOLDEN, SCRIPT};
+use super::{BASELINE, GOLDEN, KIT_CACHE, REPORTS, SCRIPT};
 use crate::home;
 
 /// The kit version the written CI installs: this build's.
@@ -18,6 +18,8 @@ pub const KIT_VERSION: &str = env!("CARGO_PKG_VERSION");
 pub struct CiPlan<'a> {
     /// The plugin's runtime.
     pub runtime: Runtime,
+    /// Its version to install, when `init` pins one (bun's, found here).
+    pub runtime_version: Option<&'a str>,
     /// A certifier's policy file in the repository.
     pub policy: Option<&'a str>,
     /// Whether the policy accepts an uncaged run (`cage: any`): the GitLab
@@ -40,16 +42,16 @@ fi"#
 
 /// The lines that install bubblewrap and the runtime (as root: `sudo`
 /// before each when `sudo` is given).
-fn system_lines(runtime: Runtime, sudo: &str) -> Vec<String> {
+fn system_lines(runtime: Runtime, version: Option<&str>, sudo: &str) -> Vec<String> {
     let mut packages = vec!["bubblewrap"];
     packages.extend(runtime.packages());
     let mut lines = vec![
         format!("{sudo}apt-get update -qq"),
         format!("{sudo}apt-get install -y -qq {}", packages.join(" ")),
     ];
-    for line in runtime.install_lines() {
+    for line in runtime.install_lines(version) {
         lines.push(match sudo {
-            "" => line.to_string(),
+            "" => line,
             s => format!("{s}bash -c '{}'", line.replace('\'', r"'\''")),
         });
     }
@@ -72,30 +74,30 @@ pub(crate) const USERNS_LINE: &str =
 /// A GitHub job's steps that restore the kit's tools from the cache (by
 /// version) or install them, and put them on `PATH`.
 pub(crate) fn github_tool_steps() -> String {
-    let install = indent(&install_tools("$HOME/.kaged-kit"), 10);
+    let install = indent(&install_tools(&format!("$HOME/{KIT_CACHE}")), 10);
     format!(
         "      - name: cache the kit's tools (by version)
         uses: actions/cache@v4
         with:
-          path: ~/.kaged-kit
+          path: ~/{KIT_CACHE}
           key: kaged-kit-{KIT_VERSION}-${{{{ runner.os }}}}
       - name: install kaged-conformance and kaged-host-sim {KIT_VERSION}
         run: |
-{install}          echo \"$HOME/.kaged-kit/bin\" >> \"$GITHUB_PATH\"
+{install}          echo \"$HOME/{KIT_CACHE}/bin\" >> \"$GITHUB_PATH\"
 "
     )
 }
 
 /// A GitLab job's cache of the kit's tools (by version).
 pub(crate) fn gitlab_tool_cache() -> String {
-    format!("  cache:\n    key: kaged-kit-{KIT_VERSION}\n    paths: [.kaged-kit/]\n")
+    format!("  cache:\n    key: kaged-kit-{KIT_VERSION}\n    paths: [{KIT_CACHE}/]\n")
 }
 
 /// A GitLab job's `before_script` items that install the kit's tools
 /// (unless cached) and put them on `PATH`.
 pub(crate) fn gitlab_tool_lines() -> String {
-    let install = indent(&install_tools("$CI_PROJECT_DIR/.kaged-kit"), 6);
-    format!("    - |\n{install}    - export PATH=\"$CI_PROJECT_DIR/.kaged-kit/bin:$PATH\"\n")
+    let install = indent(&install_tools(&format!("$CI_PROJECT_DIR/{KIT_CACHE}")), 6);
+    format!("    - |\n{install}    - export PATH=\"$CI_PROJECT_DIR/{KIT_CACHE}/bin:$PATH\"\n")
 }
 
 /// The suite's command line.
@@ -114,7 +116,10 @@ fn golden_line(cage: &str) -> String {
 /// The GitHub workflow.
 pub fn workflow(plan: &CiPlan<'_>) -> String {
     let runtime = plan.runtime;
-    let system = indent(&system_lines(runtime, "sudo ").join("\n"), 10);
+    let system = indent(
+        &system_lines(runtime, plan.runtime_version, "sudo ").join("\n"),
+        10,
+    );
     let head = format!(
         "# Written by `kaged-conformance init` (kit {KIT_VERSION}): certify this plugin
 # on every push and pull request, caged as the daemon runs it, against the
@@ -151,23 +156,23 @@ jobs:
             home::action_ref()
         );
     }
-    let reports = " --report junit=conformance.xml --report html=conformance.html --report markdown=conformance.md";
+    let reports = format!(" --report junit={REPORTS}/conformance.xml --report html={REPORTS}/conformance.html --report markdown={REPORTS}/conformance.md");
     format!(
         "{head}{tools}      - name: certify
         run: {run}
       - name: summary
         if: always()
-        run: cat conformance.md >> \"$GITHUB_STEP_SUMMARY\" || true
+        run: cat {REPORTS}/conformance.md >> \"$GITHUB_STEP_SUMMARY\" || true
       - name: golden transcript
         run: {golden}
       - uses: actions/upload-artifact@v4
         if: always()
         with:
           name: kaged-conformance
-          path: conformance.*
+          path: {REPORTS}/
 ",
         tools = github_tool_steps(),
-        run = run_line(plan, "require", reports),
+        run = run_line(plan, "require", &reports),
         golden = golden_line("require"),
     )
 }
@@ -188,8 +193,13 @@ pub fn gitlab_job(plan: &CiPlan<'_>) -> String {
 # executor is privileged, or runs containers with unprivileged user
 # namespaces allowed. Elsewhere the suite refuses to run (`--cage require`)."
     };
-    let system = indent(&system_lines(plan.runtime, "").join("\n"), 6);
-    let reports = " --report junit=conformance.xml --report html=conformance.html";
+    let system = indent(
+        &system_lines(plan.runtime, plan.runtime_version, "").join("\n"),
+        6,
+    );
+    let reports = format!(
+        " --report junit={REPORTS}/conformance.xml --report html={REPORTS}/conformance.html"
+    );
     format!(
         "# Written by `kaged-conformance init` (kit {KIT_VERSION}). Include it from .gitlab-ci.yml:
 #   include: [{{local: {include}}}]
@@ -203,13 +213,13 @@ kaged-conformance:
     - {golden}
   artifacts:
     when: always
-    paths: [conformance.html]
+    paths: [{REPORTS}/]
     reports:
-      junit: conformance.xml
+      junit: {REPORTS}/conformance.xml
 ",
         cache = gitlab_tool_cache(),
         tools = gitlab_tool_lines(),
-        run = run_line(plan, cage, reports),
+        run = run_line(plan, cage, &reports),
         golden = golden_line(cage),
     )
 }

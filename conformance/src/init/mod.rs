@@ -8,10 +8,13 @@
 //! - `tests/scenario.yaml`: a starter session script (`ping`, and the
 //!   `on_session_start` hook when the plugin declares it);
 //! - `tests/scenario.golden.jsonl`: its golden transcript, from this run;
-//! - `.kaged-known-failing.txt`: the baseline, the cases that fail now.
+//! - `.kaged-known-failing.txt`: the baseline, the cases that fail now;
+//! - `.kagedignore`, when there is none: the CI's own files
+//!   ([`KIT_CACHE`], [`REPORTS`]) stay out of an install of the plugin.
 //!
-//! Each file that exists is left alone (and listed); `--force` rewrites
-//! them. The CI files run as written ([`ci`]): the kit's tools pinned at
+//! Each file that exists is left alone (and listed; a `.kagedignore` that
+//! lacks the CI's entries is named with what to add); `--force` rewrites
+//! the others. The CI files run as written ([`ci`]): the kit's tools pinned at
 //! this version, the plugin's runtime ([`Runtime`]) installed where the
 //! cage sees it.
 
@@ -27,6 +30,7 @@ use std::path::{Path, PathBuf};
 use kaged_host_core::golden;
 use kaged_host_core::CageMode;
 use kaged_host_engine::scenario::{Scenario, Script};
+use kaged_host_engine::KAGEDIGNORE_FILE as KAGEDIGNORE;
 use kaged_plugin_protocol::manifest::Manifest;
 
 use crate::cli_error::CliError;
@@ -43,6 +47,13 @@ pub const SCRIPT: &str = "tests/scenario.yaml";
 pub const GOLDEN: &str = "tests/scenario.golden.jsonl";
 /// The baseline.
 pub const BASELINE: &str = ".kaged-known-failing.txt";
+/// Where the written CI puts its reports (JUnit, HTML, Markdown).
+pub const REPORTS: &str = "kaged-reports";
+/// Where the GitLab job caches the kit's tools (GitLab caches only paths
+/// inside the project).
+pub const KIT_CACHE: &str = ".kaged-kit";
+/// What the written `.kagedignore` leaves out of an install.
+const IGNORED: [&str; 2] = ["/.kaged-kit/", "/kaged-reports/"];
 
 /// `init` options.
 #[derive(Debug, clap::Args)]
@@ -119,8 +130,11 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
         )),
         None => None,
     };
+    let runtime = Runtime::detect(dir, &manifest.command);
+    let runtime_version = runtime.local_version(dir, &manifest.command);
     let plan = CiPlan {
-        runtime: Runtime::detect(dir, &manifest.command),
+        runtime,
+        runtime_version: runtime_version.as_deref(),
         policy: policy.as_ref().map(|(_, p)| p.as_str()),
         uncaged_allowed: policy
             .as_ref()
@@ -130,6 +144,36 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     let wanted = |f: &str| a.force || !dir.join(f).exists();
     let mut written = Vec::new();
     let mut kept = Vec::new();
+    // The CI's cache and reports stay out of an install of the plugin: a
+    // `.kagedignore` written when there is none, else named with what it
+    // lacks (it is the author's: never rewritten).
+    let mut ignore_lacks = Vec::new();
+    match std::fs::read_to_string(dir.join(KAGEDIGNORE)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut text = "# Written by `kaged-conformance init`: what an install of this plugin\n# leaves out (gitignore syntax): the CI's cache of the kit and its reports.\n".to_string();
+            for entry in IGNORED {
+                text.push_str(entry);
+                text.push('\n');
+            }
+            write(dir, KAGEDIGNORE, &text)?;
+            written.push(KAGEDIGNORE);
+        }
+        Err(source) => {
+            return Err(CliError::Io {
+                what: format!("cannot read {}", dir.join(KAGEDIGNORE).display()),
+                source,
+            })
+        }
+        Ok(text) => {
+            let has = |entry: &str| {
+                let bare = entry.trim_matches('/');
+                text.lines()
+                    .map(|l| l.trim().trim_matches('/'))
+                    .any(|l| l == bare)
+            };
+            ignore_lacks.extend(IGNORED.into_iter().filter(|e| !has(e)));
+        }
+    }
     let mut put = |file: &'static str, text: &dyn Fn() -> String| -> Result<(), CliError> {
         if wanted(file) {
             write(dir, file, &text())?;
@@ -201,8 +245,10 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
         );
     }
     kaged_host_core::outln!(
-        "the plugin's runtime: {} (the CI installs it where the cage sees it)",
-        plan.runtime.as_str()
+        "the plugin's runtime: {}{} (the CI installs it where the cage sees it)",
+        plan.runtime.as_str(),
+        plan.runtime_version
+            .map_or_else(String::new, |v| format!(" {v}, pinned"))
     );
     for f in &written {
         kaged_host_core::outln!("wrote {}", dir.join(f).display());
@@ -211,6 +257,13 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
         kaged_host_core::outln!(
             "kept {} (it exists; --force rewrites it)",
             dir.join(f).display()
+        );
+    }
+    if !ignore_lacks.is_empty() {
+        kaged_host_core::outln!(
+            "kept {} (the author's): add {} to it, so that the CI's files stay out of an install",
+            dir.join(KAGEDIGNORE).display(),
+            ignore_lacks.join(" and ")
         );
     }
     kaged_host_core::outln!(

@@ -54,17 +54,9 @@ impl Runtime {
     /// interpreter of its `#!` line (`#!/usr/bin/env node` → Node); a
     /// command that starts with `env` is read from the program `env` runs.
     pub fn detect(dir: &Path, command: &[String]) -> Runtime {
-        // `env [-flags] [VAR=value...] PROGRAM ...` runs PROGRAM.
-        let mut words = command.iter();
-        let Some(mut program) = words.next() else {
+        let Some(program) = program_of(command) else {
             return Runtime::Binary;
         };
-        if Path::new(program).file_name().is_some_and(|n| n == "env") {
-            match words.find(|w| !w.starts_with('-') && !w.contains('=')) {
-                Some(p) => program = p,
-                None => return Runtime::Binary,
-            }
-        }
         let from_name = Runtime::from_program(program);
         if from_name != Runtime::Binary || Path::new(program).is_absolute() {
             return from_name;
@@ -113,16 +105,63 @@ impl Runtime {
     }
 
     /// Shell lines (run as root) that install it under `/usr/local` when
-    /// no Debian package does: bun's and deno's own installers.
-    pub fn install_lines(self) -> &'static [&'static str] {
-        match self {
-            Runtime::Bun => &["curl -fsSL https://bun.sh/install | BUN_INSTALL=/usr/local bash"],
-            Runtime::Deno => {
-                &["curl -fsSL https://deno.land/install.sh | DENO_INSTALL=/usr/local sh -s -- -y"]
+    /// no Debian package does: bun's and deno's own installers; bun at
+    /// `version` when one is given (the one `init` found), deno at its
+    /// latest.
+    ///
+    /// ```
+    /// use kaged_conformance::init::Runtime;
+    /// assert_eq!(Runtime::Bun.install_lines(Some("1.4.5")),
+    ///            ["curl -fsSL https://bun.sh/install | BUN_INSTALL=/usr/local bash -s bun-v1.4.5"]);
+    /// assert!(Runtime::Node.install_lines(None).is_empty());
+    /// ```
+    pub fn install_lines(self, version: Option<&str>) -> Vec<String> {
+        match (self, version) {
+            (Runtime::Bun, Some(v)) => vec![format!(
+                "curl -fsSL https://bun.sh/install | BUN_INSTALL=/usr/local bash -s bun-v{v}"
+            )],
+            (Runtime::Bun, None) => {
+                vec!["curl -fsSL https://bun.sh/install | BUN_INSTALL=/usr/local bash".into()]
             }
-            _ => &[],
+            (Runtime::Deno, _) => vec![
+                "curl -fsSL https://deno.land/install.sh | DENO_INSTALL=/usr/local sh -s -- -y"
+                    .into(),
+            ],
+            _ => Vec::new(),
         }
     }
+
+    /// The version of this runtime the plugin in `dir` starts with here
+    /// (`bun --version` of the program `command` resolves to, as the
+    /// plugin's `PATH` finds it), for the CI to install the same: bun's
+    /// only (the Debian packages are the distribution's).
+    pub fn local_version(self, dir: &Path, command: &[String]) -> Option<String> {
+        if self != Runtime::Bun {
+            return None;
+        }
+        let bin = kaged_host_core::resolve_command(program_of(command)?, dir).ok()?;
+        let out = std::process::Command::new(bin)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let plain = !v.is_empty()
+            && v.split('.')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        (out.status.success() && plain && v.split('.').count() == 3).then_some(v)
+    }
+}
+
+/// The program `command` runs: `command[0]`, or for `env [-flags]
+/// [VAR=value...] PROGRAM ...`, PROGRAM.
+fn program_of(command: &[String]) -> Option<&String> {
+    let mut words = command.iter();
+    let first = words.next()?;
+    if Path::new(first).file_name().is_some_and(|n| n == "env") {
+        return words.find(|w| !w.starts_with('-') && !w.contains('='));
+    }
+    Some(first)
 }
 
 #[cfg(test)]
