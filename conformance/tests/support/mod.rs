@@ -2,6 +2,7 @@
 //! table's types are in [`proofs`].
 #![allow(dead_code)]
 
+pub mod ci_steps;
 pub mod proofs;
 
 use std::collections::BTreeMap;
