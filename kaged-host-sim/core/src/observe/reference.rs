@@ -96,6 +96,31 @@ pub fn render() -> String {
             cell(r.description())
         ));
     }
+    out.push_str(
+        "\n### Knob types\n\nEvery knob has `type`, and may have `label`, `description` and `binds_to` (`config.<field>`).\n\n| type | what it is | required fields | optional fields |\n|---|---|---|---|\n",
+    );
+    for k in crate::validate::KnobType::ALL {
+        let fields = |required: bool| {
+            let names: Vec<String> = k
+                .fields()
+                .iter()
+                .filter(|(_, r)| *r == required)
+                .map(|(n, _)| format!("`{n}`"))
+                .collect();
+            if names.is_empty() {
+                "-".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            k.as_str(),
+            cell(k.description()),
+            fields(true),
+            fields(false)
+        ));
+    }
     out.push_str(&format!("\n{END_MARKER}\n"));
     out
 }

@@ -50,6 +50,21 @@ impl KnobType {
         }
     }
 
+    /// What the settings page shows for it (the generated reference's
+    /// "Knob types" table).
+    pub const fn description(self) -> &'static str {
+        match self {
+            KnobType::Range => "a slider over numbers",
+            KnobType::IntRange => "a slider over integers",
+            KnobType::Enum => "one of a list of strings (`labels`: what the page shows for each)",
+            KnobType::Boolean => "a toggle",
+            KnobType::Text => "single-line text",
+            KnobType::Multiline => "multi-line text",
+            KnobType::ModelAlias => "a model picker (`filter`: which models it offers)",
+            KnobType::Path => "a path under one of `prefixes` (`must_exist`: checked on write, under the config and project roots)",
+        }
+    }
+
     /// The type with this spelling.
     pub fn parse(s: &str) -> Option<KnobType> {
         KnobType::ALL.into_iter().find(|t| t.as_str() == s)

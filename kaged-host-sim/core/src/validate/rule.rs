@@ -119,6 +119,9 @@ crate::names::name_table! {
     NotificationReserved => "notification_reserved" { severity: Severity::Error },
     /// A notification is listed twice.
     NotificationDuplicate => "notification_duplicate" { severity: Severity::Warning },
+    /// A schema key with no value whose name holds a space: the rest of an
+    /// unquoted text after a comma in a YAML flow mapping.
+    SchemaStrayKey => "schema_stray_key" { severity: Severity::Warning },
     /// `config_schema`/`system_config_schema` is not a valid JSON Schema.
     ConfigSchemaInvalid => "config_schema_invalid" { severity: Severity::Error },
     /// `config_schema`/`system_config_schema` does not describe an object.

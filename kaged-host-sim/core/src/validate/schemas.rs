@@ -44,6 +44,7 @@ pub(crate) fn check_schema(
         );
         return false;
     }
+    stray_keys(ctx, node, path);
     let json = node.to_json();
     let before = ctx.problems.len();
     match jsonschema::meta::validator_for(&json) {
@@ -92,6 +93,37 @@ pub(crate) fn check_schema(
         );
     }
     valid && is_object
+}
+
+/// Warn of every key in `node` (a schema, walked whole) that has no value
+/// and holds a space: `{type: string, description: The name, unique.}`
+/// parses as a description `The name` and a key `unique.` without a
+/// value, which a JSON Schema ignores as an unknown keyword. The text
+/// wanted quotes.
+fn stray_keys(ctx: &mut Ctx, node: &YamlNode, path: &str) {
+    if let Some(seq) = node.as_seq() {
+        for (i, item) in seq.iter().enumerate() {
+            stray_keys(ctx, item, &format!("{path}[{i}]"));
+        }
+    }
+    let Some(map) = node.as_map() else {
+        return;
+    };
+    for (k, v) in map {
+        let key = k.key_text();
+        let here = child(path, &key);
+        if v.is_null() && key.contains(char::is_whitespace) {
+            ctx.at(
+                Rule::SchemaStrayKey,
+                k,
+                &here,
+                format!(
+                    "`{here}` is a key without a value: the rest of a text cut at a comma in a YAML flow mapping? Quote the text (`description: \"..., {key}\"`)"
+                ),
+            );
+        }
+        stray_keys(ctx, v, &here);
+    }
 }
 
 /// The property names of an object schema, with their key nodes.

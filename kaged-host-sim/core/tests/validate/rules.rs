@@ -261,6 +261,9 @@ case!(tool_schema_not_object: ToolSchemaNotObject at "tools[0].parameters_schema
     bad "tools:\n  - name: t\n    description: d\n    parameters_schema:\n      type: string\n", good format!("tools:\n{}", tool("t")));
 case!(tool_schema_boolean_root: ToolSchemaNotObject at "tools[0].parameters_schema" line 4,
     bad "tools:\n  - name: t\n    description: d\n    parameters_schema: true\n", good format!("tools:\n{}", tool("t")));
+case!(schema_stray_key: SchemaStrayKey at "tools[0].parameters_schema.properties.name.unique per project." line 6,
+    bad "tools:\n  - name: t\n    description: d\n    parameters_schema:\n      type: object\n      properties: {name: {type: string, description: The name, unique per project.}}\n",
+    good "tools:\n  - name: t\n    description: d\n    parameters_schema:\n      type: object\n      properties: {name: {type: string, description: \"The name, unique per project.\"}}\n");
 
 // --- methods and notifications ---
 case!(method_name_format: MethodNameFormat at "methods[0]" line 2, bad "methods:\n  - Presets.List\n", good "methods:\n  - presets.list\n");
