@@ -332,7 +332,10 @@ fn check_env(ctx: &mut Ctx, root: &YamlNode) {
                 Rule::EnvReserved,
                 k,
                 &p,
-                format!("`{key}` is set by the daemon; the manifest cannot override it"),
+                format!(
+                    "`{key}` is set by the daemon ({}); the manifest cannot override it",
+                    RESERVED_ENV.join(", ")
+                ),
             );
         }
     }

@@ -61,7 +61,8 @@ crate::names::name_table! {
     /// A relative `command[0]` leaves the plugin directory (`../`): the
     /// installed copy could not start it (ADDENDUM §14; install refuses it).
     CommandOutsidePluginDir => "command_outside_plugin_dir" { severity: Severity::Warning },
-    /// `env` sets a daemon-controlled variable (ignored by the host).
+    /// `env` sets a daemon-controlled variable (`KAGED_PLUGIN_NAME`,
+    /// `KAGED_PLUGIN_DIR`, `KAGED_API_VERSION`): the host ignores it.
     EnvReserved => "env_reserved" { severity: Severity::Warning },
     /// A capability matches no pattern of the capability grammar.
     CapabilityUnknown => "capability_unknown" { severity: Severity::Error },
