@@ -148,6 +148,14 @@ fail_proofs! {
     /// The program generates a profile (`--print-profile`) whose params
     /// schema and examples the checked-in one lacks: `profile.current`
     /// names each and the fix.
+    golden_stale: own("golden-stale") => [fail(GOLDEN_TRANSCRIPTS)] then |r| {
+        let d = &r.case(GOLDEN_TRANSCRIPTS.id).detail;
+        assert!(
+            d.contains("tests/scenario.golden.jsonl: differs") && d.contains("count"),
+            "{d}"
+        );
+    };
+
     profile_drift: own("profile-drift") => [warn(PROFILE_CURRENT)] then |r| {
         let d = &r.case(PROFILE_CURRENT.id).detail;
         for needle in [

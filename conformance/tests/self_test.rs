@@ -35,6 +35,14 @@ fn conforming_passes_every_case() {
     );
     assert_eq!(r.exit_code(true), 0);
     assert_eq!(r.case("compaction.compactor_contract").status, Pass);
+    let golden = r.case("golden.transcripts");
+    assert!(
+        golden
+            .detail
+            .contains("1 golden transcript(s) match: tests/scenario.golden.jsonl"),
+        "{}",
+        golden.detail
+    );
     assert_eq!(
         r.case("methods.tool_invalid_args[conforming.shout]").status,
         Pass

@@ -2,7 +2,8 @@
 //! `crate::profile`): the profile checks, matches what an SDK plugin's
 //! code generates, and the custom methods answer its examples and refuse
 //! its invalid params. Without a profile they skip, naming the methods
-//! called with `{}` only.
+//! called with `{}` only. The plugin's own golden transcripts
+//! (`golden.transcripts`) are the other file of its own the suite checks.
 
 use super::case::Level::{Must, Should};
 use super::case::{CaseDef, Lane, Per};
@@ -65,6 +66,22 @@ cases! {
         per: Per::Method,
         kind: Kind::WrongAnswer,
         lane: Lane::Shared("profile"),
+        start_gate: false,
+        rules: &[],
+    };
+
+    /// `golden.transcripts` (MUST): the plugin's own golden transcripts
+    /// (`tests/*.golden.jsonl`, each with its session script beside it)
+    /// match what it does now.
+    GOLDEN_TRANSCRIPTS = CaseDef {
+        id: "golden.transcripts",
+        title: "The plugin's own golden transcripts (tests/*.golden.jsonl) match what it does now",
+        level: Must,
+        spec: "docs/any-language.md § 6; docs/conformance.md § Certifying under a policy (golden)",
+        sentence: "A golden transcript is what the plugin's author pinned: each tests/NAME.golden.jsonl is the normal-form transcript of the session script tests/NAME.yaml; a difference, or a step that fails, is a change the author did not accept.",
+        per: Per::Plugin,
+        kind: Kind::WrongAnswer,
+        lane: Lane::Own,
         start_gate: false,
         rules: &[],
     };

@@ -7,7 +7,7 @@ use kaged_host_core::CageKind;
 use crate::report::{Certification, Outcome, PluginInput, Report, Status};
 use crate::selection::Baseline;
 
-use super::{BaselineRule, CageRule, Policy, Require};
+use super::{BaselineRule, CageRule, GoldenRule, Policy, Require};
 
 /// What the run was given beside the plugin, that the policy judges.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,7 +30,8 @@ impl Policy {
     /// excused by the baseline (never allowed), or a SHOULD case by a
     /// baseline the policy does not honour or through an entry with `*`;
     /// the run was uncaged under `cage: require`; its time scale is not
-    /// the policy's; `--only`/`--skip` left cases out.
+    /// the policy's; `--only`/`--skip` left cases out. Under `golden:
+    /// ignore`, `golden.transcripts` decides nothing.
     pub fn certify(&self, report: &Report, inputs: &RunInputs<'_>) -> Certification {
         let mut reasons = Vec::new();
         let ids = |pick: &dyn Fn(&crate::report::CaseResult) -> bool| -> Vec<String> {
@@ -43,7 +44,12 @@ impl Policy {
         };
         let listed =
             |what: &str, ids: &[String]| format!("{} {what}: {}", ids.len(), ids.join(", "));
-        let failed = ids(&|c| c.status == Status::Fail);
+        // `golden: ignore`: the plugin's own golden transcripts decide
+        // nothing.
+        let ignored = |c: &crate::report::CaseResult| {
+            self.golden == GoldenRule::Ignore && c.id == crate::catalogue::GOLDEN_TRANSCRIPTS.id
+        };
+        let failed = ids(&|c| c.status == Status::Fail && !ignored(c));
         if !failed.is_empty() {
             reasons.push(listed("MUST case(s) failed", &failed));
         }
@@ -58,7 +64,8 @@ impl Policy {
                 &warned,
             ));
         }
-        let excused_must = ids(&|c| c.known_failure.is_some() && c.level == Level::Must);
+        let excused_must =
+            ids(&|c| c.known_failure.is_some() && c.level == Level::Must && !ignored(c));
         if !excused_must.is_empty() {
             reasons.push(listed(
                 "MUST case(s) failed and are excused only by the plugin's baseline, which never certifies a MUST failure",
@@ -257,6 +264,33 @@ mod tests {
         assert_eq!(p.certify(&r, &inputs).outcome, Outcome::Certified);
         let p = policy("policy: 1\nrequire: should\n");
         assert_eq!(p.certify(&r, &inputs).outcome, Outcome::NotCertified);
+    }
+
+    #[test]
+    fn a_differing_golden_is_not_certified_unless_the_policy_ignores_goldens() {
+        let r = report(vec![
+            case("protocol.ping", Level::Must, Status::Pass, false),
+            case("golden.transcripts", Level::Must, Status::Fail, false),
+        ]);
+        let c = policy("policy: 1\n").certify(&r, &RunInputs::default());
+        assert_eq!(c.outcome, Outcome::NotCertified);
+        assert!(
+            c.reasons[0].contains("golden.transcripts"),
+            "{:?}",
+            c.reasons
+        );
+        let c = policy("policy: 1\ngolden: ignore\n").certify(&r, &RunInputs::default());
+        assert_eq!(c.outcome, Outcome::Certified, "{:?}", c.reasons);
+        // Only the golden case is ignored.
+        let r = report(vec![
+            case("protocol.ping", Level::Must, Status::Fail, false),
+            case("golden.transcripts", Level::Must, Status::Fail, false),
+        ]);
+        let c = policy("policy: 1\ngolden: ignore\n").certify(&r, &RunInputs::default());
+        assert_eq!(
+            c.reasons,
+            vec!["1 MUST case(s) failed: protocol.ping".to_string()]
+        );
     }
 
     #[test]

@@ -16,6 +16,9 @@ fn memory_markdown_passes_the_conformance_suite() {
             // No custom method: no conformance profile to check or call.
             "profile.valid",
             "profile.current",
+            // Its wire transcripts are insta snapshots (tests/), not golden
+            // files: nothing for golden.transcripts to check.
+            "golden.transcripts",
             "methods.examples",
             "methods.invalid_params",
             "compaction.compactor_contract",

@@ -14,6 +14,7 @@ mod cage;
 mod config;
 mod drift;
 mod examples;
+mod golden;
 mod handshake;
 mod hooks;
 mod installed_copy;
@@ -79,6 +80,7 @@ pub(crate) const CHECKS: &[Check] = &[
     check!(MANIFEST_CURRENT, Session(drift::current)),
     check!(PROFILE_VALID, Session(profile::valid)),
     check!(PROFILE_CURRENT, Session(profile::current)),
+    check!(GOLDEN_TRANSCRIPTS, Session(golden::transcripts)),
     check!(HANDSHAKE_SILENT_BEFORE_INITIALIZE, Handshake(handshake::silent_before_initialize)),
     check!(HANDSHAKE_ANSWERS_IN_TIME, Handshake(handshake::answers_in_time)),
     check!(HANDSHAKE_WELL_FORMED, Handshake(handshake::well_formed)),
