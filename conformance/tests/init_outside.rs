@@ -1,7 +1,7 @@
 //! `kaged-conformance init DIR` on plugins written outside the kit
 //! (`tests/fixtures/outside/README.md`): authors who read only the docs,
 //! each plugin in its own layout (a Python package run with `python3 -m`,
-//! TypeScript on bun under `src/`, ES modules on Node.js). On a copy of
+//! TypeScript on bun under `src/`, ES modules on Node.js under `src/`). On a copy of
 //! each: the files are written with no placeholder and the kit pinned
 //! and pass actionlint and the GitLab CI schema,
 //! every step of the workflow and the GitLab job runs here as the CI
@@ -91,5 +91,13 @@ fn init_writes_ci_that_runs_as_written_for_a_bun_project_from_outside() {
     let workflow = std::fs::read_to_string(dir.join(".github/workflows/kaged-conformance.yml"))
         .expect("workflow");
     assert!(workflow.contains("bash -s bun-v"), "bun pinned: {workflow}");
+    tool_steps_run(&dir);
+}
+
+#[test]
+fn init_writes_ci_that_runs_as_written_for_node_es_modules_from_outside() {
+    let (_tmp, dir) = outside("node-bookmarks");
+    init_and_run_the_ci(&dir, "nodejs");
+    lint_clean(&dir);
     tool_steps_run(&dir);
 }
