@@ -106,9 +106,46 @@ pub fn daemon_first_config(
 
 /// Arguments breaking `schema` (an object schema): a required property
 /// left out, or a property of the wrong type, or an unexpected property
-/// when `additionalProperties` is false. `None` when nothing tried breaks it.
+/// when `additionalProperties` is false. They start from valid arguments;
+/// when the generator cannot make those (a `pattern` without `examples`),
+/// from its best effort, taking only a try whose every error is about the
+/// field it breaks (so that the plugin's error names that field). `None`
+/// when nothing tried breaks it.
 pub fn args_breaking_schema(schema: &Value) -> Option<InvalidArgs> {
-    let base = args_from_schema(schema).ok()?;
+    let validator = jsonschema::validator_for(schema).ok()?;
+    match args_from_schema(schema) {
+        Ok(base) => tries(schema, &base)
+            .into_iter()
+            .find(|t| !validator.is_valid(&t.args)),
+        Err(_) => {
+            let base = generate(schema, schema, 0);
+            tries(schema, &base).into_iter().find(|t| {
+                let errors: Vec<_> = validator.iter_errors(&t.args).collect();
+                !errors.is_empty()
+                    && errors.iter().all(|e| {
+                        let path = e.instance_path().as_str().to_string();
+                        let field = format!("/{}", t.field);
+                        path == field
+                            || path.starts_with(&format!("{field}/"))
+                            || (path.is_empty()
+                                && e.to_string().contains(&format!("\"{}\"", t.field)))
+                            || (path.is_empty()
+                                && e.to_string().contains(&format!("'{}'", t.field)))
+                    })
+            })
+        }
+    }
+}
+
+/// Whether `schema` (an object schema) has nothing to break: no required
+/// property, no typed property, extra properties allowed. Then no
+/// arguments break it, and `methods.tool_invalid_args` does not apply.
+pub fn accepts_every_object(schema: &Value) -> bool {
+    tries(schema, &json!({})).is_empty()
+}
+
+/// The ways to break `schema` tried, each from `base`.
+fn tries(schema: &Value, base: &Value) -> Vec<InvalidArgs> {
     let root = resolve(schema, schema);
     let mut tries: Vec<InvalidArgs> = Vec::new();
     if let Some(req) = root.get("required").and_then(Value::as_array) {
@@ -151,8 +188,7 @@ pub fn args_breaking_schema(schema: &Value) -> Option<InvalidArgs> {
             how: "unexpected property".into(),
         });
     }
-    let validator = jsonschema::validator_for(schema).ok()?;
-    tries.into_iter().find(|t| !validator.is_valid(&t.args))
+    tries
 }
 
 fn check(schema: &Value, v: &Value) -> Result<(), ArgsError> {
@@ -374,5 +410,26 @@ mod tests {
         let example = json!({"type": "object", "required": ["a"],
             "properties": {"a": {"type": "string", "pattern": "^[0-9]+$", "examples": ["20261122"]}}});
         assert_eq!(args_from_schema(&example), Ok(json!({"a": "20261122"})));
+        assert!(accepts_every_object(&json!({"type": "object"})));
+        assert!(!accepts_every_object(&pattern));
+    }
+
+    /// A schema the generator cannot satisfy is still broken for a reason
+    /// the plugin must name: only a try whose every error is about its
+    /// own field is taken.
+    #[test]
+    fn arguments_breaking_a_schema_without_valid_ones() {
+        let schema = json!({"type": "object", "required": ["url"], "additionalProperties": false,
+            "properties": {"url": {"type": "string", "pattern": "^https?://"},
+                           "note": {"type": "string"}}});
+        assert!(args_from_schema(&schema).is_err());
+        let bad = args_breaking_schema(&schema).expect("a try");
+        assert_eq!(bad.field, "url");
+        assert_eq!(bad.how, "required property left out");
+        assert!(bad.args.get("url").is_none(), "{}", bad.args);
+        // Two unsatisfiable fields: no try breaks only one of them.
+        let two = json!({"type": "object", "required": ["a", "b"],
+            "properties": {"a": {"type": "string", "pattern": "^x$"}, "b": {"type": "string", "pattern": "^y$"}}});
+        assert!(args_breaking_schema(&two).is_none());
     }
 }

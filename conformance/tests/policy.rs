@@ -258,3 +258,64 @@ fn an_uncaged_fuzz_run_is_not_certified_under_cage_require() {
     let reasons = report["certification"]["reasons"].to_string();
     assert!(reasons.contains("uncaged"), "{reasons}");
 }
+
+/// A `pattern` without `examples` (node-bookmarks, an outside plugin, as
+/// its author first wrote it): the suite cannot make valid arguments, so
+/// `methods.tool_valid_args` is `untestable` and no policy certifies the
+/// run; arguments that break only the field in question are still made,
+/// and the plugin's `-32602` for them passes.
+#[test]
+fn a_tool_schema_the_suite_cannot_satisfy_is_not_certified() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("node-bookmarks");
+    let out = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/outside/node-bookmarks"))
+        .arg(&dir)
+        .output()
+        .expect("cp");
+    assert!(out.status.success());
+    let manifest = dir.join("kaged-plugin.yaml");
+    let text = std::fs::read_to_string(&manifest).expect("manifest");
+    let stripped: String = text
+        .lines()
+        .filter(|l| !l.contains("examples: [\"https://nodejs.org/api/readline.html\"]"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(stripped, text, "the url's examples are in the fixture");
+    std::fs::write(&manifest, stripped).expect("write");
+    let policy = write(tmp.path(), "p.yaml", "policy: 1\n");
+    let out = cmd()
+        .args(["run", "--format", "json", "--only", "methods.*", "--policy"])
+        .arg(&policy)
+        .arg(&dir)
+        .output()
+        .expect("runs");
+    let v = stdout_json(&out);
+    let case = |id: &str| {
+        v["cases"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["id"] == id))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {id} in {v}"))
+    };
+    let valid = case("methods.tool_valid_args[bookmarks.add]");
+    assert_eq!(
+        (&valid["status"], &valid["kind"]),
+        (&serde_json::json!("skip"), &serde_json::json!("untestable")),
+        "{valid}"
+    );
+    assert!(
+        valid["detail"].as_str().unwrap_or_default().contains("examples:"),
+        "{valid}"
+    );
+    let invalid = case("methods.tool_invalid_args[bookmarks.add]");
+    assert_eq!(invalid["status"], "pass", "{invalid}");
+    let reasons = v["certification"]["reasons"].to_string();
+    assert_eq!(out.status.code(), Some(1), "{reasons}");
+    assert!(
+        reasons.contains("could not be tested")
+            && reasons.contains("methods.tool_valid_args[bookmarks.add]"),
+        "{reasons}"
+    );
+}

@@ -75,6 +75,10 @@ pub enum Kind {
     MaxFailures,
     /// Something the case needs is not available here.
     Unavailable,
+    /// The suite could not make the case's input from what the plugin
+    /// declares (a schema its generator cannot satisfy): the case is
+    /// unverified, which no policy certifies.
+    Untestable,
 }
 
 /// Which statuses a kind goes with.
@@ -137,6 +141,7 @@ kinds! {
     Deselected "deselected" Skip "--only or --skip left the case out";
     MaxFailures "max_failures" Skip "--max-failures N failed cases were reached before this one ran";
     Unavailable "unavailable" Skip "something the case needs is not available on this machine";
+    Untestable "untestable" Skip "the suite could not make the case's input from the manifest (a `pattern` without `examples`, say): unverified, so no policy certifies it";
 }
 
 impl Kind {
@@ -179,6 +184,6 @@ mod tests {
             assert_eq!(KINDS.iter().filter(|e| e.kind == d.kind).count(), 1);
             assert_eq!(d.kind.def().name, d.name);
         }
-        assert_eq!(KINDS.len(), Kind::Unavailable as usize + 1);
+        assert_eq!(KINDS.len(), Kind::Untestable as usize + 1);
     }
 }

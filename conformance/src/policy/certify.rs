@@ -30,7 +30,8 @@ impl Policy {
     /// excused by the baseline (never allowed), or a SHOULD case by a
     /// baseline the policy does not honour or through an entry with `*`;
     /// the run was uncaged under `cage: require`; its time scale is not
-    /// the policy's; `--only`/`--skip` left cases out. Under `golden:
+    /// the policy's; `--only`/`--skip` left cases out; a MUST case could
+    /// not be tested (`untestable`). Under `golden:
     /// ignore`, `golden.transcripts` decides nothing.
     pub fn certify(&self, report: &Report, inputs: &RunInputs<'_>) -> Certification {
         let mut reasons = Vec::new();
@@ -52,6 +53,17 @@ impl Policy {
         let failed = ids(&|c| c.status == Status::Fail && !ignored(c));
         if !failed.is_empty() {
             reasons.push(listed("MUST case(s) failed", &failed));
+        }
+        let untested = ids(&|c| {
+            c.status == Status::Skip
+                && c.level == Level::Must
+                && c.kind == Some(crate::catalogue::Kind::Untestable)
+        });
+        if !untested.is_empty() {
+            reasons.push(listed(
+                "MUST case(s) could not be tested (the suite could not make their input from the manifest; each case's detail says what to add)",
+                &untested,
+            ));
         }
         let warned = ids(&|c| {
             c.status == Status::Warn
@@ -291,6 +303,30 @@ mod tests {
             c.reasons,
             vec!["1 MUST case(s) failed: protocol.ping".to_string()]
         );
+    }
+
+    #[test]
+    fn an_untestable_must_case_is_not_certified() {
+        let mut untested = case(
+            "methods.tool_valid_args[p.add]",
+            Level::Must,
+            Status::Skip,
+            false,
+        );
+        untested.kind = Some(crate::catalogue::Kind::Untestable);
+        let mut na = case("hooks.answers", Level::Must, Status::Skip, false);
+        na.kind = Some(crate::catalogue::Kind::NotApplicable);
+        let c = policy("policy: 1\n")
+            .certify(&report(vec![untested, na.clone()]), &RunInputs::default());
+        assert_eq!(c.outcome, Outcome::NotCertified);
+        assert_eq!(c.reasons.len(), 1, "{:?}", c.reasons);
+        assert!(
+            c.reasons[0].contains("methods.tool_valid_args[p.add]"),
+            "{:?}",
+            c.reasons
+        );
+        let c = policy("policy: 1\n").certify(&report(vec![na]), &RunInputs::default());
+        assert_eq!(c.outcome, Outcome::Certified);
     }
 
     #[test]

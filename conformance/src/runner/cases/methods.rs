@@ -13,6 +13,7 @@ use kaged_host_core::CallError;
 use kaged_plugin_protocol::{methods, PluginCallContext, INVALID_PARAMS};
 use serde_json::{json, Value};
 
+use crate::catalogue::Kind;
 use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
 use crate::runner::plan::check::{Target, ToolTarget};
@@ -20,7 +21,7 @@ use crate::runner::session::call_context::{agent_ctx, describe};
 use crate::runner::session::context::RunContext;
 use crate::runner::session::probe::{or_stray, stray_detail};
 use crate::runner::session::processes::{settle_after_call, LaneProcesses};
-use crate::schema_args::{args_breaking_schema, args_from_schema};
+use crate::schema_args::{accepts_every_object, args_breaking_schema, args_from_schema};
 use crate::valid_args::{judge_error, ValidArgsAnswer};
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
@@ -124,9 +125,12 @@ pub(crate) async fn tool_valid_args(
             )
             .await
         }
-        Err(e) => Verdict::skip(format!(
-            "could not generate arguments from parameters_schema: {e}"
-        )),
+        Err(e) => Verdict::skip_as(
+            Kind::Untestable,
+            format!(
+                "could not generate arguments from parameters_schema: {e}; give the property an `examples:` value that satisfies it (a `pattern` needs one)"
+            ),
+        ),
     }
 }
 
@@ -147,7 +151,13 @@ pub(crate) async fn tool_invalid_args(
             let as_agent = as_agent(t, "invalid");
             call(ctx, processes, scope, &t.method, Some(bad.args), as_agent, expect).await
         }
-        None => Verdict::skip("could not generate arguments that break parameters_schema (it accepts every object, or the generator cannot satisfy it)"),
+        None if accepts_every_object(&t.schema) => Verdict::skip(
+            "parameters_schema accepts every object: there are no arguments that break it",
+        ),
+        None => Verdict::skip_as(
+            Kind::Untestable,
+            "could not generate arguments that break parameters_schema: give its properties `examples:` values that satisfy them (a `pattern` needs one)",
+        ),
     }
 }
 
