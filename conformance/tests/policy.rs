@@ -306,7 +306,10 @@ fn a_tool_schema_the_suite_cannot_satisfy_is_not_certified() {
         "{valid}"
     );
     assert!(
-        valid["detail"].as_str().unwrap_or_default().contains("examples:"),
+        valid["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("examples:"),
         "{valid}"
     );
     let invalid = case("methods.tool_invalid_args[bookmarks.add]");

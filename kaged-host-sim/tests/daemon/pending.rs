@@ -49,17 +49,24 @@ fn entry<'a>(list: &'a Value, plugin: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {plugin} in {list}"))
 }
 
+/// A git repository of the plugin `name` under `root/repos`, its one
+/// commit tagged `v0.1.0`.
+fn tagged_repo(root: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let repo = root.join("repos").join(name);
+    shell_adapter_as(&repo, name);
+    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "--quiet", "-m", "v0.1.0"]);
+    git(&repo, &["tag", "v0.1.0"]);
+    repo
+}
+
 #[test]
 fn a_pending_project_asks_consent_over_the_api_and_loads_when_installed() {
     let store = tempfile::tempdir().expect("store");
     let proj = tempfile::tempdir().expect("project");
     shell_adapter_as(&proj.path().join("vendor/local-one"), "local-one");
-    let repo = proj.path().join("repos/remote-one");
-    shell_adapter_as(&repo, "remote-one");
-    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "--quiet", "-m", "v0.1.0"]);
-    git(&repo, &["tag", "v0.1.0"]);
+    let repo = tagged_repo(proj.path(), "remote-one");
     let file = proj.path().join("project.yaml");
     std::fs::write(
         &file,
@@ -294,12 +301,7 @@ impl Drop for Release {
 fn an_approval_while_one_runs_is_busy_and_the_list_stays_readable() {
     let store = tempfile::tempdir().expect("store");
     let proj = tempfile::tempdir().expect("project");
-    let repo = proj.path().join("repos/remote-one");
-    shell_adapter_as(&repo, "remote-one");
-    git(&repo, &["init", "--quiet", "--initial-branch", "main"]);
-    git(&repo, &["add", "."]);
-    git(&repo, &["commit", "--quiet", "-m", "v0.1.0"]);
-    git(&repo, &["tag", "v0.1.0"]);
+    let repo = tagged_repo(proj.path(), "remote-one");
     let file = proj.path().join("project.yaml");
     std::fs::write(
         &file,
