@@ -367,10 +367,16 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     let stream = a.report.format == Format::Human;
     let progress = Progress::stderr("kaged-conformance", "cases judged", None, a.quiet);
     let mut n = 0usize;
+    let mut deselected = 0usize;
     let mut on_case = |c: &crate::report::CaseResult| {
         progress.inc(1);
         progress.set_message(format!("{}: {}", c.id, c.status.as_str()));
         if !stream {
+            return;
+        }
+        // What --only/--skip left out is counted, not listed.
+        if c.kind == Some(crate::catalogue::Kind::Deselected) {
+            deselected += 1;
             return;
         }
         n += 1;
@@ -385,6 +391,9 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     };
     let report = run_suite_streaming(plugin_dir, &options, &mut on_case);
     progress.finish();
+    if deselected > 0 {
+        kaged_host_core::outln!("({deselected} case(s) left out by --only/--skip)");
+    }
     let mut report = report?;
     if let Some(policy) = &policy {
         let own_profile = plugin_dir.join(crate::profile::PROFILE_FILE);

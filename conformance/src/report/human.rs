@@ -63,9 +63,15 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
         out.push('\n');
     }
     if include_lines {
-        for c in &report.cases {
+        let deselected =
+            |c: &&super::CaseResult| c.kind == Some(crate::catalogue::Kind::Deselected);
+        for c in report.cases.iter().filter(|c| !deselected(c)) {
             out.push_str(&render_case_line(c, colour));
             out.push('\n');
+        }
+        let left_out = report.cases.iter().filter(deselected).count();
+        if left_out > 0 {
+            out.push_str(&format!("({left_out} case(s) left out by --only/--skip)\n"));
         }
     }
     for c in report.failures_root_first() {
