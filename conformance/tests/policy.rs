@@ -193,6 +193,19 @@ fn fuzz_under_a_policy_runs_at_its_depth_and_certifies() {
         report["cage"].is_string(),
         "the report says how it ran: {report}"
     );
+    // The cage as the spawns got it, the same as `run` says (the cgroup
+    // applied where it is), not only as compiled.
+    let run = cmd()
+        .args(["run", "--format", "json"])
+        .arg(&plugin)
+        .output()
+        .expect("runs");
+    let run = stdout_json(&run);
+    assert_eq!(
+        report["cage_policy"]["cgroup"], run["cage_policy"]["cgroup"],
+        "fuzz: {}\nrun: {}",
+        report["cage_policy"], run["cage_policy"]
+    );
 
     let shallow = cmd()
         .args(["fuzz", "--cases", "2", "--policy"])

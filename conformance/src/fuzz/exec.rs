@@ -43,6 +43,9 @@ pub struct Runner {
     pub config_root: PathBuf,
     /// The first `config.update` each process is sent.
     pub first_config: FirstConfig,
+    /// The cage as the first process got it (its cgroup applied or not),
+    /// for the report: what every spawn of the run gets.
+    pub applied: Arc<std::sync::OnceLock<kaged_host_core::cage::CageSummary>>,
 }
 
 /// Audit events no operation may cause.
@@ -78,10 +81,19 @@ impl Runner {
 
     /// Launch a fresh process (the caller shuts it down).
     pub async fn launch(&self, audit: &AuditLog) -> Result<PluginHandle, String> {
-        self.host(audit)
+        let plugin = self
+            .host(audit)
             .launch(Path::new(&self.dir))
             .await
-            .map_err(|e| kaged_plugin_protocol::error_chain::chain(&e))
+            .map_err(|e| kaged_plugin_protocol::error_chain::chain(&e))?;
+        if let Some(mut applied) = plugin.cage().and_then(|c| c.summary.clone()) {
+            // Without the spawn's own cgroup path, as `run` reports it.
+            if let Some(head) = applied.cgroup.split(" (").next() {
+                applied.cgroup = head.to_string();
+            }
+            let _ = self.applied.set(applied);
+        }
+        Ok(plugin)
     }
 
     /// Run `ops` on a fresh process; the first broken property, if any.

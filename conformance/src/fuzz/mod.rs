@@ -232,6 +232,7 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         config_root: config_root.path().to_path_buf(),
         // What the daemon sends first, as `run` sends it.
         first_config: crate::schema_args::daemon_first_config(&manifest),
+        applied: Default::default(),
     };
     let params = match crate::profile::load(&dir.join(crate::profile::PROFILE_FILE), &manifest) {
         crate::profile::Loaded::Absent => Default::default(),
@@ -297,6 +298,7 @@ pub async fn fuzz(dir: &Path, opts: &FuzzOptions) -> Result<FuzzOutcome, FuzzErr
         elapsed: start.elapsed(),
         cage,
         cage_reason,
-        cage_policy,
+        // As the spawns got it, else as compiled.
+        cage_policy: runner.applied.get().cloned().or(cage_policy),
     })
 }
