@@ -153,7 +153,11 @@ impl Daemon {
             .zip(manifests)
             .zip(refusals)
             .map(|((dir, manifest), refused)| Managed {
-                sup: with_initial_config(supervisor(dir, manifest.as_ref()), manifest.as_ref()),
+                sup: with_initial_config(
+                    supervisor(dir, manifest.as_ref()),
+                    manifest.as_ref(),
+                    host.audit(),
+                ),
                 version: manifest
                     .as_ref()
                     .map(|m| m.version.clone())
@@ -348,12 +352,30 @@ impl Daemon {
 /// initialization the daemon sends the merged config with `config.update`
 /// (ADDENDUM §12: right after `initialized`). A plugin that declares no
 /// config schema has no config: the supervisor sends it `{}` (ADDENDUM
-/// §15: always sent).
-fn with_initial_config(sup: Supervisor, manifest: Option<&Manifest>) -> Supervisor {
+/// §15: always sent). A merged config that breaks a schema (a required
+/// system field the operator has not set) is audited
+/// `plugin.config_validation_failed` per side, and the schemas' defaults
+/// are sent instead.
+fn with_initial_config(
+    sup: Supervisor,
+    manifest: Option<&Manifest>,
+    audit: &kaged_host_core::audit::AuditLog,
+) -> Supervisor {
     let config = manifest
         .filter(|m| m.config_schema.is_some() || m.system_config_schema.is_some())
-        .and_then(|m| merge_config(m, &Map::new(), None).ok())
-        .map(|merged| merged.merged);
+        .and_then(|m| match merge_config(m, &Map::new(), None) {
+            Ok(merged) => Some(merged.merged),
+            Err(failures) => {
+                for f in failures {
+                    audit.emit(
+                        kaged_host_core::audit::AuditEvent::ConfigValidationFailed,
+                        &m.name,
+                        serde_json::json!({"side": f.side.as_str(), "errors": f.errors}),
+                    );
+                }
+                None
+            }
+        });
     sup.set_config(config);
     sup
 }

@@ -276,4 +276,17 @@ fn without_a_project_a_required_system_field_keeps_the_project_side_defaults() {
         serde_json::json!({"recall_budget": "mid", "retain_every": 3, "store": "config:/memory", "label": "x"}),
         "{body}"
     );
+    // The merged config broke the system schema: audited, once, by side.
+    let failed: Vec<_> = up
+        .audit()
+        .into_iter()
+        .filter(|r| r["event"] == "plugin.config_validation_failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["plugin"], "knobs");
+    assert_eq!(failed[0]["side"], "system", "{failed:?}");
+    assert!(
+        failed[0]["errors"].to_string().contains("api_token"),
+        "{failed:?}"
+    );
 }
