@@ -235,13 +235,7 @@ impl PendingInstalls {
         };
         let (view, fetched) = {
             let mut entries = self.lock();
-            let entry = entries
-                .iter_mut()
-                .find(|e| e.view.plugin == plugin)
-                .ok_or_else(|| PendingError::Unknown(plugin.to_string()))?;
-            if entry.busy {
-                return Err(PendingError::Busy(plugin.to_string()));
-            }
+            let entry = idle(&mut entries, plugin)?;
             if entry.view.state == PendingState::NoSource {
                 return Err(not(
                     "the project names no source: install it with `plugin install PATH --for-project FILE`",
@@ -311,13 +305,7 @@ impl PendingInstalls {
     /// installed, the project stays pending.
     pub fn refuse(&self, plugin: &str) -> Result<PendingInstall, PendingError> {
         let mut entries = self.lock();
-        let entry = entries
-            .iter_mut()
-            .find(|e| e.view.plugin == plugin)
-            .ok_or_else(|| PendingError::Unknown(plugin.to_string()))?;
-        if entry.busy {
-            return Err(PendingError::Busy(plugin.to_string()));
-        }
+        let entry = idle(&mut entries, plugin)?;
         entry.view.state = PendingState::Refused;
         entry.fetched = None;
         self.audit.emit(
@@ -353,6 +341,19 @@ fn fetch(store: &PluginStore, entry: &mut Entry) {
             entry.view.problem = Some(e.to_string());
         }
     }
+}
+
+/// The request for `plugin` in `entries`, when no fetch or install of it
+/// is under way.
+fn idle<'a>(entries: &'a mut [Entry], plugin: &str) -> Result<&'a mut Entry, PendingError> {
+    let entry = entries
+        .iter_mut()
+        .find(|e| e.view.plugin == plugin)
+        .ok_or_else(|| PendingError::Unknown(plugin.to_string()))?;
+    if entry.busy {
+        return Err(PendingError::Busy(plugin.to_string()));
+    }
+    Ok(entry)
 }
 
 /// Read what `entry` fetched (a directory, or a clone) into the plan
