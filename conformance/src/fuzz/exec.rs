@@ -86,12 +86,10 @@ impl Runner {
             .launch(Path::new(&self.dir))
             .await
             .map_err(|e| kaged_plugin_protocol::error_chain::chain(&e))?;
-        if let Some(mut applied) = plugin.cage().and_then(|c| c.summary.clone()) {
-            // Without the spawn's own cgroup path, as `run` reports it.
-            if let Some(head) = applied.cgroup.split(" (").next() {
-                applied.cgroup = head.to_string();
-            }
-            let _ = self.applied.set(applied);
+        if let Some(applied) = plugin.cage().and_then(|c| c.summary.clone()) {
+            let _ = self
+                .applied
+                .set(crate::runner::RunCage::as_reported(applied));
         }
         Ok(plugin)
     }

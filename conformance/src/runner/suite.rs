@@ -141,14 +141,7 @@ async fn run_checked(
             // The report states the cage as the primary spawn got it (its
             // cgroup applied or not), not only as compiled.
             let mut cage = cage;
-            cage.applied = applied.map(|mut a| {
-                // Without the spawn's own cgroup path: the same run after
-                // run, whatever the lanes.
-                if let Some(head) = a.cgroup.split(" (").next() {
-                    a.cgroup = head.to_string();
-                }
-                a
-            });
+            cage.applied = applied.map(RunCage::as_reported);
             (cage, Some(observations))
         }
         None => {

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use kaged_host_core::golden::{self, Golden};
+use kaged_host_core::transcript::cut;
 use kaged_host_engine::scenario::{Scenario, Script};
 
 use crate::runner::judge::scope::Scope;
@@ -44,13 +45,6 @@ pub(crate) fn goldens(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
     out
 }
 
-fn cut(s: &str) -> String {
-    match s.char_indices().nth(DIFF_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
 /// One golden file against a run of its script: `Ok` when the same, the
 /// problem otherwise.
 async fn check(ctx: &RunContext, golden_file: &Path, script: &Path) -> Result<(), String> {
@@ -74,13 +68,13 @@ async fn check(ctx: &RunContext, golden_file: &Path, script: &Path) -> Result<()
         return Err(format!(
             "{} step(s) failed: {}",
             failed.len(),
-            cut(&failed.join("; "))
+            cut(&failed.join("; "), DIFF_CHARS)
         ));
     }
     match golden::compare(&old, &run.transcript) {
         Err(e) => Err(format!("is not a golden file: {e}")),
         Ok(Golden::Same) => Ok(()),
-        Ok(Golden::Differs { diff }) => Err(format!("differs: {}", cut(diff.trim()))),
+        Ok(Golden::Differs { diff }) => Err(format!("differs: {}", cut(diff.trim(), DIFF_CHARS))),
     }
 }
 

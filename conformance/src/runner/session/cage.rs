@@ -86,6 +86,15 @@ impl RunCage {
         run
     }
 
+    /// `summary` as a spawn got it, without the spawn's own cgroup path:
+    /// the same report run after run, whatever the lanes or processes.
+    pub fn as_reported(mut summary: CageSummary) -> CageSummary {
+        if let Some(head) = summary.cgroup.split(" (").next() {
+            summary.cgroup = head.to_string();
+        }
+        summary
+    }
+
     /// The policy in brief, for the report.
     pub fn summary(&self) -> Option<CageSummary> {
         self.applied
