@@ -185,17 +185,29 @@ fn row_of(v: &Value) -> Result<Row, String> {
     })
 }
 
+/// A version's order among a plugin's versions: semver's, and a version
+/// that is not semver older than any that is, those by their dotted
+/// numbers compared as numbers, the rest as text (`0.10` after `0.9.1`).
+/// What "newest" means for the comparison with the previous merge and
+/// for the badges.
+pub(crate) fn version_order(v: &str) -> (Option<semver::Version>, Vec<(u64, String)>) {
+    let parts = v
+        .split(['.', '-', '+'])
+        .map(|p| (p.parse().unwrap_or(0), p.to_string()))
+        .collect();
+    (semver::Version::parse(v).ok(), parts)
+}
+
 /// The plugin's row in the previous merge that `row` is compared with:
-/// the same version, else the plugin's newest version there (semver
-/// order; a version that is not semver is older than any that is).
+/// the same version, else the plugin's newest version there
+/// ([`version_order`]).
 fn row_before<'a>(previous: &'a Merged, row: &Row) -> Option<&'a Row> {
-    let order = |v: &str| semver::Version::parse(v).ok();
     previous.rows.iter().find(|r| r.key == row.key).or_else(|| {
         previous
             .rows
             .iter()
             .filter(|r| r.name == row.name)
-            .max_by(|a, b| order(&a.version).cmp(&order(&b.version)))
+            .max_by_key(|r| version_order(&r.version))
     })
 }
 
@@ -307,6 +319,15 @@ mod tests {
         let again = row("a", "0.9.0", false);
         assert_eq!(row_before(&before, &again).map(|r| r.good), Some(false));
         assert_eq!(change_of(row_before(&before, &again), &again), Change::Same);
+    }
+
+    #[test]
+    fn versions_order_by_semver_and_the_rest_by_their_numbers() {
+        let newer = |a: &str, b: &str| version_order(a) > version_order(b);
+        assert!(newer("0.10.0", "0.9.1"));
+        assert!(newer("1.0.0", "1.0.0-rc.1"));
+        assert!(newer("0.1.0", "2.0"), "not semver: older than any that is");
+        assert!(newer("0.10", "0.9"), "among versions that are not semver");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::merge::{Change, Merged, Row};
+use super::merge::{version_order, Change, Merged, Row};
 use crate::report::{escape_html, Html};
 
 fn cell_text(row: &Row, group: &str) -> (String, &'static str) {
@@ -169,14 +169,6 @@ pub fn badge(row: &Row) -> serde_json::Value {
     })
 }
 
-/// A version's order: its dotted numbers compared as numbers, the rest
-/// as text (`0.10.0` after `0.9.1`).
-fn version_key(v: &str) -> Vec<(u64, String)> {
-    v.split(['.', '-', '+'])
-        .map(|p| (p.parse().unwrap_or(0), p.to_string()))
-        .collect()
-}
-
 /// Write the page, the index, the badges and the reports into `out`.
 pub fn write(out: &Path, m: &Merged, reports: &BTreeMap<String, String>) -> std::io::Result<()> {
     std::fs::create_dir_all(out.join("reports"))?;
@@ -193,7 +185,7 @@ pub fn write(out: &Path, m: &Merged, reports: &BTreeMap<String, String>) -> std:
     for r in &m.rows {
         let newer = newest
             .get(r.name.as_str())
-            .is_none_or(|n| version_key(&r.version) > version_key(&n.version));
+            .is_none_or(|n| version_order(&r.version) > version_order(&n.version));
         if newer {
             newest.insert(&r.name, r);
         }
