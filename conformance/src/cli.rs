@@ -375,7 +375,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
             return;
         }
         // What --only/--skip left out is counted, not listed.
-        if c.kind == Some(crate::catalogue::Kind::Deselected) {
+        if c.deselected() {
             deselected += 1;
             return;
         }
@@ -391,8 +391,8 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     };
     let report = run_suite_streaming(plugin_dir, &options, &mut on_case);
     progress.finish();
-    if deselected > 0 {
-        kaged_host_core::outln!("({deselected} case(s) left out by --only/--skip)");
+    if let Some(line) = crate::report::left_out_line(deselected) {
+        kaged_host_core::outln!("{line}");
     }
     let mut report = report?;
     if let Some(policy) = &policy {

@@ -17,6 +17,12 @@ fn paint(s: &str, colour: &str, on: bool) -> String {
     }
 }
 
+/// The line that counts the `left_out` cases `--only`/`--skip` left out,
+/// when there are any (the human report lists the others one by one).
+pub fn left_out_line(left_out: usize) -> Option<String> {
+    (left_out > 0).then(|| format!("({left_out} case(s) left out by --only/--skip)"))
+}
+
 /// One line for a finished case (`PASS handshake.name_matches  name matches the manifest (3 ms)`).
 pub fn render_case_line(c: &CaseResult, colour: bool) -> String {
     let tag = match c.status {
@@ -63,15 +69,14 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
         out.push('\n');
     }
     if include_lines {
-        let deselected =
-            |c: &&super::CaseResult| c.kind == Some(crate::catalogue::Kind::Deselected);
-        for c in report.cases.iter().filter(|c| !deselected(c)) {
+        for c in report.cases.iter().filter(|c| !c.deselected()) {
             out.push_str(&render_case_line(c, colour));
             out.push('\n');
         }
-        let left_out = report.cases.iter().filter(deselected).count();
-        if left_out > 0 {
-            out.push_str(&format!("({left_out} case(s) left out by --only/--skip)\n"));
+        let left_out = report.cases.iter().filter(|c| c.deselected()).count();
+        if let Some(line) = left_out_line(left_out) {
+            out.push_str(&line);
+            out.push('\n');
         }
     }
     for c in report.failures_root_first() {

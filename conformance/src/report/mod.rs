@@ -20,7 +20,7 @@ pub use ended::EndedBy;
 #[cfg(feature = "cli")]
 pub(crate) use escape::{escape_html, Html};
 pub use html::render_html;
-pub use human::{render_case_line, render_human};
+pub use human::{left_out_line, render_case_line, render_human};
 #[cfg(feature = "junit")]
 pub use junit::render_junit;
 pub use markdown::render_markdown;
@@ -125,6 +125,15 @@ pub struct CaseResult {
     /// The last wire transcript lines of the case (human report only).
     #[serde(skip)]
     pub transcript_tail: Vec<String>,
+}
+
+impl CaseResult {
+    /// Whether `--only`/`--skip` left the case out (a skip of kind
+    /// `deselected`): the human report counts these instead of listing
+    /// them ([`left_out_line`]).
+    pub fn deselected(&self) -> bool {
+        self.kind == Some(crate::catalogue::Kind::Deselected)
+    }
 }
 
 /// The effective (scaled) timeouts of the run, in milliseconds: ADDENDUM
