@@ -52,8 +52,9 @@ pub const REPORTS: &str = "kaged-reports";
 /// Where the GitLab job caches the kit's tools (GitLab caches only paths
 /// inside the project).
 pub const KIT_CACHE: &str = ".kaged-kit";
-/// What the written `.kagedignore` leaves out of an install.
-const IGNORED: [&str; 2] = ["/.kaged-kit/", "/kaged-reports/"];
+/// What the written `.kagedignore` leaves out of an install (each
+/// written `/NAME/`).
+const IGNORED: [&str; 2] = [KIT_CACHE, REPORTS];
 
 /// `init` options.
 #[derive(Debug, clap::Args)]
@@ -151,9 +152,8 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
     match std::fs::read_to_string(dir.join(KAGEDIGNORE)) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut text = "# Written by `kaged-conformance init`: what an install of this plugin\n# leaves out (gitignore syntax): the CI's cache of the kit and its reports.\n".to_string();
-            for entry in IGNORED {
-                text.push_str(entry);
-                text.push('\n');
+            for name in IGNORED {
+                text.push_str(&format!("/{name}/\n"));
             }
             write(dir, KAGEDIGNORE, &text)?;
             written.push(KAGEDIGNORE);
@@ -165,13 +165,13 @@ pub fn init_cmd(a: &InitArgs) -> Result<i32, CliError> {
             })
         }
         Ok(text) => {
-            let has = |entry: &str| {
-                let bare = entry.trim_matches('/');
-                text.lines()
-                    .map(|l| l.trim().trim_matches('/'))
-                    .any(|l| l == bare)
-            };
-            ignore_lacks.extend(IGNORED.into_iter().filter(|e| !has(e)));
+            let has = |name: &str| text.lines().any(|l| l.trim().trim_matches('/') == name);
+            ignore_lacks.extend(
+                IGNORED
+                    .into_iter()
+                    .filter(|name| !has(name))
+                    .map(|name| format!("/{name}/")),
+            );
         }
     }
     let mut put = |file: &'static str, text: &dyn Fn() -> String| -> Result<(), CliError> {
