@@ -290,48 +290,27 @@ where
             kaged_host_core::out!("{text}");
             0
         }
-        Command::Judge(a) => match judge(&a) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("kaged-conformance: error: {}", error_chain(&e));
-                2
-            }
-        },
-        Command::Fuzz(a) => match crate::fuzz_cli::fuzz_cmd(&a) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("kaged-conformance: error: {}", error_chain(&e));
-                2
-            }
-        },
-        Command::Init(a) => match crate::init::init_cmd(&a) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("kaged-conformance: error: {}", error_chain(&e));
-                2
-            }
-        },
-        Command::Matrix(a) => crate::registry::cli::matrix_cmd(&a),
-        Command::Merge(a) => crate::registry::cli::merge_cmd(&a),
+        Command::Judge(a) => status(judge(&a)),
+        Command::Fuzz(a) => status(crate::fuzz_cli::fuzz_cmd(&a)),
+        Command::Init(a) => status(crate::init::init_cmd(&a)),
+        Command::Matrix(a) => status(crate::registry::cli::matrix_cmd(&a)),
+        Command::Merge(a) => status(crate::registry::cli::merge_cmd(&a)),
         Command::Verify(a) => verify_cmd(&a),
-        Command::Policy(a) => match Policy::load(&a.file) {
-            Ok(p) => {
-                kaged_host_core::outln!("{}", p.to_json());
-                0
-            }
-            Err(e) => {
-                eprintln!("kaged-conformance: error: {}", error_chain(&e));
-                2
-            }
-        },
-        Command::Run(a) => match run_dir(&a.plugin_dir, &a.suite) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("kaged-conformance: error: {}", error_chain(&e));
-                2
-            }
-        },
+        Command::Policy(a) => status(Policy::load(&a.file).map_err(CliError::from).map(|p| {
+            kaged_host_core::outln!("{}", p.to_json());
+            0
+        })),
+        Command::Run(a) => status(run_dir(&a.plugin_dir, &a.suite)),
     }
+}
+
+/// A command's exit status: its own, or 2 with the reason on stderr in
+/// one line, cause chain included.
+fn status(result: Result<i32, CliError>) -> i32 {
+    result.unwrap_or_else(|e| {
+        eprintln!("kaged-conformance: error: {}", error_chain(&e));
+        2
+    })
 }
 
 /// Run the suite against the plugin in `plugin_dir` as `a` says, print

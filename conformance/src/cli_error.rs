@@ -35,8 +35,9 @@ pub enum CliError {
     /// What the user asked cannot be done (said why).
     #[error("{0}")]
     Refused(String),
-    /// The report cannot be written.
-    #[error("cannot write the report to {}", path.display())]
+    /// A file the user asked for (a report, an attestation, a baseline, a
+    /// workflow) cannot be written.
+    #[error("cannot write {}", path.display())]
     Output {
         /// The file.
         path: PathBuf,
@@ -47,7 +48,7 @@ pub enum CliError {
 }
 
 /// Write a file the user asked for (a report, an attestation, a
-/// baseline), its directory created when missing.
+/// baseline, a workflow), its directory created when missing.
 pub(crate) fn write_output(path: &std::path::Path, text: &str) -> Result<(), CliError> {
     let fail = |source| CliError::Output {
         path: path.to_path_buf(),

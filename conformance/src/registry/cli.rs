@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use kaged_plugin_protocol::error_chain::chain as error_chain;
 
 use super::{matrix, merge, page, Change, Merged, Registry};
+use crate::cli_error::{write_output, CliError};
 
 /// The matrix's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -43,70 +44,42 @@ pub struct MergeArgs {
     pub previous: Option<PathBuf>,
 }
 
-/// `kaged-conformance matrix`: 0, or 2 with the reason on stderr.
-pub fn matrix_cmd(a: &MatrixArgs) -> i32 {
-    let registry = match Registry::load(&a.registry) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("kaged-conformance: error: {}", error_chain(&e));
-            return 2;
-        }
-    };
+/// `kaged-conformance matrix`: 0 (an `Err` is exit status 2).
+pub fn matrix_cmd(a: &MatrixArgs) -> Result<i32, CliError> {
+    let registry = Registry::load(&a.registry).map_err(|e| CliError::Refused(error_chain(&e)))?;
     if let Some(file) = &a.workflow {
-        let text = matrix::github_workflow(&a.registry.display().to_string());
-        let written = file
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(file, text));
-        if let Err(e) = written {
-            eprintln!(
-                "kaged-conformance: error: cannot write {}: {e}",
-                file.display()
-            );
-            return 2;
-        }
+        write_output(
+            file,
+            &matrix::github_workflow(&a.registry.display().to_string()),
+        )?;
     }
     match a.format {
         MatrixFormat::Github => kaged_host_core::outln!("{}", matrix::github_matrix(&registry)),
         MatrixFormat::Gitlab => kaged_host_core::out!("{}", matrix::gitlab_pipeline(&registry)),
     }
-    0
+    Ok(0)
 }
 
 /// `kaged-conformance merge`: 0 when every plugin is good, 1 when one is
-/// not, 2 when the reports cannot be merged.
-pub fn merge_cmd(a: &MergeArgs) -> i32 {
+/// not (an `Err`, when the reports cannot be merged, is exit status 2).
+pub fn merge_cmd(a: &MergeArgs) -> Result<i32, CliError> {
     let previous: Option<Merged> = match &a.previous {
         None => None,
-        Some(p) => match std::fs::read_to_string(p)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
-        {
-            Ok(m) => Some(m),
-            Err(e) => {
-                eprintln!(
-                    "kaged-conformance: error: {} is not a merge's index.json: {e}",
-                    p.display()
-                );
-                return 2;
-            }
-        },
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+                .map_err(|e| {
+                    CliError::Refused(format!("{} is not a merge's index.json: {e}", p.display()))
+                })?,
+        ),
     };
-    let (merged, reports) = match merge(&a.reports, previous.as_ref()) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("kaged-conformance: error: {}", error_chain(&e));
-            return 2;
-        }
-    };
-    if let Err(e) = page::write(&a.out, &merged, &reports) {
-        eprintln!(
-            "kaged-conformance: error: cannot write {}: {e}",
-            a.out.display()
-        );
-        return 2;
-    }
+    let (merged, reports) =
+        merge(&a.reports, previous.as_ref()).map_err(|e| CliError::Refused(error_chain(&e)))?;
+    page::write(&a.out, &merged, &reports).map_err(|source| CliError::Output {
+        path: a.out.clone(),
+        source,
+    })?;
     let bad = merged.rows.iter().filter(|r| !r.good).count();
     let regressed = merged
         .rows
@@ -119,5 +92,5 @@ pub fn merge_cmd(a: &MergeArgs) -> i32 {
         merged.rows.len() - bad,
         a.out.join("index.html").display()
     );
-    i32::from(bad > 0)
+    Ok(i32::from(bad > 0))
 }
