@@ -146,10 +146,10 @@ impl Runtime {
             .output()
             .ok()?;
         let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        let plain = !v.is_empty()
-            && v.split('.')
-                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-        (out.status.success() && plain && v.split('.').count() == 3).then_some(v)
+        // A release's plain `X.Y.Z`, what bun's installer takes.
+        let release =
+            semver::Version::parse(&v).is_ok_and(|s| s.pre.is_empty() && s.build.is_empty());
+        (out.status.success() && release).then_some(v)
     }
 }
 
