@@ -119,22 +119,27 @@ pub fn args_breaking_schema(schema: &Value) -> Option<InvalidArgs> {
             .find(|t| !validator.is_valid(&t.args)),
         Err(_) => {
             let base = generate(schema, schema, 0);
-            tries(schema, &base).into_iter().find(|t| {
-                let errors: Vec<_> = validator.iter_errors(&t.args).collect();
-                !errors.is_empty()
-                    && errors.iter().all(|e| {
-                        let path = e.instance_path().as_str().to_string();
-                        let field = format!("/{}", t.field);
-                        path == field
-                            || path.starts_with(&format!("{field}/"))
-                            || (path.is_empty()
-                                && e.to_string().contains(&format!("\"{}\"", t.field)))
-                            || (path.is_empty()
-                                && e.to_string().contains(&format!("'{}'", t.field)))
-                    })
-            })
+            tries(schema, &base)
+                .into_iter()
+                .find(|t| breaks_only(&validator, &t.args, &t.field))
         }
     }
+}
+
+/// Whether `args` break the schema, and only at `field`: every error is
+/// at `/field` (or under it), or at the root naming it (`"field" is a
+/// required property`, `'field' was unexpected`).
+fn breaks_only(validator: &jsonschema::Validator, args: &Value, field: &str) -> bool {
+    let at = format!("/{field}");
+    let named = [format!("\"{field}\""), format!("'{field}'")];
+    let mut errors = validator.iter_errors(args).peekable();
+    errors.peek().is_some()
+        && errors.all(|e| {
+            let path = e.instance_path().as_str();
+            path == at
+                || path.starts_with(&format!("{at}/"))
+                || (path.is_empty() && named.iter().any(|n| e.to_string().contains(n.as_str())))
+        })
 }
 
 /// Whether `schema` (an object schema) has nothing to break: no required
