@@ -10,27 +10,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kaged_test_support::command::assert_success;
 use support::ci_steps::{bun, init_and_run_the_ci, lint_clean};
-
-/// A copy of the outside plugin `name`, as its author left it.
-fn outside(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/outside")
-        .join(name);
-    let out = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(&from)
-        .arg(tmp.path())
-        .output()
-        .expect("cp");
-    assert_success(format!("copy {}", from.display()), &out);
-    let dir = tmp.path().join(name);
-    (tmp, dir)
-}
+use support::outside_fixture;
 
 /// The starter script with its tool steps uncommented runs: each step's
 /// arguments satisfy the tool's schema.
@@ -68,7 +52,7 @@ fn tool_steps_run(dir: &Path) {
 
 #[test]
 fn init_writes_ci_that_runs_as_written_for_a_python_package_from_outside() {
-    let (_tmp, dir) = outside("py-tally");
+    let (_tmp, dir) = outside_fixture("py-tally");
     // The author's own `.kagedignore`: kept, what it lacks named.
     let before = std::fs::read_to_string(dir.join(".kagedignore")).expect("theirs");
     init_and_run_the_ci(&dir, "python3");
@@ -85,7 +69,7 @@ fn init_writes_ci_that_runs_as_written_for_a_bun_project_from_outside() {
     let Some(_) = kaged_test_support::ci::required_in_ci("bun", bun()) else {
         return;
     };
-    let (_tmp, dir) = outside("bun-timebox");
+    let (_tmp, dir) = outside_fixture("bun-timebox");
     init_and_run_the_ci(&dir, "curl unzip ca-certificates");
     lint_clean(&dir);
     let workflow = std::fs::read_to_string(dir.join(".github/workflows/kaged-conformance.yml"))
@@ -96,7 +80,7 @@ fn init_writes_ci_that_runs_as_written_for_a_bun_project_from_outside() {
 
 #[test]
 fn init_writes_ci_that_runs_as_written_for_node_es_modules_from_outside() {
-    let (_tmp, dir) = outside("node-bookmarks");
+    let (_tmp, dir) = outside_fixture("node-bookmarks");
     init_and_run_the_ci(&dir, "nodejs");
     lint_clean(&dir);
     tool_steps_run(&dir);

@@ -279,15 +279,7 @@ fn an_uncaged_fuzz_run_is_not_certified_under_cage_require() {
 /// and the plugin's `-32602` for them passes.
 #[test]
 fn a_tool_schema_the_suite_cannot_satisfy_is_not_certified() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("node-bookmarks");
-    let out = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/outside/node-bookmarks"))
-        .arg(&dir)
-        .output()
-        .expect("cp");
-    assert!(out.status.success());
+    let (tmp, dir) = support::outside_fixture("node-bookmarks");
     let manifest = dir.join("kaged-plugin.yaml");
     let text = std::fs::read_to_string(&manifest).expect("manifest");
     let stripped: String = text

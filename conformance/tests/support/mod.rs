@@ -68,6 +68,25 @@ pub fn host_fixture(name: &str) -> PathBuf {
     staged().join("host").join(name)
 }
 
+/// A copy of `conformance/tests/fixtures/outside/NAME`, a plugin written
+/// outside the kit, as its author left it (the directory is the copy's
+/// `NAME`, in the temporary directory returned with it).
+pub fn outside_fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let from = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/outside")
+        .join(name);
+    let out = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&from)
+        .arg(tmp.path())
+        .output()
+        .expect("cp");
+    kaged_test_support::command::assert_success(format!("copy {}", from.display()), &out);
+    let dir = tmp.path().join(name);
+    (tmp, dir)
+}
+
 /// `conformance/tests/fixtures/plugins/NAME` (the suite's own), staged.
 pub fn own_fixture(name: &str) -> PathBuf {
     staged().join("own").join(name)
