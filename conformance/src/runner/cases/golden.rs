@@ -2,7 +2,8 @@
 //! does now. Each `tests/NAME.golden.jsonl` in the plugin directory is
 //! checked against a run of the session script beside it,
 //! `tests/NAME.yaml`, on a fresh host, caged and scaled as the run is,
-//! exactly as `kaged-host-sim session --script S --golden G` compares them.
+//! exactly as `kaged-host-sim session --script S --golden G` compares them,
+//! with the run's timeouts (`Options::adjust_timeouts` included).
 //! Without a golden transcript the case skips; a golden file without its
 //! script, or a script `session` cannot run alone (a `--project` script),
 //! is named.
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use kaged_host_core::golden::{self, Golden};
 use kaged_host_core::transcript::cut;
 use kaged_host_engine::scenario::{Scenario, Script};
+use kaged_plugin_protocol::error_chain::chain;
 
 use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;
@@ -60,9 +62,10 @@ async fn check(ctx: &RunContext, golden_file: &Path, script: &Path) -> Result<()
     let run = Scenario::from_script(script)
         .cage(ctx.options.cage)
         .time_scale(ctx.options.time_scale)
+        .adjust_timeouts(ctx.options.adjust_timeouts)
         .run(&ctx.dir)
         .await
-        .map_err(|e| format!("its session did not run: {e}"))?;
+        .map_err(|e| format!("its session did not run: {}", chain(&e)))?;
     let failed = run.failed_steps();
     if !failed.is_empty() {
         return Err(format!(

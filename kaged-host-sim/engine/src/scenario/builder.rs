@@ -27,7 +27,7 @@ use super::{
 };
 use kaged_host_core::audit::AuditLog;
 use kaged_host_core::normal::{self, NormalOptions, NormalTranscript};
-use kaged_host_core::time::TimeScale;
+use kaged_host_core::time::{TimeScale, Timeouts};
 use kaged_host_core::transcript::Transcript;
 use kaged_host_core::CageMode;
 use kaged_host_core::ShutdownOutcome;
@@ -40,6 +40,7 @@ use kaged_host_storage::BrokerHandler;
 pub struct Scenario {
     script: Script,
     time_scale: TimeScale,
+    adjust_timeouts: Option<fn(Timeouts) -> Timeouts>,
     keep_stderr: bool,
     cage: CageMode,
     config_root: Option<PathBuf>,
@@ -50,6 +51,7 @@ impl Default for Scenario {
         Scenario {
             script: Script::default(),
             time_scale: TimeScale::FULL,
+            adjust_timeouts: None,
             keep_stderr: false,
             cage: CageMode::Auto,
             config_root: None,
@@ -184,6 +186,15 @@ impl Scenario {
         self
     }
 
+    /// Set the timeouts after scaling, as a host's
+    /// [`HostConfig::with_adjust_timeouts`] does (default `None`: each is
+    /// the spec value × the time scale). The conformance suite passes its
+    /// own, so that a session it runs waits as its cases do.
+    pub fn adjust_timeouts(mut self, adjust: Option<fn(Timeouts) -> Timeouts>) -> Scenario {
+        self.adjust_timeouts = adjust;
+        self
+    }
+
     /// Keep stderr lines in the transcript (after the messages).
     pub fn keep_stderr(mut self) -> Scenario {
         self.keep_stderr = true;
@@ -217,6 +228,7 @@ impl Scenario {
         let host = HostSim::new(
             HostConfig::default()
                 .with_time_scale(self.time_scale)
+                .with_adjust_timeouts(self.adjust_timeouts)
                 .with_audit(audit.clone())
                 .with_transcript(transcript.clone())
                 .with_storage(Arc::new(broker))
