@@ -103,7 +103,11 @@ pub(crate) async fn no_orphans(
         .filter(|p| !members.contains(p))
         .collect();
     let limit = t.shutdown + t.sigterm_grace * 2 + Duration::from_secs(1);
-    let watch = ExitWatch::start(leader, members.clone(), WATCH_POLL, limit);
+    // Caged, the cage's init is held while the plugin exits, so that what
+    // it leaves running is still running when the watch looks
+    // (`kaged_host_core::probe`).
+    let hold = s.caged().then_some(pgid);
+    let watch = ExitWatch::start(leader, members.clone(), hold, WATCH_POLL, limit);
     let outcome = s.shutdown().await;
     let outlived = watch.finish();
     let note = retire(s).await;

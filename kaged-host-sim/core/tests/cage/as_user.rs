@@ -81,3 +81,11 @@ as_nobody!(
     the_landlock_file_rules_hold_as_an_ordinary_user,
     "landlock::every_caged_plugin_runs_under_the_landlock_file_rules"
 );
+as_nobody!(
+    a_left_child_is_seen_as_an_ordinary_user,
+    "exit_watch::a_child_left_running_is_seen_however_late_the_watch_looks"
+);
+as_nobody!(
+    an_ended_child_is_not_reported_as_an_ordinary_user,
+    "exit_watch::a_child_the_plugin_ended_first_is_not_reported_however_late_the_watch_looks"
+);

@@ -12,6 +12,7 @@ mod bwrap_run;
 mod cgroup;
 mod compile;
 mod exec_and_roots;
+mod exit_watch;
 mod host_fs;
 mod hostile;
 mod hostile_limits;

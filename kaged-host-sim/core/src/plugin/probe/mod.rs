@@ -4,28 +4,43 @@
 //! The host kills and reaps a plugin's whole process group as soon as the
 //! plugin exits, so "did the plugin leave a child behind?" can only be
 //! answered by watching the group while the plugin exits. [`ExitWatch`]
-//! polls `/proc` from a thread of its own: when it sees the leader exited
-//! (a zombie, not yet reaped by the host) while another member of its group
-//! is still running, that member outlived the plugin. When the leader is
-//! already reaped by the time it looks, the members that were running at the
-//! last look while the leader still ran are reported (they ended no earlier
-//! than the leader, up to one poll interval).
+//! looks at `/proc` from a thread of its own: when it sees the leader
+//! exited (a zombie, not yet reaped) while another member of its group is
+//! still running, that member outlived the plugin.
+//!
+//! Caged, that look is made certain by the kernel, not by polling fast: the
+//! watch stops the cage's init (`hold`, with SIGSTOP from the host's pid
+//! namespace, which a namespace's init cannot refuse) for as long as it
+//! watches. A stopped init cannot reap the exited plugin, so the plugin
+//! stays a zombie; and the cage ends (the kernel killing what is left in
+//! it) only once init has reaped it and exited, so whatever ran when the
+//! plugin exited still runs when the watch looks. The watch continues
+//! init once it has looked, or at its limit, or when dropped.
+//!
+//! Uncaged there is no init to hold: each look reads the members before the
+//! leader, and when the leader is already reaped (the host may be killing
+//! the group) the members running at the last look while the leader still
+//! ran are reported (they ended no earlier than the leader, up to one poll
+//! interval).
 //!
 //! ```no_run
 //! use std::time::Duration;
 //! use kaged_host_core::probe::{group_members, ExitWatch};
 //! let pgid = 4242;
 //! let others: Vec<u32> = group_members(pgid).into_iter().filter(|p| *p != pgid).collect();
-//! let watch = ExitWatch::start(pgid, others, Duration::from_millis(1), Duration::from_secs(5));
+//! let watch = ExitWatch::start(pgid, others, None, Duration::from_millis(1), Duration::from_secs(5));
 //! // ... ask the plugin to exit ...
 //! let survivors = watch.finish();
 //! assert!(survivors.is_empty());
 //! ```
 
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
 
 mod usage;
 
@@ -143,46 +158,92 @@ pub fn outer_pid(ancestor: u32, inner: u32) -> Option<u32> {
 pub struct ExitWatch {
     handle: Option<JoinHandle<Vec<u32>>>,
     stop: Arc<AtomicBool>,
+    hold: Option<Arc<Hold>>,
+}
+
+/// A process stopped while the watch runs (the cage's init), continued
+/// once, through a pidfd (so a reused pid is never signalled).
+#[derive(Debug)]
+struct Hold {
+    pidfd: OwnedFd,
+    released: AtomicBool,
+}
+
+impl Hold {
+    /// Stop `pid`; `None` when it cannot be (gone, or not ours to signal):
+    /// the watch then looks as it does uncaged.
+    fn stop(pid: u32) -> Option<Hold> {
+        let pid = Pid::from_raw(i32::try_from(pid).ok()?)?;
+        let pidfd = pidfd_open(pid, PidfdFlags::empty()).ok()?;
+        pidfd_send_signal(&pidfd, Signal::STOP).ok()?;
+        Some(Hold {
+            pidfd,
+            released: AtomicBool::new(false),
+        })
+    }
+
+    /// Continue the held process (once).
+    fn release(&self) {
+        if !self.released.swap(true, Ordering::SeqCst) {
+            let _ = pidfd_send_signal(&self.pidfd, Signal::CONT);
+        }
+    }
 }
 
 impl ExitWatch {
     /// Start watching `leader` and the other group members `others`,
-    /// polling every `poll`, for at most `limit`.
-    pub fn start(leader: u32, others: Vec<u32>, poll: Duration, limit: Duration) -> ExitWatch {
+    /// polling every `poll`, for at most `limit`; with `hold` (the cage's
+    /// init), stopped until the watch has looked (see the module docs).
+    pub fn start(
+        leader: u32,
+        others: Vec<u32>,
+        hold: Option<u32>,
+        poll: Duration,
+        limit: Duration,
+    ) -> ExitWatch {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let hold = hold.and_then(Hold::stop).map(Arc::new);
+        let held = hold.clone();
         let handle = std::thread::spawn(move || {
             let deadline = Instant::now() + limit;
             let running = |pid: u32| proc_state(pid).is_some_and(|s| s.is_running());
             let mut last_alive: Vec<u32> = others.clone();
-            // One look: Some(members that outlived the leader) once it exited.
+            // One look: Some(members that outlived the leader) once it
+            // exited. The members are read first: a leader seen running
+            // after them ran when they were read.
             let look = |last_alive: &mut Vec<u32>| {
-                let leader_state = proc_state(leader);
                 let alive: Vec<u32> = others.iter().copied().filter(|p| running(*p)).collect();
-                match leader_state {
+                match proc_state(leader) {
                     Some(s) if s.is_running() => {
                         *last_alive = alive;
                         None
                     }
-                    // Exited, not yet reaped: the host has not touched the group yet.
+                    // Exited, not yet reaped: nothing has touched the group yet.
                     Some(_) => Some(alive),
                     // Already reaped: the host may be killing the group now.
                     None => Some(last_alive.clone()),
                 }
             };
-            while Instant::now() < deadline && !flag.load(Ordering::SeqCst) {
-                if let Some(outlived) = look(&mut last_alive) {
-                    return outlived;
+            let mut outlived = None;
+            while outlived.is_none() && Instant::now() < deadline && !flag.load(Ordering::SeqCst) {
+                outlived = look(&mut last_alive);
+                if outlived.is_none() {
+                    std::thread::sleep(poll);
                 }
-                std::thread::sleep(poll);
             }
             // Told to stop (or out of time): a last look, so that a leader
             // that exited between two polls is not missed on a busy machine.
-            look(&mut last_alive).unwrap_or_default()
+            let outlived = outlived.or_else(|| look(&mut last_alive));
+            if let Some(h) = &held {
+                h.release();
+            }
+            outlived.unwrap_or_default()
         });
         ExitWatch {
             handle: Some(handle),
             stop,
+            hold,
         }
     }
 
@@ -200,6 +261,9 @@ impl ExitWatch {
 impl Drop for ExitWatch {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        if let Some(h) = &self.hold {
+            h.release();
+        }
     }
 }
 
