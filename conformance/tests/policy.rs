@@ -141,6 +141,8 @@ fn a_policy_the_kit_cannot_read_is_refused_naming_what_is_wrong() {
         ("policy: 1\nbaseline: all\n", "baseline"),
         ("policy: 1\nallow_star: true\n", "allow_star"),
         ("policy: 9\n", "version"),
+        // A syntax error: where, on one line, not the parser's snippet.
+        ("policy: 1\ncage: [require\n", "p.yaml: line 2 column 7: "),
     ] {
         let policy = write(tmp.path(), "p.yaml", text);
         let out = cmd()
@@ -155,6 +157,7 @@ fn a_policy_the_kit_cannot_read_is_refused_naming_what_is_wrong() {
             err.contains("invalid policy") && err.contains(says),
             "{text}: {err}"
         );
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     }
 }
 

@@ -37,6 +37,7 @@ pub use certify::RunInputs;
 use std::path::Path;
 
 use kaged_host_core::time::TimeScale;
+use kaged_plugin_protocol::manifest::from_yaml_str;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -192,7 +193,7 @@ impl Policy {
             message,
         };
         let text = std::str::from_utf8(bytes).map_err(|e| invalid(format!("not UTF-8: {e}")))?;
-        let file: PolicyFile = serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let file: PolicyFile = from_yaml_str(text).map_err(|e| invalid(e.to_string()))?;
         if file.policy != POLICY_VERSION {
             return Err(invalid(format!(
                 "`policy: {}` is a version this kit does not read (it reads {POLICY_VERSION})",

@@ -20,6 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
+use kaged_plugin_protocol::manifest::from_yaml_str;
 use serde::Deserialize;
 
 /// Why a registry file cannot be used.
@@ -135,7 +136,7 @@ impl Registry {
 
     /// Parse and check registry YAML whose paths are relative to `base`.
     pub fn from_yaml(text: &str, base: &Path) -> Result<Registry, String> {
-        let file: File = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+        let file: File = from_yaml_str(text).map_err(|e| e.to_string())?;
         if file.registry != 1 {
             return Err(format!(
                 "`registry: {}`: this kit reads registry: 1",
@@ -224,9 +225,11 @@ mod tests {
             ("registry: 1\nplugins:\n  - name: a\n    version: 1\n    source: {}\n", "needs `dir` or `git`"),
             ("registry: 1\nplugins:\n  - name: a\n    version: 1\n    source: {dir: a}\n  - name: a\n    version: 1\n    source: {dir: b}\n", "listed twice"),
             ("registry: 1\nplugin: []\n", "unknown field"),
+            ("registry: 1\nplugins: [\n", "line 2 column 10: unclosed bracket"),
         ] {
             let e = Registry::from_yaml(bad, Path::new("/r")).expect_err(bad);
             assert!(e.contains(says), "{bad}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
         }
     }
 }

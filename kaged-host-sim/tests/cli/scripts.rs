@@ -247,6 +247,12 @@ fn a_step_that_is_not_a_map_and_a_script_without_steps_are_refused() {
     assert!(line.contains("it is not a map but \"ping\""), "{line}");
     let err = Script::from_yaml_str("step:\n  - call: a\n").expect_err("no steps");
     assert!(matches!(err, ScriptError::Syntax(_)), "{err}");
+    // Broken YAML: where, on one line, not the parser's quoted snippet.
+    let err = Script::from_yaml_str("steps:\n  - call: [\n").expect_err("broken YAML");
+    assert_eq!(
+        err.to_string(),
+        "invalid script: line 2 column 11: unclosed bracket '[' (in `- call: [`)"
+    );
 }
 
 #[test]

@@ -60,6 +60,7 @@ mod run;
 mod step;
 
 use kaged_host_core::FirstConfig;
+use kaged_plugin_protocol::manifest::from_yaml_str;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -113,7 +114,7 @@ pub enum ScriptError {
 
 fn from_yaml<S: parse::StepKind>(text: &str) -> Result<(FirstConfig, Vec<S>), ScriptError> {
     let raw: parse::RawScript =
-        serde_saphyr::from_str(text).map_err(|e| ScriptError::Syntax(e.to_string()))?;
+        from_yaml_str(text).map_err(|e| ScriptError::Syntax(e.to_string()))?;
     let config = parse::first_config(raw.config).map_err(ScriptError::Syntax)?;
     let steps = parse::read_steps(raw.steps)
         .map_err(|(index, error)| ScriptError::Step { index, error })?;

@@ -21,4 +21,4 @@ pub(crate) use parse::path_segments;
 pub use parse::{
     locate, render_path, ManifestError, PathSegment, MANIFEST_FILE, PRINT_MANIFEST_FLAG,
 };
-pub use yaml::{parse_yaml, Pos, YamlNode, YamlSyntaxError, YamlValue};
+pub use yaml::{from_yaml_str, parse_yaml, Pos, YamlNode, YamlSyntaxError, YamlValue};

@@ -221,8 +221,53 @@ pub fn parse_yaml(text: &str) -> Result<YamlNode, YamlSyntaxError> {
     })
 }
 
+/// Deserialize one YAML document into `T` (a policy, a registry, a
+/// session script...). The error is one line: where, what, and the line of
+/// text it is about (`line 2 column 7: ... (in `cage: [require`)`), in
+/// place of the parser's multi-line snippet, so that a command reports it
+/// on one line.
+///
+/// ```
+/// use kaged_plugin_protocol::manifest::from_yaml_str;
+/// #[derive(Debug, serde::Deserialize)]
+/// struct Policy { cage: String }
+/// let p: Policy = from_yaml_str("cage: require\n").unwrap();
+/// assert_eq!(p.cage, "require");
+/// let e = from_yaml_str::<Policy>("cage: [require\n").unwrap_err();
+/// assert!(!e.to_string().contains('\n'), "{e}");
+/// assert!(e.to_string().starts_with("line 1 column 7: "), "{e}");
+/// assert!(e.to_string().ends_with(" (in `cage: [require`)"), "{e}");
+/// assert_eq!(e.pos.map(|p| (p.line, p.column)), Some((1, 7)));
+/// ```
+pub fn from_yaml_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, YamlSyntaxError> {
+    serde_saphyr::from_str(text).map_err(|e| {
+        let pos = e.location().and_then(|l| Pos::from_location(&l));
+        let mut message = first_line(&e.to_string());
+        let quoted = pos
+            .and_then(|p| text.lines().nth(p.line - 1))
+            .map(str::trim)
+            .filter(|l| !l.is_empty());
+        if let Some(line) = quoted {
+            let mut cut: String = line.chars().take(QUOTED_CHARS).collect();
+            if cut.len() < line.len() {
+                cut.push_str("...");
+            }
+            message.push_str(&format!(" (in `{cut}`)"));
+        }
+        YamlSyntaxError { message, pos }
+    })
+}
+
+/// How much of the line an error is about [`from_yaml_str`] quotes.
+const QUOTED_CHARS: usize = 80;
+
+/// The first line of a parser message, without its `error: ` label.
 fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").trim().to_owned()
+    let line = s.lines().next().unwrap_or("").trim();
+    line.strip_prefix("error:")
+        .unwrap_or(line)
+        .trim()
+        .to_owned()
 }
 
 impl<'de> Deserialize<'de> for YamlNode {
