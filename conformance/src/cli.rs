@@ -346,16 +346,16 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     let stream = a.report.format == Format::Human;
     let progress = Progress::stderr("kaged-conformance", "cases judged", None, a.quiet);
     let mut n = 0usize;
-    let mut deselected = 0usize;
+    let mut folded = crate::report::Folded::default();
     let mut on_case = |c: &crate::report::CaseResult| {
         progress.inc(1);
         progress.set_message(format!("{}: {}", c.id, c.status.as_str()));
         if !stream {
             return;
         }
-        // What --only/--skip left out is counted, not listed.
-        if c.deselected() {
-            deselected += 1;
+        // What --only/--skip left out, and what could not run for another
+        // case's failure, is counted, not listed.
+        if folded.take(c) {
             return;
         }
         n += 1;
@@ -370,7 +370,7 @@ pub fn run_dir(plugin_dir: &Path, a: &SuiteArgs) -> Result<i32, CliError> {
     };
     let report = run_suite_streaming(plugin_dir, &options, &mut on_case);
     progress.finish();
-    if let Some(line) = crate::report::left_out_line(deselected) {
+    for line in folded.lines() {
         kaged_host_core::outln!("{line}");
     }
     let mut report = report?;

@@ -608,3 +608,65 @@ fn progress_is_drawn_on_a_terminal_only_and_not_with_quiet() {
         "{err}"
     );
 }
+
+/// The human report lists each case that ran, and counts, one line per
+/// kind, the cases it does not list: those that could not run because
+/// another failed (the root is listed, and in detail below), and those
+/// `--only`/`--skip` left out. Streamed and written alike; every other
+/// format lists them all.
+#[test]
+fn the_human_report_counts_the_cases_it_does_not_list() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let plugin = tmp.path().join("broken");
+    std::fs::create_dir(&plugin).expect("dir");
+    std::fs::write(
+        plugin.join("kaged-plugin.yaml"),
+        "name: broken\nversion: 1.0.0\nkaged_api: 1\ncommand: [\n",
+    )
+    .expect("manifest");
+    let written = tmp.path().join("report.txt");
+    let out = cmd()
+        .args(["run", "--time-scale", "1", "--output"])
+        .arg(&written)
+        .arg(&plugin)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let json = cmd()
+        .args(["run", "--format", "json", "--time-scale", "1"])
+        .arg(&plugin)
+        .output()
+        .expect("runs");
+    let skipped = stdout_json(&json)["summary"]["skipped"]
+        .as_u64()
+        .expect("a count");
+    assert!(skipped > 40, "{skipped}");
+    let count = format!("({skipped} case(s) not run: they follow from manifest.valid)");
+    let streamed = String::from_utf8_lossy(&out.stdout).to_string();
+    let file = std::fs::read_to_string(&written).expect("the written report");
+    for text in [&streamed, &file] {
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines.iter().any(|l| l.starts_with("FAIL manifest.valid")),
+            "{text}"
+        );
+        assert_eq!(lines.iter().filter(|l| **l == count).count(), 1, "{text}");
+        assert!(!lines.iter().any(|l| l.starts_with("SKIP")), "{text}");
+    }
+
+    // --only: the cases left out are one line too.
+    let out = cmd()
+        .args(["run", "--time-scale", "1", "--only", "manifest.*"])
+        .arg(own_fixture("conforming"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("PASS manifest.valid"), "{text}");
+    assert!(!text.contains("protocol.ping"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with('(') && l.ends_with(" case(s) left out by --only/--skip)")),
+        "{text}"
+    );
+}

@@ -17,10 +17,74 @@ fn paint(s: &str, colour: &str, on: bool) -> String {
     }
 }
 
-/// The line that counts the `left_out` cases `--only`/`--skip` left out,
-/// when there are any (the human report lists the others one by one).
-pub fn left_out_line(left_out: usize) -> Option<String> {
-    (left_out > 0).then(|| format!("({left_out} case(s) left out by --only/--skip)"))
+/// The skips the human report counts instead of listing one by one: what
+/// `--only`/`--skip` left out, and each case that could not run because
+/// another failed (a skip with `caused_by`; that root is listed, and in
+/// detail below). Every other format lists them all.
+///
+/// ```
+/// use kaged_conformance::catalogue::Level;
+/// use kaged_conformance::report::{CaseResult, Folded, Status};
+/// let case = |id: &str, caused_by: Option<&str>| CaseResult {
+///     id: id.into(),
+///     title: String::new(),
+///     level: Level::Must,
+///     spec: String::new(),
+///     status: if caused_by.is_some() { Status::Skip } else { Status::Fail },
+///     duration_ms: 0,
+///     detail: "the manifest is invalid".into(),
+///     audit_events: vec![],
+///     kind: None,
+///     caused_by: caused_by.map(str::to_string),
+///     ended_by: None,
+///     known_failure: None,
+///     sentence: String::new(),
+///     transcript_tail: vec![],
+/// };
+/// let mut folded = Folded::default();
+/// assert!(!folded.take(&case("manifest.valid", None)));
+/// assert!(folded.take(&case("protocol.ping", Some("manifest.valid"))));
+/// assert!(folded.take(&case("launch.starts", Some("manifest.valid"))));
+/// assert_eq!(folded.lines(), ["(2 case(s) not run: they follow from manifest.valid)"]);
+/// ```
+#[derive(Debug, Default)]
+pub struct Folded {
+    left_out: usize,
+    blocked: Vec<(String, usize)>,
+}
+
+impl Folded {
+    /// Count `c` when it is one to fold (`true`), else leave it to be listed.
+    pub fn take(&mut self, c: &CaseResult) -> bool {
+        if c.deselected() {
+            self.left_out += 1;
+            return true;
+        }
+        let Some(root) = c.caused_by.as_deref().filter(|_| c.status == Status::Skip) else {
+            return false;
+        };
+        match self.blocked.iter_mut().find(|(r, _)| r == root) {
+            Some((_, n)) => *n += 1,
+            None => self.blocked.push((root.to_string(), 1)),
+        }
+        true
+    }
+
+    /// A line per kind of folded case, roots in the order first met.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .blocked
+            .iter()
+            .map(|(root, n)| format!("({n} case(s) not run: they follow from {root})"))
+            .collect();
+        if self.left_out > 0 {
+            out.push(format!(
+                "({} case(s) left out by --only/--skip)",
+                self.left_out
+            ));
+        }
+        out
+    }
 }
 
 /// One line for a finished case (`PASS handshake.name_matches  name matches the manifest (3 ms)`).
@@ -69,12 +133,14 @@ pub fn render_human(report: &Report, colour: bool, include_lines: bool) -> Strin
         out.push('\n');
     }
     if include_lines {
-        for c in report.cases.iter().filter(|c| !c.deselected()) {
-            out.push_str(&render_case_line(c, colour));
-            out.push('\n');
+        let mut folded = Folded::default();
+        for c in &report.cases {
+            if !folded.take(c) {
+                out.push_str(&render_case_line(c, colour));
+                out.push('\n');
+            }
         }
-        let left_out = report.cases.iter().filter(|c| c.deselected()).count();
-        if let Some(line) = left_out_line(left_out) {
+        for line in folded.lines() {
             out.push_str(&line);
             out.push('\n');
         }

@@ -20,7 +20,7 @@ pub use ended::EndedBy;
 #[cfg(feature = "cli")]
 pub(crate) use escape::{escape_html, Html};
 pub use html::render_html;
-pub use human::{left_out_line, render_case_line, render_human};
+pub use human::{render_case_line, render_human, Folded};
 #[cfg(feature = "junit")]
 pub use junit::render_junit;
 pub use markdown::render_markdown;
@@ -130,7 +130,7 @@ pub struct CaseResult {
 impl CaseResult {
     /// Whether `--only`/`--skip` left the case out (a skip of kind
     /// `deselected`): the human report counts these instead of listing
-    /// them ([`left_out_line`]).
+    /// them ([`Folded`]).
     pub fn deselected(&self) -> bool {
         self.kind == Some(crate::catalogue::Kind::Deselected)
     }
