@@ -33,3 +33,7 @@ as_nobody!(
     a_widened_manifest_waits_for_consent_as_an_ordinary_user,
     "consent::a_plugin_that_widened_its_manifest_is_not_restarted_until_consent_is_given_again"
 );
+as_nobody!(
+    a_killed_up_leaves_no_cage_behind_as_an_ordinary_user,
+    "lifecycle::a_killed_up_leaves_no_cage_behind"
+);

@@ -168,3 +168,43 @@ fn up_cages_or_refuses_by_default_and_the_one_shot_tools_keep_auto() {
     );
     assert!(help.contains("--token-file <FILE>"), "{help}");
 }
+
+/// `up` killed with SIGKILL (no shutdown, no cleanup) leaves no process of
+/// a caged plugin behind, even one that stays up after the EOF on its stdin: the
+/// cage dies with the host. bwrap sets its parent-death signal itself
+/// (`--die-with-parent`) once it runs; the spawn's child sets it before
+/// bwrap runs (`cage_child`), so a host killed between the fork and bwrap's
+/// own setting leaves no bwrap behind either (that window is not reached
+/// here: this checks the whole chain).
+#[test]
+fn a_killed_up_leaves_no_cage_behind() {
+    let dir = plugins(&["ignores-eof"]);
+    let mut up = Up::start(dir.path());
+    if !up.caged {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true and not caged"
+        );
+        return;
+    }
+    up.wait_plugin("ignores-eof", |p| p["state"] == "running");
+    let family = kaged_host_core::probe::descendants(up.pid());
+    assert!(
+        family.len() >= 3,
+        "bwrap, its init and the plugin: {family:?}"
+    );
+    assert_eq!(up.signal_and_wait(Signal::KILL), None);
+    let running = |p: &u32| kaged_host_core::probe::proc_state(*p).is_some_and(|s| s.is_running());
+    let deadline = std::time::Instant::now() + crate::support::host::LIMIT;
+    while family.iter().any(running) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let left: Vec<u32> = family.iter().copied().filter(running).collect();
+    for p in &left {
+        if let Some(pid) = rustix::process::Pid::from_raw(*p as i32) {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+        }
+    }
+    assert!(left.is_empty(), "left behind by a killed up: {left:?}");
+}

@@ -12,7 +12,12 @@
 //!    are placed: placing them may reuse the ruleset's number;
 //! 6. a filtered network: the connect filter, its listener handed to the
 //!    host (`cage::net_filter`);
-//! 7. bwrap's descriptors at their slots.
+//! 7. bwrap's descriptors at their slots;
+//! 8. SIGKILL when the host dies (`PR_SET_PDEATHSIG`), last, since a
+//!    change of uid clears it, and the child ends at once if the host
+//!    died already. bwrap sets the same on itself (`--die-with-parent`),
+//!    but only once it runs: a host killed between the fork and then left
+//!    a bwrap without a parent, waiting on a cage nobody would end.
 //!
 //! Everything here runs in the child of a multi-threaded process: system
 //! calls only, on values built before the fork, no allocation, no lock.
@@ -43,6 +48,8 @@ pub(super) struct ChildSteps {
     pub(super) placements: Vec<(RawFd, RawFd)>,
     /// One entry per placement, for [`place_fds`].
     pub(super) scratch: Vec<RawFd>,
+    /// The host's pid (the child's parent).
+    pub(super) host: rustix::process::Pid,
 }
 
 impl ChildSteps {
@@ -78,7 +85,12 @@ impl ChildSteps {
             })?;
         }
         cage::net_filter::enter(self.net.as_ref())?;
-        place_fds(&self.placements, &mut self.scratch)
+        place_fds(&self.placements, &mut self.scratch)?;
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+        if rustix::process::getppid() != Some(self.host) {
+            return Err(rustix::io::Errno::SRCH.into());
+        }
+        Ok(())
     }
 }
 

@@ -317,6 +317,7 @@ impl CagePlan {
             net: net_child,
             scratch: vec![-1; placements.len()],
             placements,
+            host: rustix::process::getpid(),
         };
         // SAFETY: `ChildSteps::run` only makes system calls (no
         // allocation, no lock), on values built before the fork (see its
