@@ -78,7 +78,7 @@ impl Up {
     }
 
     /// [`Up::start_args`] with `global` options before `up`
-    /// (`--storage-db FILE`).
+    /// (`--storage-db FILE`; a `--cage MODE` here replaces the harness's).
     pub fn start_global(global: &[&std::ffi::OsStr], args: &[&std::ffi::OsStr]) -> Up {
         Up::start_under(None, "0.2", &[], global, args)
     }
@@ -101,9 +101,21 @@ impl Up {
         global: &[&std::ffi::OsStr],
         args: &[&std::ffi::OsStr],
     ) -> Up {
-        let cage = match kaged_host_core::testing::cage_available_for_blocking("daemon tests") {
-            true => "require",
-            false => "off",
+        // A `--cage` among `global` is the test's own; else caged where bwrap works.
+        let own_cage = global.iter().position(|a| *a == "--cage");
+        let cage = match own_cage {
+            Some(i) => global
+                .get(i + 1)
+                .and_then(|m| m.to_str())
+                .expect("--cage MODE"),
+            None if kaged_host_core::testing::cage_available_for_blocking("daemon tests") => {
+                "require"
+            }
+            None => "off",
+        };
+        let cage_args: &[&str] = match own_cage {
+            Some(_) => &[],
+            None => &["--cage", cage],
         };
         let tmp = tempfile::tempdir().expect("tempdir");
         let audit = tmp.path().join("audit.jsonl");
@@ -118,7 +130,8 @@ impl Up {
             }
         };
         let mut child = command
-            .args(["--cage", cage, "--time-scale", scale, "--audit"])
+            .args(cage_args)
+            .args(["--time-scale", scale, "--audit"])
             .arg(&audit)
             .args(global)
             .args(["up", "--listen", "127.0.0.1:0", "--token-file"])

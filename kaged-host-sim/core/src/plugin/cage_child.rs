@@ -13,11 +13,11 @@
 //! 6. a filtered network: the connect filter, its listener handed to the
 //!    host (`cage::net_filter`);
 //! 7. bwrap's descriptors at their slots;
-//! 8. SIGKILL when the host dies (`PR_SET_PDEATHSIG`), last, since a
-//!    change of uid clears it, and the child ends at once if the host
-//!    died already. bwrap sets the same on itself (`--die-with-parent`),
-//!    but only once it runs: a host killed between the fork and then left
-//!    a bwrap without a parent, waiting on a cage nobody would end.
+//! 8. SIGKILL when the host dies (`parent_death`), last, since a change
+//!    of uid clears it. bwrap sets the same on itself
+//!    (`--die-with-parent`), but only once it runs: a host killed between
+//!    the fork and then left a bwrap without a parent, waiting on a cage
+//!    nobody would end.
 //!
 //! Everything here runs in the child of a multi-threaded process: system
 //! calls only, on values built before the fork, no allocation, no lock.
@@ -86,11 +86,7 @@ impl ChildSteps {
         }
         cage::net_filter::enter(self.net.as_ref())?;
         place_fds(&self.placements, &mut self.scratch)?;
-        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
-        if rustix::process::getppid() != Some(self.host) {
-            return Err(rustix::io::Errno::SRCH.into());
-        }
-        Ok(())
+        super::parent_death::die_with(self.host)
     }
 }
 

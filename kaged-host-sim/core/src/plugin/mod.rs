@@ -12,6 +12,7 @@ pub mod connection;
 mod fds;
 pub mod handle;
 pub mod handshake;
+mod parent_death;
 pub mod probe;
 pub mod process;
 pub mod quiet;

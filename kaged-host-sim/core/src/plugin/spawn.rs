@@ -236,9 +236,14 @@ pub(crate) async fn spawn_plugin(
                 .current_dir(&dir)
                 .env_clear()
                 .envs(&env);
-            // SAFETY: the closure only makes system calls (fds.rs).
+            let host = rustix::process::getpid();
+            // SAFETY: the closure only makes system calls (fds.rs,
+            // parent_death.rs).
             unsafe {
-                cmd.pre_exec(super::fds::cloexec_from_3);
+                cmd.pre_exec(move || {
+                    super::fds::cloexec_from_3()?;
+                    super::parent_death::die_with(host)
+                });
             }
             let (child, pipes) = start(cmd, &exe)?;
             let pid = child.id().unwrap_or_default();
