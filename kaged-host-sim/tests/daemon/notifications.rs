@@ -9,8 +9,10 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::{http, Error, Message};
 use tokio_tungstenite::{connect_async, MaybeTlsStream, WebSocketStream};
 
+use kaged_test_support::command::run_ok;
+
 use crate::harness::{plugins, Up};
-use crate::support::host::LIMIT;
+use crate::support::host::{shell_adapter_as, LIMIT};
 
 type Socket = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
@@ -170,4 +172,58 @@ async fn refusals(up: &Up) {
         None,
     );
     assert_eq!(reply.status, 401, "{reply:?}");
+}
+
+/// A socket opened while `up` waits on a pending project follows the
+/// plugin into the daemon that loads the project: `good` (installed in
+/// the store, enabled) runs before and after, and its notifications reach
+/// the socket opened before the swap. The socket stayed on the old
+/// daemon's plugin, which no longer ran: it heard nothing.
+#[test]
+fn a_socket_follows_its_plugin_when_a_pending_project_loads() {
+    let store = tempfile::tempdir().expect("store");
+    run_ok(
+        std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+            .args(["plugin", "install", "--yes"])
+            .arg(crate::support::host::fixture("good"))
+            .arg("--store")
+            .arg(store.path()),
+    );
+    run_ok(
+        std::process::Command::new(env!("CARGO_BIN_EXE_kaged-host-sim"))
+            .args(["plugin", "enable", "good", "--store"])
+            .arg(store.path()),
+    );
+    let proj = tempfile::tempdir().expect("project");
+    shell_adapter_as(&proj.path().join("vendor/local-one"), "local-one");
+    let file = proj.path().join("project.yaml");
+    std::fs::write(
+        &file,
+        "primary:\n  plugins:\n    local:\n      package: \"@kaged/local-one\"\n      version: \"^0.1\"\n      source: ./vendor/local-one\n",
+    )
+    .expect("project");
+    let mut up = Up::start_args(&[
+        "--store".as_ref(),
+        store.path().as_os_str(),
+        "--project".as_ref(),
+        file.as_os_str(),
+    ]);
+    up.wait_line(|l| l.starts_with("project: pending: "));
+    let old = up.wait_plugin("good", |p| p["state"] == "running")["pid"].clone();
+    let rt = runtime();
+    let mut socket = rt.block_on(subscribe(&up, "good"));
+    let (status, body) = up.http("POST", "/api/v1/pending/local-one/approve", None);
+    assert_eq!(status, 200, "{body}");
+    up.wait_line(|l| l.starts_with("plugins: ") && l.contains("local-one"));
+    up.wait_plugin("good", |p| p["state"] == "running" && p["pid"] != old);
+    let (status, body) = up.http(
+        "POST",
+        "/api/v1/plugins/good/call/notify.emit",
+        Some(r#"{"n": 5}"#),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        rt.block_on(next_json(&mut socket)),
+        json!({"plugin": "good", "method": "echo.done", "params": {"n": 5}})
+    );
 }

@@ -16,18 +16,25 @@
 //!
 //! A subscriber that falls more than the fan-out queue behind gets
 //! `{"plugin": "good", "missed": N}` and then the newest. The subscription
-//! outlives the plugin's process: after a restart it follows the new one.
-//! Frames from the client are ignored; a close ends the subscription.
+//! outlives the plugin's process: after a restart it follows the new one;
+//! when `up` loads a pending project (a new daemon), it follows that
+//! daemon's plugin of the same name, and closes (`1001`, going away) when
+//! the new daemon does not run one. Frames from the client are ignored; a
+//! close ends the subscription.
 
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::Path;
+use std::sync::{Arc, Weak};
+
+use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
 use axum::response::Response;
 use kaged_plugin_protocol::Notification;
 use serde_json::json;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
 
-use super::cell::Current;
+use super::super::running::Daemon;
+use super::cell::{Current, DaemonCell};
 
 use super::error::ApiError;
 
@@ -39,24 +46,70 @@ pub const PROTOCOL: &str = "kaged.notifications.v1";
 /// upgrade is answered: whatever the plugin emits once the client holds
 /// the socket reaches it.
 pub(super) async fn subscribe(
+    State(cell): State<DaemonCell>,
     Current(daemon): Current,
     Path(name): Path<String>,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
     let rx = daemon.managed(&name)?.sup.notifications();
+    let mut daemons = cell.watch();
+    // The daemon subscribed to is the one seen; a swap after it wakes the watch.
+    daemons.mark_unchanged();
+    let watch = Following {
+        daemon: Arc::downgrade(&daemon),
+        daemons,
+        rx,
+    };
     Ok(ws
         .protocols([PROTOCOL])
-        .on_upgrade(move |socket| forward(name, rx, socket)))
+        .on_upgrade(move |socket| forward(name, watch, socket)))
 }
 
-/// Forward until the client goes (or the daemon drops the plugin).
-async fn forward(name: String, mut rx: broadcast::Receiver<Notification>, mut socket: WebSocket) {
+/// What a socket forwards from: the daemon it is subscribed to (not kept
+/// alive by the socket), the cell's watch, and the plugin's fan-out.
+struct Following {
+    daemon: Weak<Daemon>,
+    daemons: watch::Receiver<Arc<Daemon>>,
+    rx: broadcast::Receiver<Notification>,
+}
+
+impl Following {
+    /// Subscribe to the cell's daemon now, when it is another than the
+    /// one followed: `false` when it runs no plugin `name` (or the cell
+    /// is gone), and the socket ends.
+    fn follow_swap(&mut self, name: &str) -> bool {
+        let now = Arc::clone(&self.daemons.borrow_and_update());
+        if Weak::ptr_eq(&Arc::downgrade(&now), &self.daemon) {
+            return true;
+        }
+        match now.managed(name) {
+            Ok(m) => {
+                self.rx = m.sup.notifications();
+                self.daemon = Arc::downgrade(&now);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// Forward until the client goes (or no daemon runs the plugin any more).
+async fn forward(name: String, mut from: Following, mut socket: WebSocket) {
     loop {
         let text = tokio::select! {
-            n = rx.recv() => match n {
+            n = from.rx.recv() => match n {
                 Ok(n) => json!({"plugin": name, "method": n.method, "params": n.params}),
                 Err(RecvError::Lagged(missed)) => json!({"plugin": name, "missed": missed}),
-                Err(RecvError::Closed) => return,
+                // The old daemon's plugin is gone: a swap follows it, if any.
+                Err(RecvError::Closed) => match from.follow_swap(&name) {
+                    true if from.rx.is_closed() => break,
+                    true => continue,
+                    false => break,
+                },
+            },
+            changed = from.daemons.changed() => match changed.is_ok() && from.follow_swap(&name) {
+                true => continue,
+                false => break,
             },
             frame = socket.recv() => match client_gone(frame) {
                 true => return,
@@ -71,6 +124,12 @@ async fn forward(name: String, mut rx: broadcast::Receiver<Notification>, mut so
             return;
         }
     }
+    let _ = socket
+        .send(Message::Close(Some(CloseFrame {
+            code: close_code::AWAY,
+            reason: format!("the daemon no longer runs plugin {name}").into(),
+        })))
+        .await;
 }
 
 /// Whether a frame read from the client means it is gone (closed, an
