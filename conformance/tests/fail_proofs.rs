@@ -314,7 +314,7 @@ fail_proofs! {
 
     /// Never answers config.update: killed at every start, as the daemon
     /// would; the cases that need a session say so and name the cause.
-    hangs_on_config: own("hangs-on-config").scale(0.05).jobs_compared() => [
+    hangs_on_config: own("hangs-on-config").scale(0.05).budgets(Budgets::ConfigScaled).jobs_compared() => [
         fail(CONFIG_UPDATE_ACCEPTED).audit("plugin.killed"),
         fail(CONFIG_UPDATE_IN_HANDSHAKE_WINDOW),
     ] then |r| {

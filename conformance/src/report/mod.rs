@@ -145,6 +145,10 @@ pub struct EffectiveTimeouts {
     pub initialize_ms: u64,
     /// Wait for a method answer.
     pub request_ms: u64,
+    /// Wait for the answer to the first `config.update`, right after the
+    /// handshake (the request timeout, unless the run keeps it at its spec
+    /// budget with `initialize`).
+    pub first_config_ms: u64,
     /// Wait for a hook answer (`hook_timeout_sec`).
     pub hook_ms: u64,
     /// Wait for exit after `shutdown` (`shutdown_timeout_sec`).
@@ -162,6 +166,7 @@ impl EffectiveTimeouts {
         EffectiveTimeouts {
             initialize_ms: ms(t.initialize),
             request_ms: ms(t.request),
+            first_config_ms: ms(t.first_config),
             hook_ms: ms(t.hook),
             shutdown_ms: ms(t.shutdown),
             sigterm_grace_ms: ms(t.sigterm_grace),
@@ -172,8 +177,8 @@ impl EffectiveTimeouts {
     /// `initialize 10000 ms, request 30000 ms, ...` on one line.
     pub fn describe(&self) -> String {
         format!(
-            "initialize {} ms, request {} ms, hook {} ms, shutdown {} ms, sigterm grace {} ms, ping {} ms",
-            self.initialize_ms, self.request_ms, self.hook_ms, self.shutdown_ms, self.sigterm_grace_ms, self.ping_ms
+            "initialize {} ms, request {} ms, first config.update {} ms, hook {} ms, shutdown {} ms, sigterm grace {} ms, ping {} ms",
+            self.initialize_ms, self.request_ms, self.first_config_ms, self.hook_ms, self.shutdown_ms, self.sigterm_grace_ms, self.ping_ms
         )
     }
 }

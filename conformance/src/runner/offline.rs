@@ -27,7 +27,7 @@ use super::options::Options;
 use super::plan::check::{CaseFn, Stage};
 use super::plan::expand::{plan, Planned};
 use super::run::direct::rows;
-use super::session::observations::Observations;
+use super::session::observations::{Budgets, Observations};
 use super::stored::{self, StoredError};
 use super::suite::INVALID_MANIFEST;
 use crate::catalogue::CaseDef;
@@ -88,7 +88,11 @@ pub fn judge_dir(dir: &Path, options: &Options) -> Result<Report, StoredError> {
         }
         Some(m) => {
             let ms = |n: u64| Duration::from_millis(n);
-            let budgets = (ms(run.timeouts.request_ms), ms(run.timeouts.hook_ms));
+            let budgets = Budgets {
+                request: ms(run.timeouts.request_ms),
+                first_config: ms(run.timeouts.first_config_ms),
+                hook: ms(run.timeouts.hook_ms),
+            };
             let o = Observations::stored(Arc::new(m), budgets, loaded.audit, loaded.wire);
             for stage in [
                 Stage::Validated,

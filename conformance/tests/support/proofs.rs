@@ -136,6 +136,9 @@ pub enum Budgets {
     /// Process start and exit, `ping` and the hooks scaled: for a fixture
     /// whose ping or hook must miss its budget.
     WaitsScaled,
+    /// As [`Budgets::StartupAndExit`], but the first `config.update`
+    /// scaled: for a fixture that hangs on it, whose wait must elapse.
+    ConfigScaled,
     /// Only exit (`shutdown` and the SIGTERM grace): for a fixture that
     /// never answers `initialize` (that timeout must elapse), so that how
     /// each of its sessions ends (on EOF, or by SIGTERM) never depends on
@@ -148,6 +151,7 @@ impl Budgets {
     pub fn adjust(self) -> Option<fn(Timeouts) -> Timeouts> {
         match self {
             Budgets::StartupAndExit => Some(super::spec_budgets),
+            Budgets::ConfigScaled => Some(spec_but_first_config),
             Budgets::WaitsScaled => Some(Timeouts::with_spec_startup_and_exit),
             Budgets::StartupAndPing => Some(spec_startup_and_ping),
             Budgets::StartupOnly => Some(spec_startup),
@@ -157,11 +161,20 @@ impl Budgets {
 }
 
 /// `shutdown` and the SIGTERM grace at their spec budgets, everything else
-/// (`initialize` too) scaled.
+/// (`initialize` and the first `config.update` too) scaled.
 fn spec_exit(t: Timeouts) -> Timeouts {
     Timeouts {
         initialize: t.initialize,
+        first_config: t.first_config,
         ..t.with_spec_startup_and_exit()
+    }
+}
+
+/// [`super::spec_budgets`] with the first `config.update` scaled.
+fn spec_but_first_config(t: Timeouts) -> Timeouts {
+    Timeouts {
+        first_config: t.first_config,
+        ..super::spec_budgets(t)
     }
 }
 
@@ -176,10 +189,13 @@ fn spec_startup_and_ping(t: Timeouts) -> Timeouts {
     }
 }
 
-/// `initialize` at its spec budget, everything else scaled.
+/// `initialize` and the first `config.update` at their spec budgets,
+/// everything else scaled.
 fn spec_startup(t: Timeouts) -> Timeouts {
+    let spec = t.with_spec_startup_and_exit();
     Timeouts {
-        initialize: t.with_spec_startup_and_exit().initialize,
+        initialize: spec.initialize,
+        first_config: spec.first_config,
         ..t
     }
 }

@@ -184,6 +184,12 @@ pub struct Timeouts {
     pub initialize: Duration,
     /// Wait for a method answer (30 s).
     pub request: Duration,
+    /// Wait for the answer to the first `config.update`, sent right after
+    /// the handshake (the request timeout, 30 s). It comes while the
+    /// plugin's runtime is still starting, so
+    /// [`Timeouts::with_spec_startup_and_exit`] keeps it at its spec budget
+    /// with `initialize`.
+    pub first_config: Duration,
     /// Wait for a hook answer (manifest `hook_timeout_sec`, default 10 s).
     pub hook: Duration,
     /// Wait for exit after `shutdown` (manifest `shutdown_timeout_sec`, default 5 s).
@@ -231,6 +237,7 @@ impl Timeouts {
             scale,
             initialize: scale.secs(INITIALIZE_TIMEOUT_SEC),
             request: scale.secs(REQUEST_TIMEOUT_SEC),
+            first_config: scale.secs(REQUEST_TIMEOUT_SEC),
             hook: scale.secs(hook),
             shutdown: scale.secs(shutdown),
             sigterm_grace: scale.secs(SIGTERM_GRACE_SEC),
@@ -243,8 +250,9 @@ impl Timeouts {
     }
 
     /// These timeouts with the waits that measure the machine more than the
-    /// plugin, process start (`initialize`) and exit (`shutdown` and the
-    /// grace after SIGTERM), back at their spec budgets (unscaled); every
+    /// plugin, process start (`initialize` and the first `config.update`)
+    /// and exit (`shutdown` and the grace after SIGTERM), back at their
+    /// spec budgets (unscaled); every
     /// other value keeps its scale. A plugin that ends on SIGTERM ends at
     /// once whatever the grace; a scaled grace made "stopped by SIGTERM" or
     /// "killed" depend on how busy the machine was.
@@ -257,6 +265,7 @@ impl Timeouts {
     /// use kaged_host_core::time::{TimeScale, Timeouts};
     /// let t = Timeouts::defaults(TimeScale::new(0.05).unwrap()).with_spec_startup_and_exit();
     /// assert_eq!(t.initialize, Duration::from_secs(10));
+    /// assert_eq!(t.first_config, Duration::from_secs(30));
     /// assert_eq!(t.shutdown, Duration::from_secs(5));
     /// assert_eq!(t.sigterm_grace, Duration::from_secs(2));
     /// assert_eq!(t.request, Duration::from_millis(1500));
@@ -265,6 +274,7 @@ impl Timeouts {
         let unscaled = |d: Duration| d.div_f64(self.scale.factor());
         Timeouts {
             initialize: unscaled(self.initialize),
+            first_config: unscaled(self.first_config),
             shutdown: unscaled(self.shutdown),
             sigterm_grace: unscaled(self.sigterm_grace),
             ..self
@@ -274,10 +284,11 @@ impl Timeouts {
     /// One line per value, for reports ("Reports state the effective values").
     pub fn describe(&self) -> String {
         format!(
-            "time scale {}: initialize {:?}, request {:?}, hook {:?}, shutdown {:?}, sigterm grace {:?}, ping {:?}, health interval {:?}, notification window {:?} ({} per window), stderr window {:?}",
+            "time scale {}: initialize {:?}, request {:?}, first config.update {:?}, hook {:?}, shutdown {:?}, sigterm grace {:?}, ping {:?}, health interval {:?}, notification window {:?} ({} per window), stderr window {:?}",
             self.scale,
             self.initialize,
             self.request,
+            self.first_config,
             self.hook,
             self.shutdown,
             self.sigterm_grace,

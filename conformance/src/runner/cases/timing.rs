@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use kaged_host_core::audit::{AuditEvent, AuditRecord};
-use kaged_plugin_protocol::methods::SYSTEM_METHODS;
+use kaged_plugin_protocol::methods::{self, SYSTEM_METHODS};
 
 use crate::runner::judge::verdict::Verdict;
 use crate::runner::session::observations::Observations;
@@ -33,12 +33,19 @@ pub(crate) fn margins(o: &Observations) -> (Verdict, Vec<AuditRecord>) {
     let mut slow: Vec<(AuditRecord, String)> = Vec::new();
     let mut judged = 0usize;
     for (event, budget, what) in [
-        (AuditEvent::MethodReturned, o.request_budget, "method"),
-        (AuditEvent::HookReturned, o.hook_budget, "hook"),
+        (AuditEvent::MethodReturned, o.budgets.request, "method"),
+        (AuditEvent::HookReturned, o.budgets.hook, "hook"),
     ] {
         for r in o.of(event) {
             let Some(ms) = r.get("duration_ms").as_u64() else {
                 continue;
+            };
+            // A `config.update` may be a spawn's first, whose budget is its
+            // own (`Timeouts::first_config`: kept at its spec value with
+            // start-up where a run does so); the two are the same otherwise.
+            let budget = match r.get("method").as_str() {
+                Some(methods::CONFIG_UPDATE) => budget.max(o.budgets.first_config),
+                _ => budget,
             };
             let took = Duration::from_millis(ms);
             if took >= budget {

@@ -14,14 +14,23 @@ use kaged_plugin_protocol::manifest::Manifest;
 
 use super::context::RunContext;
 
+/// The waits a run's answers are judged against.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budgets {
+    /// The request timeout.
+    pub request: Duration,
+    /// The first `config.update`'s timeout.
+    pub first_config: Duration,
+    /// The hook timeout.
+    pub hook: Duration,
+}
+
 /// The whole run, seen from its end.
 pub(crate) struct Observations {
     /// The plugin's manifest.
     pub manifest: Arc<Manifest>,
-    /// The request timeout of the run.
-    pub request_budget: Duration,
-    /// The hook timeout of the run.
-    pub hook_budget: Duration,
+    /// The run's budgets.
+    pub budgets: Budgets,
     events: Vec<AuditRecord>,
     wire: Vec<TranscriptRecord>,
 }
@@ -37,8 +46,11 @@ impl Observations {
     ) -> Observations {
         Observations {
             manifest: ctx.manifest.clone(),
-            request_budget: ctx.timeouts.request,
-            hook_budget: ctx.timeouts.hook,
+            budgets: Budgets {
+                request: ctx.timeouts.request,
+                first_config: ctx.timeouts.first_config,
+                hook: ctx.timeouts.hook,
+            },
             events,
             wire,
         }
@@ -52,14 +64,13 @@ impl Observations {
     /// Observations read back from a stored run.
     pub fn stored(
         manifest: Arc<Manifest>,
-        (request_budget, hook_budget): (Duration, Duration),
+        budgets: Budgets,
         events: Vec<AuditRecord>,
         wire: Vec<TranscriptRecord>,
     ) -> Observations {
         Observations {
             manifest,
-            request_budget,
-            hook_budget,
+            budgets,
             events,
             wire,
         }

@@ -218,6 +218,20 @@ impl PluginHandle {
         params: Option<Value>,
         ctx: Option<PluginCallContext>,
     ) -> Result<Value, CallError> {
+        self.call_within(method, params, ctx, self.timeouts().request)
+            .await
+    }
+
+    /// [`PluginHandle::call`], a method (not a hook) waited on for
+    /// `budget` instead of the request timeout (the first `config.update`:
+    /// `Timeouts::first_config`).
+    pub(crate) async fn call_within(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        ctx: Option<PluginCallContext>,
+        budget: Duration,
+    ) -> Result<Value, CallError> {
         let kind = self.classify(method)?;
         if let Some(c) = &ctx {
             c.check().map_err(|source| CallError::PartialContext {
@@ -267,7 +281,7 @@ impl PluginHandle {
                 )
                 .await
             }
-            _ => self.call_method(method, params, ctx).await,
+            _ => self.call_method(method, params, ctx, budget).await,
         }
     }
 
@@ -276,6 +290,7 @@ impl PluginHandle {
         method: &str,
         params: Option<Value>,
         ctx: Option<PluginCallContext>,
+        timeout: Duration,
     ) -> Result<Value, CallError> {
         let request_id = || ctx.as_ref().map(|c| c.request_id.clone());
         let audit = self.audit();
@@ -289,7 +304,6 @@ impl PluginHandle {
         });
         // The clock is read only for the audit's duration.
         let start = audit.is_active().then(Instant::now);
-        let timeout = self.timeouts().request;
         let r = self.connection().request(method, params, timeout).await;
         audit.emit_with(AuditEvent::MethodReturned, self.name(), || {
             let duration_ms = start.map_or(0, |s| s.elapsed().as_millis() as u64);

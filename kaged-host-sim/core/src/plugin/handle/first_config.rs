@@ -71,10 +71,11 @@ impl PluginHandle {
     pub async fn send_first_config(&self, first: &FirstConfig) -> Option<FirstConfigSent> {
         let config = first.for_manifest(self.manifest())?;
         let answer = self
-            .call(
+            .call_within(
                 methods::CONFIG_UPDATE,
                 Some(Value::Object(config.clone())),
                 None,
+                self.timeouts().first_config,
             )
             .await;
         let refused = answer.err().map(|e: CallError| {
