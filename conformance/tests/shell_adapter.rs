@@ -25,7 +25,7 @@ fn table(r: &Report) -> String {
             .next()
             .unwrap_or_default()
             .replace(&dir.display().to_string(), "<dir>");
-        let why = kaged_host_core::transcript::cut(&why, 220).replace('|', "\\|");
+        let why = kaged_plugin_protocol::text::cut(&why, 220).replace('|', "\\|");
         out.push_str(&format!(
             "| `{}` | {} | {} |\n",
             c.id,

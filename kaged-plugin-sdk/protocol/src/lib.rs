@@ -8,7 +8,7 @@
 //! feature: the async line reader and writer both sides use).
 //!
 //! Layers, top first (`scripts/module-layers.py` checks that every import
-//! runs down): <!-- layers: profile > manifest > capability codec error_chain wire -->
+//! runs down): <!-- layers: profile > manifest > capability codec error_chain text wire -->
 //!
 //! - the wire types, at the crate root: JSON-RPC 2.0 envelopes
 //!   ([`RpcMessage`], [`Request`], [`Response`], [`Notification`], [`Id`]),
@@ -27,7 +27,8 @@
 //!   parser (rule checks live in the host's validator);
 //! - [`profile`]: the conformance profile (`kaged-conformance.yaml`): per
 //!   custom method, example params, schemas and refused params;
-//! - [`error_chain`]: an error and its causes as one line of text.
+//! - [`error_chain`]: an error and its causes as one line of text;
+//! - [`text`]: a long value cut to a report line's length.
 //!
 //! `kaged-plugin-sdk` (the plugin side, which re-exports this crate as
 //! `kaged_plugin_sdk::protocol`), `kaged-plugin-macros` (compile-time name
@@ -46,6 +47,7 @@ pub mod codec;
 pub mod error_chain;
 pub mod manifest;
 pub mod profile;
+pub mod text;
 mod wire;
 
 pub use wire::{

@@ -67,7 +67,7 @@ pub(crate) async fn invalid_rejected(
         )),
         Ok(Ok(v)) => Verdict::fail(format!(
             "expected: error {code} (config_invalid) for {shown}; actual: accepted (result {})",
-            kaged_host_core::transcript::cut(&v.to_string(), 200)
+            kaged_plugin_protocol::text::cut(&v.to_string(), 200)
         )),
         Ok(Err(e)) => Verdict::fail(format!(
             "expected: error {code} (config_invalid) for {shown}; actual: {e}"

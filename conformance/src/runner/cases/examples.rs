@@ -12,9 +12,9 @@
 //! or without an entry, both skip, saying the method was only called with
 //! `{}` (by `methods.answers`).
 
-use kaged_host_core::transcript::cut;
 use kaged_host_core::CallError;
 use kaged_plugin_protocol::profile::{CallAs, MethodProfile, PROFILE_FILE};
+use kaged_plugin_protocol::text::cut;
 use kaged_plugin_protocol::{ErrorCode, NOT_APPLICABLE, NOT_INITIALIZED};
 use serde_json::Value;
 

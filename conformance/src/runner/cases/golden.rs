@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 
 use kaged_host_core::golden::{self, Golden};
-use kaged_host_core::transcript::cut;
 use kaged_host_engine::scenario::{Scenario, Script};
 use kaged_plugin_protocol::error_chain::chain;
+use kaged_plugin_protocol::text::cut;
 
 use crate::runner::judge::scope::Scope;
 use crate::runner::judge::verdict::Verdict;

@@ -103,7 +103,7 @@ pub(crate) fn well_formed(_: &RunContext, p: &Primary) -> Verdict {
         (None, _) => Verdict::skip("no initialize answer was seen"),
         (Some(a), None) => Verdict::fail(format!(
             "expected: an initialize result; actual: {}",
-            kaged_host_core::transcript::cut(&a.to_string(), 300)
+            kaged_plugin_protocol::text::cut(&a.to_string(), 300)
         )),
         (Some(_), Some(_)) => Verdict::pass("the initialize result is well-formed"),
     }

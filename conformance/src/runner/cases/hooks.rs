@@ -192,7 +192,7 @@ pub(crate) async fn answers(
         match fire(ctx, processes, scope, hook, name, params.clone()).await {
             Ok(a) => answered.push(format!(
                 "{name}: {}",
-                kaged_host_core::transcript::cut(&a.to_string(), 60)
+                kaged_plugin_protocol::text::cut(&a.to_string(), 60)
             )),
             Err(v) => return v,
         }

@@ -247,7 +247,7 @@ fn judge(
         (Expect::Answer, Err(CallError::Plugin { error, .. })) => {
             Verdict::pass(format!("{call} answered a well-formed error {} {:?}", error.code, error.message))
         }
-        (Expect::Result, Ok(v)) => Verdict::pass(format!("{call} answered {}", kaged_host_core::transcript::cut(&v.to_string(), 200))),
+        (Expect::Result, Ok(v)) => Verdict::pass(format!("{call} answered {}", kaged_plugin_protocol::text::cut(&v.to_string(), 200))),
         (Expect::Result, Err(CallError::Plugin { error, .. })) => match judge_error(error.code, &error.message) {
             ValidArgsAnswer::Accepted => Verdict::pass(format!(
                 "{call} accepted the arguments and answered a domain error {} {:?}",
@@ -272,7 +272,7 @@ fn judge(
         )),
         (Expect::InvalidParams { field, how }, Ok(v)) => Verdict::fail(format!(
             "expected: -32602 for {call} ({how} `{field}`); actual: result {}",
-            kaged_host_core::transcript::cut(&v.to_string(), 200)
+            kaged_plugin_protocol::text::cut(&v.to_string(), 200)
         )),
         (_, Err(e)) => Verdict::fail(format!("expected: an answer to {method}; actual: {}", error_chain(&e))),
     }

@@ -50,7 +50,7 @@ pub(crate) fn no_jsonrpc_on_stderr(o: &Observations) -> (Verdict, Vec<AuditRecor
         Some(first) => Verdict::fail(format!(
             "expected: logs only on stderr; actual: {} JSON-RPC message(s), first: {}",
             stderr_rpc.len(),
-            kaged_host_core::transcript::cut(first, 200)
+            kaged_plugin_protocol::text::cut(first, 200)
         )),
     };
     (v, Vec::new())

@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
-use kaged_host_core::transcript::cut;
 use kaged_plugin_protocol::profile::{Profile, PROFILE_FILE};
+use kaged_plugin_protocol::text::cut;
 use serde_json::Value;
 
 use crate::printed::{not_asked, print_flag_async, PRINT_PROFILE_FLAG};

@@ -105,7 +105,7 @@ pub(crate) async fn not_initialized(
                 Ok(answer) => match answer {
                 Err(RequestError::Rpc(e)) if e.code == NOT_INITIALIZED => Verdict::pass(format!("{method} before initialized answered -32002")),
                 Err(RequestError::Rpc(e)) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: error {} {:?}", e.code, e.message)),
-                Ok(v) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: it was processed: result {}", kaged_host_core::transcript::cut(&v.to_string(), 200))),
+                Ok(v) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: it was processed: result {}", kaged_plugin_protocol::text::cut(&v.to_string(), 200))),
                 Err(e) => Verdict::fail(format!("expected: {method} before initialized answered -32002; actual: {e}")),
                 },
             }
@@ -178,7 +178,7 @@ async fn rejected_line(
         {
             Verdict::fail(format!(
                 "expected: {expected}; actual: {}",
-                kaged_host_core::transcript::cut(&a.to_string(), 200)
+                kaged_plugin_protocol::text::cut(&a.to_string(), 200)
             ))
         }
         // Any answer to a later ping shows the plugin kept working (what it

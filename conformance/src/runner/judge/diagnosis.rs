@@ -254,7 +254,7 @@ pub(crate) fn diagnose<'a>(
             return Some(CageDiagnosis {
                 text: format!(
                     "caged, this failure looks caused by the cage: {why} (from: {})",
-                    kaged_host_core::transcript::cut(line.trim(), 200)
+                    kaged_plugin_protocol::text::cut(line.trim(), 200)
                 ),
                 grant,
             });

@@ -138,7 +138,7 @@ pub(crate) fn finalize(
     let transcript_tail = records
         .iter()
         .skip(records.len().saturating_sub(TAIL))
-        .map(|r| kaged_host_core::transcript::cut(&r.to_json().to_string(), TAIL_CHARS))
+        .map(|r| kaged_plugin_protocol::text::cut(&r.to_json().to_string(), TAIL_CHARS))
         .collect();
     let result = CaseResult {
         id,

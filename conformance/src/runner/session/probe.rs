@@ -106,7 +106,7 @@ pub(crate) async fn or_stray<T>(
 pub(crate) fn stray_detail(expected: &str, v: &Value) -> String {
     format!(
         "expected: {expected}; actual: an answer to no request the host sent, at once: {}",
-        kaged_host_core::transcript::cut(&v.to_string(), 200)
+        kaged_plugin_protocol::text::cut(&v.to_string(), 200)
     )
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn brief(seen: &[Value]) -> String {
     let v: Vec<String> = seen
         .iter()
         .take(3)
-        .map(|v| kaged_host_core::transcript::cut(&v.to_string(), 120))
+        .map(|v| kaged_plugin_protocol::text::cut(&v.to_string(), 120))
         .collect();
     v.join(", ")
 }

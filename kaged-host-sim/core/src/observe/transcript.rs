@@ -18,6 +18,7 @@ use std::sync::MutexGuard;
 
 use crate::bounds::{TRANSCRIPT_MEMORY_BYTES, TRANSCRIPT_MEMORY_RECORDS};
 
+use kaged_plugin_protocol::text::cut;
 use serde_json::{json, Value};
 
 use super::audit::RecordError;
@@ -244,14 +245,6 @@ impl Transcript {
     }
 }
 
-/// Cut `s` to at most `max` chars, marking the cut with `…`.
-pub fn cut(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,11 +271,5 @@ mod tests {
         t.record(Direction::PluginToHost, big.as_bytes());
         assert_eq!(t.records().len(), 1);
         assert_eq!(t.dropped(), 1);
-    }
-
-    #[test]
-    fn cut_marks_long_text() {
-        assert_eq!(cut("abcdef", 3), "abc…");
-        assert_eq!(cut("ab", 3), "ab");
     }
 }

@@ -9,6 +9,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::{Location, Spanned};
 
+use crate::text::cut;
+
 /// A 1-based position in the YAML text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pos {
@@ -248,11 +250,7 @@ pub fn from_yaml_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Ya
             .map(str::trim)
             .filter(|l| !l.is_empty());
         if let Some(line) = quoted {
-            let mut cut: String = line.chars().take(QUOTED_CHARS).collect();
-            if cut.len() < line.len() {
-                cut.push_str("...");
-            }
-            message.push_str(&format!(" (in `{cut}`)"));
+            message.push_str(&format!(" (in `{}`)", cut(line, QUOTED_CHARS)));
         }
         YamlSyntaxError { message, pos }
     })

@@ -179,7 +179,7 @@ fn describe(v: &Value, all: &[Value], i: usize) -> String {
 }
 
 fn shown(v: &Value) -> String {
-    crate::transcript::cut(&v.to_string(), SHOWN_CHARS)
+    kaged_plugin_protocol::text::cut(&v.to_string(), SHOWN_CHARS)
 }
 
 /// Every place where `actual` breaks `golden`, as `PATH: golden X, actual
