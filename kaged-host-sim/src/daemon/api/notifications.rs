@@ -74,22 +74,22 @@ struct Following {
 }
 
 impl Following {
-    /// Subscribe to the cell's daemon now, when it is another than the
-    /// one followed: `false` when it runs no plugin `name` (or the cell
-    /// is gone), and the socket ends.
-    fn follow_swap(&mut self, name: &str) -> bool {
+    /// Follow the cell's daemon now (subscribing to its plugin `name` when
+    /// it is another than the one followed): `false` when no daemon's
+    /// plugin is left to forward from (the new daemon runs none, or the
+    /// fan-out followed has closed), and the socket ends.
+    fn follows(&mut self, name: &str) -> bool {
         let now = Arc::clone(&self.daemons.borrow_and_update());
-        if Weak::ptr_eq(&Arc::downgrade(&now), &self.daemon) {
-            return true;
-        }
-        match now.managed(name) {
-            Ok(m) => {
-                self.rx = m.sup.notifications();
-                self.daemon = Arc::downgrade(&now);
-                true
+        if !Weak::ptr_eq(&Arc::downgrade(&now), &self.daemon) {
+            match now.managed(name) {
+                Ok(m) => {
+                    self.rx = m.sup.notifications();
+                    self.daemon = Arc::downgrade(&now);
+                }
+                Err(_) => return false,
             }
-            Err(_) => false,
         }
+        !self.rx.is_closed()
     }
 }
 
@@ -101,13 +101,12 @@ async fn forward(name: String, mut from: Following, mut socket: WebSocket) {
                 Ok(n) => json!({"plugin": name, "method": n.method, "params": n.params}),
                 Err(RecvError::Lagged(missed)) => json!({"plugin": name, "missed": missed}),
                 // The old daemon's plugin is gone: a swap follows it, if any.
-                Err(RecvError::Closed) => match from.follow_swap(&name) {
-                    true if from.rx.is_closed() => break,
+                Err(RecvError::Closed) => match from.follows(&name) {
                     true => continue,
                     false => break,
                 },
             },
-            changed = from.daemons.changed() => match changed.is_ok() && from.follow_swap(&name) {
+            changed = from.daemons.changed() => match changed.is_ok() && from.follows(&name) {
                 true => continue,
                 false => break,
             },

@@ -161,13 +161,10 @@ pub struct ExitWatch {
     hold: Option<Arc<Hold>>,
 }
 
-/// A process stopped while the watch runs (the cage's init), continued
-/// once, through a pidfd (so a reused pid is never signalled).
+/// A process stopped while the watch runs (the cage's init), signalled
+/// through a pidfd (so a reused pid is never signalled).
 #[derive(Debug)]
-struct Hold {
-    pidfd: OwnedFd,
-    released: AtomicBool,
-}
+struct Hold(OwnedFd);
 
 impl Hold {
     /// Stop `pid`; `None` when it cannot be (gone, or not ours to signal):
@@ -176,17 +173,14 @@ impl Hold {
         let pid = Pid::from_raw(i32::try_from(pid).ok()?)?;
         let pidfd = pidfd_open(pid, PidfdFlags::empty()).ok()?;
         pidfd_send_signal(&pidfd, Signal::STOP).ok()?;
-        Some(Hold {
-            pidfd,
-            released: AtomicBool::new(false),
-        })
+        Some(Hold(pidfd))
     }
 
-    /// Continue the held process (once).
+    /// Continue the held process (the watch's thread once it has looked,
+    /// and the watch when dropped: a second SIGCONT changes nothing, and
+    /// to an ended process it goes nowhere).
     fn release(&self) {
-        if !self.released.swap(true, Ordering::SeqCst) {
-            let _ = pidfd_send_signal(&self.pidfd, Signal::CONT);
-        }
+        let _ = pidfd_send_signal(&self.0, Signal::CONT);
     }
 }
 
