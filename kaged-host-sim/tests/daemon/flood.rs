@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{plugins, Up};
+use crate::harness::{eventually, plugins, Up};
 use crate::support::host::LIMIT;
 
 /// `up`'s `RLIMIT_NOFILE` in the flood test.
@@ -115,11 +115,7 @@ impl Drop for Flood {
 
 /// Poll `cond` (bounded by [`LIMIT`]).
 fn wait_until(what: &str, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + LIMIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "{what}: never");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(eventually(cond), "{what}: never");
 }
 
 /// The audit records of `name` with event `event`.

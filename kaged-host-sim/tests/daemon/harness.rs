@@ -326,6 +326,18 @@ impl Drop for Up {
     }
 }
 
+/// Poll `cond` until it holds (`true`) or [`LIMIT`] has passed (`false`).
+pub fn eventually(cond: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + LIMIT;
+    while !cond() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
+    true
+}
+
 /// An HTTP answer: its status, head (status line and headers) and body.
 #[derive(Debug)]
 pub struct Reply {

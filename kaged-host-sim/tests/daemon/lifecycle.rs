@@ -8,7 +8,7 @@
 use kaged_test_support::command::run_ok;
 use rustix::process::Signal;
 
-use crate::harness::{plugins, Up};
+use crate::harness::{eventually, plugins, Up};
 use crate::support::host::{fixture, process_exists};
 
 #[test]
@@ -183,10 +183,7 @@ fn a_killed_up_leaves_nothing_of(mut up: Up) {
     assert!(!family.is_empty(), "the plugin runs");
     assert_eq!(up.signal_and_wait(Signal::KILL), None);
     let running = |p: &u32| kaged_host_core::probe::proc_state(*p).is_some_and(|s| s.is_running());
-    let deadline = std::time::Instant::now() + crate::support::host::LIMIT;
-    while family.iter().any(running) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    eventually(|| !family.iter().any(running));
     let left: Vec<u32> = family.iter().copied().filter(running).collect();
     for p in &left {
         if let Some(pid) = rustix::process::Pid::from_raw(*p as i32) {
